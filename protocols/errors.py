@@ -1,0 +1,78 @@
+"""The error hierarchy of mpcsim.
+
+Every error the project raises on purpose derives from :class:`MpcsimError`. Errors that
+describe a *user's* mistake (a bad scenario key, a data file that cannot be read, a value too
+large for the field) derive from :class:`InputError`; the command line prints them as one line
+``error: ...`` and exits with status 2. Anything else that escapes is a bug and keeps its
+traceback.
+"""
+
+from __future__ import annotations
+
+
+class MpcsimError(Exception):
+    """Base class of every error mpcsim raises on purpose."""
+
+
+class InputError(MpcsimError):
+    """A user's mistake: the message says what was wrong and what to change."""
+
+
+class ScenarioError(InputError):
+    """A scenario file (or the equivalent Python arguments) is invalid."""
+
+
+class DataError(InputError):
+    """A data file is missing, unreadable or holds values the algorithm cannot take."""
+
+
+class EncodingError(InputError):
+    """A real value cannot be encoded into the field (NaN or infinity)."""
+
+
+class FieldOverflowError(EncodingError):
+    """A value, or a sum a protocol will form, does not fit the field's signed range.
+
+    Parameters
+    ----------
+    value : float
+        The offending value (for a sum, the value whose M-fold sum may exceed the range).
+    bound : float
+        The largest absolute value that is representable with the field and fixed-point
+        precision in use.
+    what : str
+        What the value is (an argument name, a data column, ...).
+    """
+
+    def __init__(self, value: float, bound: float, what: str = "value", hint: str = "") -> None:
+        self.value = value
+        self.bound = bound
+        self.what = what
+        message = f"{what} {value!r} exceeds the field's representable bound {bound:.6g}"
+        if hint:
+            message += f"; {hint}"
+        super().__init__(message)
+
+
+class AuthenticationError(MpcsimError):
+    """A sealed payload failed AES-GCM authentication (it was tampered with or mis-keyed)."""
+
+
+class ProtocolAbort(MpcsimError):
+    """A party failed; the run was aborted and every waiting peer was told.
+
+    Parameters
+    ----------
+    party : int
+        The party whose failure caused the abort.
+    round : int
+        That party's communication round when it failed.
+    reason : str
+        What went wrong, in words.
+    """
+
+    def __init__(self, party: int, round: int, reason: str) -> None:
+        self.party = party
+        self.round = round
+        self.reason = reason
+        super().__init__(f"party {party} aborted in round {round}: {reason}")
