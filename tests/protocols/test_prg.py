@@ -1,0 +1,349 @@
+"""Tests of :mod:`protocols.prg`: AES-CTR keystream convention, field streams, HKDF.
+
+Expected values come from outside the code under test: pycryptodome's own ``AES.MODE_CTR``
+(with an explicit ``Counter`` object), the NIST SP 800-38A CTR-AES256 vectors, the RFC 5869
+HKDF vectors, pycryptodome's HKDF, and a pure-Python rejection sampler written here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from Crypto.Cipher import AES
+from Crypto.Hash import SHA256
+from Crypto.Protocol.KDF import HKDF
+from Crypto.Util import Counter
+from scipy import stats
+
+from protocols import prg
+from protocols.errors import InputError
+from protocols.field import MERSENNE61, prime_field
+
+KEY = bytes(range(32))
+OTHER_KEY = bytes(range(1, 33))
+F61 = prime_field(MERSENNE61)
+F5 = prime_field(5)
+F7 = prime_field(7)
+F31 = prime_field((1 << 31) - 1)
+F64 = prime_field("2^64-59")
+F127 = prime_field("2^127-1")
+
+
+# -- independent references ----------------------------------------------------------------
+
+
+def reference_keystream(key: bytes, stream: int, n_bytes: int) -> bytes:
+    """pycryptodome's CTR mode with an explicit counter: prefix = stream, 64-bit counter from 0."""
+    counter = Counter.new(64, prefix=stream.to_bytes(8, "big"), initial_value=0)
+    return AES.new(key, AES.MODE_CTR, counter=counter).encrypt(bytes(n_bytes))
+
+
+def reference_elements(key: bytes, stream: int, n: int, p: int) -> list[int]:
+    """Rejection sampling by hand: little-endian ``ceil(bits/64)``-word candidates, masked."""
+    bits = p.bit_length()
+    width = 8 * max(1, -(-bits // 64))
+    mask = (1 << bits) - 1
+    n_bytes = width * (4 * n + 64)
+    while True:
+        keystream = reference_keystream(key, stream, n_bytes)
+        out = []
+        for start in range(0, n_bytes, width):
+            value = int.from_bytes(keystream[start : start + width], "little") & mask
+            if value < p:
+                out.append(value)
+                if len(out) == n:
+                    return out
+        n_bytes *= 2
+
+
+# -- keystream convention --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stream", [0, 1, 2**32 + 7, 2**63 + 5, 2**64 - 1])
+@pytest.mark.parametrize("n_words", [0, 1, 2, 3, 31, 1000])
+def test_keystream_matches_pycryptodome_ctr(stream: int, n_words: int) -> None:
+    expected = reference_keystream(KEY, stream, 8 * n_words)
+    nonce_form = AES.new(
+        KEY, AES.MODE_CTR, nonce=stream.to_bytes(8, "big"), initial_value=0
+    ).encrypt(bytes(8 * n_words))
+    assert expected == nonce_form
+    words = prg.keystream_words(KEY, stream, n_words)
+    assert words.dtype == np.uint64 and words.shape == (n_words,)
+    assert words.tobytes() == expected  # little-endian words, keystream byte order
+
+
+def test_keystream_nist_sp800_38a_ctr_aes256() -> None:
+    # NIST SP 800-38A, F.5.5 CTR-AES256.Encrypt. Initial counter block
+    # f0f1f2f3f4f5f6f7 ‖ f8f9fafbfcfdfeff = stream ‖ start_block in our convention.
+    key = bytes.fromhex("603deb1015ca71be2b73aef0857d77811f352c073b6108d72d9810a30914dff4")
+    plaintext = bytes.fromhex(
+        "6bc1bee22e409f96e93d7e117393172a"
+        "ae2d8a571e03ac9c9eb76fac45af8e51"
+        "30c81c46a35ce411e5fbc1191a0a52ef"
+        "f69f2445df4f9b17ad2b417be66c3710"
+    )
+    ciphertext = bytes.fromhex(
+        "601ec313775789a5b7a7f504bbf3d228"
+        "f443e3ca4d62b59aca84e990cacaf5c5"
+        "2b0930daa23de94ce87017ba2d84988d"
+        "dfc9c58db67aada613c2dd08457941a6"
+    )
+    words = prg.keystream_words(key, 0xF0F1F2F3F4F5F6F7, 8, start_block=0xF8F9FAFBFCFDFEFF)
+    assert bytes(a ^ b for a, b in zip(words.tobytes(), plaintext, strict=True)) == ciphertext
+
+
+# -- field streams -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("field", "n"),
+    [
+        (F61, 1),
+        (F61, 2000),
+        (F61, 2001),
+        (F5, 1),
+        (F5, 999),
+        (F7, 500),
+        (F31, 777),
+        (F64, 300),
+        (F127, 41),
+    ],
+)
+def test_field_stream_equals_hand_rejection_sampling(field, n: int) -> None:
+    for stream in (0, 12345):
+        got = prg.field_stream(KEY, stream, n, field)
+        assert got.dtype == field.dtype and got.shape == (n,)
+        assert [int(v) for v in got] == reference_elements(KEY, stream, n, field.p)
+
+
+def test_mersenne_stream_is_masked_keystream() -> None:
+    words = prg.keystream_words(KEY, 9, 5000)
+    masked = words & np.uint64(MERSENNE61)
+    assert not np.any(masked == np.uint64(MERSENNE61))  # no rejection in this prefix
+    np.testing.assert_array_equal(prg.field_stream(KEY, 9, 5000, F61), masked)
+
+
+def test_from_words_masks_and_rejects_by_hand_for_p5() -> None:
+    words = np.array(
+        [0, 1, 2, 3, 4, 5, 6, 7, 8 + 5, 2**64 - 1, 2**64 - 4, 2**64 - 6, 16 + 3],
+        dtype=np.uint64,
+    )
+    # masked to 3 bits: 0 1 2 3 4 5 6 7 5 7 4 2 3; 5, 6 and 7 are rejected
+    assert F5.from_words(words).tolist() == [0, 1, 2, 3, 4, 4, 2, 3]
+
+
+def test_no_element_reaches_p() -> None:
+    for field, n in ((F5, 20000), (F7, 20000), (F31, 20000), (F61, 20000), (F127, 200)):
+        values = prg.field_stream(OTHER_KEY, 3, n, field)
+        assert all(0 <= int(v) < field.p for v in values.tolist())
+
+
+@pytest.mark.parametrize(
+    ("field", "n_max"),
+    [(F61, prg.CHUNK_WORDS + 1001), (F5, 50000), (F31, 3000), (F127, 60)],
+)
+def test_prefix_property_and_determinism(field, n_max: int) -> None:
+    long = prg.field_stream(KEY, 77, n_max, field)
+    np.testing.assert_array_equal(long, prg.field_stream(KEY, 77, n_max, field))
+    for n in (0, 1, 2, 3, 17, n_max // 3, n_max - 1):
+        np.testing.assert_array_equal(prg.field_stream(KEY, 77, n, field), long[:n])
+
+
+def test_long_stream_matches_reference_across_chunks() -> None:
+    n = 2 * prg.CHUNK_WORDS + 5
+    expected = np.frombuffer(reference_keystream(KEY, 4, 8 * n), dtype="<u8") & np.uint64(
+        MERSENNE61
+    )
+    np.testing.assert_array_equal(prg.field_stream(KEY, 4, n, F61), expected)
+
+
+@pytest.mark.parametrize("field", [F5, F61, F127])
+def test_continuation_in_small_passes_gives_the_same_elements(monkeypatch, field) -> None:
+    # Force many short passes (odd word counts, passes starting mid-block) through both the
+    # one-shot start and the CTR continuation; the elements must not change.
+    n = 60
+    expected = reference_elements(KEY, 5, n, field.p)
+    monkeypatch.setattr(prg, "_candidates", lambda _field, need: min(need, 3))
+    assert [int(v) for v in prg.field_stream(KEY, 5, n, field)] == expected
+    monkeypatch.setattr(prg, "CHUNK_WORDS", 7)
+    assert [int(v) for v in prg.field_stream(KEY, 5, n, field)] == expected
+
+
+def test_streams_and_keys_give_different_outputs() -> None:
+    base = prg.field_stream(KEY, 0, 64, F61)
+    assert not np.array_equal(base, prg.field_stream(KEY, 1, 64, F61))
+    assert not np.array_equal(base, prg.field_stream(OTHER_KEY, 0, 64, F61))
+    assert not np.array_equal(
+        prg.field_stream(KEY, 2**64 - 1, 64, F61), prg.field_stream(KEY, 2**63 - 1, 64, F61)
+    )
+    # no shared elements at all between two streams of 2^61 − 1 (collisions have prob ~2^-49)
+    assert not set(base.tolist()) & set(prg.field_stream(KEY, 1, 64, F61).tolist())
+
+
+def test_no_hidden_state_between_calls() -> None:
+    first = prg.field_stream(KEY, 11, 100, F5)
+    prg.field_stream(OTHER_KEY, 11, 5000, F5)
+    prg.field_streams([KEY, OTHER_KEY], 12, 100, F61)
+    np.testing.assert_array_equal(prg.field_stream(KEY, 11, 100, F5), first)
+
+
+# -- batched streams -----------------------------------------------------------------------
+
+
+def _keys(count: int) -> list[bytes]:
+    return [prg.derive_key(bytes(16) + i.to_bytes(4, "big"), "test") for i in range(count)]
+
+
+@pytest.mark.parametrize(
+    ("field", "n_keys", "n"),
+    [(F61, 5, 2000), (F61, 3, 1001), (F31, 4, 333), (F64, 3, 50), (F5, 4, 101), (F127, 3, 21)],
+)
+def test_field_streams_rows_equal_field_stream(field, n_keys: int, n: int) -> None:
+    keys = _keys(n_keys)
+    batch = prg.field_streams(keys, 2**40 + 3, n, field)
+    assert batch.shape == (n_keys, n) and batch.dtype == field.dtype
+    for k, key in enumerate(keys):
+        np.testing.assert_array_equal(batch[k], prg.field_stream(key, 2**40 + 3, n, field))
+
+
+@pytest.mark.parametrize("p", [5, 31])
+def test_field_streams_in_groups_and_with_rejections(monkeypatch, p: int) -> None:
+    field, keys, n = prime_field(p), _keys(7), 21
+    expected = np.array([reference_elements(key, 8, n, p) for key in keys])
+    if p == 31:  # about half of the rows meet a rejected candidate (31 of 32 values accepted)
+        clean = [bool(np.all(prg.keystream_words(key, 8, n) & np.uint64(31) < 31)) for key in keys]
+        assert any(clean) and not all(clean)
+    monkeypatch.setattr(prg, "CHUNK_WORDS", 64)  # groups of 3 keys
+    monkeypatch.setattr(prg, "_MAX_STREAMS_REJECTIONS", float("inf"))  # force the batch path
+    np.testing.assert_array_equal(prg.field_streams(keys, 8, n, field), expected)
+    long = prg.field_streams(keys[:2], 8, 100, F61)  # n > CHUNK_WORDS: one stream at a time
+    np.testing.assert_array_equal(long[1], prg.field_stream(keys[1], 8, 100, F61))
+
+
+def test_field_streams_empty_shapes() -> None:
+    assert prg.field_streams([], 0, 10, F61).shape == (0, 10)
+    assert prg.field_streams([KEY], 0, 0, F61).shape == (1, 0)
+    assert prg.field_stream(KEY, 0, 0, F127).shape == (0,)
+
+
+# -- uniformity ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("field", [F5, F7])
+def test_chi_square_uniform_on_tiny_fields(field) -> None:
+    values = prg.field_stream(KEY, 2024, 200_000, field).astype(np.int64)
+    counts = np.bincount(values, minlength=field.p)
+    assert stats.chisquare(counts).pvalue > 1e-3
+    # The test has power: reducing masked words mod p instead of rejecting them is biased
+    # (for p = 5: residues 0, 1, 2 twice as likely as 3, 4) and is caught at once.
+    words = prg.keystream_words(KEY, 2024, 200_000) & np.uint64(7)
+    biased = np.bincount((words % np.uint64(field.p)).astype(np.int64), minlength=field.p)
+    assert stats.chisquare(biased).pvalue < 1e-12
+
+
+def test_ks_uniform_on_mersenne61() -> None:
+    values = prg.field_stream(OTHER_KEY, 7, 200_000, F61)
+    assert stats.kstest(values.astype(np.float64) / MERSENNE61, "uniform").pvalue > 1e-3
+    low_bytes = np.bincount((values & np.uint64(0xFF)).astype(np.int64), minlength=256)
+    assert stats.chisquare(low_bytes).pvalue > 1e-3
+
+
+# -- validation ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "names"),
+    [
+        ({"key": bytes(31)}, "key"),
+        ({"key": bytes(33)}, "key"),
+        ({"key": "k" * 32}, "key"),
+        ({"stream": -1}, "stream"),
+        ({"stream": 2**64}, "stream"),
+        ({"stream": True}, "stream"),
+        ({"stream": 1.0}, "stream"),
+        ({"n": -1}, "n"),
+        ({"n": 2.5}, "n"),
+        ({"field": 5}, "field"),
+    ],
+)
+def test_field_stream_validation(kwargs: dict, names: str) -> None:
+    args = {"key": KEY, "stream": 0, "n": 4, "field": F61} | kwargs
+    with pytest.raises(InputError, match=names):
+        prg.field_stream(**args)
+
+
+def test_field_streams_validation() -> None:
+    with pytest.raises(InputError, match="sequence"):
+        prg.field_streams(KEY, 0, 4, F61)
+    with pytest.raises(InputError, match=r"keys\[1\]"):
+        prg.field_streams([KEY, bytes(16)], 0, 4, F61)
+    with pytest.raises(InputError, match="stream"):
+        prg.field_streams([KEY], -3, 4, F61)
+
+
+def test_numpy_integers_are_accepted() -> None:
+    np.testing.assert_array_equal(
+        prg.field_stream(KEY, np.uint64(2**64 - 1), np.int64(10), F61),
+        prg.field_stream(KEY, 2**64 - 1, 10, F61),
+    )
+
+
+# -- key derivation ------------------------------------------------------------------------
+
+RFC5869_SHA256 = [
+    (  # A.1 basic test case
+        "0b" * 22,
+        "000102030405060708090a0b0c",
+        "f0f1f2f3f4f5f6f7f8f9",
+        42,
+        "3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf34007208d5b887185865",
+    ),
+    (  # A.2 longer inputs and outputs
+        bytes(range(0x00, 0x50)).hex(),
+        bytes(range(0x60, 0xB0)).hex(),
+        bytes(range(0xB0, 0x100)).hex(),
+        82,
+        "b11e398dc80327a1c8e7f78c596a49344f012eda2d4efad8a050cc4c19afa97c"
+        "59045a99cac7827271cb41c65e590e09da3275600c2f09b8367793a9aca3db71"
+        "cc30c58179ec3e87c14c01d5c1f3434f1d87",
+    ),
+    (  # A.3 zero-length salt and info
+        "0b" * 22,
+        "",
+        "",
+        42,
+        "8da4e775a563c18f715f802a063c5a31b8a11f5c5ee1879ec3454e5f3c738d2d9d201395faa4b61a96c8",
+    ),
+]
+
+
+@pytest.mark.parametrize(("ikm", "salt", "info", "length", "okm"), RFC5869_SHA256)
+def test_hkdf_rfc5869_vectors(ikm: str, salt: str, info: str, length: int, okm: str) -> None:
+    out = prg.hkdf_sha256(bytes.fromhex(ikm), bytes.fromhex(salt), bytes.fromhex(info), length)
+    assert out.hex() == okm
+
+
+def test_hkdf_matches_pycryptodome() -> None:
+    rng = np.random.default_rng(5869)
+    for length in (1, 31, 32, 33, 64, 100, 255 * 32):
+        ikm, salt, info = (rng.bytes(int(rng.integers(1, 80))) for _ in range(3))
+        expected = HKDF(ikm, length, salt, SHA256, 1, info)
+        assert prg.hkdf_sha256(ikm, salt, info, length) == expected
+    assert prg.hkdf_sha256(b"ikm", b"salt", b"", 0) == b""
+    with pytest.raises(InputError, match="length"):
+        prg.hkdf_sha256(b"ikm", b"salt", b"", 255 * 32 + 1)
+    with pytest.raises(InputError, match="info"):
+        prg.hkdf_sha256(b"ikm", b"salt", "info", 32)
+
+
+def test_derive_key() -> None:
+    seed = bytes(range(100, 132))
+    key = prg.derive_key(seed, "party 3 / noise")
+    assert len(key) == 32 and key == prg.derive_key(seed, "party 3 / noise")
+    assert key == HKDF(seed, 32, prg.PRG_KEY_SALT, SHA256, 1, b"party 3 / noise")
+    assert key != prg.derive_key(seed, "party 3 / masks")
+    assert key != prg.derive_key(bytes(range(101, 133)), "party 3 / noise")
+    with pytest.raises(InputError, match="seed"):
+        prg.derive_key(bytes(15), "x")
+    with pytest.raises(InputError, match="label"):
+        prg.derive_key(seed, b"x")
