@@ -1,0 +1,196 @@
+"""What a party program sees: its :class:`PartyContext`, and the randomness it draws.
+
+A program never holds another party's object. Its context carries its id and role, the ids
+of the data-holding parties, the field and fixed-point precision, its own numpy generator for
+local random choices, and its :class:`Randomness` — the source of field-element masks. Every
+other fact a party learns arrives through a ``Recv`` effect, which is what makes its view
+complete.
+
+Randomness is injected (DESIGN.md): by default masks come from AES-CTR streams
+(:mod:`protocols.prg`) keyed by the party's private key or by the seed it shares with a peer
+(after key agreement), numbered by the call counter so that every invocation draws fresh
+masks. An audit may substitute another :class:`Randomness` — for instance, one that enumerates
+every mask in a tiny field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+from protocols.effects import Call
+from protocols.errors import MpcsimError
+from protocols.field import FixedPoint, PrimeField
+from protocols.prg import field_stream, field_streams
+
+STREAMS_PER_CALL = 1 << 16
+
+
+class MaskReuseError(MpcsimError):
+    """A program asked for the same mask stream twice (masks must never be reused)."""
+
+
+class Randomness(Protocol):
+    """A source of uniform field elements for one party.
+
+    ``private`` streams are known to the party alone; ``pairwise`` streams are known to the
+    party and ``peer`` (both obtain the same elements for the same call and ``sub``).
+    """
+
+    def private(self, call: Call, n: int, sub: int = 0) -> np.ndarray: ...
+
+    def pairwise(self, peer: int, call: Call, n: int, sub: int = 0) -> np.ndarray: ...
+
+    def pairwise_many(
+        self, peers: tuple[int, ...], call: Call, n: int, sub: int = 0
+    ) -> np.ndarray:
+        """Row k is ``pairwise(peers[k], call, n, sub)``; shape (len(peers), n)."""
+        ...
+
+
+def stream_number(call: Call, sub: int) -> int:
+    """The PRG stream number of sub-stream ``sub`` of ``call``."""
+    if not 0 <= sub < STREAMS_PER_CALL:
+        raise ValueError(f"sub-stream {sub} is out of range [0, {STREAMS_PER_CALL})")
+    return call.index * STREAMS_PER_CALL + sub
+
+
+class AesRandomness:
+    """Default randomness: AES-CTR streams keyed by the party's keys.
+
+    Parameters
+    ----------
+    field : PrimeField
+        The field the elements belong to.
+    private_key : bytes
+        32-byte key of the party's private streams.
+    """
+
+    def __init__(self, field: PrimeField, private_key: bytes) -> None:
+        self.field = field
+        self._private_key = private_key
+        self._pair_seeds: dict[int, bytes] = {}
+        self._used: set[tuple[int, int]] = set()
+
+    def set_pair_seed(self, peer: int, seed: bytes) -> None:
+        """Install the mask seed shared with ``peer`` (done by key agreement)."""
+        self._pair_seeds[peer] = seed
+
+    def _claim(self, owner: int, stream: int) -> None:
+        key = (owner, stream)
+        if key in self._used:
+            raise MaskReuseError(
+                f"mask stream {stream} ({'private' if owner < 0 else f'shared with {owner}'}) "
+                "was requested twice; pass a distinct `sub` for each draw within a call"
+            )
+        self._used.add(key)
+
+    def private(self, call: Call, n: int, sub: int = 0) -> np.ndarray:
+        stream = stream_number(call, sub)
+        self._claim(-1, stream)
+        return field_stream(self._private_key, stream, n, self.field)
+
+    def pairwise(self, peer: int, call: Call, n: int, sub: int = 0) -> np.ndarray:
+        seed = self._pair_seeds.get(peer)
+        if seed is None:
+            raise MpcsimError(
+                f"no mask seed shared with party {peer}: key agreement has not run with it"
+            )
+        stream = stream_number(call, sub)
+        self._claim(peer, stream)
+        return field_stream(seed, stream, n, self.field)
+
+    def pairwise_many(
+        self, peers: tuple[int, ...], call: Call, n: int, sub: int = 0
+    ) -> np.ndarray:
+        stream = stream_number(call, sub)
+        seeds = []
+        for peer in peers:
+            seed = self._pair_seeds.get(peer)
+            if seed is None:
+                raise MpcsimError(
+                    f"no mask seed shared with party {peer}: key agreement has not run with it"
+                )
+            self._claim(peer, stream)
+            seeds.append(seed)
+        return field_streams(seeds, stream, n, self.field)
+
+
+@dataclass
+class PartyContext:
+    """Everything a party program may use.
+
+    Attributes
+    ----------
+    party : int
+        This party's id. Data-holding parties have ids 0..M−1; other roles follow.
+    role : str
+        ``"site"`` for data holders; ``"aggregator"``, ``"dealer"``, ... for other roles.
+    parties : tuple of int
+        Ids of the M data-holding parties.
+    roles : mapping of int to str
+        Role of every participant (data holders and others).
+    fixed : FixedPoint
+        Field and fixed-point precision shared by all parties.
+    rng : numpy.random.Generator
+        This party's generator for local random choices (never shared).
+    randomness : Randomness
+        This party's source of field-element masks.
+    key_seed : bytes
+        32 bytes from which this party's X25519 key pair is derived.
+    """
+
+    party: int
+    role: str
+    parties: tuple[int, ...]
+    roles: Mapping[int, str]
+    fixed: FixedPoint
+    rng: np.random.Generator
+    randomness: Randomness
+    key_seed: bytes = b""
+    channel_keys: dict[int, bytes] = field(default_factory=dict)
+    mask_seeds: dict[int, bytes] = field(default_factory=dict)
+    phase: str = ""
+    _calls: int = 0
+
+    @property
+    def field(self) -> PrimeField:
+        return self.fixed.field
+
+    @property
+    def n_parties(self) -> int:
+        """M, the number of data-holding parties."""
+        return len(self.parties)
+
+    @property
+    def peers(self) -> tuple[int, ...]:
+        """The other data-holding parties."""
+        return tuple(p for p in self.parties if p != self.party)
+
+    def new_call(self, protocol: str) -> Call:
+        """Start a protocol invocation: advances the call counter (identically everywhere)."""
+        call = Call(protocol, self._calls)
+        self._calls += 1
+        return call
+
+    @contextmanager
+    def in_phase(self, label: str) -> Iterator[None]:
+        """Label the messages sent inside the block with an algorithm phase (e.g. ``init``)."""
+        previous = self.phase
+        self.phase = label if not previous else f"{previous}/{label}"
+        try:
+            yield
+        finally:
+            self.phase = previous
+
+    def install_pair_keys(self, peer: int, channel_key: bytes, mask_seed: bytes) -> None:
+        """Record the keys agreed with ``peer``: a channel key and a shared mask seed."""
+        self.channel_keys[peer] = channel_key
+        self.mask_seeds[peer] = mask_seed
+        set_seed = getattr(self.randomness, "set_pair_seed", None)
+        if set_seed is not None:
+            set_seed(peer, mask_seed)

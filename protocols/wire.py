@@ -1,0 +1,94 @@
+"""The wire format of payloads: explicit (dtype, shape, bytes), never pickled.
+
+A payload is a numpy array. Its encoding is a fixed 4-byte header — format version, dtype
+code, number of dimensions, element width — followed by the shape (one little-endian uint64
+per dimension) and the elements in little-endian order. Field elements wider than 64 bits
+(``object`` arrays of Python ints, e.g. GF(2^127 − 1)) are written with a fixed width of
+``width`` bytes each. Raw ``uint8`` arrays are *opaque bytes* (keys, ciphertexts) and count as
+zero elements; every other dtype counts one element per entry.
+
+The ledger counts ``payload_elements`` and the length of this encoding (plus the sealing
+overhead when the channel is sealed).
+"""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+
+from protocols.errors import MpcsimError
+
+VERSION = 1
+
+_CODES: dict[str, int] = {"uint64": 1, "int64": 2, "float64": 3, "uint8": 4, "object": 5}
+_DTYPES: dict[int, np.dtype] = {
+    1: np.dtype("<u8"),
+    2: np.dtype("<i8"),
+    3: np.dtype("<f8"),
+    4: np.dtype("u1"),
+}
+_HEADER = struct.Struct("<BBBB")
+
+
+class WireFormatError(MpcsimError):
+    """A payload cannot be encoded, or received bytes are not a valid payload."""
+
+
+def payload_elements(payload: np.ndarray) -> int:
+    """Number of elements a payload carries (opaque ``uint8`` bytes count zero)."""
+    return 0 if payload.dtype == np.uint8 else int(payload.size)
+
+
+def encode(payload: np.ndarray) -> bytes:
+    """Serialise an array to bytes."""
+    arr = np.asarray(payload)
+    code = _CODES.get(arr.dtype.name)
+    if code is None:
+        raise WireFormatError(f"payload dtype {arr.dtype} has no wire encoding")
+    if arr.ndim > 255:
+        raise WireFormatError("payload has too many dimensions")
+    shape = struct.pack(f"<{arr.ndim}Q", *arr.shape)
+    if code == 5:
+        values = [int(v) for v in arr.ravel().tolist()]
+        if any(v < 0 for v in values):
+            raise WireFormatError("object payloads must hold non-negative integers")
+        width = max(8, (max(values, default=0).bit_length() + 7) // 8)
+        width = (width + 7) // 8 * 8
+        if width > 255:
+            raise WireFormatError("integer payload elements wider than 255 bytes")
+        body = b"".join(v.to_bytes(width, "little") for v in values)
+        return _HEADER.pack(VERSION, code, arr.ndim, width) + shape + body
+    dtype = _DTYPES[code]
+    body = np.ascontiguousarray(arr, dtype=dtype).tobytes()
+    return _HEADER.pack(VERSION, code, arr.ndim, dtype.itemsize) + shape + body
+
+
+def decode(data: bytes | bytearray | memoryview) -> np.ndarray:
+    """Parse bytes produced by :func:`encode` back into a (read-only) array."""
+    buf = memoryview(data)
+    if len(buf) < _HEADER.size:
+        raise WireFormatError("payload shorter than its header")
+    version, code, ndim, width = _HEADER.unpack_from(buf, 0)
+    if version != VERSION:
+        raise WireFormatError(f"payload wire version {version}, expected {VERSION}")
+    offset = _HEADER.size + 8 * ndim
+    if len(buf) < offset:
+        raise WireFormatError("payload shorter than its shape")
+    shape = struct.unpack_from(f"<{ndim}Q", buf, _HEADER.size)
+    count = int(np.prod(shape, dtype=np.int64)) if ndim else 1
+    if code == 5:
+        if len(buf) != offset + count * width:
+            raise WireFormatError("payload length does not match its shape")
+        raw = bytes(buf[offset:])
+        values = [
+            int.from_bytes(raw[i * width : (i + 1) * width], "little") for i in range(count)
+        ]
+        return np.array(values, dtype=object).reshape(shape)
+    dtype = _DTYPES.get(code)
+    if dtype is None:
+        raise WireFormatError(f"unknown payload dtype code {code}")
+    if len(buf) != offset + count * dtype.itemsize:
+        raise WireFormatError("payload length does not match its shape")
+    arr = np.frombuffer(buf, dtype=dtype, count=count, offset=offset).reshape(shape)
+    return arr.astype(dtype.newbyteorder("="), copy=False)
