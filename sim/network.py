@@ -1,0 +1,175 @@
+"""The simulated network: a networkx graph of parties with per-link latency and bandwidth.
+
+Topologies:
+
+``complete``
+    A direct link between every pair of parties.
+``star``
+    Every party has one link to a central switch (node ``"hub"``, not a party); a message
+    crosses two links.
+``ring``
+    Party i is linked to party i ± 1 (mod n); messages are routed along the shortest path
+    (by latency) and relayed by the parties in between, which see only the sealed bytes.
+explicit links
+    ``[{a, b, latency_ms, bandwidth_mbps}, ...]``; the graph must be connected.
+
+Timing model (used by the driver): store-and-forward along the route; every directed link is a
+FIFO that transmits one message at a time, taking size·8 / bandwidth seconds, after which the
+message arrives ``latency`` seconds later at the next node. Local computation takes no
+simulated time.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import networkx as nx
+
+from protocols.errors import InputError
+
+HUB = "hub"
+TOPOLOGIES = ("complete", "star", "ring")
+
+
+@dataclass(frozen=True)
+class Link:
+    """One network link: one-way latency (s) and bandwidth (bits per second)."""
+
+    latency_s: float
+    bandwidth_bps: float
+
+    def transmit_s(self, n_bytes: int) -> float:
+        return n_bytes * 8.0 / self.bandwidth_bps
+
+
+def _check_link(latency_ms: float, bandwidth_mbps: float, where: str) -> Link:
+    for name, value in (("latency_ms", latency_ms), ("bandwidth_mbps", bandwidth_mbps)):
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise InputError(f"{where}: {name} = {value!r} must be a number")
+    if not latency_ms >= 0:
+        raise InputError(f"{where}: latency_ms = {latency_ms} must be ≥ 0")
+    if not bandwidth_mbps > 0:
+        raise InputError(f"{where}: bandwidth_mbps = {bandwidth_mbps} must be > 0")
+    return Link(latency_s=latency_ms / 1000.0, bandwidth_bps=bandwidth_mbps * 1e6)
+
+
+class Network:
+    """Participants and the links between them.
+
+    Parameters
+    ----------
+    graph : networkx.Graph
+        Nodes are participant ids (and possibly ``"hub"``); every edge has a ``link``
+        attribute of type :class:`Link`.
+    topology : str
+        A name for reports.
+    """
+
+    def __init__(self, graph: nx.Graph, topology: str = "custom") -> None:
+        self.graph = graph
+        self.topology = topology
+        self._routes: dict[tuple[int, int], tuple[tuple[object, object], ...]] = {}
+
+    @property
+    def participants(self) -> tuple[int, ...]:
+        return tuple(sorted(n for n in self.graph.nodes if n != HUB))
+
+    @classmethod
+    def build(
+        cls,
+        n: int,
+        topology: str = "complete",
+        latency_ms: float = 10.0,
+        bandwidth_mbps: float = 100.0,
+        links: Iterable[Mapping[str, object]] | None = None,
+    ) -> Network:
+        """Build a network of participants 0..n−1 (see the module docstring)."""
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise InputError(f"network size {n!r} must be a positive integer")
+        default = _check_link(latency_ms, bandwidth_mbps, "network")
+        graph = nx.Graph()
+        graph.add_nodes_from(range(n))
+        if links is not None:
+            for i, spec in enumerate(links):
+                where = f"network.links[{i}]"
+                a, b = spec.get("a"), spec.get("b")
+                for name, end in (("a", a), ("b", b)):
+                    if isinstance(end, bool) or not isinstance(end, int) or not 0 <= end < n:
+                        raise InputError(
+                            f"{where}: {name} = {end!r} is not a party id in 0..{n - 1}"
+                        )
+                if a == b:
+                    raise InputError(f"{where}: a link joins two different parties, got {a}–{b}")
+                unknown = set(spec) - {"a", "b", "latency_ms", "bandwidth_mbps"}
+                if unknown:
+                    raise InputError(f"{where}: unknown key(s) {sorted(unknown)}")
+                link = _check_link(
+                    spec.get("latency_ms", latency_ms),  # type: ignore[arg-type]
+                    spec.get("bandwidth_mbps", bandwidth_mbps),  # type: ignore[arg-type]
+                    where,
+                )
+                graph.add_edge(a, b, link=link)
+            topology = "links"
+        elif topology == "complete":
+            for a in range(n):
+                for b in range(a + 1, n):
+                    graph.add_edge(a, b, link=default)
+        elif topology == "star":
+            graph.add_node(HUB)
+            for a in range(n):
+                graph.add_edge(a, HUB, link=default)
+        elif topology == "ring":
+            for a in range(n):
+                if n > 1 and (a + 1) % n != a:
+                    graph.add_edge(a, (a + 1) % n, link=default)
+        else:
+            raise InputError(
+                f"network.topology = {topology!r} is unknown; use one of {TOPOLOGIES} "
+                "or give [[network.links]]"
+            )
+        if n > 1 and not nx.is_connected(graph):
+            parts = [sorted(c, key=str) for c in nx.connected_components(graph)]
+            raise InputError(f"the network is not connected: components {parts}")
+        return cls(graph, topology)
+
+    def add_participant(self, node: int, attach_to: Iterable[int] | None = None) -> None:
+        """Add a participant (e.g. an aggregator) linked like the existing topology.
+
+        By default it gets a link to every existing participant (or to the hub in a star),
+        with the parameters of an existing link.
+        """
+        some_link = next(iter(self.graph.edges(data="link")))[2]
+        self.graph.add_node(node)
+        targets = [HUB] if HUB in self.graph and attach_to is None else list(
+            attach_to if attach_to is not None else self.participants
+        )
+        for t in targets:
+            if t != node:
+                self.graph.add_edge(node, t, link=some_link)
+        self._routes.clear()
+
+    def route(self, sender: int, receiver: int) -> tuple[tuple[object, object], ...]:
+        """The directed hops of the lowest-latency path from ``sender`` to ``receiver``."""
+        key = (sender, receiver)
+        hops = self._routes.get(key)
+        if hops is None:
+            path = nx.shortest_path(
+                self.graph, sender, receiver, weight=lambda u, v, d: d["link"].latency_s
+            )
+            hops = tuple(itertools.pairwise(path))
+            self._routes[key] = hops
+        return hops
+
+    def link(self, a: object, b: object) -> Link:
+        return self.graph.edges[a, b]["link"]
+
+    def describe(self) -> dict[str, object]:
+        links = [d for _, _, d in self.graph.edges(data="link")]
+        return {
+            "topology": self.topology,
+            "links": len(links),
+            "latency_ms": sorted({round(lk.latency_s * 1000, 9) for lk in links}),
+            "bandwidth_mbps": sorted({round(lk.bandwidth_bps / 1e6, 9) for lk in links}),
+        }

@@ -1,0 +1,303 @@
+"""The SimPy driver: runs one party program per participant on the simulated network.
+
+Each program runs as a SimPy process. The driver interprets its effects
+(:mod:`protocols.effects`):
+
+* ``Send``/``SendEach`` — the payload is encoded (:mod:`protocols.wire`), sealed with AES-GCM
+  under the pair's channel key when sealing is on, timed over the route's links
+  (:mod:`sim.network`: store-and-forward, FIFO links) and delivered to the receiver's mailbox
+  at the simulated delivery time. The ledger gets one row per message.
+* ``Recv``/``RecvEach`` — wait until the message with that (sender, call, step) is in the
+  mailbox (arrival order does not matter), unseal, decode and record it in the receiver's view.
+* ``Input``/``Output`` — recorded in the party's view.
+
+A message's round is one more than the highest round its sender had received before sending.
+
+Failure never hangs a run: when a program raises, the driver raises
+:class:`~protocols.errors.ProtocolAbort` (party, round, reason) inside every peer that is
+waiting — and inside any peer that waits later — and the run ends with that abort. When no
+event is left but some party still waits for a message, that is a deadlock and ends the same
+way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import simpy
+
+from parties.view import Message, View
+from protocols import wire
+from protocols.channels import SEAL_OVERHEAD_BYTES, message_nonce, open_sealed, seal
+from protocols.context import PartyContext
+from protocols.effects import Call, Input, Output, Recv, RecvEach, Send, SendEach
+from protocols.errors import MpcsimError, ProtocolAbort
+from sim.ledger import Row
+from sim.network import Network
+
+Interceptor = Callable[[int, int, str, bytes], bytes]
+ProgramFactory = Callable[[PartyContext], Generator[Any, Any, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class _Envelope:
+    sender: int
+    receiver: int
+    call: Call
+    step: str
+    round: int
+    data: bytes
+    nonce: bytes | None
+
+    @property
+    def key(self) -> tuple[int, str, int, str]:
+        return (self.sender, self.call.protocol, self.call.index, self.step)
+
+
+def _aad(sender: int, receiver: int, call: Call, step: str) -> bytes:
+    return f"{sender}>{receiver}|{call.tag(step)}".encode()
+
+
+@dataclass
+class DriverOutcome:
+    outputs: dict[int, Any]
+    rows: list[Row]
+    simulated_s: float
+
+
+class SimPyDriver:
+    """Interpret party programs on a :class:`~sim.network.Network` with SimPy.
+
+    Parameters
+    ----------
+    network : Network
+        Links and their latency and bandwidth.
+    sealing : bool
+        Seal every message (except those sent with ``sealed=False``) with AES-GCM.
+    interceptor : callable, optional
+        ``interceptor(sender, receiver, tag, data) -> data`` rewrites the bytes in transit
+        (an active network adversary, for tests of sealing).
+    """
+
+    def __init__(
+        self, network: Network, *, sealing: bool = True, interceptor: Interceptor | None = None
+    ) -> None:
+        self.network = network
+        self.sealing = sealing
+        self.interceptor = interceptor
+
+    def run(
+        self,
+        contexts: Mapping[int, PartyContext],
+        programs: Mapping[int, ProgramFactory],
+        views: Mapping[int, View],
+    ) -> DriverOutcome:
+        """Run every program to completion; raise :class:`ProtocolAbort` if a party fails."""
+        return _Run(self, contexts, programs, views).execute()
+
+
+class _Run:
+    """The state of one run (so that a driver holds no state between runs)."""
+
+    def __init__(
+        self,
+        driver: SimPyDriver,
+        contexts: Mapping[int, PartyContext],
+        programs: Mapping[int, ProgramFactory],
+        views: Mapping[int, View],
+    ) -> None:
+        self.driver = driver
+        self.network = driver.network
+        self.contexts = contexts
+        self.programs = programs
+        self.views = views
+        self.env = simpy.Environment()
+        self.mailbox: dict[int, dict[tuple[int, str, int, str], list[_Envelope]]] = {
+            p: {} for p in contexts
+        }
+        self.waiting: dict[int, tuple[tuple[int, str, int, str], simpy.Event]] = {}
+        self.max_round: dict[int, int] = dict.fromkeys(contexts, 0)
+        self.counters: dict[tuple[int, int], int] = {}
+        self.link_free: dict[tuple[object, object], float] = {}
+        self.rows: list[Row] = []
+        self.outputs: dict[int, Any] = {}
+        self.abort: ProtocolAbort | None = None
+
+    def execute(self) -> DriverOutcome:
+        for pid in sorted(self.contexts):
+            self.env.process(self._party(pid))
+        self.env.run()
+        if self.waiting and self.abort is None:
+            pid = min(self.waiting)
+            sender, protocol, index, step = self.waiting[pid][0]
+            self._fail(
+                pid,
+                MpcsimError(
+                    f"deadlock: waits for '{step}' of {protocol}#{index} from party {sender}, "
+                    "which was never sent"
+                ),
+            )
+            self.env.run()
+        if self.abort is not None:
+            raise self.abort
+        return DriverOutcome(self.outputs, self.rows, float(self.env.now))
+
+    # -- one party's process ----------------------------------------------------------------
+
+    def _party(self, pid: int) -> Generator[simpy.Event, Any, None]:
+        try:
+            gen = self.programs[pid](self.contexts[pid])
+        except Exception as exc:  # a program that fails before its first effect
+            self._fail(pid, exc)
+            return
+        value: Any = None
+        error: BaseException | None = None
+        while True:
+            try:
+                effect = gen.send(value) if error is None else gen.throw(error)
+            except StopIteration as stop:
+                self.outputs[pid] = stop.value
+                return
+            except ProtocolAbort as exc:
+                if self.abort is None:
+                    self._fail(pid, exc)
+                return
+            except Exception as exc:
+                self._fail(pid, exc)
+                return
+            value, error = None, None
+            try:
+                kind = type(effect)
+                if kind is Send:
+                    self._send(pid, effect.to, effect.payload, effect.call, effect.step,
+                               effect.sealed)
+                elif kind is SendEach:
+                    for to in sorted(effect.payloads):
+                        self._send(pid, to, effect.payloads[to], effect.call, effect.step,
+                                   effect.sealed)
+                elif kind is Recv:
+                    value = yield from self._receive(pid, effect.sender, effect.call, effect.step)
+                elif kind is RecvEach:
+                    got = {}
+                    for sender in effect.senders:
+                        got[sender] = yield from self._receive(pid, sender, effect.call,
+                                                               effect.step)
+                    value = got
+                elif kind is Input:
+                    self.views[pid].protocol_inputs.append((effect.call, effect.label,
+                                                            effect.value))
+                elif kind is Output:
+                    self.views[pid].outputs.append((effect.call, effect.label, effect.value))
+                else:
+                    raise MpcsimError(f"party {pid} yielded {effect!r}, which is not an effect")
+            except ProtocolAbort as abort:
+                error = abort
+            except Exception as exc:
+                error = exc
+
+    def _receive(
+        self, pid: int, sender: int, call: Call, step: str
+    ) -> Generator[simpy.Event, Any, np.ndarray]:
+        if sender not in self.contexts or sender == pid:
+            raise MpcsimError(f"party {pid} waits for a message from unknown party {sender}")
+        key = (sender, call.protocol, call.index, step)
+        queue = self.mailbox[pid].get(key)
+        if queue:
+            envelope = queue.pop(0)
+            if not queue:
+                del self.mailbox[pid][key]
+        else:
+            if self.abort is not None:
+                raise self.abort
+            event = self.env.event()
+            self.waiting[pid] = (key, event)
+            envelope = yield event
+        return self._consume(pid, envelope)
+
+    # -- messages ---------------------------------------------------------------------------
+
+    def _send(
+        self, pid: int, to: int, payload: np.ndarray, call: Call, step: str, sealed: bool
+    ) -> None:
+        if to not in self.contexts or to == pid:
+            raise MpcsimError(f"party {pid} sent a message to unknown party {to}")
+        ctx = self.contexts[pid]
+        arr = np.asarray(payload)
+        data = wire.encode(arr)
+        elements = wire.payload_elements(arr)
+        nonce = None
+        if self.driver.sealing and sealed:
+            channel_key = ctx.channel_keys.get(to)
+            if channel_key is None:
+                raise MpcsimError(
+                    f"party {pid} has no channel key for party {to}: sealing needs key agreement"
+                )
+            count = self.counters.get((pid, to), 0)
+            self.counters[(pid, to)] = count + 1
+            nonce = message_nonce(pid, to, count)
+            n_bytes = len(data) + SEAL_OVERHEAD_BYTES  # GCM tag + the nonce carried along
+            data = seal(channel_key, nonce, data, _aad(pid, to, call, step))
+        else:
+            n_bytes = len(data)
+        if self.driver.interceptor is not None:
+            data = self.driver.interceptor(pid, to, call.tag(step), data)
+        now = float(self.env.now)
+        t = now
+        hops = self.network.route(pid, to)
+        for a, b in hops:
+            link = self.network.link(a, b)
+            start = max(t, self.link_free.get((a, b), 0.0))
+            end = start + link.transmit_s(n_bytes)
+            self.link_free[(a, b)] = end
+            t = end + link.latency_s
+        round_ = self.max_round[pid] + 1
+        self.rows.append(
+            Row(pid, to, call.protocol, call.index, step, ctx.phase, round_, elements, n_bytes,
+                len(hops), now, t)
+        )
+        envelope = _Envelope(pid, to, call, step, round_, data, nonce)
+        event = self.env.timeout(t - now, value=envelope)
+        event.callbacks.append(self._deliver)
+
+    def _deliver(self, event: simpy.Event) -> None:
+        envelope: _Envelope = event.value
+        waiting = self.waiting.get(envelope.receiver)
+        if waiting is not None and waiting[0] == envelope.key:
+            del self.waiting[envelope.receiver]
+            waiting[1].succeed(envelope)
+        else:
+            self.mailbox[envelope.receiver].setdefault(envelope.key, []).append(envelope)
+
+    def _consume(self, pid: int, envelope: _Envelope) -> np.ndarray:
+        data = envelope.data
+        if envelope.nonce is not None:
+            channel_key = self.contexts[pid].channel_keys[envelope.sender]
+            data = open_sealed(
+                channel_key,
+                envelope.nonce,
+                data,
+                _aad(envelope.sender, pid, envelope.call, envelope.step),
+            )
+        payload = wire.decode(data)
+        self.max_round[pid] = max(self.max_round[pid], envelope.round)
+        self.views[pid].received.append(
+            Message(envelope.sender, envelope.call.protocol, envelope.call.index, envelope.step,
+                    envelope.round, payload)
+        )
+        return payload
+
+    # -- failure ----------------------------------------------------------------------------
+
+    def _fail(self, pid: int, exc: BaseException) -> None:
+        if self.abort is None:
+            if isinstance(exc, ProtocolAbort):
+                self.abort = exc
+            else:
+                self.abort = ProtocolAbort(pid, self.max_round[pid], f"{type(exc).__name__}: {exc}")
+                self.abort.__cause__ = exc
+        for other in sorted(self.waiting):
+            _, event = self.waiting.pop(other)
+            event.fail(self.abort)
