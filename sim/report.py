@@ -1,0 +1,263 @@
+"""Reports: the JSON report, console tables, and the files a run writes.
+
+The JSON report's schema is documented in the README ("Report schema"). Every communication
+figure in it is a query over the ledger (:mod:`sim.ledger`). Files are written atomically:
+everything is staged in a temporary directory next to the destination, and only once all of it
+is written are the files moved into place, so a failed run leaves nothing half-written.
+``outputs.npz`` is written with fixed zip timestamps so that a seeded run replays byte for byte.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import tempfile
+import zipfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from sim.ledger import COLUMNS
+from sim.network import Network
+
+if TYPE_CHECKING:
+    from parties.audit import AuditResult
+    from sim.catalog import Algorithm, AlgorithmRun
+    from sim.scenario import Scenario
+
+SCHEMA_VERSION = 1
+
+
+def build_report(
+    scenario: Scenario,
+    entry: Algorithm,
+    params: Mapping[str, Any],
+    seed: int,
+    run: AlgorithmRun,
+    audits: Sequence[AuditResult],
+    wall_s: float,
+    network: Network,
+) -> dict[str, Any]:
+    """The JSON-ready report of one scenario run."""
+    result = run.result
+    roles = result.roles if result is not None else {m: "site" for m in range(scenario.n_parties)}
+    if result is not None:
+        ledger = result.ledger
+        totals = ledger.totals()
+        communication: dict[str, Any] = {
+            "total_elements": totals["elements"],
+            "total_bytes": totals["bytes"],
+            "total_messages": totals["messages"],
+            "rounds": totals["rounds"],
+            "per_party": ledger.per_party(roles),
+            "per_protocol": ledger.summary("protocol"),
+        }
+        if run.communication_by_phase:
+            communication["per_phase"] = ledger.summary("phase")
+        simulated = result.simulated_s
+    else:
+        communication = {"total_elements": 0, "total_bytes": 0, "total_messages": 0,
+                         "rounds": 0, "per_party": [], "per_protocol": {}}
+        simulated = 0.0
+    return {
+        "schema": SCHEMA_VERSION,
+        "scenario": scenario.name,
+        "algorithm": entry.name,
+        "reference": entry.reference,
+        "parameters": _jsonable(dict(params)),
+        "parties": scenario.n_parties,
+        "roles": {str(k): v for k, v in sorted(roles.items())},
+        "seed": seed,
+        "network": {**network.describe(), "sealing": scenario.sealing},
+        "field": {"prime": str(scenario.prime), "frac_bits": scenario.frac_bits},
+        "outputs": {k: {"shape": list(np.shape(v)), "dtype": str(np.asarray(v).dtype)}
+                    for k, v in sorted(run.outputs.items())},
+        "metrics": _jsonable(run.metrics),
+        "communication": communication,
+        "time": {"simulated_s": simulated, "wall_s": wall_s},
+        "privacy": [a.to_dict() for a in audits],
+    }
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _jsonable(value.tolist())
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating | float):
+        v = float(value)
+        return v if np.isfinite(v) else str(v)
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def to_json(rep: Mapping[str, Any]) -> str:
+    return json.dumps(_jsonable(rep), indent=2, sort_keys=False) + "\n"
+
+
+# -- console tables ----------------------------------------------------------------------------
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], title: str = "") -> str:
+    """A plain-text table with right-aligned numbers."""
+    cells = [[_cell(v) for v in row] for row in rows]
+    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h)
+              for i, h in enumerate(headers)]
+    lines = [title] if title else []
+    lines.append("  ".join(h.rjust(w) for h, w in zip(headers, widths, strict=True)))
+    lines.append("  ".join("-" * w for w in widths))
+    for row in cells:
+        lines.append("  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)))
+    return "\n".join(lines)
+
+
+def _cell(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    if isinstance(v, int) and not isinstance(v, bool):
+        return f"{v:,}"
+    return str(v)
+
+
+def format_report(rep: Mapping[str, Any], extra_tables: Sequence[str] = ()) -> str:
+    """Console rendering of a report: communication per party and protocol, time, privacy."""
+    comm = rep["communication"]
+    out = [
+        f"scenario {rep['scenario']}: {rep['algorithm']} with {rep['parties']} parties "
+        f"(seed {rep['seed']}; {rep['field']['prime']} with {rep['field']['frac_bits']} "
+        f"fractional bits; {rep['network']['topology']} network, "
+        f"sealing {'on' if rep['network']['sealing'] else 'off'})",
+        "",
+    ]
+    pp = comm["per_party"]
+    if pp:
+        out.append(table(
+            ["party", "role", "msgs sent", "elements sent", "bytes sent", "msgs recv",
+             "elements recv", "bytes recv"],
+            [[p["party"], p["role"], p["messages_sent"], p["elements_sent"], p["bytes_sent"],
+              p["messages_received"], p["elements_received"], p["bytes_received"]] for p in pp],
+            "communication per party",
+        ))
+        out.append("")
+    for key, title in (("per_protocol", "protocol"), ("per_phase", "phase")):
+        groups = comm.get(key)
+        if groups:
+            out.append(table(
+                [title, "calls", "messages", "elements", "bytes", "rounds"],
+                [[name or "(none)", g["calls"], g["messages"], g["elements"], g["bytes"],
+                  g["rounds"]] for name, g in groups.items()],
+                f"communication per {title}",
+            ))
+            out.append("")
+    out.append(
+        f"total: {comm['total_messages']:,} messages, {comm['total_elements']:,} elements, "
+        f"{comm['total_bytes']:,} bytes, {comm['rounds']} rounds; simulated "
+        f"{rep['time']['simulated_s']:.4g} s, wall {rep['time']['wall_s']:.3g} s"
+    )
+    metrics = rep.get("metrics") or {}
+    scalars = [(k, v) for k, v in metrics.items() if isinstance(v, int | float | str)]
+    if scalars:
+        out.append("")
+        out.append(table(["metric", "value"], scalars, "metrics"))
+    if rep.get("privacy"):
+        out.append("")
+        rows = []
+        for a in rep["privacy"]:
+            p = a.get("p_value")
+            rows.append([",".join(map(str, a["coalition"])), a["method"], a["verdict"],
+                         "—" if p is None else f"{p:.3g}", _audit_note(a)])
+        out.append(table(["coalition", "method", "verdict", "p-value", "details"], rows,
+                         "t-privacy audits"))
+    for extra in extra_tables:
+        out.append("")
+        out.append(extra)
+    return "\n".join(out) + "\n"
+
+
+def _audit_note(audit: Mapping[str, Any]) -> str:
+    d = audit.get("details", {})
+    if audit["method"] == "exact":
+        return (f"GF({d.get('field')}): {d.get('assignments_checked')} coalition tapes "
+                f"({d.get('coalition_randomness')}), TV {d.get('total_variation', 0):.3g}")
+    if "reason" in d:
+        return str(d["reason"])
+    lin = d.get("linear", {})
+    ew = d.get("elementwise", {})
+    return (f"{d.get('trials')} trials; {ew.get('elements_tested', 0)} elements tested; "
+            f"linear {'separated' if lin.get('separated') else 'consistent'} "
+            f"({lin.get('slices', 0)} slices, {lin.get('inconclusive_slices', 0)} inconclusive)")
+
+
+# -- files -------------------------------------------------------------------------------------
+
+
+def npz_bytes(arrays: Mapping[str, np.ndarray]) -> bytes:
+    """An ``.npz`` archive with fixed timestamps (byte-identical for identical arrays)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_STORED) as zf:
+        for name in sorted(arrays):
+            arr = np.asarray(arrays[name])
+            if arr.dtype == object:
+                arr = arr.astype(str)
+            member = io.BytesIO()
+            np.lib.format.write_array(member, arr, allow_pickle=False)
+            info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+            info.external_attr = 0o644 << 16
+            zf.writestr(info, member.getvalue())
+    return buf.getvalue()
+
+
+def png_bytes(figure: Any) -> bytes:
+    """Render a matplotlib figure to PNG bytes (and close it)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    buf = io.BytesIO()
+    figure.savefig(buf, format="png", dpi=120, bbox_inches="tight",
+                   metadata={"Software": None})
+    plt.close(figure)
+    return buf.getvalue()
+
+
+def empty_ledger_csv() -> str:
+    return ",".join(COLUMNS) + "\n"
+
+
+def write_files(out_dir: Path, files: Mapping[str, bytes]) -> list[Path]:
+    """Write ``files`` into ``out_dir`` all or nothing.
+
+    Everything is first written into a temporary directory beside ``out_dir``; then each file
+    is moved into place with an atomic rename. If writing fails, the temporary directory is
+    removed and ``out_dir`` is untouched.
+    """
+    out_dir = Path(out_dir)
+    parent = out_dir.resolve().parent
+    parent.mkdir(parents=True, exist_ok=True)
+    if out_dir.exists() and not out_dir.is_dir():
+        from protocols.errors import InputError
+
+        raise InputError(f"--out {str(out_dir)!r} exists and is not a directory")
+    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", suffix=".tmp", dir=parent))
+    try:
+        for name, content in files.items():
+            (staging / name).write_bytes(content)
+        out_dir.mkdir(exist_ok=True)
+        written = []
+        for name in files:
+            target = out_dir / name
+            os.replace(staging / name, target)
+            written.append(target)
+        return written
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)

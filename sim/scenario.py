@@ -1,0 +1,304 @@
+"""Scenarios: the TOML files (or equivalent dicts) that describe a run, validated on entry.
+
+Layout (README "Scenario format" has the full reference)::
+
+    name = "quickstart"          # default: the file's stem
+    seed = 7                     # default: fresh entropy, recorded in the report
+    [network]  parties (required), topology, latency_ms, bandwidth_mbps, sealing, [[links]]
+    [field]    prime, frac_bits
+    [data]     source = "synthetic" (rows, cols, kind, ...) | "file" (path), partition
+    [algorithm] name (required) and the algorithm's own keys
+    [[audit]]  coalition, method, trials, ...
+
+Paths are relative to the scenario file. Every table rejects unknown keys and every value is
+checked here, where input enters; a mistake raises :class:`~protocols.errors.ScenarioError`
+with one line naming the key, the value and what is allowed. The algorithm's own keys are
+validated by its catalogue entry (:mod:`sim.catalog`).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from protocols.errors import InputError, ScenarioError
+from protocols.field import FixedPoint, parse_prime, prime_field
+from sim.network import TOPOLOGIES
+
+TOP_KEYS = {"name", "seed", "description", "network", "field", "data", "algorithm", "audit"}
+NETWORK_KEYS = {"parties", "topology", "latency_ms", "bandwidth_mbps", "sealing", "links"}
+FIELD_KEYS = {"prime", "frac_bits"}
+DATA_KEYS = {
+    "source", "path", "rows", "cols", "kind", "partition", "k", "density", "noise",
+    "doc_length", "alpha", "beta", "format", "vocab",
+}
+AUDIT_KEYS = {"coalition", "method", "trials", "alpha", "prime"}
+AUDIT_METHODS = ("statistical", "exact")
+DATA_SOURCES = ("synthetic", "file")
+SYNTHETIC_KINDS = ("uniform", "topics", "ratings")
+
+
+@dataclass(frozen=True)
+class AuditSpec:
+    coalition: tuple[int, ...]
+    method: str
+    trials: int
+    alpha: float
+    prime: int
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A validated scenario."""
+
+    name: str
+    seed: int | None
+    n_parties: int
+    topology: str
+    latency_ms: float
+    bandwidth_mbps: float
+    sealing: bool
+    links: tuple[dict[str, Any], ...] | None
+    prime: int
+    frac_bits: int
+    data: dict[str, Any]
+    algorithm: dict[str, Any]
+    audits: tuple[AuditSpec, ...]
+    base_dir: Path
+    description: str = ""
+    source: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def algorithm_name(self) -> str:
+        return str(self.algorithm["name"])
+
+    def with_seed(self, seed: int | None) -> Scenario:
+        if seed is None:
+            return self
+        _check_int("seed", seed, low=0)
+        return Scenario(**{**self.__dict__, "seed": seed})
+
+
+def load_scenario(source: str | Path | Mapping[str, Any], base_dir: Path | None = None) -> Scenario:
+    """Read and validate a scenario from a TOML file path or a dict."""
+    if isinstance(source, Mapping):
+        raw = dict(source)
+        base = Path(base_dir) if base_dir is not None else Path.cwd()
+        default_name = "scenario"
+    else:
+        path = Path(source)
+        if not path.is_file():
+            raise ScenarioError(f"scenario file {str(path)!r} does not exist")
+        try:
+            raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise ScenarioError(f"scenario file {str(path)!r} is not valid TOML: {exc}") from exc
+        except UnicodeDecodeError as exc:
+            raise ScenarioError(f"scenario file {str(path)!r} is not UTF-8 text") from exc
+        base = path.resolve().parent
+        default_name = path.stem
+    return _validate(raw, base, default_name)
+
+
+def _unknown(table: str, given: Mapping[str, Any], allowed: set[str]) -> None:
+    extra = sorted(set(given) - allowed)
+    if extra:
+        where = f"[{table}]" if table else "the top level"
+        raise ScenarioError(
+            f"unknown key{'s' if len(extra) > 1 else ''} {', '.join(map(repr, extra))} in "
+            f"{where}; allowed: {', '.join(sorted(allowed))}"
+        )
+
+
+def _table(raw: Mapping[str, Any], key: str, required: bool = False) -> dict[str, Any]:
+    value = raw.get(key)
+    if value is None:
+        if required:
+            raise ScenarioError(f"the scenario has no [{key}] table; it is required")
+        return {}
+    if not isinstance(value, dict):
+        raise ScenarioError(f"'{key}' must be a table ([{key}]), got {type(value).__name__}")
+    return value
+
+
+def _check_int(name: str, value: Any, low: int | None = None, high: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ScenarioError(f"{name} = {value!r} must be an integer")
+    if low is not None and value < low:
+        raise ScenarioError(f"{name} = {value} must be ≥ {low}")
+    if high is not None and value > high:
+        raise ScenarioError(f"{name} = {value} must be ≤ {high}")
+    return value
+
+
+def _check_float(name: str, value: Any, low: float | None = None, strict: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ScenarioError(f"{name} = {value!r} must be a number")
+    v = float(value)
+    if v != v or v in (float("inf"), float("-inf")):
+        raise ScenarioError(f"{name} = {value!r} must be finite")
+    if low is not None and (v <= low if strict else v < low):
+        raise ScenarioError(f"{name} = {value} must be {'>' if strict else '≥'} {low}")
+    return v
+
+
+def _check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise ScenarioError(f"{name} = {value!r} is unknown; use one of {', '.join(choices)}")
+    return str(value)
+
+
+def _validate(raw: dict[str, Any], base: Path, default_name: str) -> Scenario:
+    _unknown("", raw, TOP_KEYS)
+    name = raw.get("name", default_name)
+    if not isinstance(name, str) or not name:
+        raise ScenarioError(f"name = {name!r} must be a non-empty string")
+    seed = raw.get("seed")
+    if seed is not None:
+        _check_int("seed", seed, low=0)
+
+    net = _table(raw, "network", required=True)
+    _unknown("network", net, NETWORK_KEYS)
+    if "parties" not in net:
+        raise ScenarioError("[network] needs 'parties', the number of data-holding parties")
+    n_parties = _check_int("network.parties", net["parties"])
+    if n_parties < 2:
+        raise ScenarioError(f"network.parties = {n_parties}: a secure computation needs M ≥ 2")
+    topology = _check_choice("network.topology", net.get("topology", "complete"), TOPOLOGIES)
+    latency = _check_float("network.latency_ms", net.get("latency_ms", 10.0), low=0.0)
+    bandwidth = _check_float("network.bandwidth_mbps", net.get("bandwidth_mbps", 100.0), 0.0, True)
+    sealing = net.get("sealing", True)
+    if not isinstance(sealing, bool):
+        raise ScenarioError(f"network.sealing = {sealing!r} must be true or false")
+    links = net.get("links")
+    if links is not None:
+        if not isinstance(links, list) or not all(isinstance(x, dict) for x in links):
+            raise ScenarioError("network.links must be an array of tables [[network.links]]")
+        from sim.network import Network
+
+        try:
+            Network.build(n_parties, topology, latency, bandwidth, links)
+        except InputError as exc:
+            raise ScenarioError(str(exc)) from exc
+        links = tuple(dict(x) for x in links)
+
+    fld = _table(raw, "field")
+    _unknown("field", fld, FIELD_KEYS)
+    try:
+        prime = parse_prime(fld.get("prime", "2^61-1"))
+    except InputError as exc:
+        raise ScenarioError(f"field.prime: {exc}") from exc
+    frac_bits = _check_int("field.frac_bits", fld.get("frac_bits", 24), low=0)
+    try:
+        FixedPoint(prime_field(prime), frac_bits)
+    except InputError as exc:
+        raise ScenarioError(f"field.frac_bits: {exc}") from exc
+
+    data = _validate_data(_table(raw, "data", required=True), base, n_parties)
+
+    alg = _table(raw, "algorithm", required=True)
+    if "name" not in alg:
+        raise ScenarioError("[algorithm] needs 'name'; `mpcsim list` shows the algorithms")
+
+    audits_raw = raw.get("audit", [])
+    if isinstance(audits_raw, dict):
+        audits_raw = [audits_raw]
+    if not isinstance(audits_raw, list):
+        raise ScenarioError("'audit' must be an array of tables [[audit]]")
+    audits = tuple(_validate_audit(i, a, n_parties) for i, a in enumerate(audits_raw))
+
+    description = raw.get("description", "")
+    if not isinstance(description, str):
+        raise ScenarioError("description must be a string")
+    return Scenario(
+        name=name, seed=seed, n_parties=n_parties, topology=topology, latency_ms=latency,
+        bandwidth_mbps=bandwidth, sealing=sealing, links=links, prime=prime,
+        frac_bits=frac_bits, data=data, algorithm=dict(alg), audits=audits, base_dir=base,
+        description=description, source=raw,
+    )
+
+
+def _validate_data(data: dict[str, Any], base: Path, n_parties: int) -> dict[str, Any]:
+    _unknown("data", data, DATA_KEYS)
+    source = _check_choice("data.source", data.get("source", "synthetic"), DATA_SOURCES)
+    out = dict(data)
+    out["source"] = source
+    if source == "synthetic":
+        for key in ("rows", "cols"):
+            if key not in data:
+                raise ScenarioError(f"[data] source = 'synthetic' needs '{key}'")
+            out[key] = _check_int(f"data.{key}", data[key], low=1)
+        if "kind" in data:  # otherwise the algorithm's own kind of synthetic data
+            out["kind"] = _check_choice("data.kind", data["kind"], SYNTHETIC_KINDS)
+        if "path" in data:
+            raise ScenarioError("data.path is only used with source = 'file'")
+    else:
+        if "path" not in data:
+            raise ScenarioError("[data] source = 'file' needs 'path'")
+        path = data["path"]
+        if not isinstance(path, str) or not path:
+            raise ScenarioError(f"data.path = {path!r} must be a file path")
+        resolved = (base / path).resolve()
+        if not resolved.is_file():
+            raise ScenarioError(f"data.path = {path!r}: no such file {str(resolved)!r}")
+        out["path"] = resolved
+        if "vocab" in data:
+            out["vocab"] = (base / str(data["vocab"])).resolve()
+    partition = data.get("partition", "equal")
+    if partition != "equal":
+        if not isinstance(partition, list) or not all(
+            isinstance(c, int) and not isinstance(c, bool) for c in partition
+        ):
+            raise ScenarioError(
+                f"data.partition = {partition!r} must be 'equal' or a list of row counts"
+            )
+        if len(partition) != n_parties:
+            raise ScenarioError(
+                f"data.partition has {len(partition)} counts but network.parties = {n_parties}"
+            )
+        if any(c < 1 for c in partition):
+            raise ScenarioError(f"data.partition = {partition}: every party needs ≥ 1 row")
+        if source == "synthetic" and sum(partition) != out["rows"]:
+            raise ScenarioError(
+                f"data.partition sums to {sum(partition)} rows but data.rows = {out['rows']}"
+            )
+    out["partition"] = partition
+    return out
+
+
+def _validate_audit(i: int, audit: Any, n_parties: int) -> AuditSpec:
+    where = f"audit[{i}]"
+    if not isinstance(audit, dict):
+        raise ScenarioError(f"{where} must be a table [[audit]]")
+    _unknown("audit", audit, AUDIT_KEYS)
+    coalition = audit.get("coalition")
+    if not isinstance(coalition, list) or not coalition or not all(
+        isinstance(c, int) and not isinstance(c, bool) for c in coalition
+    ):
+        raise ScenarioError(f"{where}.coalition = {coalition!r} must be a list of party ids")
+    missing = sorted({c for c in coalition if not 0 <= c < n_parties})
+    if missing:
+        raise ScenarioError(
+            f"{where}.coalition names part{'ies' if len(missing) > 1 else 'y'} {missing}, "
+            f"but the parties are 0..{n_parties - 1}"
+        )
+    if len(set(coalition)) != len(coalition):
+        raise ScenarioError(f"{where}.coalition = {coalition} repeats a party")
+    if len(coalition) >= n_parties:
+        raise ScenarioError(
+            f"{where}.coalition has all {n_parties} parties; t-privacy concerns coalitions of "
+            f"at most M − 1 = {n_parties - 1}"
+        )
+    method = _check_choice(f"{where}.method", audit.get("method", "statistical"), AUDIT_METHODS)
+    trials = _check_int(f"{where}.trials", audit.get("trials", 200), low=10)
+    alpha = _check_float(f"{where}.alpha", audit.get("alpha", 1e-3), 0.0, True)
+    if alpha >= 1:
+        raise ScenarioError(f"{where}.alpha = {alpha} must be < 1")
+    try:
+        prime = parse_prime(audit.get("prime", 5))
+    except InputError as exc:
+        raise ScenarioError(f"{where}.prime: {exc}") from exc
+    return AuditSpec(tuple(sorted(coalition)), method, trials, alpha, prime)
