@@ -30,6 +30,7 @@ decodes the sum. This module provides both halves:
 
 from __future__ import annotations
 
+import math
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -43,6 +44,7 @@ MERSENNE61 = (1 << 61) - 1
 
 _U64 = np.uint64
 _P61 = np.uint64(MERSENNE61)
+SUM_BLOCK = 1 << 14
 _M32 = np.uint64(0xFFFFFFFF)
 _M29 = np.uint64((1 << 29) - 1)
 
@@ -228,6 +230,56 @@ class PrimeField(ABC):
 
     # -- linear algebra (used by audits) ----------------------------------------------------
 
+    def power(self, a: np.ndarray, exponent: int) -> np.ndarray:
+        """Elementwise a^exponent by square-and-multiply (vectorised)."""
+        result = self.elements(np.ones(np.shape(a), dtype=np.int64))
+        base = np.asarray(a)
+        e = int(exponent)
+        while e:
+            if e & 1:
+                result = self.mul(result, base)
+            e >>= 1
+            if e:
+                base = self.mul(base, base)
+        return result
+
+    def inv(self, a: np.ndarray) -> np.ndarray:
+        """Elementwise inverse (Fermat: a^(p−2)); zeros map to zero."""
+        return self.power(a, self.p - 2)
+
+    def ranks(self, stack: np.ndarray) -> np.ndarray:
+        """Ranks of a stack of matrices, shape (S, r, c) → (S,), eliminated all at once.
+
+        Gaussian elimination runs column by column over every matrix of the stack together,
+        each with its own pivot row, so thousands of small ranks cost a few vector operations
+        per column.
+        """
+        a = np.array(stack, dtype=self.dtype, copy=True)
+        if a.ndim != 3:
+            raise ValueError("ranks expects a 3-D stack of matrices")
+        n_mat, n_rows, n_cols = a.shape
+        rank = np.zeros(n_mat, dtype=np.int64)
+        rows = np.arange(n_rows)
+        for j in range(n_cols):
+            eligible = (a[:, :, j] != 0) & (rows[None, :] >= rank[:, None])
+            has = np.nonzero(eligible.any(axis=1))[0]
+            if has.size == 0:
+                continue
+            piv = np.argmax(eligible[has], axis=1)
+            top = rank[has]
+            pivot_rows = a[has, piv].copy()
+            a[has, piv] = a[has, top]
+            a[has, top] = pivot_rows
+            scale = self.inv(pivot_rows[:, j])
+            pivot_rows = self.mul(pivot_rows, scale[:, None])
+            a[has, top] = pivot_rows
+            factors = a[has, :, j].copy()
+            factors[np.arange(has.size), top] = 0
+            sub = a[has]
+            a[has] = self.sub(sub, self.mul(factors[:, :, None], pivot_rows[:, None, :]))
+            rank[has] += 1
+        return rank
+
     def rank(self, matrix: np.ndarray) -> int:
         """Rank of a 2-D element array over GF(p) (Gaussian elimination, vectorised rows)."""
         return len(self.row_reduce(matrix)[1])
@@ -329,18 +381,38 @@ class Mersenne61Field(PrimeField):
         return self.add(_reduce61(lo), _reduce61(shifted))
 
     def sum_arrays(self, arrays: list[np.ndarray]) -> np.ndarray:
-        """Sum of equally shaped arrays, reducing once per seven additions."""
+        """Sum of equally shaped arrays, reducing once per seven additions.
+
+        Long arrays are summed block by block (:data:`SUM_BLOCK` elements), so that the
+        accumulator stays in cache and every input is read from memory once.
+        """
         if not arrays:
             raise ValueError("sum_arrays needs at least one array")
-        total = np.array(arrays[0], dtype=np.uint64, copy=True)
-        pending = 0
-        for a in arrays[1:]:
-            np.add(total, a, out=total)
-            pending += 1
-            if pending == 7:  # total < 8·2^61 = 2^64
-                total = _reduce61(total)
-                pending = 0
-        return _reduce61(total)
+        first = np.asarray(arrays[0], dtype=np.uint64)
+        if len(arrays) == 1:
+            return first.copy()
+        flat = [np.asarray(a, dtype=np.uint64).reshape(-1) for a in arrays]
+        out = np.empty(first.size, dtype=np.uint64)
+        for start in range(0, first.size, SUM_BLOCK):
+            stop = min(first.size, start + SUM_BLOCK)
+            acc = flat[0][start:stop].copy()
+            pending = 0
+            for a in flat[1:]:
+                np.add(acc, a[start:stop], out=acc)
+                pending += 1
+                if pending == 7:  # acc < 8·2^61 = 2^64
+                    acc = _reduce61(acc)
+                    pending = 0
+            out[start:stop] = _reduce61(acc)
+        return out.reshape(first.shape)
+
+    def from_signed(self, values: np.ndarray) -> np.ndarray:
+        """Elements of int64 values with |v| ≤ (p − 1)/2 (negatives map to p − |v|)."""
+        ints = np.asarray(values, dtype=np.int64)
+        out = ints.view(np.uint64).copy()
+        # A negative v reads as 2^64 + v; adding p wraps to p + v (mod 2^64), in [0, p).
+        out += (ints < 0).astype(np.uint64) * _P61
+        return out
 
 
 class SmallPrimeField(PrimeField):
@@ -356,6 +428,8 @@ class SmallPrimeField(PrimeField):
 
     def elements(self, values: object) -> np.ndarray:
         arr = np.asarray(values)
+        if arr.dtype == np.uint64:  # ≥ 2^63 would wrap negative through int64
+            return np.mod(arr, np.uint64(self.p)).astype(np.int64)
         if arr.dtype.kind in "iu":
             return np.mod(arr.astype(np.int64), self._p)
         if arr.dtype == object or arr.dtype.kind == "b":
@@ -432,6 +506,8 @@ class GaloisField(PrimeField):
 
     def elements(self, values: object) -> np.ndarray:
         arr = np.asarray(values)
+        if self.dtype == np.int64 and arr.dtype == np.uint64:  # no wrap through int64
+            return np.mod(arr, np.uint64(self.p)).astype(np.int64)
         if self.dtype == np.int64 and arr.dtype.kind in "iu":
             return np.mod(arr.astype(np.int64), np.int64(self.p))
         flat = [int(v) % self.p for v in arr.ravel().tolist()]
@@ -515,7 +591,11 @@ class FixedPoint:
         """Largest |x| whose encoding can be summed ``n_summands`` times without wrapping."""
         if n_summands < 1:
             raise ValueError("n_summands must be at least 1")
-        return (self.half // n_summands) / self.scale
+        limit = self.half // n_summands
+        as_float = float(limit)  # rounds to nearest, possibly above the integer limit
+        if as_float > limit:
+            as_float = math.nextafter(as_float, 0.0)
+        return as_float / self.scale  # exact: scale is a power of two
 
     def encode(self, x: object, n_summands: int = 1, what: str = "value") -> np.ndarray:
         """Encode reals into field elements, refusing NaN/inf and values beyond the bound.
@@ -536,7 +616,7 @@ class FixedPoint:
             raise EncodingError(f"{what} holds {bad!r}; only finite values can be encoded")
         limit = self.half // n_summands
         scaled = np.rint(arr * self.scale)
-        if scaled.size:
+        if scaled.size and max(-float(scaled.min()), float(scaled.max())) > limit:
             idx = int(np.argmax(np.abs(scaled)))
             if abs(float(scaled.ravel()[idx])) > limit:
                 hint = (
@@ -545,7 +625,10 @@ class FixedPoint:
                     if n_summands > 1
                     else f"lower frac_bits (now {self.frac_bits}) or use a larger prime"
                 )
-                raise FieldOverflowError(float(arr.ravel()[idx]), limit / self.scale, what, hint)
+                raise FieldOverflowError(float(arr.ravel()[idx]), self.bound(n_summands), what,
+                                         hint)
+        if isinstance(self.field, Mersenne61Field):
+            return self.field.from_signed(scaled.astype(np.int64))
         if self.field.bits <= 62:
             return self.field.elements(scaled.astype(np.int64))
         ints = np.array([int(v) for v in scaled.ravel().tolist()], dtype=object)

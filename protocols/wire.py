@@ -13,6 +13,8 @@ overhead when the channel is sealed).
 
 from __future__ import annotations
 
+import math
+import numbers
 import struct
 
 import numpy as np
@@ -21,12 +23,17 @@ from protocols.errors import MpcsimError
 
 VERSION = 1
 
-_CODES: dict[str, int] = {"uint64": 1, "int64": 2, "float64": 3, "uint8": 4, "object": 5}
 _DTYPES: dict[int, np.dtype] = {
     1: np.dtype("<u8"),
     2: np.dtype("<i8"),
     3: np.dtype("<f8"),
     4: np.dtype("u1"),
+}
+_NATIVE: dict[int, np.dtype] = {code: dtype.newbyteorder("=") for code, dtype in _DTYPES.items()}
+_CODES: dict[np.dtype, int] = {
+    **{dtype: code for code, dtype in _DTYPES.items()},
+    **{dtype.newbyteorder(">"): code for code, dtype in _DTYPES.items() if code != 4},
+    np.dtype(object): 5,
 }
 _HEADER = struct.Struct("<BBBB")
 
@@ -43,14 +50,18 @@ def payload_elements(payload: np.ndarray) -> int:
 def encode(payload: np.ndarray) -> bytes:
     """Serialise an array to bytes."""
     arr = np.asarray(payload)
-    code = _CODES.get(arr.dtype.name)
+    code = _CODES.get(arr.dtype)
     if code is None:
         raise WireFormatError(f"payload dtype {arr.dtype} has no wire encoding")
     if arr.ndim > 255:
         raise WireFormatError("payload has too many dimensions")
     shape = struct.pack(f"<{arr.ndim}Q", *arr.shape)
     if code == 5:
-        values = [int(v) for v in arr.ravel().tolist()]
+        raw = arr.ravel().tolist()
+        if not all(isinstance(v, numbers.Integral) and not isinstance(v, bool | np.bool_)
+                   for v in raw):
+            raise WireFormatError("object payloads must hold integers (field elements)")
+        values = [int(v) for v in raw]
         if any(v < 0 for v in values):
             raise WireFormatError("object payloads must hold non-negative integers")
         width = max(8, (max(values, default=0).bit_length() + 7) // 8)
@@ -76,19 +87,26 @@ def decode(data: bytes | bytearray | memoryview) -> np.ndarray:
     if len(buf) < offset:
         raise WireFormatError("payload shorter than its shape")
     shape = struct.unpack_from(f"<{ndim}Q", buf, _HEADER.size)
-    count = int(np.prod(shape, dtype=np.int64)) if ndim else 1
+    count = math.prod(shape)  # exact: an int64 product could wrap (even to 0)
     if code == 5:
-        if len(buf) != offset + count * width:
+        if width == 0 or len(buf) != offset + count * width:
             raise WireFormatError("payload length does not match its shape")
         raw = bytes(buf[offset:])
         values = [
             int.from_bytes(raw[i * width : (i + 1) * width], "little") for i in range(count)
         ]
         return np.array(values, dtype=object).reshape(shape)
-    dtype = _DTYPES.get(code)
+    dtype = _NATIVE.get(code)
     if dtype is None:
         raise WireFormatError(f"unknown payload dtype code {code}")
+    if width != dtype.itemsize:
+        raise WireFormatError(f"payload element width {width}, expected {dtype.itemsize}")
     if len(buf) != offset + count * dtype.itemsize:
         raise WireFormatError("payload length does not match its shape")
-    arr = np.frombuffer(buf, dtype=dtype, count=count, offset=offset).reshape(shape)
-    return arr.astype(dtype.newbyteorder("="), copy=False)
+    arr = np.frombuffer(buf, dtype=_DTYPES[code], count=count, offset=offset)
+    if _DTYPES[code] != dtype:  # big-endian host: convert once
+        arr = arr.astype(dtype)
+    elif not buf.readonly:  # never alias a buffer the caller may still change
+        arr = arr.copy()
+        arr.flags.writeable = False
+    return arr.reshape(shape)

@@ -71,6 +71,9 @@ class Network:
         self.graph = graph
         self.topology = topology
         self._routes: dict[tuple[int, int], tuple[tuple[object, object], ...]] = {}
+        self._route_links: dict[tuple[int, int], tuple[tuple[tuple[object, object], Link], ...]]
+        self._route_links = {}
+        self._min_latency: float | None = None
 
     @property
     def participants(self) -> tuple[int, ...]:
@@ -149,18 +152,47 @@ class Network:
             if t != node:
                 self.graph.add_edge(node, t, link=some_link)
         self._routes.clear()
+        self._route_links.clear()
+        self._min_latency = None
 
     def route(self, sender: int, receiver: int) -> tuple[tuple[object, object], ...]:
-        """The directed hops of the lowest-latency path from ``sender`` to ``receiver``."""
+        """The directed hops of the lowest-latency path from ``sender`` to ``receiver``.
+
+        A direct link whose latency is at most twice the smallest link latency is the route
+        (no path of two or more links is shorter); otherwise the lowest-latency paths from
+        the sender are computed once and cached.
+        """
         key = (sender, receiver)
         hops = self._routes.get(key)
-        if hops is None:
-            path = nx.shortest_path(
-                self.graph, sender, receiver, weight=lambda u, v, d: d["link"].latency_s
+        if hops is not None:
+            return hops
+        if self._min_latency is None:
+            self._min_latency = min(
+                (d.latency_s for _, _, d in self.graph.edges(data="link")), default=0.0
             )
-            hops = tuple(itertools.pairwise(path))
+        edge = self.graph.get_edge_data(sender, receiver)
+        if edge is not None and edge["link"].latency_s <= 2 * self._min_latency:
+            hops = ((sender, receiver),)
             self._routes[key] = hops
-        return hops
+            return hops
+        paths = nx.single_source_dijkstra_path(
+            self.graph, sender, weight=lambda u, v, d: d["link"].latency_s
+        )
+        for target, path in paths.items():
+            if target != sender and target != HUB:
+                self._routes.setdefault((sender, target), tuple(itertools.pairwise(path)))
+        return self._routes[key]
+
+    def route_links(
+        self, sender: int, receiver: int
+    ) -> tuple[tuple[tuple[object, object], Link], ...]:
+        """The route's hops with their links: ``((a, b), Link)`` per hop (cached)."""
+        key = (sender, receiver)
+        cached = self._route_links.get(key)
+        if cached is None:
+            cached = tuple((hop, self.link(*hop)) for hop in self.route(sender, receiver))
+            self._route_links[key] = cached
+        return cached
 
     def link(self, a: object, b: object) -> Link:
         return self.graph.edges[a, b]["link"]

@@ -80,14 +80,23 @@ class SimPyDriver:
     interceptor : callable, optional
         ``interceptor(sender, receiver, tag, data) -> data`` rewrites the bytes in transit
         (an active network adversary, for tests of sealing).
+    record_messages : bool
+        Append every received message to its receiver's view (off only for runs too large
+        to keep them).
     """
 
     def __init__(
-        self, network: Network, *, sealing: bool = True, interceptor: Interceptor | None = None
+        self,
+        network: Network,
+        *,
+        sealing: bool = True,
+        interceptor: Interceptor | None = None,
+        record_messages: bool = True,
     ) -> None:
         self.network = network
         self.sealing = sealing
         self.interceptor = interceptor
+        self.record_messages = record_messages
 
     def run(
         self,
@@ -175,9 +184,10 @@ class _Run:
                     self._send(pid, effect.to, effect.payload, effect.call, effect.step,
                                effect.sealed)
                 elif kind is SendEach:
+                    encoded: dict[int, tuple[bytes, int]] = {}  # a broadcast encodes once
                     for to in sorted(effect.payloads):
                         self._send(pid, to, effect.payloads[to], effect.call, effect.step,
-                                   effect.sealed)
+                                   effect.sealed, encoded)
                 elif kind is Recv:
                     value = yield from self._receive(pid, effect.sender, effect.call, effect.step)
                 elif kind is RecvEach:
@@ -220,14 +230,25 @@ class _Run:
     # -- messages ---------------------------------------------------------------------------
 
     def _send(
-        self, pid: int, to: int, payload: np.ndarray, call: Call, step: str, sealed: bool
+        self,
+        pid: int,
+        to: int,
+        payload: np.ndarray,
+        call: Call,
+        step: str,
+        sealed: bool,
+        encoded: dict[int, tuple[bytes, int]] | None = None,
     ) -> None:
         if to not in self.contexts or to == pid:
             raise MpcsimError(f"party {pid} sent a message to unknown party {to}")
         ctx = self.contexts[pid]
-        arr = np.asarray(payload)
-        data = wire.encode(arr)
-        elements = wire.payload_elements(arr)
+        cached = encoded.get(id(payload)) if encoded is not None else None
+        if cached is None:
+            arr = np.asarray(payload)
+            cached = (wire.encode(arr), wire.payload_elements(arr))
+            if encoded is not None:
+                encoded[id(payload)] = cached
+        data, elements = cached
         nonce = None
         if self.driver.sealing and sealed:
             channel_key = ctx.channel_keys.get(to)
@@ -246,12 +267,12 @@ class _Run:
             data = self.driver.interceptor(pid, to, call.tag(step), data)
         now = float(self.env.now)
         t = now
-        hops = self.network.route(pid, to)
-        for a, b in hops:
-            link = self.network.link(a, b)
-            start = max(t, self.link_free.get((a, b), 0.0))
-            end = start + link.transmit_s(n_bytes)
-            self.link_free[(a, b)] = end
+        hops = self.network.route_links(pid, to)
+        link_free = self.link_free
+        for hop, link in hops:
+            start = max(t, link_free.get(hop, 0.0))
+            end = start + n_bytes * 8.0 / link.bandwidth_bps
+            link_free[hop] = end
             t = end + link.latency_s
         round_ = self.max_round[pid] + 1
         self.rows.append(
@@ -283,10 +304,11 @@ class _Run:
             )
         payload = wire.decode(data)
         self.max_round[pid] = max(self.max_round[pid], envelope.round)
-        self.views[pid].received.append(
-            Message(envelope.sender, envelope.call.protocol, envelope.call.index, envelope.step,
-                    envelope.round, payload)
-        )
+        if self.driver.record_messages:
+            self.views[pid].received.append(
+                Message(envelope.sender, envelope.call.protocol, envelope.call.index,
+                        envelope.step, envelope.round, payload)
+            )
         return payload
 
     # -- failure ----------------------------------------------------------------------------

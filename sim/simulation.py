@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from Crypto.Cipher import AES
 
 from parties.party import Party, check_parties
 from parties.view import Coalition, View
@@ -73,12 +74,39 @@ def seed_bytes(seed: int, party: int, purpose: int) -> bytes:
     return state.astype("<u4").tobytes()
 
 
+def _preshared_blocks(pairs: np.ndarray) -> bytes:
+    """Four 16-byte counter blocks (lo, hi, j) per pair, j = 0..3, big-endian."""
+    pair_ids = (pairs[:, 0].astype(np.uint64) << np.uint64(32)) | pairs[:, 1].astype(np.uint64)
+    blocks = np.zeros((len(pairs), 4, 2), dtype=">u8")
+    blocks[:, :, 0] = pair_ids[:, None]
+    blocks[:, :, 1] = np.arange(4, dtype=np.uint64)[None, :]
+    return blocks.tobytes()
+
+
+def preshared_keys(seed: int, parties: Sequence[int]) -> dict[tuple[int, int], tuple[bytes, bytes]]:
+    """(channel key, mask seed) of every pair {lo, hi} under the pre-shared key model.
+
+    A trusted setup derives each pair's 64 bytes as AES-256-ECB of the counter blocks
+    (lo, hi, j), j = 0..3, under a master key spawned from the seed (a PRF per pair); all
+    pairs are derived in one batch.
+    """
+    ids = sorted(parties)
+    pairs = np.array([(a, b) for i, a in enumerate(ids) for b in ids[i + 1 :]], dtype=np.int64)
+    if len(pairs) == 0:
+        return {}
+    master = seed_bytes(seed, -1 % (1 << 32), PURPOSE_PRESHARED)
+    material = AES.new(master, AES.MODE_ECB).encrypt(_preshared_blocks(pairs))
+    out = {}
+    for i, (a, b) in enumerate(pairs.tolist()):
+        chunk = material[64 * i : 64 * (i + 1)]
+        out[(a, b)] = (chunk[:32], chunk[32:])
+    return out
+
+
 def preshared_pair_keys(seed: int, a: int, b: int) -> tuple[bytes, bytes]:
     """(channel key, mask seed) of the pair {a, b} under the pre-shared key model."""
     lo, hi = sorted((a, b))
-    ss = np.random.SeedSequence(seed, spawn_key=(lo, hi, PURPOSE_PRESHARED))
-    material = ss.generate_state(16, np.uint32).astype("<u4").tobytes()
-    return material[:32], material[32:]
+    return preshared_keys(seed, [lo, hi])[(lo, hi)]
 
 
 class _RecordingRandomness:
@@ -140,6 +168,10 @@ class Simulation:
         keys (no sealing, no pairwise masks).
     record_draws : bool
         Record every mask draw in the views (audits use this).
+    record_views : bool
+        Keep every received message in the views (the default). Off only for studies at a
+        scale where the views would not fit in memory and no audit reads them; the ledger,
+        inputs, seeds and outputs are kept either way.
     randomness : callable, optional
         ``randomness(party, field)`` replaces each party's mask source (audits use this).
     interceptor : callable, optional
@@ -156,6 +188,7 @@ class Simulation:
         sealing: bool = True,
         keys: str = "x25519",
         record_draws: bool = False,
+        record_views: bool = True,
         randomness: RandomnessFactory | None = None,
         interceptor: Interceptor | None = None,
     ) -> None:
@@ -172,6 +205,7 @@ class Simulation:
         self.sealing = sealing
         self.keys = keys
         self.record_draws = record_draws
+        self.record_views = record_views
         self.randomness = randomness
         self.interceptor = interceptor
 
@@ -216,11 +250,11 @@ class Simulation:
             views[pid] = view
             programs[pid] = self._program(party)
         if self.keys == "preshared":
-            for a in sorted(contexts):
-                for b in sorted(contexts):
-                    if a != b:
-                        contexts[a].install_pair_keys(b, *preshared_pair_keys(run_seed, a, b))
-        driver = SimPyDriver(network, sealing=self.sealing, interceptor=self.interceptor)
+            for (a, b), (channel, mask) in preshared_keys(run_seed, sorted(contexts)).items():
+                contexts[a].install_pair_keys(b, channel, mask)
+                contexts[b].install_pair_keys(a, channel, mask)
+        driver = SimPyDriver(network, sealing=self.sealing, interceptor=self.interceptor,
+                             record_messages=self.record_views)
         start = time.perf_counter()
         outcome = driver.run(contexts, programs, views)
         wall = time.perf_counter() - start
