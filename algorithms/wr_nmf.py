@@ -58,7 +58,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from algorithms.nndsvd import nndsvd
-from algorithms.rri_nmf import RRIParams, RRIResult, rri_nmf
+from algorithms.rri_nmf import RRIParams, RRIResult, fit_weights, rri_nmf
 from protocols.errors import InputError
 
 __all__ = [
@@ -293,6 +293,7 @@ def wr_nmf(
     max_iter: int = 200,
     tol: float = 1e-4,
     normalize_topics: bool = True,
+    w_start: str = "zero",
 ) -> RRIResult:
     """WR-NMF (Algorithm 6): global topics from the parties' weighted local topics.
 
@@ -317,6 +318,10 @@ def wr_nmf(
     normalize_topics : bool
         Divide every non-zero row of T by its sum and scale Y's columns to match (YT and, when
         unregularised, the objective are unchanged). ``objective`` stays that of the RRI run.
+    w_start : {"zero", "nnls"}
+        Start Y at 0 (digest §7.1 item 11) or at its NNLS fit to the start T
+        (:func:`algorithms.rri_nmf.fit_weights`, one fit per local model's rows), as
+        PD-NMF-Init's step 9 does at each party.
 
     Returns
     -------
@@ -342,7 +347,19 @@ def wr_nmf(
             _, start = nndsvd(T_in, int(k))
     else:
         start = np.asarray(T0, dtype=np.float64)
-    result = rri_nmf(T_in, int(k), T0=start, max_iter=max_iter, tol=tol, params=params)
+    if w_start not in ("zero", "nnls"):
+        raise InputError(f"w_start {w_start!r} must be 'zero' or 'nnls'")
+    W0 = None
+    if w_start == "nnls":
+        # One fit per party's block of rows, as each party fits its own rows in PD-NMF-Init:
+        # the rows are independent, but fit_weights' stopping rule reads the objective of the
+        # rows it is given, so a fit of the whole stack stops after a different number of
+        # sweeps than the parties' fits and this reference would differ from PD-NMF-Init.
+        W0 = np.vstack([
+            fit_weights(weighted_representatives([m], l2_t=l2_t), start, params=params)
+            for m in local_models
+        ])
+    result = rri_nmf(T_in, int(k), T0=start, W0=W0, max_iter=max_iter, tol=tol, params=params)
     if not normalize_topics:
         return result
     mass = result.T.sum(axis=1)
