@@ -1,0 +1,297 @@
+"""Catalogue entries ``pd_nmf`` and ``rri_nmf`` (thesis seed 001, §2.2, Algorithms 2, 7, 8).
+
+``pd_nmf`` runs PD-NMF among the scenario's parties on the simulator; ``rri_nmf`` runs the
+centralized reference on the pooled data. Both share the scenario keys below. For ``pd_nmf``
+the report's metrics hold the objective after every sweep (an evaluation by the simulator, not
+part of the protocol) and ``max_abs_diff_vs_centralized``: the largest difference between the
+parties' T and centralized RRI-NMF run on the pooled X from the same T0 (Theorem 2).
+
+Scenario keys (``[algorithm]``): ``k``, ``iterations`` (sweeps of PD-NMF-Iter), ``form``
+("topic" | "plain"), ``variant`` ("prg" | "explicit"), ``init`` ("random" | "random_2x" |
+"nndsvd" | "pd_nmf_init" | "pd_svd" | {path = "T0.npy"}), ``l1_w``, ``l2_w``, ``l1_t``,
+``l2_t``, ``loss`` ("auto" | "full" | "observed"), ``init_iterations`` (sweeps of step 9 of
+PD-NMF-Init; default ``iterations``), ``local_iterations`` (cap on the local RRI-NMF of step 2).
+
+``random`` draws T0 with U[0,1] entries (the thesis's baseline) and divides every row by its
+sum. From W = 0 without regularisers, RRI's iterates of WT do not depend on the scale of T0's
+rows; the scale only splits the product between W and T, and an unnormalised start in a wide
+matrix (large d) leaves W tiny, where fixed-point encoding loses relative precision (see the
+precision note of :mod:`algorithms.pd_nmf`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import linear_sum_assignment
+
+from algorithms import data as data_io
+from algorithms.nndsvd import nndsvd
+from algorithms.pd_nmf import (
+    INITS,
+    InitSettings,
+    declared_sweep_elements,
+    normalize_rows,
+    pd_nmf,
+    total_objective,
+)
+from algorithms.rri_nmf import RRIParams, as_row_block, objective, rri_sweep
+from parties.party import site_parties
+from protocols.errors import InputError, ScenarioError
+from protocols.secure_sum import VARIANTS
+from sim.catalog import Algorithm, AlgorithmRun, Param, RunInput, choice, integer, number
+from sim.privacy import AuditTarget, first_call_inputs
+from sim.simulation import Result
+
+INIT_SEED_KEY = 1_000_002
+
+
+def _check_init(name: str, value: Any) -> Any:
+    if isinstance(value, dict):
+        if set(value) != {"path"} or not isinstance(value["path"], str):
+            raise ScenarioError(
+                f"{name} = {value!r}: a T0 file is given as {{ path = \"T0.npy\" }}"
+            )
+        return {"path": value["path"]}
+    if value not in INITS:
+        raise ScenarioError(
+            f"{name} = {value!r} is unknown; use one of {', '.join(INITS)} or {{ path = ... }}"
+        )
+    if value == "pd_svd":
+        raise ScenarioError(
+            f"{name} = 'pd_svd' needs PD-SVD (thesis Algorithm 10), which mpcsim does not "
+            "implement yet; use pd_nmf_init, nndsvd, random or random_2x"
+        )
+    return value
+
+
+def _optional_int(name: str, value: Any) -> int | None:
+    return None if value is None else integer(low=1)(name, value)
+
+
+NMF_PARAMS: dict[str, Param] = {
+    "k": Param(5, integer(low=1), "number of topics, 1 ≤ k ≤ min(n, d)"),
+    "iterations": Param(30, integer(low=1), "sweeps of PD-NMF-Iter"),
+    "form": Param("topic", choice("topic", "plain"), "topic | plain"),
+    "variant": Param("prg", choice(*VARIANTS), "SecureSum variant"),
+    "init": Param("pd_nmf_init", _check_init, "initialisation"),
+    "l1_w": Param(0.0, number(), "ℓ1 on W"),
+    "l2_w": Param(0.0, number(), "ℓ2 on W"),
+    "l1_t": Param(0.0, number(), "ℓ1 on T"),
+    "l2_t": Param(0.0, number(), "ℓ2 on T"),
+    "loss": Param("auto", choice("auto", "full", "observed"), "observed: NaN = unobserved"),
+    "init_iterations": Param(None, _optional_int, "sweeps of PD-NMF-Init step 9"),
+    "local_iterations": Param(200, integer(low=1), "cap on the local RRI-NMF of step 2"),
+}
+
+
+@dataclass(frozen=True)
+class NmfSetup:
+    """The validated NMF settings of a scenario, with the data's shape checked."""
+
+    k: int
+    sweeps: int
+    params: RRIParams
+    variant: str
+    init: Any
+    loss: str
+    init_settings: InitSettings
+
+    @classmethod
+    def from_params(cls, p: dict[str, Any], shape: tuple[int, int]) -> NmfSetup:
+        n, d = shape
+        k = p["k"]
+        if k > min(n, d):
+            raise ScenarioError(
+                f"algorithm.k = {k} must be ≤ min(n, d) = {min(n, d)} for data of shape {shape}"
+            )
+        try:
+            params = RRIParams(form=p["form"], l1_w=p["l1_w"], l2_w=p["l2_w"], l1_t=p["l1_t"],
+                               l2_t=p["l2_t"])
+        except InputError as exc:
+            raise ScenarioError(f"[algorithm]: {exc}") from exc
+        sweeps = p["iterations"] * (2 if p["init"] == "random_2x" else 1)
+        settings = InitSettings(sweeps=p["init_iterations"] or p["iterations"],
+                                local_max_iter=p["local_iterations"])
+        return cls(k, sweeps, params, p["variant"], p["init"], p["loss"], settings)
+
+
+def public_start(setup: NmfSetup, X: Any, seed: int, base_dir: Path,
+                 init: Any = None) -> np.ndarray | None:
+    """The public T0 of the non-private initialisations (None for ``pd_nmf_init``)."""
+    init = setup.init if init is None else init
+    d = X.shape[1]
+    if isinstance(init, dict):
+        path = (base_dir / init["path"]).resolve()
+        T0 = data_io.load_matrix(path)
+        if sp.issparse(T0):
+            T0 = T0.toarray()
+        if T0.shape != (setup.k, d):
+            raise InputError(
+                f"T0 file {str(path)!r} has shape {T0.shape}; algorithm.init needs ({setup.k}, {d})"
+            )
+        data_io.check_finite(T0, f"T0 file {path.name}")
+        data_io.check_nonnegative(T0, f"T0 file {path.name}")
+        return np.asarray(T0, dtype=np.float64)
+    if init in ("random", "random_2x"):
+        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(INIT_SEED_KEY,)))
+        return normalize_rows(rng.uniform(0.0, 1.0, size=(setup.k, d)))
+    if init == "nndsvd":
+        return nndsvd(_zero_filled(X), setup.k)[1]
+    return None
+
+
+def _zero_filled(X: Any) -> Any:
+    if sp.issparse(X):
+        return X
+    return np.where(np.isnan(X), 0.0, X)
+
+
+def centralized_sweeps(X: Any, T0: np.ndarray, sweeps: int, setup: NmfSetup,
+                       callback: Callable[[np.ndarray, np.ndarray], None] | None = None,
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """Centralized RRI-NMF (Algorithm 2) from T0 with W = 0, for a fixed number of sweeps."""
+    block = as_row_block(X, setup.loss)  # type: ignore[arg-type]
+    W = np.zeros((X.shape[0], setup.k))
+    T = np.array(T0, dtype=np.float64, copy=True)
+    for _ in range(sweeps):
+        W, T = rri_sweep(block, W, T, setup.params)
+        if callback is not None:
+            callback(W, T)
+    return W, T
+
+
+def run_pd_nmf(inp: RunInput, setup: NmfSetup, T0: np.ndarray | None) -> tuple[Result, list]:
+    """Simulate PD-NMF on the scenario's shards; returns the result and each party's model."""
+    parties = site_parties(
+        lambda ctx, X: pd_nmf(ctx, X, setup.k, sweeps=setup.sweeps, params=setup.params,
+                              variant=setup.variant, loss=setup.loss, T0=T0,
+                              init_settings=setup.init_settings),
+        [{"X": shard} for shard in inp.shards],
+    )
+    result = inp.simulation.run(parties, seed=inp.seed)
+    return result, [result.outputs[m] for m in result.sites]
+
+
+def topic_recovery(true_topics: np.ndarray, topics: np.ndarray) -> float:
+    """Mean cosine similarity of the best one-to-one matching of learned to planted topics."""
+    a = true_topics / np.maximum(np.linalg.norm(true_topics, axis=1, keepdims=True), 1e-300)
+    b = topics / np.maximum(np.linalg.norm(topics, axis=1, keepdims=True), 1e-300)
+    cos = a @ b.T
+    rows, cols = linear_sum_assignment(-cos)
+    return float(cos[rows, cols].mean())
+
+
+def _run_pd_nmf(inp: RunInput) -> AlgorithmRun:
+    setup = NmfSetup.from_params(inp.params, inp.data.shape)
+    T0 = public_start(setup, inp.data, inp.seed, inp.scenario.base_dir)
+    result, models = run_pd_nmf(inp, setup, T0)
+    T = models[0].T
+    W = np.vstack([m.W for m in models])
+    history = total_objective(models)
+    start = models[0].T_start
+    W_c, T_c = centralized_sweeps(inp.data, start, setup.sweeps, setup)
+    n, d = inp.data.shape
+    iter_rows = result.ledger.select(phase="iter", protocol="secure_sum")
+    sent = [sum(r.elements for r in iter_rows if r.sender == m) for m in result.sites]
+    block_loss = as_row_block(inp.shards[0], setup.loss).loss  # type: ignore[arg-type]
+    metrics: dict[str, Any] = {
+        "objective": history[-1] if history else None,
+        "objective_history": history,
+        "max_abs_diff_vs_centralized": float(np.max(np.abs(T - T_c))),
+        "max_rel_diff_vs_centralized": float(np.max(np.abs(T - T_c)) / max(np.max(np.abs(T_c)),
+                                                                           1e-300)),
+        "max_abs_diff_W_vs_centralized": float(np.max(np.abs(W - W_c))) if W.size else 0.0,
+        "same_T_at_every_party": all(np.array_equal(m.T, T) for m in models),
+        "elements_sent_per_party_per_sweep": sent[0] / setup.sweeps if setup.sweeps else 0,
+        "declared_elements_sent_per_party_per_sweep": declared_sweep_elements(
+            setup.variant, len(models), d, setup.k, block_loss),
+        "n": n, "d": d, "k": setup.k, "sweeps": setup.sweeps,
+    }
+    if len(set(sent)) != 1:
+        metrics["elements_sent_per_party_iter"] = sent
+    truth = inp.extras.get("topics")
+    if truth is not None and np.shape(truth) == T.shape:
+        metrics["topic_recovery_cosine"] = topic_recovery(np.asarray(truth), T)
+    outputs = {"T": T, **{f"W_{m}": model.W for m, model in zip(result.sites, models,
+                                                                 strict=True)}}
+    return AlgorithmRun(
+        result=result,
+        outputs=outputs,
+        metrics=metrics,
+        audit_target=AuditTarget("secure_sum", setup.variant,
+                                 first_call_inputs(result.views, result.sites, "secure_sum")),
+        plots={"objective": lambda: objective_plot({"pd_nmf": history},
+                                                   f"PD-NMF, M = {len(models)}, k = {setup.k}")},
+        communication_by_phase=True,
+    )
+
+
+def _run_rri_nmf(inp: RunInput) -> AlgorithmRun:
+    setup = NmfSetup.from_params(inp.params, inp.data.shape)
+    if setup.init == "pd_nmf_init":
+        raise ScenarioError("algorithm.init = 'pd_nmf_init' is distributed; rri_nmf takes "
+                            "random, random_2x, nndsvd or { path = ... }")
+    T0 = public_start(setup, inp.data, inp.seed, inp.scenario.base_dir)
+    assert T0 is not None  # every init but pd_nmf_init gives a public T0
+    history: list[float] = []
+    block = as_row_block(inp.data, setup.loss)  # type: ignore[arg-type]
+    W, T = centralized_sweeps(
+        inp.data, T0, setup.sweeps, setup,
+        callback=lambda W_, T_: history.append(objective(block, W_, T_, setup.params)),
+    )
+    metrics: dict[str, Any] = {"objective": history[-1], "objective_history": history,
+                               "n": inp.data.shape[0], "d": inp.data.shape[1], "k": setup.k}
+    truth = inp.extras.get("topics")
+    if truth is not None and np.shape(truth) == T.shape:
+        metrics["topic_recovery_cosine"] = topic_recovery(np.asarray(truth), T)
+    return AlgorithmRun(
+        result=None, outputs={"T": T, "W": W}, metrics=metrics,
+        plots={"objective": lambda: objective_plot({"rri_nmf": history}, "RRI-NMF")},
+    )
+
+
+def objective_plot(curves: dict[str, list[float]], title: str) -> Any:
+    """Objective against sweep, one line per curve."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for name, values in curves.items():
+        ax.plot(np.arange(1, len(values) + 1), values, label=name)
+    ax.set_xlabel("sweep")
+    ax.set_ylabel("objective E(W, T)")
+    ax.set_title(title)
+    ax.legend()
+    ax.grid(alpha=0.3)
+    return fig
+
+
+PD_NMF = Algorithm(
+    name="pd_nmf",
+    summary="PD-NMF: PD-NMF-Init then PD-NMF-Iter over SecureSum; W^(m) never leaves party m",
+    reference="Tsikhanovich thesis (seed 001), §2.2, Algorithms 7 and 8; Theorem 2",
+    params=NMF_PARAMS,
+    run=_run_pd_nmf,
+    data_kind="topics",
+    nonnegative=True,
+    allow_missing=True,
+)
+
+RRI_NMF = Algorithm(
+    name="rri_nmf",
+    summary="centralized RRI-NMF on the pooled data (the reference PD-NMF must equal)",
+    reference="Tsikhanovich thesis (seed 001), Algorithm 2 and Eq. 2.31",
+    params=NMF_PARAMS,
+    run=_run_rri_nmf,
+    data_kind="topics",
+    nonnegative=True,
+    allow_missing=True,
+)
