@@ -107,6 +107,15 @@ Departures from the printed text, and why
    Neither given: NNDSVD (the Ch. 1 choice; unobserved entries read as 0).
 8. Algorithm 7's omissions (the Corollary 1 branch, the W row projection and the s_t rescale,
    the loop bound 0..k; digest items 7, 8, 10) do not arise: both programs share these steps.
+9. Plain form without regularisers: after each T row update, W_:t and T_t: are rescaled so
+   that ‖W_:t‖ = ‖T_t:‖ (with the observed loss, the mean of the per-column Σ_i Ψ_ij W_it²
+   stands for ‖W_:t‖²). Without regularisers RRI is invariant under per-topic rescaling —
+   the W update divides by ‖T_t:‖², the T update by ‖W_:t‖² — so every product W_:t T_t:,
+   the objective and all later iterates of WT are those of the unbalanced algorithm; only the
+   split between the factors is fixed. Left free, the split drifts with the start and the
+   data (a topic ended with ‖W_:t‖² = 0.03 and a T row summing to 30), and the private run,
+   which encodes the summed ‖W_:t‖² with absolute fixed-point precision, loses relative
+   precision on it (7.5e−5 from the centralized run at 24 fractional bits).
 """
 
 from __future__ import annotations
@@ -724,7 +733,8 @@ def update_t_row(summed: ArrayLike, params: RRIParams, loss: Loss) -> tuple[Floa
     """Step 4: the new T_t: from the summed step-3 statistic, and the W rescale factor s_t.
 
     Curvature c = denominator + ℓ^T_2 (per column for the observed loss). Plain form:
-    [numerator − ℓ^T_1]₊ / c where c > 0, else 0; s_t = 1. Topic form: if the (scalar) c ≤ 0,
+    [numerator − ℓ^T_1]₊ / c where c > 0, else 0; s_t balances ‖W_:t‖ = ‖T_t:‖ when
+    unregularised (departure 9), else s_t = 1. Topic form: if the (scalar) c ≤ 0,
     Lemma 1 with w = −numerator + ℓ^T_1 (s_t = 1); otherwise the closed form, then — unless
     the row is zero (kept, s_t = 1) — division by s_t = ‖T_t:‖_1 when unregularised, or the
     Euclidean projection onto Δ_d (s_t = 1) when regularised.
@@ -752,13 +762,32 @@ def update_t_row(summed: ArrayLike, params: RRIParams, loss: Loss) -> tuple[Floa
     row = np.zeros_like(num)
     row[pos] = np.maximum(num[pos], 0.0) / curv[pos]
     if params.form == "plain":
-        return row, 1.0
+        return _balanced(row, den, params)
     total = float(row.sum())
     if total <= 0:
         return row, 1.0
     if params.unregularized:
         return row / total, total
     return project_to_simplex(row), 1.0
+
+
+def _balanced(
+    row: FloatArray, den: float | FloatArray, params: RRIParams
+) -> tuple[FloatArray, float]:
+    """Plain form without regularisers: rescale so that ‖W_:t‖ = ‖T_t:‖ (departure 9).
+
+    ``den`` is the summed ‖W_:t‖² (full loss) or the per-column Σ_i Ψ_ij W_it² (observed
+    loss, whose positive mean scales the same way). Returns the T row and s_t.
+    """
+    if not params.unregularized:
+        return row, 1.0
+    den_arr = np.atleast_1d(np.asarray(den, dtype=np.float64))
+    w_sq = float(den_arr[den_arr > 0].mean()) if np.any(den_arr > 0) else 0.0
+    t_sq = float(row @ row)
+    if w_sq <= 0 or t_sq <= 0:
+        return row, 1.0
+    s_t = (t_sq / w_sq) ** 0.25  # s_t·‖W_:t‖ = ‖T_t:‖ / s_t
+    return row / s_t, s_t
 
 
 def next_residual(

@@ -271,8 +271,13 @@ def test_plain_t_update_solves_the_row_subproblem(l1, l2):
 
     expected = minimize(f, np.ones(6), jac=g, method="L-BFGS-B", bounds=[(0, None)] * 6,
                         options={"ftol": 1e-15, "gtol": 1e-12}).x
-    np.testing.assert_allclose(row, expected, atol=1e-7)
-    assert s_t == 1.0
+    # Unregularised, the plain form returns the minimiser rescaled by 1/s_t and balances the
+    # topic: ‖s_t·W_:t‖ = ‖T_t:‖ (departure 9); regularised, s_t = 1.
+    np.testing.assert_allclose(row * s_t, expected, atol=1e-7)
+    if params.unregularized:
+        assert s_t * np.linalg.norm(w) == pytest.approx(np.linalg.norm(row), rel=1e-12)
+    else:
+        assert s_t == 1.0
 
 
 def test_topic_unregularised_row_is_divided_by_its_l1_norm():
@@ -497,8 +502,9 @@ def test_only_t0_starts_w_at_zero():
     res = rri_nmf(X, 1, T0=T0, max_iter=1, tol=0.0)
     w = np.maximum(X @ T0[0], 0) / (T0[0] @ T0[0])
     t = np.maximum(w @ X, 0) / (w @ w)
-    np.testing.assert_allclose(res.W[:, 0], w, rtol=1e-13)
-    np.testing.assert_allclose(res.T[0], t, rtol=1e-13)
+    # the rank-one product is Ho's; the plain form balances its factors (departure 9)
+    np.testing.assert_allclose(np.outer(res.W[:, 0], res.T[0]), np.outer(w, t), rtol=1e-13)
+    assert np.linalg.norm(res.W[:, 0]) == pytest.approx(np.linalg.norm(res.T[0]), rel=1e-12)
     assert res.initial_objective == pytest.approx(0.5 * np.sum(X**2))
 
 
@@ -583,11 +589,11 @@ def test_observed_updates_solve_the_masked_subproblems():
     W2[:, t] = w_new
     stat = t_side_statistics(block, W2, T, t, ws)
     assert stat.shape == (18,)
-    row, _ = update_t_row(stat, RRIParams(), "observed")
+    row, s_t = update_t_row(stat, RRIParams(), "observed")
     for j in range(9):
         obs = mask[:, j]
         expected = nnls(w_new[obs][:, None], R[obs, j])[0][0] if obs.any() else 0.0
-        assert row[j] == pytest.approx(expected, abs=1e-12)
+        assert row[j] * s_t == pytest.approx(expected, abs=1e-12)  # balanced (departure 9)
 
 
 def test_observed_objective_ignores_missing_entries_and_never_increases():
