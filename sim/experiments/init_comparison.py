@@ -55,7 +55,7 @@ def _run(inp: RunInput) -> AlgorithmRun:
     n_runs = len(p["inits"]) * p["trials"]
     done = 0
     for init in p["inits"]:
-        setup = NmfSetup.from_params({**p, "init": init}, inp.data.shape)
+        setup = NmfSetup.from_params({**p, "init": init}, inp.data)
         histories = []
         for trial in range(p["trials"]):
             seed = int(np.random.SeedSequence(inp.seed, spawn_key=(trial,)).generate_state(1)[0])

@@ -59,8 +59,10 @@ def _check_init(name: str, value: Any) -> Any:
             )
         return {"path": value["path"]}
     if value not in INITS:
+        available = [i for i in INITS if i != "pd_svd"]
         raise ScenarioError(
-            f"{name} = {value!r} is unknown; use one of {', '.join(INITS)} or {{ path = ... }}"
+            f"{name} = {value!r} is unknown; use one of {', '.join(available)} or "
+            "{ path = \"T0.npy\" }"
         )
     if value == "pd_svd":
         raise ScenarioError(
@@ -103,18 +105,35 @@ class NmfSetup:
     init_settings: InitSettings
 
     @classmethod
-    def from_params(cls, p: dict[str, Any], shape: tuple[int, int]) -> NmfSetup:
-        n, d = shape
+    def from_params(cls, p: dict[str, Any], X: Any) -> NmfSetup:
+        """Validate the NMF keys against the data ``X`` (its shape and missing entries)."""
+        n, d = X.shape
         k = p["k"]
         if k > min(n, d):
             raise ScenarioError(
-                f"algorithm.k = {k} must be ≤ min(n, d) = {min(n, d)} for data of shape {shape}"
+                f"algorithm.k = {k} must be ≤ min(n, d) = {min(n, d)} for data of shape {X.shape}"
             )
         try:
             params = RRIParams(form=p["form"], l1_w=p["l1_w"], l2_w=p["l2_w"], l1_t=p["l1_t"],
                                l2_t=p["l2_t"])
         except InputError as exc:
             raise ScenarioError(f"[algorithm]: {exc}") from exc
+        missing = not sp.issparse(X) and bool(np.isnan(X).any())
+        if missing and p["loss"] == "full":
+            raise ScenarioError(
+                "algorithm.loss = 'full' but the data has unobserved entries (NaN); use "
+                "loss = 'auto' or 'observed', or fill them"
+            )
+        if (missing or p["loss"] == "observed") and min(p["l2_w"], p["l2_t"]) < 0:
+            raise ScenarioError(
+                f"algorithm.l2_w = {p['l2_w']} / l2_t = {p['l2_t']}: negative ℓ2 is not "
+                "supported with the observed-entries loss (missing ratings); use values ≥ 0"
+            )
+        if p["init"] == "pd_nmf_init" and p["l2_t"] < 0:
+            raise ScenarioError(
+                f"algorithm.l2_t = {p['l2_t']}: PD-NMF-Init's Theorem 1 weights need ℓ^T_2 ≥ 0; "
+                "choose another init or l2_t ≥ 0"
+            )
         sweeps = p["iterations"] * (2 if p["init"] == "random_2x" else 1)
         settings = InitSettings(sweeps=p["init_iterations"] or p["iterations"],
                                 local_max_iter=p["local_iterations"])
@@ -128,16 +147,23 @@ def public_start(setup: NmfSetup, X: Any, seed: int, base_dir: Path,
     d = X.shape[1]
     if isinstance(init, dict):
         path = (base_dir / init["path"]).resolve()
+        where = f"algorithm.init T0 file {str(path)!r}"
+        if not path.is_file():
+            raise InputError(f"{where} does not exist (paths are relative to the scenario file)")
         T0 = data_io.load_matrix(path)
         if sp.issparse(T0):
             T0 = T0.toarray()
         if T0.shape != (setup.k, d):
+            raise InputError(f"{where} has shape {T0.shape}; it must be (k, d) = ({setup.k}, {d})")
+        T0 = np.asarray(T0, dtype=np.float64)
+        if not np.all(np.isfinite(T0)):
+            raise InputError(f"{where} holds NaN or infinite entries; topics must be finite")
+        if T0.min() < 0:
+            r, c = np.unravel_index(int(np.argmin(T0)), T0.shape)
             raise InputError(
-                f"T0 file {str(path)!r} has shape {T0.shape}; algorithm.init needs ({setup.k}, {d})"
+                f"{where}: row {r}, column {c} holds {T0[r, c]!r}; topics must be non-negative"
             )
-        data_io.check_finite(T0, f"T0 file {path.name}")
-        data_io.check_nonnegative(T0, f"T0 file {path.name}")
-        return np.asarray(T0, dtype=np.float64)
+        return T0
     if init in ("random", "random_2x"):
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(INIT_SEED_KEY,)))
         return normalize_rows(rng.uniform(0.0, 1.0, size=(setup.k, d)))
@@ -188,7 +214,7 @@ def topic_recovery(true_topics: np.ndarray, topics: np.ndarray) -> float:
 
 
 def _run_pd_nmf(inp: RunInput) -> AlgorithmRun:
-    setup = NmfSetup.from_params(inp.params, inp.data.shape)
+    setup = NmfSetup.from_params(inp.params, inp.data)
     T0 = public_start(setup, inp.data, inp.seed, inp.scenario.base_dir)
     result, models = run_pd_nmf(inp, setup, T0)
     T = models[0].T
@@ -233,7 +259,7 @@ def _run_pd_nmf(inp: RunInput) -> AlgorithmRun:
 
 
 def _run_rri_nmf(inp: RunInput) -> AlgorithmRun:
-    setup = NmfSetup.from_params(inp.params, inp.data.shape)
+    setup = NmfSetup.from_params(inp.params, inp.data)
     if setup.init == "pd_nmf_init":
         raise ScenarioError("algorithm.init = 'pd_nmf_init' is distributed; rri_nmf takes "
                             "random, random_2x, nndsvd or { path = ... }")

@@ -104,7 +104,7 @@ def _run(inp: RunInput) -> AlgorithmRun:
             trains.append(hr.train)
             tests.append(hr.test)
     pooled = sp.vstack(trains, format="csr") if sp.issparse(trains[0]) else np.vstack(trains)
-    setup = NmfSetup.from_params(p, pooled.shape)
+    setup = NmfSetup.from_params(p, pooled)
     T0 = public_start(setup, pooled, inp.seed, inp.scenario.base_dir)
     train_input = RunInput(inp.scenario, p, pooled, trains, inp.simulation, inp.seed,
                            inp.progress, inp.extras)

@@ -302,7 +302,8 @@ BAD_INPUT = {
     "t0_negative": ('k = 2\ninit = { path = "T0_negative.npy" }', CSV_OK, "pd_nmf",
                     "negative"),
     "t0_nan": ('k = 2\ninit = { path = "T0_nan.npy" }', CSV_OK, "pd_nmf", "T0"),
-    "t0_missing": ('k = 2\ninit = { path = "nowhere.npy" }', CSV_OK, "pd_nmf", "nowhere.npy"),
+    "t0_missing": ('k = 2\ninit = { path = "nowhere.npy" }', CSV_OK, "pd_nmf",
+                   "algorithm.init T0 file"),
     "unknown_init": ('k = 2\ninit = "svd"', CSV_OK, "pd_nmf", "unknown"),
     "pd_svd_not_implemented": ('k = 2\ninit = "pd_svd"', CSV_OK, "pd_nmf",
                                "not implement"),
@@ -359,6 +360,8 @@ def test_unsupported_combinations_fail_cleanly(tmp_path, capsys, algorithm, csv,
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ")
     assert needle in lines[0], lines[0]
+    # caught where input enters, naming the scenario key — not inside a party's program
+    assert "algorithm." in lines[0] and "party" not in lines[0], lines[0]
 
 
 def test_missing_values_in_a_csv_select_the_observed_loss(tmp_path):
