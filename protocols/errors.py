@@ -45,13 +45,19 @@ class FieldOverflowError(EncodingError):
     """
 
     def __init__(self, value: float, bound: float, what: str = "value", hint: str = "") -> None:
+        # args are the constructor's arguments, so that copy, pickle and SimPy (which
+        # re-creates an exception as ``type(e)(*e.args)``) rebuild it faithfully
+        super().__init__(value, bound, what, hint)
         self.value = value
         self.bound = bound
         self.what = what
-        message = f"{what} {value!r} exceeds the field's representable bound {bound:.6g}"
-        if hint:
-            message += f"; {hint}"
-        super().__init__(message)
+        self.hint = hint
+
+    def __str__(self) -> str:
+        message = (
+            f"{self.what} {self.value!r} exceeds the field's representable bound {self.bound:.6g}"
+        )
+        return f"{message}; {self.hint}" if self.hint else message
 
 
 class AuthenticationError(MpcsimError):
@@ -72,7 +78,12 @@ class ProtocolAbort(MpcsimError):
     """
 
     def __init__(self, party: int, round: int, reason: str) -> None:
+        # args are the constructor's arguments: SimPy hands a failed event to each waiting
+        # process as a copy made with ``type(e)(*e.args)``, and pickle rebuilds it the same way
+        super().__init__(party, round, reason)
         self.party = party
         self.round = round
         self.reason = reason
-        super().__init__(f"party {party} aborted in round {round}: {reason}")
+
+    def __str__(self) -> str:
+        return f"party {self.party} aborted in round {self.round}: {self.reason}"
