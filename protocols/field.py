@@ -212,6 +212,11 @@ class PrimeField(ABC):
             total = self.add(total, a)
         return total
 
+    def combine(self, plus: list[np.ndarray], minus: list[np.ndarray]) -> np.ndarray:
+        """Σ plus − Σ minus for equally shaped arrays (``plus`` must not be empty)."""
+        total = self.sum_arrays(plus)
+        return self.sub(total, self.sum_arrays(minus)) if minus else total
+
     def inv_scalar(self, a: int) -> int:
         """Multiplicative inverse of one non-zero element."""
         a = int(a) % self.p
@@ -388,23 +393,41 @@ class Mersenne61Field(PrimeField):
         """
         if not arrays:
             raise ValueError("sum_arrays needs at least one array")
-        first = np.asarray(arrays[0], dtype=np.uint64)
         if len(arrays) == 1:
-            return first.copy()
-        flat = [np.asarray(a, dtype=np.uint64).reshape(-1) for a in arrays]
-        out = np.empty(first.size, dtype=np.uint64)
-        for start in range(0, first.size, SUM_BLOCK):
-            stop = min(first.size, start + SUM_BLOCK)
-            acc = flat[0][start:stop].copy()
+            return np.array(arrays[0], dtype=np.uint64, copy=True)
+        return self.combine(arrays, [])
+
+    def combine(self, plus: list[np.ndarray], minus: list[np.ndarray]) -> np.ndarray:
+        """Σ plus − Σ minus in one blocked pass: each −r enters as p − r (in [1, p])."""
+        if not plus:
+            raise ValueError("combine needs at least one array to add")
+        shape = np.shape(plus[0])
+        pos = [np.asarray(a, dtype=np.uint64).reshape(-1) for a in plus]
+        neg = [np.asarray(a, dtype=np.uint64).reshape(-1) for a in minus]
+        size = pos[0].size
+        out = np.empty(size, dtype=np.uint64)
+        scratch = np.empty(min(size, SUM_BLOCK), dtype=np.uint64)
+        for start in range(0, size, SUM_BLOCK):
+            stop = min(size, start + SUM_BLOCK)
+            acc = out[start:stop]
+            tmp = scratch[: stop - start]
+            acc[:] = pos[0][start:stop]
             pending = 0
-            for a in flat[1:]:
+            for a in pos[1:]:
                 np.add(acc, a[start:stop], out=acc)
                 pending += 1
                 if pending == 7:  # acc < 8·2^61 = 2^64
-                    acc = _reduce61(acc)
+                    _reduce61_inplace(acc, tmp)
                     pending = 0
-            out[start:stop] = _reduce61(acc)
-        return out.reshape(first.shape)
+            for a in neg:
+                np.subtract(_P61, a[start:stop], out=tmp)
+                np.add(acc, tmp, out=acc)
+                pending += 1
+                if pending == 7:
+                    _reduce61_inplace(acc, tmp)
+                    pending = 0
+            _reduce61_inplace(acc, tmp)
+        return out.reshape(shape)
 
     def from_signed(self, values: np.ndarray) -> np.ndarray:
         """Elements of int64 values with |v| ≤ (p − 1)/2 (negatives map to p − |v|)."""
@@ -470,6 +493,15 @@ def _reduce61(x: np.ndarray) -> np.ndarray:
     x = np.asarray(x, dtype=np.uint64)
     s = (x & _P61) + (x >> np.uint64(61))  # < 2^61 + 8
     return _min_wrapped(s, s, _P61, subtract=True)
+
+
+def _reduce61_inplace(x: np.ndarray, tmp: np.ndarray) -> None:
+    """Reduce a 1-D uint64 array modulo 2^61 − 1 in place (``tmp`` is scratch, same size)."""
+    np.right_shift(x, np.uint64(61), out=tmp)
+    np.bitwise_and(x, _P61, out=x)
+    np.add(x, tmp, out=x)  # < 2^61 + 8
+    np.subtract(x, _P61, out=tmp)  # wraps (huge) where x < p
+    np.minimum(x, tmp, out=x)
 
 
 def _min_wrapped(s: np.ndarray, base: np.ndarray, p: np.uint64, subtract: bool) -> np.ndarray:

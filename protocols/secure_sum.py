@@ -180,4 +180,5 @@ def _prg_column_sum(ctx: PartyContext, call: Call, x_hat: np.ndarray) -> np.ndar
         mine, theirs = pair_shares(stream, ctx.party, peer, d)
         shares_out.append(mine)
         shares_in.append(theirs)
-    return column_sum(field, own_share(field, x_hat, shares_out), shares_in)
+    # column_sum(own_share(x̂, out), in) = x̂ − Σ out + Σ in, in one pass over the shares.
+    return field.combine([x_hat, *shares_in], shares_out)
