@@ -51,6 +51,9 @@ class _Envelope:
     round: int
     data: bytes
     nonce: bytes | None
+    row: Row  # the ledger row, completed with the delivery time on arrival
+    row_index: int
+    hops: tuple[tuple[tuple[object, object], Any], ...]
 
     @property
     def key(self) -> tuple[int, str, int, str]:
@@ -152,7 +155,21 @@ class _Run:
             self.env.run()
         if self.abort is not None:
             raise self.abort
+        self._record_unread()
         return DriverOutcome(self.outputs, self.rows, float(self.env.now))
+
+    def _record_unread(self) -> None:
+        """Put messages that arrived but were never asked for into their receivers' views.
+
+        An honest-but-curious party sees everything delivered to it, whether or not its
+        program reads it; such messages follow the ones it read, in order of arrival.
+        """
+        if not self.driver.record_messages:
+            return
+        for pid in sorted(self.mailbox):
+            for queue in self.mailbox[pid].values():
+                for envelope in queue:
+                    self.views[pid].received.append(self._message(pid, envelope))
 
     # -- one party's process ----------------------------------------------------------------
 
@@ -266,25 +283,41 @@ class _Run:
         if self.driver.interceptor is not None:
             data = self.driver.interceptor(pid, to, call.tag(step), data)
         now = float(self.env.now)
-        t = now
         hops = self.network.route_links(pid, to)
-        link_free = self.link_free
-        for hop, link in hops:
-            start = max(t, link_free.get(hop, 0.0))
-            end = start + n_bytes * 8.0 / link.bandwidth_bps
-            link_free[hop] = end
-            t = end + link.latency_s
         round_ = self.max_round[pid] + 1
-        self.rows.append(
-            Row(pid, to, call.protocol, call.index, step, ctx.phase, round_, elements, n_bytes,
-                len(hops), now, t)
-        )
-        envelope = _Envelope(pid, to, call, step, round_, data, nonce)
-        event = self.env.timeout(t - now, value=envelope)
-        event.callbacks.append(self._deliver)
+        row = Row(pid, to, call.protocol, call.index, step, ctx.phase, round_, elements, n_bytes,
+                  len(hops), now, now)
+        self.rows.append(row)  # the delivery time is filled in on arrival
+        envelope = _Envelope(pid, to, call, step, round_, data, nonce, row, len(self.rows) - 1,
+                             hops)
+        self._forward(envelope, 0, now)
 
-    def _deliver(self, event: simpy.Event) -> None:
-        envelope: _Envelope = event.value
+    def _forward(self, envelope: _Envelope, hop: int, t: float) -> None:
+        """Queue ``envelope`` on hop ``hop`` of its route at time ``t`` (its arrival there).
+
+        Each directed link is a FIFO: transmission starts when the link is free, and the
+        message reaches the next node ``latency`` after the transmission ends. A link is booked
+        only when the message arrives at it, so a relayed message never holds a link ahead of
+        messages that reach it earlier.
+        """
+        key, link = envelope.hops[hop]
+        start = max(t, self.link_free.get(key, 0.0))
+        end = start + envelope.row.bytes * 8.0 / link.bandwidth_bps
+        self.link_free[key] = end
+        arrival = end + link.latency_s
+        event = self.env.timeout(arrival - float(self.env.now), value=(envelope, hop + 1))
+        event.callbacks.append(self._arrive)
+
+    def _arrive(self, event: simpy.Event) -> None:
+        envelope, hop = event.value
+        now = float(self.env.now)
+        if hop < len(envelope.hops):
+            self._forward(envelope, hop, now)
+            return
+        self.rows[envelope.row_index] = envelope.row._replace(delivered_s=now)
+        self._deliver(envelope)
+
+    def _deliver(self, envelope: _Envelope) -> None:
         waiting = self.waiting.get(envelope.receiver)
         if waiting is not None and waiting[0] == envelope.key:
             del self.waiting[envelope.receiver]
@@ -293,23 +326,21 @@ class _Run:
             self.mailbox[envelope.receiver].setdefault(envelope.key, []).append(envelope)
 
     def _consume(self, pid: int, envelope: _Envelope) -> np.ndarray:
-        data = envelope.data
-        if envelope.nonce is not None:
-            channel_key = self.contexts[pid].channel_keys[envelope.sender]
-            data = open_sealed(
-                channel_key,
-                envelope.nonce,
-                data,
-                _aad(envelope.sender, pid, envelope.call, envelope.step),
-            )
-        payload = wire.decode(data)
+        """Unseal and decode a message the program asked for; record it in the view."""
+        message = self._message(pid, envelope)
         self.max_round[pid] = max(self.max_round[pid], envelope.round)
         if self.driver.record_messages:
-            self.views[pid].received.append(
-                Message(envelope.sender, envelope.call.protocol, envelope.call.index,
-                        envelope.step, envelope.round, payload)
-            )
-        return payload
+            self.views[pid].received.append(message)
+        return message.payload
+
+    def _message(self, pid: int, envelope: _Envelope) -> Message:
+        """The view record of an envelope, unsealed and decoded."""
+        data = envelope.data
+        if envelope.nonce is not None:
+            data = open_sealed(self.contexts[pid].channel_keys[envelope.sender], envelope.nonce,
+                               data, _aad(envelope.sender, pid, envelope.call, envelope.step))
+        return Message(envelope.sender, envelope.call.protocol, envelope.call.index,
+                       envelope.step, envelope.round, wire.decode(data))
 
     # -- failure ----------------------------------------------------------------------------
 
