@@ -1,0 +1,218 @@
+"""Tests of :mod:`protocols.wire`: the explicit (dtype, shape, bytes) payload encoding.
+
+Expected encodings are built by hand with :mod:`struct` from the layout the module documents
+(4-byte header: version, dtype code, ndim, element width; one little-endian uint64 per
+dimension; little-endian elements).
+"""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from protocols import wire
+from protocols.wire import WireFormatError, decode, encode, payload_elements
+
+SHAPES = [(), (0,), (5,), (0, 3), (3, 0), (2, 3, 4), (1, 1, 1, 1), (2, 0, 2)]
+DTYPES = [np.uint64, np.int64, np.float64, np.uint8]
+
+
+def sample(dtype: type, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+    n = int(np.prod(shape))
+    if dtype is np.uint64:
+        flat = rng.integers(0, 1 << 64, size=n, dtype=np.uint64)
+    elif dtype is np.int64:
+        flat = rng.integers(-(1 << 63), (1 << 63) - 1, size=n, dtype=np.int64)
+    elif dtype is np.float64:
+        flat = rng.standard_normal(n) * 1e10
+    else:
+        flat = rng.integers(0, 256, size=n, dtype=np.uint8)
+    return flat.reshape(shape)
+
+
+def by_hand(code: int, width: int, shape: tuple[int, ...], body: bytes) -> bytes:
+    return struct.pack("<BBBB", 1, code, len(shape), width) + b"".join(
+        struct.pack("<Q", s) for s in shape
+    ) + body
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_round_trip_every_dtype_and_shape(dtype: type, shape: tuple[int, ...]) -> None:
+    rng = np.random.default_rng(len(shape) * 10 + DTYPES.index(dtype))
+    a = sample(dtype, shape, rng)
+    data = encode(a)
+    b = decode(data)
+    assert b.dtype == np.dtype(dtype) and b.shape == shape
+    assert np.array_equal(a, b)
+    itemsize = np.dtype(dtype).itemsize
+    assert len(data) == 4 + 8 * len(shape) + itemsize * a.size
+    expected_elements = 0 if dtype is np.uint8 else a.size
+    assert payload_elements(a) == expected_elements
+
+
+def test_encoding_matches_the_documented_layout() -> None:
+    a = np.array([[1, 2, 3], [4, 5, 2**64 - 1]], dtype=np.uint64)
+    body = b"".join(struct.pack("<Q", v) for v in [1, 2, 3, 4, 5, 2**64 - 1])
+    assert encode(a) == by_hand(1, 8, (2, 3), body)
+    assert encode(np.int64(-2)) == by_hand(2, 8, (), struct.pack("<q", -2))
+    assert encode(np.array([0.5, -1.0])) == by_hand(3, 8, (2,), struct.pack("<2d", 0.5, -1.0))
+    assert encode(np.frombuffer(b"key", dtype=np.uint8)) == by_hand(4, 1, (3,), b"key")
+
+
+def test_big_endian_and_non_contiguous_arrays_encode_as_little_endian_values() -> None:
+    a = np.arange(12, dtype=">u8").reshape(3, 4)[:, ::2]
+    b = decode(encode(a))
+    assert b.dtype == np.dtype(np.uint64) and b.tolist() == [[0, 2], [4, 6], [8, 10]]
+
+
+def test_floats_keep_nan_inf_and_signed_zero() -> None:
+    a = np.array([np.nan, np.inf, -np.inf, -0.0, 5e-324])
+    b = decode(encode(a))
+    assert np.array_equal(a, b, equal_nan=True)
+    assert np.signbit(b[3])
+
+
+@pytest.mark.parametrize(
+    ("values", "width"),
+    [
+        ([0, 1, 2**64 - 1], 8),
+        ([2**64, 5], 16),
+        ([2**127 - 1, 0, 12345678901234567890123456789], 16),
+        ([2**128], 24),
+        ([2**521 - 1], 72),
+    ],
+)
+def test_object_big_ints_round_trip_with_fixed_width(values: list[int], width: int) -> None:
+    a = np.array(values, dtype=object)
+    data = encode(a)
+    assert data == by_hand(5, width, (len(values),),
+                           b"".join(v.to_bytes(width, "little") for v in values))
+    b = decode(data)
+    assert b.dtype == object and b.tolist() == values
+    assert all(type(v) is int for v in b.tolist())
+    assert payload_elements(a) == len(values)
+
+
+@pytest.mark.parametrize("shape", [(), (0,), (2, 3), (2, 0, 5)])
+def test_object_shapes_round_trip(shape: tuple[int, ...]) -> None:
+    n = int(np.prod(shape))
+    values = [(2**100 + 7 * i) for i in range(n)]
+    a = np.array(values, dtype=object).reshape(shape) if shape else np.array(2**100, dtype=object)
+    b = decode(encode(a))
+    assert b.shape == shape and b.dtype == object
+    assert b.tolist() == a.tolist()
+
+
+def test_opaque_bytes_count_zero_elements_but_their_bytes() -> None:
+    key = np.frombuffer(bytes(range(32)), dtype=np.uint8)
+    assert payload_elements(key) == 0
+    assert len(encode(key)) == 4 + 8 + 32
+    assert payload_elements(np.zeros(32, dtype=np.uint64)) == 32
+    assert payload_elements(np.uint64(3)) == 1  # a 0-d array carries one element
+    assert payload_elements(np.zeros((0, 4), dtype=np.int64)) == 0
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        np.array([True, False]),
+        np.array([1, 2], dtype=np.int32),
+        np.array([1.0], dtype=np.float32),
+        np.array(["a"]),
+        np.array([1 + 2j]),
+        np.array([-1, 5], dtype=object),  # negative big ints have no encoding
+        np.array([2**2040], dtype=object),  # wider than 255 bytes
+    ],
+)
+def test_unencodable_payloads_raise(payload: np.ndarray) -> None:
+    with pytest.raises(WireFormatError):
+        encode(payload)
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [np.array([1.5, 2], dtype=object), np.array(["7"], dtype=object),
+     np.array([True], dtype=object), np.array([None], dtype=object)],
+)
+def test_object_payloads_that_are_not_integers_are_refused(payload: np.ndarray) -> None:
+    """A float 1.5 must not be silently truncated to 1 on the wire."""
+    with pytest.raises(WireFormatError):
+        encode(payload)
+
+
+VALID = encode(np.array([1, 2, 3], dtype=np.uint64))
+
+
+@pytest.mark.parametrize(
+    ("data", "what"),
+    [
+        (b"", "empty"),
+        (b"\x01\x01\x01", "shorter than the header"),
+        (VALID[:10], "shape cut short"),
+        (VALID[:-1], "one byte missing"),
+        (VALID + b"\x00", "one byte too many"),
+        (b"\x02" + VALID[1:], "unknown version"),
+        (b"\x00" + VALID[1:], "version 0"),
+        (VALID[:1] + b"\x09" + VALID[2:], "unknown dtype code"),
+        (VALID[:1] + b"\x00" + VALID[2:], "dtype code 0"),
+        (VALID[:2] + b"\x02" + VALID[3:], "ndim says 2, shape and body disagree"),
+        (VALID[:3] + b"\x04" + VALID[4:], "width 4 for uint64"),
+        (by_hand(1, 8, (2**32, 2**32), b""), "shape product overflows 64 bits"),
+        (by_hand(1, 8, (2**62, 4), b""), "shape product overflows to 0"),
+        (by_hand(1, 8, (2**63,), b"\x00" * 8), "huge shape"),
+        (by_hand(5, 8, (2,), b"\x00" * 8), "object body too short"),
+        (by_hand(5, 0, (3,), b""), "object width 0"),
+        (by_hand(5, 8, (2**32, 2**32), b""), "object shape product overflows"),
+        (b"\xff" * 64, "garbage"),
+    ],
+    ids=lambda v: v if isinstance(v, str) else "",
+)
+def test_malformed_bytes_raise_wire_format_error(data: bytes, what: str) -> None:
+    with pytest.raises(WireFormatError):
+        decode(data)
+
+
+def test_decode_accepts_bytes_bytearray_and_memoryview() -> None:
+    for data in (VALID, bytearray(VALID), memoryview(VALID)):
+        assert decode(data).tolist() == [1, 2, 3]
+
+
+@pytest.mark.parametrize("make", [bytes, bytearray], ids=["bytes", "bytearray"])
+def test_decoded_arrays_are_read_only_and_never_alias_a_mutable_buffer(make: type) -> None:
+    buf = make(VALID)
+    a = decode(buf)
+    assert not a.flags.writeable  # documented: decode returns a read-only array
+    if isinstance(buf, bytearray):
+        buf[-8:] = b"\xff" * 8
+    assert a.tolist() == [1, 2, 3]
+
+
+def test_version_constant_is_written_first() -> None:
+    assert VALID[0] == wire.VERSION == 1
+
+
+@settings(max_examples=80, deadline=None, derandomize=True)
+@given(
+    a=hnp.arrays(
+        dtype=st.sampled_from([np.dtype(np.uint64), np.dtype(np.int64), np.dtype(np.float64),
+                               np.dtype(np.uint8)]),
+        shape=hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=4),
+    )
+)
+def test_round_trip_property(a: np.ndarray) -> None:
+    b = decode(encode(a))
+    assert b.shape == a.shape and b.dtype == a.dtype
+    assert np.array_equal(a, b, equal_nan=True)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(values=st.lists(st.integers(min_value=0, max_value=2**300), max_size=6))
+def test_object_round_trip_property(values: list[int]) -> None:
+    a = np.array(values, dtype=object)
+    assert decode(encode(a)).tolist() == values

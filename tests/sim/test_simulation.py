@@ -1,0 +1,275 @@
+"""Tests of :mod:`sim.simulation`: key setups, seeds, replay, roles and the Result.
+
+Reproducibility is checked as DESIGN.md states it: the same seed gives a byte-identical
+ledger CSV and equal views and outputs; another seed gives other masks; a run without a seed
+records the entropy it drew, and replaying with it reproduces the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import Any
+
+import numpy as np
+import pytest
+
+from parties.party import Party, site_parties
+from parties.view import View
+from protocols.context import PartyContext
+from protocols.effects import Recv, RecvEach, Send, SendEach
+from protocols.errors import InputError, ProtocolAbort
+from protocols.secure_sum import secure_sum
+from sim.network import Network
+from sim.simulation import Result, Simulation, seed_bytes
+
+
+def sum_program(variant: str):
+    def program(ctx: PartyContext, x: np.ndarray) -> Generator[Any, Any, Any]:
+        return (yield from secure_sum(ctx, x, variant))  # type: ignore[arg-type]
+
+    return program
+
+
+def parties(variant: str = "prg", m: int = 3, d: int = 4) -> list[Party]:
+    return site_parties(sum_program(variant), [{"x": np.arange(d) * 0.5 + i} for i in range(m)])
+
+
+def expected_sum(m: int = 3, d: int = 4) -> list[float]:
+    return [float(sum(j * 0.5 + i for i in range(m))) for j in range(d)]
+
+
+def signature(view: View) -> tuple:
+    def plain(v: Any) -> Any:
+        if isinstance(v, np.ndarray | np.generic):
+            return (str(np.asarray(v).dtype), np.asarray(v).tolist())
+        if isinstance(v, dict):
+            return tuple(sorted((str(k), plain(x)) for k, x in v.items()))
+        if isinstance(v, list | tuple):
+            return tuple(plain(x) for x in v)
+        return v
+
+    return (view.party, view.role, plain(view.inputs), plain(view.seeds),
+            tuple((m.sender, m.protocol, m.call, m.step, m.round, plain(m.payload))
+                  for m in view.received),
+            tuple((c, label, plain(v)) for c, label, v in view.protocol_inputs),
+            tuple((c, label, plain(v)) for c, label, v in view.outputs),
+            tuple((key, plain(v)) for key, v in view.draws))
+
+
+def masked_payloads(result: Result) -> list:
+    return [m.payload.tolist() for v in result.views.values() for m in v.received
+            if m.protocol == "secure_sum"]
+
+
+# -- key setups --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("variant", ["prg", "explicit"])
+def test_x25519_runs_key_agreement_first(variant: str) -> None:
+    result = Simulation(Network.build(3), seed=1).run(parties(variant))
+    protocols = [r.protocol for r in result.ledger]
+    assert protocols[:6] == ["key_agreement"] * 6
+    assert set(protocols[6:]) == {"secure_sum"}
+    assert result.outputs[2].tolist() == expected_sum()
+
+
+@pytest.mark.parametrize("variant", ["prg", "explicit"])
+@pytest.mark.parametrize("sealing", [True, False])
+def test_preshared_keys_send_no_key_agreement_messages(variant: str, sealing: bool) -> None:
+    result = Simulation(Network.build(3), seed=1, keys="preshared", sealing=sealing).run(
+        parties(variant))
+    assert {r.protocol for r in result.ledger} == {"secure_sum"}
+    assert min(r.round for r in result.ledger) == 1  # nothing came before
+    assert result.outputs[0].tolist() == expected_sum()
+    seeds = {p: result.views[p].seeds["pair_mask_seeds"] for p in range(3)}
+    for a in range(3):
+        for b in seeds[a]:
+            assert seeds[a][b] == seeds[b][a]  # both ends hold the pair's seed
+    assert seeds[0][1] != seeds[0][2]
+
+
+def test_preshared_keys_depend_on_the_seed() -> None:
+    a = Simulation(Network.build(3), seed=1, keys="preshared").run(parties())
+    b = Simulation(Network.build(3), seed=2, keys="preshared").run(parties())
+    assert a.views[0].seeds["pair_mask_seeds"] != b.views[0].seeds["pair_mask_seeds"]
+    assert masked_payloads(a) != masked_payloads(b)
+
+
+def test_keys_none_supports_explicit_shares_but_not_pairwise_masks() -> None:
+    sim = Simulation(Network.build(3), seed=1, keys="none", sealing=False)
+    result = sim.run(parties("explicit"))
+    assert result.outputs[1].tolist() == expected_sum()
+    assert {r.protocol for r in result.ledger} == {"secure_sum"}
+    assert "pair_mask_seeds" not in result.views[0].seeds
+    with pytest.raises(ProtocolAbort, match="no mask seed"):
+        sim.run(parties("prg"))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"keys": "none"}, "sealing"),  # sealing on by default
+        ({"keys": "rsa"}, "keys"),
+        ({"seed": -1}, "seed"),
+        ({"seed": 1.5}, "seed"),
+        ({"seed": True}, "seed"),
+        ({"prime": "2^61"}, "prime"),
+        ({"frac_bits": 80}, "frac_bits"),
+    ],
+)
+def test_bad_simulation_arguments(kwargs: dict[str, Any], match: str) -> None:
+    with pytest.raises(InputError, match=match):
+        Simulation(Network.build(2), **kwargs)
+
+
+# -- reproducibility ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("variant", ["prg", "explicit"])
+def test_same_seed_replays_byte_for_byte(variant: str) -> None:
+    runs = [Simulation(Network.build(4), seed=123, record_draws=True).run(parties(variant, 4))
+            for _ in range(2)]
+    a, b = runs
+    assert a.ledger.to_csv() == b.ledger.to_csv()
+    assert a.ledger.to_csv().encode() == b.ledger.to_csv().encode()
+    for p in range(4):
+        assert signature(a.views[p]) == signature(b.views[p])
+        assert a.outputs[p].tolist() == b.outputs[p].tolist()
+    assert a.seed == b.seed == 123
+    assert a.simulated_s == b.simulated_s
+
+
+@pytest.mark.parametrize("variant", ["prg", "explicit"])
+def test_different_seed_gives_different_masks(variant: str) -> None:
+    a = Simulation(Network.build(3), seed=1, record_draws=True).run(parties(variant))
+    b = Simulation(Network.build(3), seed=2, record_draws=True).run(parties(variant))
+    assert a.outputs[0].tolist() == b.outputs[0].tolist() == expected_sum()
+    draws_a = {int(v) for view in a.views.values() for _, arr in view.draws for v in arr}
+    draws_b = {int(v) for view in b.views.values() for _, arr in view.draws for v in arr}
+    assert draws_a and draws_a.isdisjoint(draws_b)
+    assert masked_payloads(a) != masked_payloads(b)
+    assert a.ledger.to_csv() == b.ledger.to_csv()  # the communication itself is the same
+
+
+def test_a_run_seed_overrides_the_simulation_seed() -> None:
+    sim = Simulation(Network.build(3), seed=1)
+    assert sim.run(parties(), seed=5).seed == 5
+    assert masked_payloads(sim.run(parties(), seed=5)) == masked_payloads(
+        Simulation(Network.build(3), seed=5).run(parties()))
+
+
+def test_no_seed_draws_entropy_records_it_and_replays_with_it() -> None:
+    sim = Simulation(Network.build(3))
+    first = sim.run(parties())
+    second = sim.run(parties())
+    assert isinstance(first.seed, int) and first.seed >= 0
+    assert first.seed != second.seed  # fresh entropy each time
+    assert masked_payloads(first) != masked_payloads(second)
+    assert first.views[0].seeds["entropy"] == first.seed
+    replay = Simulation(Network.build(3), seed=first.seed).run(parties())
+    assert replay.ledger.to_csv() == first.ledger.to_csv()
+    for p in range(3):
+        assert signature(replay.views[p]) == signature(first.views[p])
+    also = Simulation(Network.build(3)).run(parties(), seed=first.seed)
+    assert masked_payloads(also) == masked_payloads(first)
+
+
+def test_views_record_seeds_per_party_and_purpose() -> None:
+    result = Simulation(Network.build(3), seed=77).run(parties())
+    for p in range(3):
+        seeds = result.views[p].seeds
+        assert seeds["entropy"] == 77
+        assert seeds["rng_spawn_key"] == [p, 0]
+        assert seeds["x25519_spawn_key"] == [p, 1]
+        assert seeds["mask_spawn_key"] == [p, 2]
+    # the spawned seed material differs per party and per purpose, and is a function of them
+    material = {(p, k): seed_bytes(77, p, k) for p in range(3) for k in range(3)}
+    assert len(set(material.values())) == 9
+    assert all(len(v) == 32 for v in material.values())
+    assert seed_bytes(77, 1, 2) == seed_bytes(77, 1, 2) != seed_bytes(78, 1, 2)
+
+
+def test_party_rng_is_spawned_from_the_seed_per_party() -> None:
+    def draw(ctx: PartyContext) -> Generator[Any, Any, Any]:
+        return float(ctx.rng.random())
+        yield  # pragma: no cover
+
+    sim = Simulation(Network.build(3), seed=9, keys="none", sealing=False)
+    a = sim.run([Party(p, draw) for p in range(3)])
+    b = sim.run([Party(p, draw) for p in range(3)])
+    assert a.outputs == b.outputs
+    assert len(set(a.outputs.values())) == 3
+    expected = np.random.default_rng(np.random.SeedSequence(9, spawn_key=(1, 0))).random()
+    assert a.outputs[1] == expected
+
+
+# -- roles, parties and the Result --------------------------------------------------------
+
+
+def test_other_roles_take_the_ids_after_the_sites_and_join_the_network() -> None:
+    """Two sites send to an aggregator (id 2), which broadcasts the total back."""
+
+    def site(ctx: PartyContext, x: float) -> Generator[Any, Any, Any]:
+        call = ctx.new_call("agg")
+        yield Send(2, np.array([x]), call, "x")
+        total = yield Recv(2, call, "total")
+        return float(total[0])
+
+    def aggregator(ctx: PartyContext) -> Generator[Any, Any, Any]:
+        call = ctx.new_call("agg")
+        got = yield RecvEach(ctx.parties, call, "x")
+        total = np.array([sum(float(v[0]) for v in got.values())])
+        yield SendEach(dict.fromkeys(ctx.parties, total), call, "total")
+        return ctx.role
+
+    everyone = [Party(0, site, {"x": 1.5}), Party(1, site, {"x": 2.0}),
+                Party(2, aggregator, role="aggregator")]
+    net = Network.build(2, "star")
+    result = Simulation(net, seed=3).run(everyone)
+    assert result.outputs == {0: 3.5, 1: 3.5, 2: "aggregator"}
+    assert result.roles == {0: "site", 1: "site", 2: "aggregator"}
+    assert result.sites == (0, 1)
+    assert 2 not in net.graph  # the configured network is left as given
+    agg_rows = [r for r in result.ledger if r.protocol == "agg"]
+    assert all(r.hops == 2 for r in agg_rows)  # the aggregator was attached to the hub
+    # key agreement covered the aggregator too
+    ka = {(r.sender, r.receiver) for r in result.ledger if r.protocol == "key_agreement"}
+    assert ka == {(a, b) for a in range(3) for b in range(3) if a != b}
+
+
+@pytest.mark.parametrize(
+    "ids_roles",
+    [
+        [(0, "site"), (0, "site")],
+        [(1, "site"), (2, "site")],
+        [(0, "site"), (1, "site"), (3, "aggregator")],
+        [(0, "aggregator"), (1, "site")],
+        [(0, "aggregator")],
+    ],
+)
+def test_party_ids_must_follow_the_convention(ids_roles: list[tuple[int, str]]) -> None:
+    def noop(ctx: PartyContext) -> Generator[Any, Any, Any]:
+        return None
+        yield  # pragma: no cover
+
+    with pytest.raises(InputError):
+        Simulation(seed=1, keys="none", sealing=False).run(
+            [Party(i, noop, role=r) for i, r in ids_roles])
+
+
+def test_inputs_are_recorded_in_views_and_coalitions_pool_them() -> None:
+    result = Simulation(Network.build(3), seed=1).run(parties())
+    assert result.views[1].inputs["x"].tolist() == (np.arange(4) * 0.5 + 1).tolist()
+    coalition = result.coalition([2, 0])
+    assert coalition.members == (0, 2)
+    assert set(coalition.inputs()) == {0, 2}
+    assert len(coalition.received()) == len(result.views[0].received) + len(
+        result.views[2].received)
+    with pytest.raises(InputError, match="coalition"):
+        result.coalition([0, 5])
+
+
+def test_simulated_time_is_the_last_delivery() -> None:
+    result = Simulation(Network.build(3, latency_ms=5.0), seed=1).run(parties())
+    assert result.simulated_s == max(r.delivered_s for r in result.ledger)
+    assert result.simulated_s > 0.010  # two sequential rounds of at least 5 ms each

@@ -1,0 +1,161 @@
+"""DESIGN.md's package ladder, read from the source with :mod:`ast`.
+
+::
+
+    sim          → parties, algorithms, protocols
+     └ parties   → algorithms, protocols
+        └ algorithms → protocols
+           └ protocols → (none of the four)
+
+Every import counts — at module level, inside functions, under ``if TYPE_CHECKING:``, relative
+imports, and ``importlib.import_module("...")`` / ``__import__("...")`` with a literal name.
+Library code has no ``print(`` calls, and no module is a grab-bag named ``utils``, ``helpers``
+or ``common``. Failures list every offending file and line.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LADDER = ("protocols", "algorithms", "parties", "sim")  # bottom to top
+ALLOWED: dict[str, set[str]] = {
+    "protocols": {"protocols"},
+    "algorithms": {"algorithms", "protocols"},
+    "parties": {"parties", "algorithms", "protocols"},
+    "sim": {"sim", "parties", "algorithms", "protocols"},
+}
+GRAB_BAGS = {"utils", "helpers", "common", "util", "helper", "misc"}
+
+
+def library_files() -> list[Path]:
+    return sorted(p for pkg in LADDER for p in (ROOT / pkg).rglob("*.py"))
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts)
+
+
+def imports_of(source: str, module: str, is_package: bool = False) -> list[tuple[int, str]]:
+    """(line, imported module) for every import in ``source``, relative ones resolved."""
+    tree = ast.parse(source)
+    package = module if is_package else module.rpartition(".")[0]
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".") if package else []
+                base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
+                target = ".".join([*base, *([node.module] if node.module else [])])
+                if not node.module:  # from . import x → the submodules x
+                    found.extend((node.lineno, f"{target}.{a.name}".strip(".")) for a in node.names)
+                    continue
+                found.append((node.lineno, target))
+            elif node.module:
+                found.append((node.lineno, node.module))
+        elif isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            if name in ("import_module", "__import__") and node.args:
+                arg = node.args[0]
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                    found.append((node.lineno, arg.value))
+    return found
+
+
+def ladder_violations(path: Path, source: str) -> list[str]:
+    module = module_name(path)
+    own = module.split(".")[0]
+    out = []
+    for line, target in imports_of(source, module, path.name == "__init__.py"):
+        top = target.split(".")[0]
+        if top in LADDER and top not in ALLOWED[own]:
+            out.append(f"{path.relative_to(ROOT)}:{line}: {own} imports {target}")
+    return out
+
+
+def print_calls(path: Path, source: str) -> list[str]:
+    return [
+        f"{path.relative_to(ROOT)}:{node.lineno}: print(...)"
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+        and node.func.id == "print"
+    ]
+
+
+# -- the rules on the real code ------------------------------------------------------------
+
+
+def test_the_four_packages_exist() -> None:
+    for pkg in LADDER:
+        assert (ROOT / pkg).is_dir(), pkg
+        assert list((ROOT / pkg).rglob("*.py")), pkg
+
+
+def test_every_import_respects_the_package_ladder() -> None:
+    violations = [v for p in library_files()
+                  for v in ladder_violations(p, p.read_text(encoding="utf-8"))]
+    assert violations == [], "imports up the ladder:\n" + "\n".join(violations)
+
+
+def test_no_print_in_library_code() -> None:
+    violations = [v for p in library_files()
+                  for v in print_calls(p, p.read_text(encoding="utf-8"))]
+    assert violations == [], "print in library code:\n" + "\n".join(violations)
+
+
+def test_no_grab_bag_modules() -> None:
+    bad = [str(p.relative_to(ROOT)) for pkg in LADDER for p in (ROOT / pkg).rglob("*")
+           if p.stem.lower() in GRAB_BAGS and (p.suffix == ".py" or p.is_dir())]
+    assert bad == [], "grab-bag modules: " + ", ".join(bad)
+
+
+# -- the checker catches what it must (planted violations) ---------------------------------
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "expected"),
+    [
+        ("protocols/field.py", "import sim.network\n", ["sim.network"]),
+        ("protocols/field.py", "from sim import network\n", ["sim"]),
+        ("protocols/field.py",
+         "def f():\n    from parties.view import View\n    return View\n",
+         ["parties.view"]),
+        ("protocols/field.py",
+         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from algorithms import data\n",
+         ["algorithms"]),
+        ("protocols/field.py", "import importlib\nm = importlib.import_module('sim.cli')\n",
+         ["sim.cli"]),
+        ("protocols/field.py", "m = __import__('parties')\n", ["parties"]),
+        ("algorithms/data.py", "from ..sim import report\n", ["sim"]),
+        ("algorithms/data.py", "from .. import parties\n", ["parties"]),
+        ("parties/audit.py", "import sim\n", ["sim"]),
+        ("parties/audit.py", "from protocols.field import FixedPoint\nimport numpy\n", []),
+        ("sim/cli.py", "from parties import audit\nfrom algorithms import data\n", []),
+        ("algorithms/data.py", "from .rri_nmf import rri\nfrom . import nndsvd\n", []),
+    ],
+)
+def test_checker_flags_planted_violations(module: str, source: str,
+                                          expected: list[str]) -> None:
+    found = ladder_violations(ROOT / module, source)
+    assert [f.rsplit(" imports ", 1)[1] for f in found] == expected
+    assert all(f.startswith(module + ":") for f in found)  # the message names the file
+
+
+def test_relative_imports_resolve_to_their_package() -> None:
+    assert imports_of("from .field import x\n", "protocols.wire") == [(1, "protocols.field")]
+    assert imports_of("from . import wire\n", "protocols", is_package=True) == [
+        (1, "protocols.wire")]
+    assert imports_of("from ..sim import y\n", "parties.audit") == [(1, "sim")]
+
+
+def test_print_checker_finds_nested_calls() -> None:
+    source = "def f(x):\n    if x:\n        print('hi')\n    return x\n"
+    assert print_calls(ROOT / "sim" / "x.py", source) == ["sim/x.py:3: print(...)"]
+    assert print_calls(ROOT / "sim" / "x.py", "import sys\nsys.stdout.write('ok')\n") == []
