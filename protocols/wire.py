@@ -4,7 +4,9 @@ A payload is a numpy array. Its encoding is a fixed 4-byte header — format ver
 code, number of dimensions, element width — followed by the shape (one little-endian uint64
 per dimension) and the elements in little-endian order. Field elements wider than 64 bits
 (``object`` arrays of Python ints, e.g. GF(2^127 − 1)) are written with a fixed width of
-``width`` bytes each. Raw ``uint8`` arrays are *opaque bytes* (keys, ciphertexts) and count as
+``width`` bytes each — the field's element size, or 16 for values below 2^128 — so that the
+length of a message does not depend on the values it carries. Raw ``uint8`` arrays are
+*opaque bytes* (keys, ciphertexts) and count as
 zero elements; every other dtype counts one element per entry.
 
 The ledger counts ``payload_elements`` and the length of this encoding (plus the sealing
@@ -47,8 +49,13 @@ def payload_elements(payload: np.ndarray) -> int:
     return 0 if payload.dtype == np.uint8 else int(payload.size)
 
 
-def encode(payload: np.ndarray) -> bytes:
-    """Serialise an array to bytes."""
+def encode(payload: np.ndarray, width: int | None = None) -> bytes:
+    """Serialise an array to bytes.
+
+    ``width`` is the fixed byte width of integers in an ``object`` payload — the field's
+    element size, so that a message's length does not depend on the values it carries. Without
+    it, 16 bytes for values below 2^128 and whole 8-byte words above.
+    """
     arr = np.asarray(payload)
     code = _CODES.get(arr.dtype)
     if code is None:
@@ -64,8 +71,11 @@ def encode(payload: np.ndarray) -> bytes:
         values = [int(v) for v in raw]
         if any(v < 0 for v in values):
             raise WireFormatError("object payloads must hold non-negative integers")
-        width = max(8, (max(values, default=0).bit_length() + 7) // 8)
-        width = (width + 7) // 8 * 8
+        needed = (max(values, default=0).bit_length() + 7) // 8
+        if width is None:
+            width = max(16, (needed + 7) // 8 * 8)
+        elif not 1 <= width <= 255 or needed > width:
+            raise WireFormatError(f"object payload elements need {needed} bytes, width is {width}")
         if width > 255:
             raise WireFormatError("integer payload elements wider than 255 bytes")
         body = b"".join(v.to_bytes(width, "little") for v in values)

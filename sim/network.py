@@ -113,6 +113,8 @@ class Network:
                     spec.get("bandwidth_mbps", bandwidth_mbps),  # type: ignore[arg-type]
                     where,
                 )
+                if graph.has_edge(a, b):
+                    raise InputError(f"{where}: the link {a}–{b} is given twice")
                 graph.add_edge(a, b, link=link)
             topology = "links"
         elif topology == "complete":

@@ -238,6 +238,15 @@ def _validate_data(data: dict[str, Any], base: Path, n_parties: int) -> dict[str
     else:
         if "path" not in data:
             raise ScenarioError("[data] source = 'file' needs 'path'")
+        synthetic_only = sorted(
+            set(data) & {"rows", "cols", "kind", "k", "density", "noise", "doc_length", "alpha",
+                         "beta"}
+        )
+        if synthetic_only:
+            raise ScenarioError(
+                f"data.{synthetic_only[0]} is only used with source = 'synthetic'; the file "
+                "gives the data's shape"
+            )
         path = data["path"]
         if not isinstance(path, str) or not path:
             raise ScenarioError(f"data.path = {path!r} must be a file path")

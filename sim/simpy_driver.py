@@ -262,7 +262,8 @@ class _Run:
         cached = encoded.get(id(payload)) if encoded is not None else None
         if cached is None:
             arr = np.asarray(payload)
-            cached = (wire.encode(arr), wire.payload_elements(arr))
+            width = ctx.field.element_bytes if arr.dtype == object else None
+            cached = (wire.encode(arr, width), wire.payload_elements(arr))
             if encoded is not None:
                 encoded[id(payload)] = cached
         data, elements = cached

@@ -214,7 +214,7 @@ class Simulation:
         sites, roles = check_parties(parties)
         run_seed = seed if seed is not None else self.seed
         if run_seed is None:
-            run_seed = int(np.random.SeedSequence().entropy)
+            run_seed = int(np.random.SeedSequence().entropy) % (1 << 63)  # fits TOML
         network = self._network_for(roles)
         views: dict[int, View] = {}
         contexts: dict[int, PartyContext] = {}

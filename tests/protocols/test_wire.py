@@ -81,7 +81,7 @@ def test_floats_keep_nan_inf_and_signed_zero() -> None:
 @pytest.mark.parametrize(
     ("values", "width"),
     [
-        ([0, 1, 2**64 - 1], 8),
+        ([0, 1, 2**64 - 1], 16),
         ([2**64, 5], 16),
         ([2**127 - 1, 0, 12345678901234567890123456789], 16),
         ([2**128], 24),
@@ -97,6 +97,17 @@ def test_object_big_ints_round_trip_with_fixed_width(values: list[int], width: i
     assert b.dtype == object and b.tolist() == values
     assert all(type(v) is int for v in b.tolist())
     assert payload_elements(a) == len(values)
+
+
+def test_object_width_is_the_given_field_width_whatever_the_values() -> None:
+    small, large = np.array([0, 5], dtype=object), np.array([2**64 - 1, 1], dtype=object)
+    for values in (small, large):  # GF(2^64 - 59): 8 bytes per element, for any values
+        data = encode(values, 8)
+        assert data == by_hand(5, 8, (2,), b"".join(int(v).to_bytes(8, "little")
+                                                     for v in values))
+        assert decode(data).tolist() == values.tolist()
+    with pytest.raises(WireFormatError):
+        encode(np.array([2**64], dtype=object), 8)  # does not fit the declared width
 
 
 @pytest.mark.parametrize("shape", [(), (0,), (2, 3), (2, 0, 5)])

@@ -270,6 +270,11 @@ MISTAKES = [
                  id="frac-bits-too-large"),
     pytest.param(replace('prime = "2^61-1"', 'prime = "2^61"'), None, "prime",
                  id="prime-not-prime"),
+    pytest.param(replace('path = "data.csv"\n', 'path = "data.csv"\nrows = 8\n'), None,
+                 "data.rows", id="synthetic-key-with-file-data"),
+    pytest.param(replace("parties = 3\n", "parties = 3\n" + "[[network.links]]\na = 0\nb = 1\n"
+                         "[[network.links]]\na = 1\nb = 2\n[[network.links]]\na = 1\nb = 0\n"),
+                 None, "twice", id="duplicate-link"),
 ]
 
 
