@@ -114,18 +114,33 @@ def alternative_inputs(
 ) -> list[np.ndarray]:
     """Inputs B: the coalition's inputs unchanged, the honest ones re-split with the same sum.
 
-    Every honest party but the last gets a uniform offset; the last absorbs minus their sum,
-    so Σ_m x^(m) is unchanged. With one honest party, B equals A (its input is determined by
-    the output).
+    Every honest party but the last gets a uniform *nonzero* offset in every element; the last
+    absorbs minus their sum, so Σ_m x^(m) is unchanged. With one honest party, B equals A (its
+    input is determined by the output). The offsets are nonzero so that B differs from A
+    whenever it can: in the tiny fields of the exact audit a uniform offset would be 0 with
+    probability 1/p, and an audit of A against an identical B says "private" whatever the
+    protocol does.
     """
     honest = honest_parties(len(inputs), coalition)
     out = [np.array(x, copy=True) for x in inputs]
     if len(honest) < 2:
         return out
-    offsets = [field_.random(rng, np.shape(inputs[0])) for _ in honest[:-1]]
+    offsets = [_nonzero_random(field_, rng, np.shape(inputs[0])) for _ in honest[:-1]]
     for h, delta in zip(honest[:-1], offsets, strict=True):
         out[h] = field_.add(out[h], delta)
     out[honest[-1]] = field_.sub(out[honest[-1]], field_.sum_arrays(offsets))
+    return out
+
+
+def _nonzero_random(
+    field_: PrimeField, rng: np.random.Generator, shape: tuple[int, ...]
+) -> np.ndarray:
+    """Uniform elements of GF(p) ∖ {0}: uniform draws, zeros redrawn (rng use unchanged else)."""
+    out = field_.random(rng, shape)
+    zero = np.asarray(out == 0, dtype=bool)
+    while zero.any():
+        out[zero] = field_.random(rng, int(zero.sum()))
+        zero = np.asarray(out == 0, dtype=bool)
     return out
 
 
