@@ -100,7 +100,8 @@ def run_audit(
         inputs_a = [tiny.random(rng, 1) for _ in range(n_parties)]
         inputs_b = alternative_inputs(tiny, inputs_a, spec.coalition, rng)
         result = exact_audit(tape_runner(program, n_parties, spec.prime), tiny, inputs_a,
-                             inputs_b, spec.coalition, seed=seed, progress=progress)
+                             inputs_b, spec.coalition, max_runs=spec.max_runs, seed=seed,
+                             progress=progress)
     else:
         field_ = prime_field(prime)
         inputs_a = _real_inputs(target, field_, n_parties, rng)

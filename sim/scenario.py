@@ -35,7 +35,7 @@ DATA_KEYS = {
     "source", "path", "rows", "cols", "kind", "partition", "k", "density", "noise",
     "doc_length", "alpha", "beta", "format", "vocab",
 }
-AUDIT_KEYS = {"coalition", "method", "trials", "alpha", "prime"}
+AUDIT_KEYS = {"coalition", "method", "trials", "alpha", "prime", "max_runs"}
 AUDIT_METHODS = ("statistical", "exact")
 DATA_SOURCES = ("synthetic", "file")
 SYNTHETIC_KINDS = ("uniform", "topics", "ratings")
@@ -48,6 +48,7 @@ class AuditSpec:
     trials: int
     alpha: float
     prime: int
+    max_runs: int = 100_000
 
 
 @dataclass(frozen=True)
@@ -310,4 +311,5 @@ def _validate_audit(i: int, audit: Any, n_parties: int) -> AuditSpec:
         prime = parse_prime(audit.get("prime", 5))
     except InputError as exc:
         raise ScenarioError(f"{where}.prime: {exc}") from exc
-    return AuditSpec(tuple(sorted(coalition)), method, trials, alpha, prime)
+    max_runs = _check_int(f"{where}.max_runs", audit.get("max_runs", 100_000), low=2)
+    return AuditSpec(tuple(sorted(coalition)), method, trials, alpha, prime, max_runs)
