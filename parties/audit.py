@@ -57,7 +57,7 @@ import numpy as np
 from scipy import special, stats
 
 from parties.view import Coalition, View
-from protocols.context import Randomness
+from protocols.context import Randomness, pairwise_mask_from_streams
 from protocols.effects import Call
 from protocols.errors import InputError
 from protocols.field import PrimeField
@@ -436,6 +436,12 @@ class TapeRandomness:
     ) -> np.ndarray:
         rows = [self.pairwise(peer, call, n, sub) for peer in peers]
         return np.stack(rows) if rows else self.field.zeros((0, n))
+
+    def pairwise_mask(
+        self, peers: tuple[int, ...], call: Call, half: int, sub: int = 0
+    ) -> np.ndarray:
+        streams = self.pairwise_many(peers, call, 2 * half, sub)
+        return pairwise_mask_from_streams(self.field, self.party, peers, streams, half)
 
 
 def _received_tuple(views: dict[int, View], members: tuple[int, ...]) -> tuple[int, ...]:

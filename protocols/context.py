@@ -25,7 +25,7 @@ import numpy as np
 from protocols.effects import Call
 from protocols.errors import MpcsimError
 from protocols.field import FixedPoint, PrimeField
-from protocols.prg import field_stream, field_streams
+from protocols.prg import field_stream, field_streams, pair_mask_sum
 
 STREAMS_PER_CALL = 1 << 16
 
@@ -51,6 +51,29 @@ class Randomness(Protocol):
         """Row k is ``pairwise(peers[k], call, n, sub)``; shape (len(peers), n)."""
         ...
 
+    def pairwise_mask(
+        self, peers: tuple[int, ...], call: Call, half: int, sub: int = 0
+    ) -> np.ndarray:
+        """The net pairwise mask: :func:`pairwise_mask_from_streams` of the 2·half streams."""
+        ...
+
+
+def pairwise_mask_from_streams(
+    field: PrimeField, party: int, peers: tuple[int, ...], streams: np.ndarray, half: int
+) -> np.ndarray:
+    """Σ_j (r_j^(i) − r_i^(j)) for party i, from its 2·half-element stream with each peer j.
+
+    A pair's stream holds the lower party's share for the higher one in its first half and the
+    reverse in its second (:func:`protocols.secure_sum.pair_shares`), so peer j contributes
+    (second − first) if i < j and (first − second) otherwise.
+    """
+    plus, minus = [], []
+    for peer, row in zip(peers, streams, strict=True):
+        first, second = row[:half], row[half : 2 * half]
+        plus.append(second if party < peer else first)
+        minus.append(first if party < peer else second)
+    return field.combine(plus, minus) if plus else field.zeros(half)
+
 
 def stream_number(call: Call, sub: int) -> int:
     """The PRG stream number of sub-stream ``sub`` of ``call``."""
@@ -68,10 +91,13 @@ class AesRandomness:
         The field the elements belong to.
     private_key : bytes
         32-byte key of the party's private streams.
+    party : int
+        The party these streams belong to (it orients the pairs in :meth:`pairwise_mask`).
     """
 
-    def __init__(self, field: PrimeField, private_key: bytes) -> None:
+    def __init__(self, field: PrimeField, private_key: bytes, party: int = 0) -> None:
         self.field = field
+        self.party = party
         self._private_key = private_key
         self._pair_seeds: dict[int, bytes] = {}
         self._used: set[tuple[int, int]] = set()
@@ -108,6 +134,17 @@ class AesRandomness:
         self, peers: tuple[int, ...], call: Call, n: int, sub: int = 0
     ) -> np.ndarray:
         stream = stream_number(call, sub)
+        return field_streams(self._claim_seeds(peers, stream), stream, n, self.field)
+
+    def pairwise_mask(
+        self, peers: tuple[int, ...], call: Call, half: int, sub: int = 0
+    ) -> np.ndarray:
+        stream = stream_number(call, sub)
+        seeds = self._claim_seeds(peers, stream)
+        signs = [1 if self.party < peer else -1 for peer in peers]
+        return pair_mask_sum(seeds, signs, stream, half, self.field)
+
+    def _claim_seeds(self, peers: tuple[int, ...], stream: int) -> list[bytes]:
         seeds = []
         for peer in peers:
             seed = self._pair_seeds.get(peer)
@@ -117,7 +154,7 @@ class AesRandomness:
                 )
             self._claim(peer, stream)
             seeds.append(seed)
-        return field_streams(seeds, stream, n, self.field)
+        return seeds
 
 
 @dataclass

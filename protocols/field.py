@@ -417,16 +417,16 @@ class Mersenne61Field(PrimeField):
                 np.add(acc, a[start:stop], out=acc)
                 pending += 1
                 if pending == 7:  # acc < 8·2^61 = 2^64
-                    _reduce61_inplace(acc, tmp)
+                    reduce61_inplace(acc, tmp)
                     pending = 0
             for a in neg:
                 np.subtract(_P61, a[start:stop], out=tmp)
                 np.add(acc, tmp, out=acc)
                 pending += 1
                 if pending == 7:
-                    _reduce61_inplace(acc, tmp)
+                    reduce61_inplace(acc, tmp)
                     pending = 0
-            _reduce61_inplace(acc, tmp)
+            reduce61_inplace(acc, tmp)
         return out.reshape(shape)
 
     def from_signed(self, values: np.ndarray) -> np.ndarray:
@@ -434,7 +434,7 @@ class Mersenne61Field(PrimeField):
         ints = np.asarray(values, dtype=np.int64)
         out = ints.view(np.uint64).copy()
         # A negative v reads as 2^64 + v; adding p wraps to p + v (mod 2^64), in [0, p).
-        out += (ints < 0).astype(np.uint64) * _P61
+        np.add(out, _P61, out=out, where=ints < 0)
         return out
 
 
@@ -495,8 +495,12 @@ def _reduce61(x: np.ndarray) -> np.ndarray:
     return _min_wrapped(s, s, _P61, subtract=True)
 
 
-def _reduce61_inplace(x: np.ndarray, tmp: np.ndarray) -> None:
-    """Reduce a 1-D uint64 array modulo 2^61 − 1 in place (``tmp`` is scratch, same size)."""
+def reduce61_inplace(x: np.ndarray, tmp: np.ndarray) -> None:
+    """Reduce uint64 values (any, below 2^64) modulo 2^61 − 1 in place.
+
+    ``x`` is a 1-D array and ``tmp`` scratch space of the same size; used by the blocked sums
+    here and by the fused mask sum of :mod:`protocols.prg`.
+    """
     np.right_shift(x, np.uint64(61), out=tmp)
     np.bitwise_and(x, _P61, out=x)
     np.add(x, tmp, out=x)  # < 2^61 + 8
@@ -643,12 +647,16 @@ class FixedPoint:
             Name used in error messages.
         """
         arr = np.asarray(x, dtype=np.float64)
-        if not np.all(np.isfinite(arr)):
+        low, high = (float(arr.min()), float(arr.max())) if arr.size else (0.0, 0.0)
+        if not (np.isfinite(low) and np.isfinite(high)):  # NaN and ±inf reach min or max
             bad = arr[~np.isfinite(arr)].ravel()[0]
             raise EncodingError(f"{what} holds {bad!r}; only finite values can be encoded")
         limit = self.half // n_summands
-        scaled = np.rint(arr * self.scale)
-        if scaled.size and max(-float(scaled.min()), float(scaled.max())) > limit:
+        scaled = np.empty_like(arr)
+        np.multiply(arr, self.scale, out=scaled)
+        np.rint(scaled, out=scaled)
+        # Python floats against the int limit compare exactly (numpy would round the limit).
+        if max(-float(np.rint(low * self.scale)), float(np.rint(high * self.scale))) > limit:
             idx = int(np.argmax(np.abs(scaled)))
             if abs(float(scaled.ravel()[idx])) > limit:
                 hint = (

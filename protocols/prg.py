@@ -58,7 +58,7 @@ import numpy as np
 from Crypto.Cipher import AES
 
 from protocols.errors import InputError
-from protocols.field import PrimeField
+from protocols.field import MERSENNE61, Mersenne61Field, PrimeField, reduce61_inplace
 
 if TYPE_CHECKING:
     from Crypto.Cipher._mode_ctr import CtrMode
@@ -74,6 +74,7 @@ __all__ = [
     "field_streams",
     "hkdf_sha256",
     "keystream_words",
+    "pair_mask_sum",
 ]
 
 KEY_BYTES = 32
@@ -317,6 +318,105 @@ def field_streams(keys: Sequence[bytes], stream: int, n: int, field: PrimeField)
                 out[k] = row
             else:
                 _field_stream(key, stream, n, field, out=out[k])
+    return out
+
+
+def pair_mask_sum(
+    keys: Sequence[bytes], signs: Sequence[int], stream: int, half: int, field: PrimeField
+) -> np.ndarray:
+    """Σ_k signs[k]·(second half − first half) of the 2·half-element streams of ``keys``.
+
+    With s_k = ``field_stream(keys[k], stream, 2·half, field)`` this is
+    Σ_k signs[k]·(s_k[half:] − s_k[:half]): the net pairwise mask a party adds in the PRG
+    SecureSum (:func:`protocols.secure_sum.pair_shares`: the first half of a pair's stream is
+    the lower party's share for the higher one, the second half the reverse).
+
+    For GF(2^61 − 1) the sum is computed block by block over positions without materialising
+    the streams: each block of each half is drawn at its keystream offset (element i of a
+    stream is keystream word i as long as no earlier word was rejected) straight into a
+    cache-sized buffer and added to the running sum, so the masks never travel to memory. A
+    rejected word (probability 2^−61 each) would shift later elements; if one occurs, the
+    sum is recomputed from the materialised streams, so the result is always exact.
+
+    Parameters
+    ----------
+    keys : sequence of bytes
+        K 32-byte keys.
+    signs : sequence of int
+        +1 or −1 for each key.
+    stream : int
+        Stream number in [0, 2^64).
+    half : int
+        Length of each half, ≥ 0.
+    field : PrimeField
+
+    Returns
+    -------
+    numpy.ndarray of ``field.dtype``, shape (half,)
+    """
+    if isinstance(keys, (bytes, bytearray, memoryview, str)):
+        raise InputError("keys must be a sequence of 32-byte keys, not a single bytes object")
+    key_list = [_as_key(k, f"keys[{i}]") for i, k in enumerate(keys)]
+    sign_list = [int(s) for s in signs]
+    if len(sign_list) != len(key_list) or any(s not in (1, -1) for s in sign_list):
+        raise InputError("signs must hold +1 or -1 for every key")
+    stream = _as_stream(stream)
+    half = _as_count(half, "half")
+    _check_field(field)
+    if isinstance(field, Mersenne61Field) and key_list and half:
+        fused = _pair_mask_sum_61(key_list, sign_list, stream, half)
+        if fused is not None:
+            return fused
+    streams = field_streams(key_list, stream, 2 * half, field)
+    plus = [row[half:] if s > 0 else row[:half] for row, s in zip(streams, sign_list, strict=True)]
+    minus = [row[:half] if s > 0 else row[half:] for row, s in zip(streams, sign_list, strict=True)]
+    if not plus:
+        return field.zeros(half)
+    return field.combine(plus, minus)
+
+
+def _pair_mask_sum_61(
+    keys: list[bytes], signs: list[int], stream: int, half: int
+) -> np.ndarray | None:
+    """The fused GF(2^61 − 1) path of :func:`pair_mask_sum`; None if a word was rejected."""
+    p = np.uint64(MERSENNE61)
+    nonce = stream.to_bytes(8, "big")
+    block = CHUNK_WORDS
+    zeros = memoryview(bytearray(_WORD_BYTES * (block + 1)))
+    buffers = [np.empty(block + 1, dtype=np.uint64) for _ in range(2)]
+    views = [memoryview(b).cast("B") for b in buffers]
+    acc = np.empty(block, dtype=np.uint64)
+    tmp = np.empty(block, dtype=np.uint64)
+    out = np.empty(half, dtype=np.uint64)
+    for start in range(0, half, block):
+        n = min(block, half - start)
+        a, t = acc[:n], tmp[:n]
+        a[:] = 0
+        pending = 0
+        for key, sign in zip(keys, signs, strict=True):
+            halves = []
+            for word, buf, view in zip((start, half + start), buffers, views, strict=True):
+                skip = word % 2  # the first word may sit in the second half of a block
+                size = _WORD_BYTES * (n + skip)
+                AES.new(key, AES.MODE_CTR, nonce=nonce, initial_value=word // 2).encrypt(
+                    zeros[:size], output=view[:size]
+                )
+                words = buf[skip : skip + n]
+                np.bitwise_and(words, p, out=words)
+                if np.any(words == p):  # a rejected candidate: positions shift
+                    return None
+                halves.append(words)
+            first, second = halves
+            plus, minus = (second, first) if sign > 0 else (first, second)
+            np.add(a, plus, out=a)
+            np.subtract(p, minus, out=t)  # −r enters as p − r, in [1, p]
+            np.add(a, t, out=a)
+            pending += 2
+            if pending >= 6:  # a < 7·2^61 < 2^64
+                reduce61_inplace(a, t)
+                pending = 0
+        reduce61_inplace(a, t)
+        out[start : start + n] = a
     return out
 
 

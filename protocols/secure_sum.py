@@ -172,13 +172,10 @@ def _explicit_column_sum(
 
 
 def _prg_column_sum(ctx: PartyContext, call: Call, x_hat: np.ndarray) -> np.ndarray:
-    field, d, peers = ctx.field, len(x_hat), ctx.peers
-    streams = ctx.randomness.pairwise_many(peers, call, 2 * d)  # one row per peer
-    shares_out: list[np.ndarray] = []
-    shares_in: list[np.ndarray] = []
-    for peer, stream in zip(peers, streams, strict=True):
-        mine, theirs = pair_shares(stream, ctx.party, peer, d)
-        shares_out.append(mine)
-        shares_in.append(theirs)
-    # column_sum(own_share(x̂, out), in) = x̂ − Σ out + Σ in, in one pass over the shares.
-    return field.combine([x_hat, *shares_in], shares_out)
+    """r^(i) = x̂_i − Σ_j r_i^(j) + Σ_j r_j^(i) (Table 2.1's column sum, shares from the PRG).
+
+    The randomness returns the net mask Σ_j (r_j^(i) − r_i^(j)) directly, so that the shares
+    need not be materialised (:func:`protocols.prg.pair_mask_sum`).
+    """
+    mask = ctx.randomness.pairwise_mask(ctx.peers, call, len(x_hat))
+    return ctx.field.add(x_hat, mask)

@@ -26,7 +26,12 @@ from Crypto.Cipher import AES
 
 from parties.party import Party, check_parties
 from parties.view import Coalition, View
-from protocols.context import AesRandomness, PartyContext, Randomness
+from protocols.context import (
+    AesRandomness,
+    PartyContext,
+    Randomness,
+    pairwise_mask_from_streams,
+)
 from protocols.effects import Call
 from protocols.errors import InputError
 from protocols.field import FixedPoint, PrimeField, prime_field
@@ -137,6 +142,13 @@ class _RecordingRandomness:
             self.view.draws.append((("pair", lo, hi, call.protocol, call.index, sub), row))
         return values
 
+    def pairwise_mask(
+        self, peers: tuple[int, ...], call: Call, half: int, sub: int = 0
+    ) -> np.ndarray:
+        streams = self.pairwise_many(peers, call, 2 * half, sub)  # recorded stream by stream
+        return pairwise_mask_from_streams(self.inner.field, self.view.party, peers, streams,
+                                          half)
+
     def set_pair_seed(self, peer: int, seed: bytes) -> None:
         setter = getattr(self.inner, "set_pair_seed", None)
         if setter is not None:
@@ -231,7 +243,7 @@ class Simulation:
             randomness: Randomness = (
                 self.randomness(pid, self.field)
                 if self.randomness is not None
-                else AesRandomness(self.field, seed_bytes(run_seed, pid, PURPOSE_MASKS))
+                else AesRandomness(self.field, seed_bytes(run_seed, pid, PURPOSE_MASKS), pid)
             )
             if self.record_draws:
                 randomness = _RecordingRandomness(randomness, view)

@@ -347,3 +347,84 @@ def test_derive_key() -> None:
         prg.derive_key(bytes(15), "x")
     with pytest.raises(InputError, match="label"):
         prg.derive_key(seed, b"x")
+
+
+# -- the fused net pairwise mask (SecureSum's PRG variant) --------------------------------------
+
+
+def _net_from_materialised(keys, signs, stream, half, field):
+    """Σ_k s_k·(second half − first half), by Python ints from the materialised streams."""
+    from protocols.prg import field_streams
+
+    rows = field_streams(keys, stream, 2 * half, field)
+    total = [0] * half
+    for row, sign in zip(rows, signs, strict=True):
+        for i in range(half):
+            total[i] += sign * (int(row[half + i]) - int(row[i]))
+    return [v % field.p for v in total]
+
+
+@pytest.mark.parametrize("half", [1, 2, 5, (1 << 16) - 1, 1 << 16, (1 << 16) + 3])
+def test_pair_mask_sum_equals_the_materialised_streams(half):
+    from protocols.prg import pair_mask_sum
+
+    field = prime_field("2^61-1")
+    rng = np.random.default_rng(half)
+    keys = [rng.bytes(32) for _ in range(4)]
+    signs = [1, -1, -1, 1]
+    got = pair_mask_sum(keys, signs, 9, half, field)
+    expected = _net_from_materialised(keys, signs, 9, half, field)
+    sample = np.linspace(0, half - 1, num=min(half, 200), dtype=int)
+    assert [int(got[i]) for i in sample] == [expected[i] for i in sample]
+
+
+@pytest.mark.parametrize("p", [5, 2**31 - 1])
+def test_pair_mask_sum_in_other_fields(p):
+    from protocols.prg import pair_mask_sum
+
+    field = prime_field(p)
+    keys = [bytes([k]) * 32 for k in range(1, 4)]
+    got = pair_mask_sum(keys, [1, 1, -1], 3, 50, field)
+    assert [int(v) for v in got] == _net_from_materialised(keys, [1, 1, -1], 3, 50, field)
+
+
+def test_fused_path_declines_a_rejected_word_and_the_sum_falls_back(monkeypatch):
+    """A keystream word masking to p (probability 2^-61) would shift every later element;
+    the fused path must then give up and the exact materialised path answer."""
+    from protocols import prg
+
+    field = prime_field("2^61-1")
+    keys = [b"\x07" * 32, b"\x08" * 32]
+    real_new = prg.AES.new
+
+    class RejectingCtr:
+        def __init__(self, inner):
+            self.inner = inner
+
+        def encrypt(self, data, output):
+            self.inner.encrypt(data, output=output)
+            np.frombuffer(output, dtype=np.uint64)[-1] = np.uint64((1 << 64) - 1)  # masks to p
+
+    def fake_new(key, mode, **kw):
+        cipher = real_new(key, mode, **kw)
+        fused_ctr = mode == prg.AES.MODE_CTR and "initial_value" in kw
+        return RejectingCtr(cipher) if fused_ctr else cipher
+
+    monkeypatch.setattr(prg.AES, "new", fake_new)
+    assert prg._pair_mask_sum_61(keys, [1, -1], 4, 10) is None
+    monkeypatch.setattr(prg.AES, "new", real_new)
+    monkeypatch.setattr(prg, "_pair_mask_sum_61", lambda *a: None)
+    got = prg.pair_mask_sum(keys, [1, -1], 4, 10, field)
+    assert [int(v) for v in got] == _net_from_materialised(keys, [1, -1], 4, 10, field)
+
+
+def test_pair_mask_sum_checks_its_arguments():
+    from protocols.prg import pair_mask_sum
+
+    field = prime_field("2^61-1")
+    with pytest.raises(InputError):
+        pair_mask_sum([bytes(32)], [2], 0, 4, field)
+    with pytest.raises(InputError):
+        pair_mask_sum([bytes(32)], [1, -1], 0, 4, field)
+    with pytest.raises(InputError):
+        pair_mask_sum([bytes(31)], [1], 0, 4, field)

@@ -641,3 +641,30 @@ def test_wide_fields_sum_exactly_and_count_their_width(prime: int, frac_bits: in
     assert {r.bytes for r in rows} <= {4 + 8 + w * d + SEAL_OVERHEAD_BYTES for w in (8, width)}
     assert max(r.bytes for r in rows) == 4 + 8 + width * d + SEAL_OVERHEAD_BYTES
     assert sum(r.elements for r in rows if r.sender == 0) == expected_elements_sent(variant, m, d)
+
+
+def test_fused_pairwise_mask_equals_the_mask_from_the_recorded_streams() -> None:
+    """AesRandomness.pairwise_mask (fused, streams never materialised) must equal the net mask
+    computed from the streams one by one, which is what recording runs (audits) use."""
+    from protocols.context import pairwise_mask_from_streams
+    from protocols.effects import Call
+
+    field = prime_field("2^61-1")
+    peers = (0, 2, 5)
+    call = Call("secure_sum", 3)
+
+    def source() -> AesRandomness:
+        r = AesRandomness(field, b"\x02" * 32, party=1)
+        for peer in peers:
+            r.set_pair_seed(peer, bytes([peer + 1]) * 32)
+        return r
+
+    fused = source().pairwise_mask(peers, call, 1001)
+    streams = source().pairwise_many(peers, call, 2 * 1001)
+    expected = [0] * 1001
+    for peer, row in zip(peers, streams, strict=True):
+        sign = 1 if 1 < peer else -1  # Σ_j (r_j^(1) − r_1^(j)), first half = lower → higher
+        for i in range(1001):
+            expected[i] += sign * (int(row[1001 + i]) - int(row[i]))
+    assert [int(v) for v in fused] == [v % field.p for v in expected]
+    assert np.array_equal(fused, pairwise_mask_from_streams(field, 1, peers, streams, 1001))
