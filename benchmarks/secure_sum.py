@@ -131,8 +131,11 @@ def main() -> None:
          elements=totals["elements"], target_s=60)
 
     m_ka = 40
-    with_ka, _ = run_secure_sum(m_ka, 10, sealing=False, keys="x25519")
-    without, _ = run_secure_sum(m_ka, 10, sealing=False, keys="preshared")
+    with_ka, without = (min(s) for s in paired(
+        3,
+        lambda: run_secure_sum(m_ka, 10, sealing=False, keys="x25519")[0],
+        lambda: run_secure_sum(m_ka, 10, sealing=False, keys="preshared")[0],
+    ))
     pairs = m_ka * (m_ka - 1) // 2
     per_pair_ms = 1000 * (with_ka - without) / pairs
     emit(benchmark="x25519_key_agreement", parties=m_ka, pairs=pairs,

@@ -398,10 +398,17 @@ class Mersenne61Field(PrimeField):
         return self.combine(arrays, [])
 
     def combine(self, plus: list[np.ndarray], minus: list[np.ndarray]) -> np.ndarray:
-        """Σ plus − Σ minus in one blocked pass: each −r enters as p − r (in [1, p])."""
+        """Σ plus − Σ minus in one blocked pass: each −r enters as p − r (in [1, p]).
+
+        Many short arrays (one block or less) are stacked and summed along the stack instead,
+        in a few vectorised passes rather than a Python step per array.
+        """
         if not plus:
             raise ValueError("combine needs at least one array to add")
         shape = np.shape(plus[0])
+        if len(plus) + len(minus) > 8 and int(np.prod(shape)) <= SUM_BLOCK:
+            total = self.sum(np.stack(plus), axis=0)
+            return self.sub(total, self.sum(np.stack(minus), axis=0)) if minus else total
         pos = [np.asarray(a, dtype=np.uint64).reshape(-1) for a in plus]
         neg = [np.asarray(a, dtype=np.uint64).reshape(-1) for a in minus]
         size = pos[0].size

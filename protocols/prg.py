@@ -89,6 +89,9 @@ MAX_STREAM = (1 << 64) - 1
 CHUNK_WORDS = 1 << 16
 """Keystream words drawn per pass for long streams (512 KiB: stays in the L2 cache)."""
 
+FUSE_MIN_HALF = 1 << 13
+"""Half-stream length from which :func:`pair_mask_sum` fuses generation and summation."""
+
 PRG_KEY_SALT = b"mpcsim/prg/derive_key/v1"
 """HKDF salt of :func:`derive_key` (a fixed project label, RFC 5869 §3.1)."""
 
@@ -331,12 +334,14 @@ def pair_mask_sum(
     SecureSum (:func:`protocols.secure_sum.pair_shares`: the first half of a pair's stream is
     the lower party's share for the higher one, the second half the reverse).
 
-    For GF(2^61 − 1) the sum is computed block by block over positions without materialising
-    the streams: each block of each half is drawn at its keystream offset (element i of a
-    stream is keystream word i as long as no earlier word was rejected) straight into a
-    cache-sized buffer and added to the running sum, so the masks never travel to memory. A
-    rejected word (probability 2^−61 each) would shift later elements; if one occurs, the
-    sum is recomputed from the materialised streams, so the result is always exact.
+    For GF(2^61 − 1) and halves of at least :data:`FUSE_MIN_HALF` elements (below that the
+    batched :func:`field_streams` is faster, and its output stays in cache anyway), the sum
+    is computed block by block over positions without materialising the streams: each block
+    of each half is drawn at its keystream offset (element i of a stream is keystream word i
+    as long as no earlier word was rejected) straight into a cache-sized buffer and added to
+    the running sum, so the masks never travel to memory. A rejected word (probability
+    2^−61 each) would shift later elements; if one occurs, the sum is recomputed from the
+    materialised streams, so the result is always exact.
 
     Parameters
     ----------
@@ -363,7 +368,7 @@ def pair_mask_sum(
     stream = _as_stream(stream)
     half = _as_count(half, "half")
     _check_field(field)
-    if isinstance(field, Mersenne61Field) and key_list and half:
+    if isinstance(field, Mersenne61Field) and key_list and half >= FUSE_MIN_HALF:
         fused = _pair_mask_sum_61(key_list, sign_list, stream, half)
         if fused is not None:
             return fused

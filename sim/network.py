@@ -188,12 +188,25 @@ class Network:
     def route_links(
         self, sender: int, receiver: int
     ) -> tuple[tuple[tuple[object, object], Link], ...]:
-        """The route's hops with their links: ``((a, b), Link)`` per hop (cached)."""
+        """The route's hops with their links: ``((a, b), Link)`` per hop.
+
+        A direct link that no multi-hop path can beat (see :meth:`route`) is answered from the
+        adjacency without caching (a SecureSum among M parties uses each of the M(M − 1)
+        directed pairs once); other routes are computed once and cached.
+        """
         key = (sender, receiver)
         cached = self._route_links.get(key)
-        if cached is None:
-            cached = tuple((hop, self.link(*hop)) for hop in self.route(sender, receiver))
-            self._route_links[key] = cached
+        if cached is not None:
+            return cached
+        if self._min_latency is None:
+            self._min_latency = min(
+                (d.latency_s for _, _, d in self.graph.edges(data="link")), default=0.0
+            )
+        edge = self.graph.adj[sender].get(receiver)
+        if edge is not None and edge["link"].latency_s <= 2 * self._min_latency:
+            return ((key, edge["link"]),)
+        cached = tuple((hop, self.link(*hop)) for hop in self.route(sender, receiver))
+        self._route_links[key] = cached
         return cached
 
     def link(self, a: object, b: object) -> Link:

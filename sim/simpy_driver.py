@@ -22,6 +22,7 @@ way.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -107,8 +108,20 @@ class SimPyDriver:
         programs: Mapping[int, ProgramFactory],
         views: Mapping[int, View],
     ) -> DriverOutcome:
-        """Run every program to completion; raise :class:`ProtocolAbort` if a party fails."""
-        return _Run(self, contexts, programs, views).execute()
+        """Run every program to completion; raise :class:`ProtocolAbort` if a party fails.
+
+        Python's cyclic garbage collector is paused for the run and restored afterwards: a
+        run keeps up to millions of live objects (ledger rows, envelopes, events), none of them
+        in reference cycles, and every collection would traverse them all (a quarter of the
+        wall time at M = 400). Cycles made meanwhile are collected once it is back on.
+        """
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return _Run(self, contexts, programs, views).execute()
+        finally:
+            if collecting:
+                gc.enable()
 
 
 class _Run:

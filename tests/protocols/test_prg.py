@@ -364,7 +364,7 @@ def _net_from_materialised(keys, signs, stream, half, field):
     return [v % field.p for v in total]
 
 
-@pytest.mark.parametrize("half", [1, 2, 5, (1 << 16) - 1, 1 << 16, (1 << 16) + 3])
+@pytest.mark.parametrize("half", [1, 5, (1 << 13) + 1, (1 << 16) - 1, 1 << 16, (1 << 16) + 3])
 def test_pair_mask_sum_equals_the_materialised_streams(half):
     from protocols.prg import pair_mask_sum
 
@@ -412,6 +412,7 @@ def test_fused_path_declines_a_rejected_word_and_the_sum_falls_back(monkeypatch)
 
     monkeypatch.setattr(prg.AES, "new", fake_new)
     assert prg._pair_mask_sum_61(keys, [1, -1], 4, 10) is None
+    assert prg._pair_mask_sum_61(keys, [1, -1], 4, prg.FUSE_MIN_HALF) is None
     monkeypatch.setattr(prg.AES, "new", real_new)
     monkeypatch.setattr(prg, "_pair_mask_sum_61", lambda *a: None)
     got = prg.pair_mask_sum(keys, [1, -1], 4, 10, field)

@@ -491,3 +491,23 @@ def test_errors_survive_copy_and_pickle_as_simpy_and_mpi_need() -> None:
     assert (copy.value, copy.bound, copy.what) == (1e20, 2.5, "column 4")
     assert str(copy) == str(overflow) == (
         "column 4 1e+20 exceeds the field's representable bound 2.5; lower frac_bits")
+
+
+def test_the_run_restores_the_garbage_collector_even_when_it_aborts() -> None:
+    import gc
+
+    def failing(ctx: PartyContext):
+        raise RuntimeError("boom")
+        yield  # pragma: no cover - makes this a generator
+
+    assert gc.isenabled()
+    with pytest.raises(ProtocolAbort):
+        run([failing, failing])
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with pytest.raises(ProtocolAbort):
+            run([failing, failing])
+        assert not gc.isenabled()  # a caller's choice is kept
+    finally:
+        gc.enable()
