@@ -19,7 +19,7 @@ import numpy as np
 from parties.audit import Progress
 from protocols.errors import ScenarioError
 from sim.privacy import AuditTarget
-from sim.scenario import Scenario
+from sim.scenario import Scenario, check_choice, check_int, check_number
 from sim.simulation import Result, Simulation
 
 
@@ -109,36 +109,15 @@ def get(name: Any) -> Algorithm:
 
 
 def choice(*options: str) -> Callable[[str, Any], Any]:
-    def check(name: str, value: Any) -> Any:
-        if value not in options:
-            raise ScenarioError(f"{name} = {value!r} is unknown; use one of {', '.join(options)}")
-        return value
-
-    return check
+    """A check that the value is one of ``options``."""
+    return lambda name, value: check_choice(name, value, options)
 
 
 def integer(low: int | None = None, high: int | None = None) -> Callable[[str, Any], int]:
-    def check(name: str, value: Any) -> int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ScenarioError(f"{name} = {value!r} must be an integer")
-        if low is not None and value < low:
-            raise ScenarioError(f"{name} = {value} must be ≥ {low}")
-        if high is not None and value > high:
-            raise ScenarioError(f"{name} = {value} must be ≤ {high}")
-        return value
-
-    return check
+    """A check that the value is an integer in [low, high]."""
+    return lambda name, value: check_int(name, value, low, high)
 
 
 def number(low: float | None = None) -> Callable[[str, Any], float]:
-    def check(name: str, value: Any) -> float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ScenarioError(f"{name} = {value!r} must be a number")
-        v = float(value)
-        if not np.isfinite(v):
-            raise ScenarioError(f"{name} = {value!r} must be finite")
-        if low is not None and v < low:
-            raise ScenarioError(f"{name} = {value} must be ≥ {low}")
-        return v
-
-    return check
+    """A check that the value is a finite number ≥ low."""
+    return lambda name, value: check_number(name, value, low)

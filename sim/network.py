@@ -168,12 +168,7 @@ class Network:
         hops = self._routes.get(key)
         if hops is not None:
             return hops
-        if self._min_latency is None:
-            self._min_latency = min(
-                (d.latency_s for _, _, d in self.graph.edges(data="link")), default=0.0
-            )
-        edge = self.graph.get_edge_data(sender, receiver)
-        if edge is not None and edge["link"].latency_s <= 2 * self._min_latency:
+        if self._fastest_direct_link(sender, receiver) is not None:
             hops = ((sender, receiver),)
             self._routes[key] = hops
             return hops
@@ -184,6 +179,21 @@ class Network:
             if target != sender and target != HUB:
                 self._routes.setdefault((sender, target), tuple(itertools.pairwise(path)))
         return self._routes[key]
+
+    def _fastest_direct_link(self, sender: int, receiver: int) -> Link | None:
+        """The direct link, if no path of two or more links can be faster (else None).
+
+        A direct link whose latency is at most twice the smallest link latency is the
+        lowest-latency route: any other path crosses at least two links.
+        """
+        if self._min_latency is None:
+            self._min_latency = min(
+                (d.latency_s for _, _, d in self.graph.edges(data="link")), default=0.0
+            )
+        edge = self.graph.adj[sender].get(receiver)
+        if edge is not None and edge["link"].latency_s <= 2 * self._min_latency:
+            return edge["link"]
+        return None
 
     def route_links(
         self, sender: int, receiver: int
@@ -198,13 +208,9 @@ class Network:
         cached = self._route_links.get(key)
         if cached is not None:
             return cached
-        if self._min_latency is None:
-            self._min_latency = min(
-                (d.latency_s for _, _, d in self.graph.edges(data="link")), default=0.0
-            )
-        edge = self.graph.adj[sender].get(receiver)
-        if edge is not None and edge["link"].latency_s <= 2 * self._min_latency:
-            return ((key, edge["link"]),)
+        direct = self._fastest_direct_link(sender, receiver)
+        if direct is not None:
+            return ((key, direct),)
         cached = tuple((hop, self.link(*hop)) for hop in self.route(sender, receiver))
         self._route_links[key] = cached
         return cached

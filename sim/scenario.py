@@ -79,7 +79,7 @@ class Scenario:
     def with_seed(self, seed: int | None) -> Scenario:
         if seed is None:
             return self
-        _check_int("seed", seed, low=0)
+        check_int("seed", seed, low=0)
         return Scenario(**{**self.__dict__, "seed": seed})
 
 
@@ -125,7 +125,8 @@ def _table(raw: Mapping[str, Any], key: str, required: bool = False) -> dict[str
     return value
 
 
-def _check_int(name: str, value: Any, low: int | None = None, high: int | None = None) -> int:
+def check_int(name: str, value: Any, low: int | None = None, high: int | None = None) -> int:
+    """``value`` as an integer in [low, high], or a ScenarioError naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise ScenarioError(f"{name} = {value!r} must be an integer")
     if low is not None and value < low:
@@ -135,7 +136,8 @@ def _check_int(name: str, value: Any, low: int | None = None, high: int | None =
     return value
 
 
-def _check_float(name: str, value: Any, low: float | None = None, strict: bool = False) -> float:
+def check_number(name: str, value: Any, low: float | None = None, strict: bool = False) -> float:
+    """``value`` as a finite float ≥ low (> low when ``strict``), or a ScenarioError."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ScenarioError(f"{name} = {value!r} must be a number")
     v = float(value)
@@ -146,7 +148,8 @@ def _check_float(name: str, value: Any, low: float | None = None, strict: bool =
     return v
 
 
-def _check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
+def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
+    """``value`` if it is one of ``choices``, or a ScenarioError listing them."""
     if value not in choices:
         raise ScenarioError(f"{name} = {value!r} is unknown; use one of {', '.join(choices)}")
     return str(value)
@@ -159,18 +162,18 @@ def _validate(raw: dict[str, Any], base: Path, default_name: str) -> Scenario:
         raise ScenarioError(f"name = {name!r} must be a non-empty string")
     seed = raw.get("seed")
     if seed is not None:
-        _check_int("seed", seed, low=0)
+        check_int("seed", seed, low=0)
 
     net = _table(raw, "network", required=True)
     _unknown("network", net, NETWORK_KEYS)
     if "parties" not in net:
         raise ScenarioError("[network] needs 'parties', the number of data-holding parties")
-    n_parties = _check_int("network.parties", net["parties"])
+    n_parties = check_int("network.parties", net["parties"])
     if n_parties < 2:
         raise ScenarioError(f"network.parties = {n_parties}: a secure computation needs M ≥ 2")
-    topology = _check_choice("network.topology", net.get("topology", "complete"), TOPOLOGIES)
-    latency = _check_float("network.latency_ms", net.get("latency_ms", 10.0), low=0.0)
-    bandwidth = _check_float("network.bandwidth_mbps", net.get("bandwidth_mbps", 100.0), 0.0, True)
+    topology = check_choice("network.topology", net.get("topology", "complete"), TOPOLOGIES)
+    latency = check_number("network.latency_ms", net.get("latency_ms", 10.0), low=0.0)
+    bandwidth = check_number("network.bandwidth_mbps", net.get("bandwidth_mbps", 100.0), 0.0, True)
     sealing = net.get("sealing", True)
     if not isinstance(sealing, bool):
         raise ScenarioError(f"network.sealing = {sealing!r} must be true or false")
@@ -192,7 +195,7 @@ def _validate(raw: dict[str, Any], base: Path, default_name: str) -> Scenario:
         prime = parse_prime(fld.get("prime", "2^61-1"))
     except InputError as exc:
         raise ScenarioError(f"field.prime: {exc}") from exc
-    frac_bits = _check_int("field.frac_bits", fld.get("frac_bits", 24), low=0)
+    frac_bits = check_int("field.frac_bits", fld.get("frac_bits", 24), low=0)
     try:
         FixedPoint(prime_field(prime), frac_bits)
     except InputError as exc:
@@ -224,16 +227,16 @@ def _validate(raw: dict[str, Any], base: Path, default_name: str) -> Scenario:
 
 def _validate_data(data: dict[str, Any], base: Path, n_parties: int) -> dict[str, Any]:
     _unknown("data", data, DATA_KEYS)
-    source = _check_choice("data.source", data.get("source", "synthetic"), DATA_SOURCES)
+    source = check_choice("data.source", data.get("source", "synthetic"), DATA_SOURCES)
     out = dict(data)
     out["source"] = source
     if source == "synthetic":
         for key in ("rows", "cols"):
             if key not in data:
                 raise ScenarioError(f"[data] source = 'synthetic' needs '{key}'")
-            out[key] = _check_int(f"data.{key}", data[key], low=1)
+            out[key] = check_int(f"data.{key}", data[key], low=1)
         if "kind" in data:  # otherwise the algorithm's own kind of synthetic data
-            out["kind"] = _check_choice("data.kind", data["kind"], SYNTHETIC_KINDS)
+            out["kind"] = check_choice("data.kind", data["kind"], SYNTHETIC_KINDS)
         if "path" in data:
             raise ScenarioError("data.path is only used with source = 'file'")
     else:
@@ -302,14 +305,14 @@ def _validate_audit(i: int, audit: Any, n_parties: int) -> AuditSpec:
             f"{where}.coalition has all {n_parties} parties; t-privacy concerns coalitions of "
             f"at most M − 1 = {n_parties - 1}"
         )
-    method = _check_choice(f"{where}.method", audit.get("method", "statistical"), AUDIT_METHODS)
-    trials = _check_int(f"{where}.trials", audit.get("trials", 200), low=10)
-    alpha = _check_float(f"{where}.alpha", audit.get("alpha", 1e-3), 0.0, True)
+    method = check_choice(f"{where}.method", audit.get("method", "statistical"), AUDIT_METHODS)
+    trials = check_int(f"{where}.trials", audit.get("trials", 200), low=10)
+    alpha = check_number(f"{where}.alpha", audit.get("alpha", 1e-3), 0.0, True)
     if alpha >= 1:
         raise ScenarioError(f"{where}.alpha = {alpha} must be < 1")
     try:
         prime = parse_prime(audit.get("prime", 5))
     except InputError as exc:
         raise ScenarioError(f"{where}.prime: {exc}") from exc
-    max_runs = _check_int(f"{where}.max_runs", audit.get("max_runs", 100_000), low=2)
+    max_runs = check_int(f"{where}.max_runs", audit.get("max_runs", 100_000), low=2)
     return AuditSpec(tuple(sorted(coalition)), method, trials, alpha, prime, max_runs)

@@ -27,6 +27,7 @@ import numpy as np
 
 from algorithms.pd_nmf import total_objective
 from protocols.errors import ScenarioError
+from sim import plots
 from sim.catalog import Algorithm, AlgorithmRun, Param, RunInput, integer
 from sim.experiments.pd_nmf import NMF_PARAMS, NmfSetup, public_start, run_pd_nmf
 from sim.report import table
@@ -85,7 +86,7 @@ def _run(inp: RunInput) -> AlgorithmRun:
         result=first_result,
         outputs={f"objective_{init}": h for init, h in curves.items()},
         metrics=metrics,
-        plots={"init_comparison": lambda: _plot(curves, title)},
+        plots={"init_comparison": lambda: plots.objective_bands(curves, title)},
         tables=[table(["init", "sweeps", f"objective @ {p['iterations']}", "final mean",
                        "final sd of mean"], rows, "objective by initialisation")],
         communication_by_phase=True,
@@ -95,27 +96,6 @@ def _run(inp: RunInput) -> AlgorithmRun:
 def _with_seed(inp: RunInput, seed: int) -> RunInput:
     return RunInput(inp.scenario, inp.params, inp.data, inp.shards, inp.simulation, seed,
                     inp.progress, inp.extras)
-
-
-def _plot(curves: dict[str, np.ndarray], title: str) -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.5, 4.2))
-    for init, h in curves.items():
-        x = np.arange(1, h.shape[1] + 1)
-        mean = h.mean(axis=0)
-        sem = h.std(axis=0, ddof=1) / np.sqrt(h.shape[0]) if h.shape[0] > 1 else 0 * mean
-        ax.plot(x, mean, label=init)
-        ax.fill_between(x, mean - sem, mean + sem, alpha=0.25)
-    ax.set_xlabel("sweep of PD-NMF-Iter")
-    ax.set_ylabel("objective E(W, T)  (mean ± sd of the mean)")
-    ax.set_title(title)
-    ax.grid(alpha=0.3)
-    ax.legend()
-    return fig
 
 
 INIT_COMPARISON = Algorithm(

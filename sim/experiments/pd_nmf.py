@@ -44,6 +44,7 @@ from algorithms.rri_nmf import RRIParams, as_row_block, objective, rri_sweep
 from parties.party import site_parties
 from protocols.errors import InputError, ScenarioError
 from protocols.secure_sum import VARIANTS
+from sim import plots
 from sim.catalog import Algorithm, AlgorithmRun, Param, RunInput, choice, integer, number
 from sim.privacy import AuditTarget, first_call_inputs
 from sim.simulation import Result
@@ -252,7 +253,7 @@ def _run_pd_nmf(inp: RunInput) -> AlgorithmRun:
         metrics=metrics,
         audit_target=AuditTarget("secure_sum", setup.variant,
                                  first_call_inputs(result.views, result.sites, "secure_sum")),
-        plots={"objective": lambda: objective_plot({"pd_nmf": history},
+        plots={"objective": lambda: plots.objective({"pd_nmf": history},
                                                    f"PD-NMF, M = {len(models)}, k = {setup.k}")},
         communication_by_phase=True,
     )
@@ -278,26 +279,8 @@ def _run_rri_nmf(inp: RunInput) -> AlgorithmRun:
         metrics["topic_recovery_cosine"] = topic_recovery(np.asarray(truth), T)
     return AlgorithmRun(
         result=None, outputs={"T": T, "W": W}, metrics=metrics,
-        plots={"objective": lambda: objective_plot({"rri_nmf": history}, "RRI-NMF")},
+        plots={"objective": lambda: plots.objective({"rri_nmf": history}, "RRI-NMF")},
     )
-
-
-def objective_plot(curves: dict[str, list[float]], title: str) -> Any:
-    """Objective against sweep, one line per curve."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for name, values in curves.items():
-        ax.plot(np.arange(1, len(values) + 1), values, label=name)
-    ax.set_xlabel("sweep")
-    ax.set_ylabel("objective E(W, T)")
-    ax.set_title(title)
-    ax.legend()
-    ax.grid(alpha=0.3)
-    return fig
 
 
 PD_NMF = Algorithm(

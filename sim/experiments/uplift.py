@@ -35,6 +35,7 @@ from algorithms.datasets import holdout_entries, holdout_rows
 from algorithms.nndsvd import nndsvd
 from algorithms.rri_nmf import fit_weights, random_init, rri_nmf
 from protocols.errors import ScenarioError
+from sim import plots
 from sim.catalog import Algorithm, AlgorithmRun, Param, RunInput, integer, number
 from sim.experiments.pd_nmf import NMF_PARAMS, NmfSetup, public_start, run_pd_nmf
 from sim.report import table
@@ -143,31 +144,11 @@ def _run(inp: RunInput) -> AlgorithmRun:
                  "uplift_pct": np.array([q["uplift_pct"] for q in parties]),
                  "size_fraction": np.array([q["size_fraction"] for q in parties])},
         metrics=metrics,
-        plots={"uplift": lambda: _plot(parties, measure, setup.k)},
+        plots={"uplift": lambda: plots.uplift(parties, measure, setup.k)},
         tables=[table(["party", "train rows", "size", "local error", "global error", "uplift"],
                       rows, f"learning uplift ({measure})")],
         communication_by_phase=True,
     )
-
-
-def _plot(parties: list[dict[str, Any]], measure: str, k: int) -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4))
-    sizes = [100 * q["size_fraction"] for q in parties]
-    uplift = [q["uplift_pct"] for q in parties]
-    ax.scatter(sizes, uplift)
-    for q, x, y in zip(parties, sizes, uplift, strict=True):
-        ax.annotate(str(q["party"]), (x, y), textcoords="offset points", xytext=(4, 4))
-    ax.axhline(0.0, color="grey", lw=0.8)
-    ax.set_xlabel("party size (% of training rows)")
-    ax.set_ylabel(f"uplift: % decrease of {measure}")
-    ax.set_title(f"learning uplift from PD-NMF (k = {k})")
-    ax.grid(alpha=0.3)
-    return fig
 
 
 UPLIFT = Algorithm(

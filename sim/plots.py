@@ -1,0 +1,67 @@
+"""The PNG figures that scenarios write (matplotlib, headless).
+
+Each function builds one figure and returns it; :func:`sim.report.png_bytes` renders it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def _axes(figsize: tuple[float, float] = (6.0, 4.0)) -> tuple[Any, Any]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=figsize)
+    ax.grid(alpha=0.3)
+    return fig, ax
+
+
+def objective(curves: dict[str, list[float]], title: str) -> Any:
+    """Objective against sweep, one line per curve (``pd_nmf``, ``rri_nmf``)."""
+    fig, ax = _axes()
+    for name, values in curves.items():
+        ax.plot(np.arange(1, len(values) + 1), values, label=name)
+    ax.set_xlabel("sweep")
+    ax.set_ylabel("objective E(W, T)")
+    ax.set_title(title)
+    ax.legend()
+    return fig
+
+
+def objective_bands(curves: dict[str, np.ndarray], title: str) -> Any:
+    """Mean objective ± one standard deviation of the mean over trials (thesis Figs. 2.4/2.5).
+
+    ``curves`` maps a label to a trials × sweeps array.
+    """
+    fig, ax = _axes((6.5, 4.2))
+    for label, h in curves.items():
+        x = np.arange(1, h.shape[1] + 1)
+        mean = h.mean(axis=0)
+        sem = h.std(axis=0, ddof=1) / np.sqrt(h.shape[0]) if h.shape[0] > 1 else 0 * mean
+        ax.plot(x, mean, label=label)
+        ax.fill_between(x, mean - sem, mean + sem, alpha=0.25)
+    ax.set_xlabel("sweep of PD-NMF-Iter")
+    ax.set_ylabel("objective E(W, T)  (mean ± sd of the mean)")
+    ax.set_title(title)
+    ax.legend()
+    return fig
+
+
+def uplift(parties: list[dict[str, Any]], measure: str, k: int) -> Any:
+    """Each party's learning uplift against its size (thesis Fig. 3.7 a, b)."""
+    fig, ax = _axes()
+    sizes = [100 * q["size_fraction"] for q in parties]
+    values = [q["uplift_pct"] for q in parties]
+    ax.scatter(sizes, values)
+    for q, x, y in zip(parties, sizes, values, strict=True):
+        ax.annotate(str(q["party"]), (x, y), textcoords="offset points", xytext=(4, 4))
+    ax.axhline(0.0, color="grey", lw=0.8)
+    ax.set_xlabel("party size (% of training rows)")
+    ax.set_ylabel(f"uplift: % decrease of {measure}")
+    ax.set_title(f"learning uplift from PD-NMF (k = {k})")
+    return fig
