@@ -75,6 +75,20 @@ def parse_prime(text: str | int) -> int:
     return p
 
 
+def describe_prime(p: int) -> str:
+    """``"2^a-b"`` (or ``"2^a+b"``) for a prime above 2^16 within 2^12 of a power of two.
+
+    That is how such primes are written (2^61-1, 2^127-1, 2^64-59); others keep their digits.
+    """
+    if p > (1 << 16):
+        a = p.bit_length()
+        for power in (a - 1, a):
+            offset = p - (1 << power)
+            if abs(offset) < (1 << 12):
+                return f"2^{power}{offset:+d}"
+    return str(p)
+
+
 def _is_probable_prime(n: int) -> bool:
     """Deterministic Miller–Rabin for n < 3.3·10^24, strong probable-prime test above."""
     small = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from protocols.field import describe_prime
 from sim.ledger import COLUMNS
 from sim.network import Network
 
@@ -73,7 +74,7 @@ def build_report(
         "roles": {str(k): v for k, v in sorted(roles.items())},
         "seed": seed,
         "network": {**network.describe(), "sealing": scenario.sealing},
-        "field": {"prime": str(scenario.prime), "frac_bits": scenario.frac_bits},
+        "field": {"prime": describe_prime(scenario.prime), "frac_bits": scenario.frac_bits},
         "outputs": {k: {"shape": list(np.shape(v)), "dtype": str(np.asarray(v).dtype)}
                     for k, v in sorted(run.outputs.items())},
         "metrics": _jsonable(run.metrics),

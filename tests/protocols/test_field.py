@@ -605,3 +605,13 @@ def test_frac_bits_range_edges() -> None:
     FixedPoint(SmallPrimeField(7), 1)  # 3 bits: frac_bits 0 or 1
     with pytest.raises(InputError):
         FixedPoint(SmallPrimeField(7), 2)
+
+
+@pytest.mark.parametrize(("p", "text"), [(2**61 - 1, "2^61-1"), (2**127 - 1, "2^127-1"),
+                                         (2**64 - 59, "2^64-59"), (2**31 - 1, "2^31-1"),
+                                         (5, "5"), (1000003, "1000003"), (65537, "2^16+1")])
+def test_describe_prime_writes_near_powers_of_two_as_such(p: int, text: str) -> None:
+    from protocols.field import describe_prime
+
+    assert describe_prime(p) == text
+    assert parse_prime(text) == p
