@@ -510,7 +510,6 @@ def exact_audit(
         return tape
 
     honest_tapes = [tape_from(honest, v) for v in itertools.product(range(p), repeat=n_honest)]
-    worst_tv = 0.0
     for i, assignment in enumerate(assignments):
         fixed = tape_from(mine, assignment)
         dists = []
@@ -526,7 +525,6 @@ def exact_audit(
             total = sum(dists[0].values())
             support = set(dists[0]) | set(dists[1])
             tv = 0.5 * sum(abs(dists[0][s] - dists[1][s]) for s in support) / total
-            worst_tv = max(worst_tv, tv)
             return AuditResult(members, "exact", "leak", None, {
                 "field": p, "honest_tape_elements": n_honest,
                 "coalition_tape_elements": n_mine, "coalition_randomness": covered,
@@ -537,4 +535,4 @@ def exact_audit(
     return AuditResult(members, "exact", "private", None, {
         "field": p, "honest_tape_elements": n_honest, "coalition_tape_elements": n_mine,
         "coalition_randomness": covered, "assignments_checked": len(assignments),
-        "runs": len(assignments) * per_assignment, "total_variation": worst_tv})
+        "runs": len(assignments) * per_assignment, "total_variation": 0.0})
