@@ -213,6 +213,13 @@ def check_layout(params: NssParams, prime: int, n_parties: int, dim: int,
             raise HeadroomError(f"the encoded sum needs k + 1 = {layout.sum_bits + 1} ≤ "
                                 f"⌊log2 p⌋ = {lam} bits {where}; lower input_bits")
         return layout
+    if prime == MERSENNE61 and variant == "normed" and not params.demo:
+        raise HeadroomError(
+            "NormedSecureSum cannot run at p = 2^61-1 with κ = 40 statistical masking (every "
+            "masked opening needs K + κ + 1 ≤ 60 bits, so K ≤ 19); use preset 'p61-demo' (opt-in "
+            "demo parameters: κ = 20, 2^-20 leakage per masked opening, not a privacy "
+            "guarantee) or prime = '2^127-1'"
+        )
     if ell > lam:
         raise HeadroomError(f"‖S‖² needs ℓ = {ell} ≤ ⌊log2 p⌋ = {lam} bits {where}; lower "
                             "input_bits or use a larger prime")
