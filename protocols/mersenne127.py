@@ -50,6 +50,20 @@ def _kernels() -> Any:
     return mersenne127_kernels
 
 
+def _records(a: object) -> np.ndarray:
+    """``a`` as an :data:`ELEMENT127` array (no copy when it already is one)."""
+    if type(a) is np.ndarray and a.dtype == ELEMENT127:
+        return a
+    return np.asarray(a, dtype=ELEMENT127)
+
+
+def _words(a: np.ndarray) -> np.ndarray:
+    """The flat interleaved limbs of a record array (a view when it is contiguous)."""
+    if not a.flags.c_contiguous:
+        a = np.ascontiguousarray(a)
+    return a.reshape(-1).view(np.uint64)
+
+
 def limbs(a: np.ndarray) -> np.ndarray:
     """The interleaved limbs (lo0, hi0, lo1, ...) of an :data:`ELEMENT127` array, flat."""
     flat = np.ascontiguousarray(a, dtype=ELEMENT127).reshape(-1)
@@ -142,17 +156,13 @@ class Mersenne127Field(PrimeField):
         return out
 
     def _binary(self, kernel: Any, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        a = np.asarray(a, dtype=ELEMENT127)
-        b = np.asarray(b, dtype=ELEMENT127)
-        shape = np.broadcast_shapes(a.shape, b.shape)
-        if a.shape != shape:
-            a = np.broadcast_to(a, shape)
-        if b.shape != shape:
-            b = np.broadcast_to(b, shape)
-        la, lb = limbs(a), limbs(b)
-        out = np.empty_like(la)
-        kernel(la, lb, out)
-        return from_limbs(out, shape)
+        a, b = _records(a), _records(b)
+        if a.shape != b.shape:
+            shape = np.broadcast_shapes(a.shape, b.shape)
+            a, b = np.broadcast_to(a, shape), np.broadcast_to(b, shape)
+        out = np.empty(a.shape, dtype=ELEMENT127)
+        kernel(_words(a), _words(b), out.reshape(-1).view(np.uint64))
+        return out
 
     def add(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return self._binary(_kernels().add, a, b)
@@ -164,14 +174,13 @@ class Mersenne127Field(PrimeField):
         return self.sub(self.zeros(np.shape(a)), a)
 
     def mul(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        a = np.asarray(a, dtype=ELEMENT127)
-        b = np.asarray(b, dtype=ELEMENT127)
+        a, b = _records(a), _records(b)
         if b.size == 1 and a.size != 1:
-            la = limbs(a)
-            out = np.empty_like(la)
+            out = np.empty(np.broadcast_shapes(a.shape, b.shape), dtype=ELEMENT127)
             scalar = b.reshape(-1)[0]
-            _kernels().mul_scalar(la, np.uint64(scalar["lo"]), np.uint64(scalar["hi"]), out)
-            return from_limbs(out, np.broadcast_shapes(a.shape, b.shape))
+            _kernels().mul_scalar(_words(a), np.uint64(scalar["lo"]), np.uint64(scalar["hi"]),
+                                  out.reshape(-1).view(np.uint64))
+            return out
         if a.size == 1 and b.size != 1:
             return self.mul(b, a)
         return self._binary(_kernels().mul, a, b)

@@ -65,3 +65,15 @@ def uplift(parties: list[dict[str, Any]], measure: str, k: int) -> Any:
     ax.set_ylabel(f"uplift: % decrease of {measure}")
     ax.set_title(f"learning uplift from PD-NMF (k = {k})")
     return fig
+
+
+def convergence(curves: dict[str, list[float]], title: str) -> Any:
+    """Largest principal angle (radians, log scale) against iteration, one line per curve."""
+    fig, ax = _axes()
+    for name, values in curves.items():
+        ax.semilogy(np.arange(1, len(values) + 1), np.maximum(values, 1e-17), label=name)
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("largest principal angle to numpy's V_k (rad)")
+    ax.set_title(title, fontsize=9)
+    ax.legend()
+    return fig

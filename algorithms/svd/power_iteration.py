@@ -32,8 +32,9 @@ from protocols.errors import InputError
 def orthonormalize(V: np.ndarray) -> np.ndarray:
     """Modified Gram–Schmidt on the columns of ``V`` (d×k), in column order.
 
-    A column that is (numerically) in the span of the previous ones — norm below
-    1e−300 after projection — is returned as zeros rather than divided by ~0.
+    A column that is numerically in the span of the previous ones — its norm after projection
+    at most 1e−12 of its norm before — is returned as zeros rather than as amplified rounding
+    noise.
 
     Parameters
     ----------
@@ -46,10 +47,11 @@ def orthonormalize(V: np.ndarray) -> np.ndarray:
     """
     Q = np.array(V, dtype=np.float64, copy=True)
     for j in range(Q.shape[1]):
+        before = float(np.linalg.norm(Q[:, j]))
         for i in range(j):
             Q[:, j] -= (Q[:, i] @ Q[:, j]) * Q[:, i]
         norm = float(np.linalg.norm(Q[:, j]))
-        Q[:, j] = Q[:, j] / norm if norm > 1e-300 else 0.0
+        Q[:, j] = Q[:, j] / norm if norm > 1e-12 * before and norm > 0 else 0.0
     return Q
 
 

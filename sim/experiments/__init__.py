@@ -1,8 +1,10 @@
 """Catalogue entries (:class:`sim.catalog.Algorithm`), one module per algorithm or experiment."""
 
 from sim.experiments.init_comparison import INIT_COMPARISON
+from sim.experiments.normed_secure_sum import NORMED_SECURE_SUM
 from sim.experiments.pd_nmf import PD_NMF, RRI_NMF
+from sim.experiments.pd_svd import PD_SVD
 from sim.experiments.secure_sum import SECURE_SUM
 from sim.experiments.uplift import UPLIFT
 
-ENTRIES = (SECURE_SUM, PD_NMF, RRI_NMF, INIT_COMPARISON, UPLIFT)
+ENTRIES = (SECURE_SUM, PD_NMF, RRI_NMF, INIT_COMPARISON, UPLIFT, NORMED_SECURE_SUM, PD_SVD)
