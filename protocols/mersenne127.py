@@ -64,6 +64,28 @@ def _words(a: np.ndarray) -> np.ndarray:
     return a.reshape(-1).view(np.uint64)
 
 
+def concatenate(arrays: list[np.ndarray]) -> np.ndarray:
+    """Flat concatenation of record arrays (numpy's own is slow on structured dtypes)."""
+    words = np.concatenate([_words(_records(a)) for a in arrays])
+    return words.view(ELEMENT127)
+
+
+def beaver_combine(opened: np.ndarray, ab: np.ndarray, c: np.ndarray, leader: bool
+                   ) -> np.ndarray:
+    """[xy] = [c] + ε[b] + δ[a] (+ εδ at the leader); flat arrays, ε‖δ and a‖b stacked."""
+    out = np.empty(c.size, dtype=ELEMENT127)
+    _kernels().beaver(_words(opened), _words(ab), _words(c), leader,
+                      out.view(np.uint64))
+    return out
+
+
+def square_combine(eps: np.ndarray, a: np.ndarray, a2: np.ndarray, leader: bool) -> np.ndarray:
+    """[x²] = [a²] + 2ε[a] (+ ε² at the leader); flat arrays."""
+    out = np.empty(a.size, dtype=ELEMENT127)
+    _kernels().square(_words(eps), _words(a), _words(a2), leader, out.view(np.uint64))
+    return out
+
+
 def limbs(a: np.ndarray) -> np.ndarray:
     """The interleaved limbs (lo0, hi0, lo1, ...) of an :data:`ELEMENT127` array, flat."""
     flat = np.ascontiguousarray(a, dtype=ELEMENT127).reshape(-1)

@@ -115,3 +115,35 @@ def canonical(a, out):  # any (lo, hi) < 2^128 → canonical
     for i in range(0, a.shape[0], 2):
         out[i], out[i + 1] = reduce(a[i], a[i + 1])
 
+
+
+@numba.njit(cache=True)
+def beaver(opened, ab, c, leader, out):
+    """z = c + ε·b + δ·a (+ ε·δ at the leader) with ε‖δ = ``opened``, a‖b = ``ab``."""
+    n = c.shape[0]
+    for i in range(0, n, 2):
+        elo, ehi = opened[i], opened[i + 1]
+        dlo, dhi = opened[n + i], opened[n + i + 1]
+        lo, hi = mulmod(elo, ehi, ab[n + i], ab[n + i + 1])
+        t_lo, t_hi = mulmod(dlo, dhi, ab[i], ab[i + 1])
+        lo, hi = addmod(lo, hi, t_lo, t_hi)
+        lo, hi = addmod(lo, hi, c[i], c[i + 1])
+        if leader:
+            t_lo, t_hi = mulmod(elo, ehi, dlo, dhi)
+            lo, hi = addmod(lo, hi, t_lo, t_hi)
+        out[i] = lo
+        out[i + 1] = hi
+
+
+@numba.njit(cache=True)
+def square(eps, a, a2, leader, out):
+    """z = a² + 2ε·a (+ ε² at the leader)."""
+    for i in range(0, a.shape[0], 2):
+        lo, hi = mulmod(eps[i], eps[i + 1], a[i], a[i + 1])
+        lo, hi = addmod(lo, hi, lo, hi)
+        lo, hi = addmod(lo, hi, a2[i], a2[i + 1])
+        if leader:
+            t_lo, t_hi = mulmod(eps[i], eps[i + 1], eps[i], eps[i + 1])
+            lo, hi = addmod(lo, hi, t_lo, t_hi)
+        out[i] = lo
+        out[i + 1] = hi

@@ -75,7 +75,7 @@ from protocols.mpc.inv_sqrt import inv_sqrt
 from protocols.mpc.multiply import multiply, square
 from protocols.mpc.normalize import pair_normalizer
 from protocols.mpc.public import constants, signed, small
-from protocols.mpc.sharing import OUTPUT, Session, share_input
+from protocols.mpc.sharing import OUTPUT, Session, concat, share_input
 from protocols.mpc.truncate import dither_open, trunc_pr
 
 PROTOCOL = "normed_secure_sum"
@@ -435,8 +435,8 @@ def _normed(sess: Session, s: np.ndarray, layout: Layout) -> Generator[Any, Any,
     batch, dim = s.shape
     q = yield from _norm_sq(sess, s)
     v, v2, zeta = yield from pair_normalizer(sess, q, ell)
-    prod = yield from multiply(sess, np.concatenate([q, s.reshape(-1)]),
-                               np.concatenate([v2, np.repeat(v, dim)]), "scale")
+    prod = yield from multiply(sess, concat(field, [q, s]),
+                               concat(field, [v2, np.repeat(v, dim)]), "scale")
     q_scaled = field.add(prod[:batch], sess.scale(zeta, 3 << (ell - 2)))
     s_scaled = prod[batch:].reshape(batch, dim)
     x = yield from trunc_pr(sess, q_scaled, ell + 1, ell - F, "x")

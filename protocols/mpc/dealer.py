@@ -218,13 +218,17 @@ class Pool:
 
     def take(self, kind: str, count: int, bits: int = 0, m: int = 0) -> tuple[np.ndarray, ...]:
         """The next request of ``kind``: its components, each of length ``count``."""
+        return tuple(self.take_block(kind, count, bits, m))
+
+    def take_block(self, kind: str, count: int, bits: int = 0, m: int = 0) -> np.ndarray:
+        """The next request of ``kind`` as one (components, count) block (contiguous rows)."""
         queue = self._queue[kind]
         expected = Request(kind, count, bits, m)
         if not queue or queue[0][0] != expected:
             got = queue[0][0] if queue else "nothing"
             raise MpcsimError(f"dealer material out of step: wanted {expected}, next is {got}")
         _, block = queue.pop(0)
-        return tuple(block)
+        return block
 
     def left(self) -> int:
         """Requests not taken yet (0 when a protocol consumed exactly its plan)."""

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from protocols.mpc.multiply import multiply, square
-from protocols.mpc.sharing import Session
+from protocols.mpc.sharing import Session, concat
 from protocols.mpc.truncate import trunc_pr
 
 SEED = (2.6708353888, -3.2853566192, 1.6385678675)
@@ -68,7 +68,7 @@ def newton(sess: Session, x: np.ndarray, u: np.ndarray, work_bits: int, steps: i
     field, F = sess.field, work_bits
     n = np.size(u)
     for step in range(steps):
-        ab = yield from multiply(sess, np.concatenate([u, x]), np.concatenate([u, u]),
+        ab = yield from multiply(sess, concat(field, [u, x]), concat(field, [u, u]),
                                  f"newton{step}.uu_xu")
         ab = yield from trunc_pr(sess, ab, 2 * F + 4, F, f"newton{step}.uu_xu")
         c = yield from multiply(sess, ab[:n], ab[n:], f"newton{step}.xu3")

@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from protocols.mpc.sharing import BEAVER, Session
+from protocols.mersenne127 import Mersenne127Field, beaver_combine, square_combine
+from protocols.mpc.sharing import BEAVER, Session, concat
 
 PRODUCT_ROUNDS = 1
 
@@ -33,13 +34,19 @@ def multiply(
 ) -> Generator[Any, Any, np.ndarray]:
     """Shares of x·y elementwise (``x`` and ``y`` broadcast to one shape), one round."""
     field = sess.field
-    shape = np.broadcast_shapes(np.shape(x), np.shape(y))
-    x = np.broadcast_to(x, shape).reshape(-1)
-    y = np.broadcast_to(y, shape).reshape(-1)
-    n = x.size
-    a, b, c = sess.pool.take("triple", n)
-    opened = yield from sess.open(np.concatenate([field.sub(x, a), field.sub(y, b)]), BEAVER,
+    shape = np.shape(x)
+    if shape != np.shape(y):
+        shape = np.broadcast_shapes(shape, np.shape(y))
+        x, y = np.broadcast_to(x, shape), np.broadcast_to(y, shape)
+    xs, ys = np.reshape(x, -1), np.reshape(y, -1)
+    n = xs.size
+    block = sess.pool.take_block("triple", n)  # rows a, b, ab: a‖b is one contiguous slice
+    flat = block.reshape(-1)
+    opened = yield from sess.open(field.sub(concat(field, [xs, ys]), flat[: 2 * n]), BEAVER,
                                   label)
+    if isinstance(field, Mersenne127Field):
+        return beaver_combine(opened, flat[: 2 * n], flat[2 * n :], sess.leader).reshape(shape)
+    a, b, c = block
     eps, delta = opened[:n], opened[n:]
     z = field.add(c, field.add(field.mul(eps, b), field.mul(delta, a)))
     if sess.leader:
@@ -52,8 +59,10 @@ def square(sess: Session, x: np.ndarray, label: str) -> Generator[Any, Any, np.n
     field = sess.field
     shape = np.shape(x)
     x = np.asarray(x).reshape(-1)
-    a, a2 = sess.pool.take("square", x.size)
+    a, a2 = sess.pool.take_block("square", x.size)
     eps = yield from sess.open(field.sub(x, a), BEAVER, label)
+    if isinstance(field, Mersenne127Field):
+        return square_combine(eps, a, a2, sess.leader).reshape(shape)
     z = field.add(a2, field.mul(field.add(eps, eps), a))
     if sess.leader:
         z = field.add(z, field.mul(eps, eps))

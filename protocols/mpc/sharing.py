@@ -31,6 +31,7 @@ import numpy as np
 from protocols.context import PartyContext
 from protocols.effects import Call, RecvEach, SendEach
 from protocols.field import PrimeField
+from protocols.mersenne127 import Mersenne127Field, concatenate
 from protocols.mpc.dealer import Pool
 from protocols.mpc.public import check_range, constant
 
@@ -62,6 +63,7 @@ class Session:
     kappa: int
     openings: int = 0
     opened_elements: dict[str, int] = field(default_factory=dict)
+    _constants: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
 
     @property
     def leader(self) -> bool:
@@ -69,8 +71,11 @@ class Session:
         return self.ctx.party == self.ctx.parties[0]
 
     def const(self, value: int) -> np.ndarray:
-        """The public integer ``value`` as a 0-d element."""
-        return constant(self.field, value)
+        """The public integer ``value`` as a 0-d element (cached per session)."""
+        cached = self._constants.get(value)
+        if cached is None:
+            cached = self._constants[value] = constant(self.field, value)
+        return cached
 
     def add_public(self, shares: np.ndarray, public: np.ndarray) -> np.ndarray:
         """Shares of v + c for a public c (elements, broadcastable): only the leader adds."""
@@ -100,8 +105,9 @@ class Session:
         if peers:
             yield SendEach(dict.fromkeys(peers, shares.reshape(-1)), self.call, step)
             received = yield RecvEach(peers, self.call, step)
-            flat = self.field.sum(
-                np.stack([shares.reshape(-1), *(received[p] for p in peers)]), axis=0)
+            flat = shares.reshape(-1)
+            for p in peers:
+                flat = self.field.add(flat, received[p])
         else:
             flat = shares.reshape(-1)
         opened = flat.reshape(shares.shape)
@@ -110,6 +116,13 @@ class Session:
             check_range(self.field, opened, bound, f"{kind} value '{label}'",
                         signed_view=(kind == OUTPUT))
         return opened
+
+
+def concat(field: PrimeField, arrays: list[np.ndarray]) -> np.ndarray:
+    """Flat concatenation of element arrays (a fast path for GF(2^127 − 1) records)."""
+    if isinstance(field, Mersenne127Field):
+        return concatenate(arrays)
+    return np.concatenate([np.asarray(a).reshape(-1) for a in arrays])
 
 
 def share_input(
