@@ -1,4 +1,4 @@
-"""Catalogue entries (:class:`sim.catalog.Algorithm`), one module per algorithm or experiment."""
+"""Catalogue entries (:class:`sim.entry.Algorithm`), one module per algorithm or experiment."""
 
 from sim.experiments.init_comparison import INIT_COMPARISON
 from sim.experiments.normed_secure_sum import NORMED_SECURE_SUM
