@@ -43,7 +43,7 @@ from protocols.normed_secure_sum import (
     nss_dealer,
     preset,
 )
-from sim.catalog import Algorithm, AlgorithmRun, Param, RunInput, choice, integer, number
+from sim.entry import Algorithm, AlgorithmRun, Param, RunInput, choice, integer, number
 from sim.ledger import Ledger
 from sim.report import table
 from sim.simulation import Result, Simulation

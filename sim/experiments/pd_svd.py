@@ -39,7 +39,7 @@ from parties.party import site_parties
 from protocols.errors import ScenarioError
 from protocols.normed_secure_sum import declared_cost
 from sim import plots
-from sim.catalog import Algorithm, AlgorithmRun, Param, RunInput, choice, integer
+from sim.entry import Algorithm, AlgorithmRun, Param, RunInput, choice, integer
 from sim.experiments.normed_secure_sum import (
     NSS_PARAMS,
     call_cost,

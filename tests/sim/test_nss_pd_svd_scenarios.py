@@ -153,3 +153,21 @@ def test_p61_without_the_demo_preset_is_refused_and_with_it_runs(
     scenario["field"] = {"prime": "2^61-1"}
     with pytest.raises(Exception, match="p61-demo"):
         run_scenario(scenario)
+
+
+def test_pd_nmf_runs_from_the_pd_svd_start_and_rri_nmf_refuses_it() -> None:
+    scenario = {
+        "seed": 9,
+        "network": {"parties": 3, "sealing": False},
+        "data": {"source": "synthetic", "kind": "topics", "rows": 60, "cols": 15, "k": 3},
+        "algorithm": {"name": "pd_nmf", "k": 3, "iterations": 3, "init": "pd_svd",
+                      "svd_iterations": 15},
+    }
+    run = run_scenario(scenario)
+    metrics = run.report["metrics"]
+    assert metrics["max_abs_diff_vs_centralized"] < 1e-5
+    phases = run.report["communication"]["per_phase"]
+    assert {"init/init", "init/iter", "init/sigma", "init", "iter"} <= set(phases)
+    scenario["algorithm"]["name"] = "rri_nmf"
+    with pytest.raises(Exception, match="distributed"):
+        run_scenario(scenario)

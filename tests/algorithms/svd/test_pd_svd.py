@@ -151,3 +151,26 @@ def test_bad_rank_and_iterations_are_refused() -> None:
     assert "1 ≤ k ≤ d = 3" in str(info.value)
     with pytest.raises(ProtocolAbort, match="iterations"):
         run_pd_svd([X, X], 2, 0, "secure_sum")
+
+
+@pytest.mark.parametrize("svd_variant", ["secure_sum", "normed"])
+def test_pd_svd_based_nndsvd_start_equals_centralized_nndsvd(svd_variant: str) -> None:
+    """Thesis §2.4's PD-SVD-based nndsvd: the start of PD-NMF equals NNDSVD of the pooled X."""
+    from algorithms.nmf.nndsvd import nndsvd
+    from algorithms.nmf.pd_nmf import SvdInitSettings, pd_nmf
+    from algorithms.nmf.rri_steps import RRIParams
+
+    rng = np.random.default_rng(6)
+    X = np.abs(separated(rng, 60, 12, [8.0, 4.0, 2.0]))
+    shards = [X[:25], X[25:]]
+    k = 3
+    settings = SvdInitSettings(iterations=40, variant=svd_variant)
+    parties = [Party(i, pd_nmf, {"X": x, "k": k, "sweeps": 1, "params": RRIParams(form="plain"),
+                                 "svd_init": settings}) for i, x in enumerate(shards)]
+    if svd_variant == "normed":
+        parties.append(Party(2, nss_dealer, {"calls": [(k, 12)] * 40}, role="dealer"))
+    result = Simulation(prime="2^127-1", seed=2, keys="preshared", sealing=False).run(parties)
+    start = result.outputs[0].T_start
+    np.testing.assert_allclose(start, nndsvd(X, k)[1], atol=1e-4)
+    assert {r.phase for r in result.ledger if r.protocol == "secure_sum"} >= {"init/init",
+                                                                              "init/sigma"}
