@@ -12,6 +12,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from parties.party import Party
 from protocols.errors import EncodingError, FieldOverflowError, InputError, ProtocolAbort
@@ -237,3 +239,29 @@ def test_same_seed_replays_ledger_views_and_outputs() -> None:
     assert a.ledger.to_csv() == c.ledger.to_csv()  # sizes do not depend on the randomness
     assert any(not np.array_equal(x.payload, y.payload)
                for x, y in zip(a.views[0].received, c.views[0].received, strict=True))
+
+
+@settings(max_examples=8, deadline=None)
+@given(st.integers(2, 5), st.integers(1, 6), st.data())
+def test_property_any_parties_dimension_and_inputs_in_range(m: int, d: int, data) -> None:
+    """Any M ≥ 2, any d, any inputs on the grid within the declared range: the output is
+    within one output ulp (plus the Newton and fixed-point terms) of S/‖S‖ (spec §4.1)."""
+    limit = (1 << 31) - 1
+    ints = data.draw(st.lists(st.lists(st.integers(-limit, limit), min_size=d, max_size=d),
+                              min_size=m, max_size=m))
+    xs = [np.array(row, dtype=np.float64) / 2**16 for row in ints]
+    result = run_nss(xs, seed=data.draw(st.integers(0, 1 << 20)))
+    total = np.sum(np.array(ints, dtype=object), axis=0)
+    norm = math.sqrt(sum(int(v) * int(v) for v in total))
+    ystar = np.array([float(v) / norm if norm else 0.0 for v in total])
+    assert np.abs(result.outputs[0] - ystar).max() <= 2.0**-20 * (1 + 1e-4)
+
+
+def test_every_received_message_lies_in_exactly_one_view() -> None:
+    rng = np.random.default_rng(12)
+    result = run_nss(grid_inputs(rng, 3, 5, 2.0))
+    received = [(m.sender, party, m.protocol, m.call, m.step) for party, view in
+                result.views.items() for m in view.received]
+    assert len(received) == len(set(received)) == len(result.ledger)
+    assert sorted(received) == sorted((r.sender, r.receiver, r.protocol, r.call, r.step)
+                                      for r in result.ledger)
