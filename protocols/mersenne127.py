@@ -91,6 +91,16 @@ def square_combine(eps: np.ndarray, a: np.ndarray, a2: np.ndarray, leader: bool)
     return out
 
 
+def trunc_combine(v: np.ndarray, c: np.ndarray, r_lo: np.ndarray, m: int, inverse: int,
+                  leader: bool) -> np.ndarray:
+    """TruncPr's local step [(v − (c mod 2^m) + r_lo)·(2^m)^−1] on flat record arrays."""
+    out = np.empty(v.size, dtype=ELEMENT127)
+    _kernels().trunc_combine(_words(v), _words(c), _words(r_lo), m,
+                             np.uint64(inverse & ((1 << 64) - 1)), np.uint64(inverse >> 64),
+                             leader, out.view(np.uint64))
+    return out
+
+
 def limbs(a: np.ndarray) -> np.ndarray:
     """The interleaved limbs (lo0, hi0, lo1, ...) of an :data:`ELEMENT127` array, flat."""
     flat = np.ascontiguousarray(a, dtype=ELEMENT127).reshape(-1)

@@ -147,3 +147,19 @@ def square(eps, a, a2, leader, out):
             lo, hi = addmod(lo, hi, t_lo, t_hi)
         out[i] = lo
         out[i + 1] = hi
+
+
+@numba.njit(cache=True)
+def trunc_combine(v, c, r_lo, m, inv_lo, inv_hi, leader, out):
+    """[(v − (c mod 2^m) + r_lo) · inv] with (c mod 2^m) subtracted at the leader only."""
+    for i in range(0, v.shape[0], 2):
+        lo, hi = addmod(v[i], v[i + 1], r_lo[i], r_lo[i + 1])
+        if leader:
+            if m < 64:
+                c_lo = c[i] & ((u64(1) << u64(m)) - u64(1))
+                c_hi = u64(0)
+            else:
+                c_lo = c[i]
+                c_hi = c[i + 1] & ((u64(1) << u64(m - 64)) - u64(1))
+            lo, hi = addmod(lo, hi, m64 - c_lo, m63 - c_hi)
+        out[i], out[i + 1] = mulmod(lo, hi, inv_lo, inv_hi)

@@ -21,4 +21,9 @@ public       integer views of public values, range checks         —
 Every primitive works on arrays (any number of instances in the same rounds) and states its
 rounds, opened elements and dealer items as a ``cost`` function; a contract test holds the
 ledger to them.
+
+Randomness: input shares and dealer material are drawn from the party's own generator
+(``ctx.rng``, PCG64 spawned per party from the scenario seed), which is statistically uniform
+and replays exactly; the AES-CTR streams of :mod:`protocols.prg` serve the pairwise masks of
+SecureSum. A deployment would draw these from a cryptographic generator as well.
 """

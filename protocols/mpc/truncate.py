@@ -20,11 +20,13 @@ Declared cost: 1 round, 1 opened element and 1 truncation pair per value.
 from __future__ import annotations
 
 from collections.abc import Generator
+from functools import cache
 from typing import Any
 
 import numpy as np
 
 from protocols.errors import InputError
+from protocols.mersenne127 import Mersenne127Field, trunc_combine
 from protocols.mpc.public import check_range, low_bits, to_ints
 from protocols.mpc.sharing import MASKED, OUTPUT, Session
 
@@ -58,10 +60,18 @@ def trunc_pr(
     r_lo, r = sess.pool.take("trunc", flat.size, bits=K + sess.kappa, m=m)
     c_share = sess.add_public(field.add(flat, r), sess.const(1 << (K - 1)))
     c = yield from sess.open(c_share, MASKED, label, bound=(1 << (K + sess.kappa)) + (1 << K))
+    inv = inverse_power_of_two(m, field.p)
+    if isinstance(field, Mersenne127Field):
+        return trunc_combine(flat, c, r_lo, m, inv, sess.leader).reshape(shape)
     low = low_bits(field, c, m)
     t = field.add(field.sub(flat, low), r_lo) if sess.leader else field.add(flat, r_lo)
-    inv = pow(1 << m, field.p - 2, field.p)
     return field.mul(t, sess.const(inv)).reshape(shape)
+
+
+@cache
+def inverse_power_of_two(m: int, p: int) -> int:
+    """(2^m)^−1 mod p."""
+    return pow(1 << m, p - 2, p)
 
 
 def dither_open(
