@@ -171,3 +171,28 @@ def test_pd_nmf_runs_from_the_pd_svd_start_and_rri_nmf_refuses_it() -> None:
     scenario["algorithm"]["name"] = "rri_nmf"
     with pytest.raises(Exception, match="distributed"):
         run_scenario(scenario)
+
+
+MY_SCENARIOS = ["normed_secure_sum.toml", "normed_secure_sum_p61_demo.toml", "pd_svd.toml",
+                "pd_svd_secure_sum.toml"]
+
+
+@pytest.mark.parametrize("name", MY_SCENARIOS)
+def test_shipped_scenarios_validate(name: str) -> None:
+    from sim import catalog
+    from sim.scenario import load_scenario
+
+    scenario = load_scenario(SCENARIOS / name)
+    catalog.get(scenario.algorithm_name).validate(scenario.algorithm)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["normed_secure_sum.toml", "pd_svd.toml",
+                                  "pd_svd_secure_sum.toml"])
+def test_shipped_scenarios_run(name: str) -> None:
+    metrics = run_scenario(SCENARIOS / name).report["metrics"]
+    if name.startswith("pd_svd"):
+        assert metrics["max_principal_angle_vs_numpy"] < 1e-4
+    else:
+        assert metrics["max_abs_error_vs_numpy"] < 1e-6
+        assert all(a["verdict"] == "private" for a in metrics["scale_invariance_audit"])
