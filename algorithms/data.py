@@ -59,9 +59,13 @@ from algorithms.datasets import (
     _require_file,
     _show,
     _split_fields,
+    load_digits,
     read_movielens,
     read_uci_bow,
+    synthetic_mog,
     synthetic_ratings,
+    synthetic_spiked,
+    synthetic_stm,
     synthetic_topic_corpus,
     tf_rows,
 )
@@ -88,7 +92,8 @@ Matrix = np.ndarray | sp.csr_array
 """A data matrix: a dense float array or a CSR sparse array, shape (n_samples, n_features)."""
 
 MATRIX_SUFFIXES = (".npy", ".npz", ".csv")
-SYNTHETIC_KINDS = ("uniform", "topics", "ratings")
+SYNTHETIC_KINDS = ("uniform", "topics", "ratings", "spiked", "mog", "stm")
+BUNDLED = ("digits",)
 UNIFORM_SUM_LIMIT = float(2**28)
 """Largest ``rows · high`` allowed for synthetic uniform data (see the module docstring)."""
 
@@ -632,6 +637,9 @@ _SYNTHETIC_PARAMS: dict[str, tuple[str, ...]] = {
     "uniform": ("high",),
     "topics": ("k", "doc_length", "alpha", "beta"),
     "ratings": ("k", "density", "noise"),
+    "spiked": ("k",),
+    "mog": ("k", "noise"),
+    "stm": ("k", "doc_length"),
 }
 
 
@@ -650,11 +658,16 @@ def synthetic_dataset(
         Shape (n_samples, n_features) of the matrix.
     rng : numpy.random.Generator
         The only source of randomness.
-    kind : {"uniform", "topics", "ratings"}
-        ``"uniform"``: i.i.d. U[0, high) entries (the quickstart's SecureSum input; parameter
-        ``high``, default 1). ``"topics"``: TF rows of an LDA corpus (parameters ``k`` default
-        5, ``doc_length``, ``alpha``, ``beta``). ``"ratings"``: 1..5 ratings with NaN where
-        unobserved (parameters ``k`` default 5, ``density`` default 0.1, ``noise`` default 0.5).
+    kind : {"uniform", "topics", "ratings", "spiked", "mog", "stm"}
+        ``"spiked"``, ``"mog"``, ``"stm"``: seed 003's synthetic PCA data (parameter ``k``, the
+        signal rank, default 5), spherical Gaussian mixture (``k``, ``noise`` = the variance
+        before scaling, default 0.05) and single topic model (``k``, ``doc_length`` default 3),
+        from :mod:`algorithms.datasets`; their truth holds ``covariance`` / ``means``,
+        ``weights`` and ``sigma2``. ``"uniform"``: i.i.d. U[0, high) entries (the
+        quickstart's SecureSum input; parameter ``high``, default 1). ``"topics"``: TF rows
+        of an LDA corpus (parameters ``k`` default 5, ``doc_length``, ``alpha``, ``beta``).
+        ``"ratings"``: 1..5 ratings with NaN where unobserved (parameters ``k`` default 5,
+        ``density`` default 0.1, ``noise`` default 0.5).
     **params
         The kind's parameters, as listed above.
 
@@ -702,6 +715,8 @@ def synthetic_dataset(
             )
         return Dataset(rng.random((rows, cols)) * float(high), "matrix", source)
     k = params.get("k", 5)
+    if kind in ("spiked", "mog", "stm"):
+        return _latent_dataset(rows, cols, rng, kind, k, params)
     if kind == "topics":
         corpus = synthetic_topic_corpus(
             rows,
@@ -728,6 +743,29 @@ def synthetic_dataset(
         "item_factors": data.item_factors,
     }
     return Dataset(data.ratings, "ratings", source, truth=truth)
+
+
+def _latent_dataset(rows: int, cols: int, rng: np.random.Generator, kind: str, k: Any,
+                    params: Mapping[str, Any]) -> Dataset:
+    """Seed 003's synthetic data: ``spiked`` (PCA), ``mog`` and ``stm`` (tensor decomposition)."""
+    source = f"synthetic:{kind}"
+    if kind == "spiked":
+        data = synthetic_spiked(rows, cols, k, rng)
+        return Dataset(data.X, "matrix", source, truth={"covariance": data.covariance})
+    if kind == "mog":
+        data = synthetic_mog(rows, cols, k, rng, variance=params.get("noise", 0.05))
+        truth = {"means": data.means, "weights": data.weights,
+                 "sigma2": np.array(data.sigma2)}
+        return Dataset(data.X, "matrix", source, truth=truth)
+    data = synthetic_stm(rows, cols, k, rng, doc_length=params.get("doc_length", 3))
+    return Dataset(data.X, "topics", source, truth={"means": data.means, "weights": data.weights})
+
+
+def bundled_dataset(name: str) -> Dataset:
+    """A data set shipped with a dependency: ``"digits"`` (scikit-learn's 8×8 digits)."""
+    if name not in BUNDLED:
+        raise ScenarioError(f"bundled data set {name!r} is unknown; use one of {BUNDLED}")
+    return Dataset(load_digits(), "matrix", name)
 
 
 def synthetic_matrix(
