@@ -25,7 +25,9 @@ one is the Gaussian conditional variance from the plan's covariance (:func:`anal
 The honest site's true statistic f(x_h) is read from its own view only to measure n_h; the
 coalition never uses it.
 
-A residual below τ_h² is flagged; the report also gives the exact δ that the residual noise
+A residual below τ_h² is flagged — analytically, and as measured from the views beyond four
+standard errors (which is what catches a protocol that leaks more than its plan says); the
+report also gives the exact δ that the residual noise
 buys at the site's ε (Balle & Wang's Gaussian privacy profile, :mod:`protocols.accounting`)
 and the paper's trust condition, at most ⌈S/3⌉ − 1 colluding sites (the CAPE journal version
 and the authors' code; the JSTSP text's own symbol is lost, spec §10 C2).
@@ -70,6 +72,22 @@ class Finding:
     within_paper_threshold: bool
 
     @property
+    def tolerance(self) -> float:
+        """Four standard errors of a variance estimated from ``samples`` Gaussian values."""
+        return 4.0 * math.sqrt(2.0 / max(self.samples, 1))
+
+    @property
+    def measured_below(self) -> bool:
+        """The residual measured from the views is below τ² beyond sampling error."""
+        return self.view_only < self.tau2 * (1 - self.tolerance)
+
+    @property
+    def matches_theory(self) -> bool:
+        """The measured view-only residual agrees with the plan's analytic value."""
+        return abs(self.view_only - self.view_only_analytic) <= (
+            self.tolerance * self.view_only_analytic)
+
+    @property
     def below_view_only(self) -> bool:
         return self.view_only_analytic < self.tau2 * (1 - 1e-12)
 
@@ -86,6 +104,7 @@ class Finding:
             "side_information_analytic": self.side_information_analytic,
             "below_tau2_view_only": self.below_view_only,
             "below_tau2_side_information": self.below_side_information,
+            "measured_below_tau2": self.measured_below, "matches_theory": self.matches_theory,
             "delta_view_only": self.delta_view_only,
             "delta_side_information": self.delta_side_information,
             "within_paper_threshold": self.within_paper_threshold, "samples": self.samples,

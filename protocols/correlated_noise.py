@@ -354,6 +354,8 @@ def feasibility_lp(
     S = _check_sites(len(t))
     mu = _weights(weights, S)
     pool = float(_positive_vector("tau_pool", tau_pool, 1)[0])
+    unit = float(t.max())  # solve in units of the largest τ_s: HiGHS's tolerances are absolute
+    t, pool = t / unit, pool / unit
     n = 3 * S
     c = np.ones(n)
     a_ub = np.zeros((S, n))
@@ -366,10 +368,14 @@ def feasibility_lp(
     a_eq[1, 2 * S :] = mu**2
     b_eq = np.array([0.0, pool**2])
     res = linprog(c, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=(0, None),
-                  method="highs")
+                  method="highs", options={"primal_feasibility_tolerance": 1e-10})
     if res.status != 0:
         raise InfeasibleNoiseError(f"generalized CAPE feasibility problem: {res.message}")
     v = np.maximum(res.x, 0.0)
+    # meet the privacy constraints exactly: top up τ_f² where the solver stopped short
+    short = t**2 - (v[:S] + v[S : 2 * S] + v[2 * S :])
+    v[S : 2 * S] += np.maximum(short, 0.0)
+    v, t, pool = v * unit**2, t * unit, pool * unit
     te2, tf2, tg2 = v[:S], v[S : 2 * S], v[2 * S :]
     return NoisePlan(
         scheme="cape", tau=t, tau_e=np.sqrt(te2), tau_f=np.sqrt(tf2), tau_g=np.sqrt(tg2),
