@@ -88,7 +88,7 @@ def test_analytic_residuals_match_closed_forms() -> None:
 
 
 def test_measured_residuals_match_the_plan(honest_findings) -> None:
-    plan, found = honest_findings
+    _, found = honest_findings
     for f in found:
         assert f.matches_theory, (f.colluding_sites, f.view_only, f.view_only_analytic)
         assert f.side_information == pytest.approx(f.side_information_analytic,

@@ -23,7 +23,7 @@ def test_exact_delta_matches_the_privacy_loss_integral() -> None:
     """δ(ε) = E[(1 − e^{ε − L})_+] with the privacy loss L ~ N(μ²/2, μ²) (integrated here)."""
     for mu, eps in ((1.0, 0.5), (0.4, 1.0), (2.0, 3.0)):
         loss = stats.norm(mu**2 / 2, mu)
-        value, _ = integrate.quad(lambda x: (1 - math.exp(eps - x)) * loss.pdf(x), eps,
+        value, _ = integrate.quad(lambda x, e=eps, f=loss: (1 - math.exp(e - x)) * f.pdf(x), eps,
                                   eps + 40 * mu)
         assert gaussian_delta(mu, eps) == pytest.approx(value, rel=1e-6)
 

@@ -49,7 +49,7 @@ def test_gaussian_calibration_is_the_papers_formula() -> None:
 @pytest.mark.parametrize("eps, delta", [(0.0, 0.1), (-1.0, 0.1), (1.0, 0.0), (1.0, 1.0),
                                         (1.0, -0.2), (float("nan"), 0.1), (True, 0.1)])
 def test_bad_privacy_budgets_are_refused(eps: float, delta: float) -> None:
-    with pytest.raises(InputError, match="epsilon|delta"):
+    with pytest.raises(InputError, match=r"epsilon|delta"):
         check_privacy(eps, delta)
 
 
