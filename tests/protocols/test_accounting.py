@@ -48,7 +48,7 @@ def test_composition_of_gaussians_and_dp_accounting_agree() -> None:
     report = account(releases)
     assert report["paper"] == {"epsilon": 1.0, "delta": 0.01, "vacuous": False}
     exact = report["exact"]["epsilon"]
-    assert report["dp_accounting_pld"]["epsilon"] == pytest.approx(exact, abs=2e-3)
+    assert report["dp_accounting_pld"]["epsilon"] == pytest.approx(exact, abs=5e-3)
     assert report["dp_accounting_rdp"]["epsilon"] >= exact - 1e-9  # RDP is an upper bound
 
 
@@ -58,5 +58,5 @@ def test_repeated_releases_compose_as_sqrt_n() -> None:
     assert report["exact"]["mu"] == pytest.approx(10 * 0.25)
     assert report["paper"]["epsilon"] == pytest.approx(100.0)
     assert report["dp_accounting_pld"]["epsilon"] == pytest.approx(report["exact"]["epsilon"],
-                                                                   abs=5e-3)
+                                                                   abs=1e-2)
     assert np.isfinite(report["dp_accounting_rdp"]["epsilon"])
