@@ -1,4 +1,4 @@
-"""Catalogue entries (:class:`sim.catalog.Algorithm`), one module per algorithm or experiment."""
+"""Catalogue entries (:class:`sim.entry.Algorithm`), one module per algorithm or experiment."""
 
 from sim.experiments.cape_mean import CAPE_MEAN
 from sim.experiments.cape_otd import CAPE_OTD, CAPE_OTD_SWEEP

@@ -47,7 +47,7 @@ from protocols.correlated_noise import (
     generalized_plan,
 )
 from sim import plots
-from sim.catalog import Algorithm, AlgorithmRun, Param, RunInput, integer, number
+from sim.entry import Algorithm, AlgorithmRun, Param, RunInput, integer, number
 from sim.experiments.cape_setup import (
     ACCOUNTING_HEADERS,
     PRIVACY_PARAMS,

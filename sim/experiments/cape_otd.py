@@ -39,7 +39,7 @@ from protocols.accounting import Release
 from protocols.correlated_noise import NoisePlan, cape_plan, conventional_plan, generalized_plan
 from protocols.errors import ScenarioError
 from sim import plots
-from sim.catalog import Algorithm, AlgorithmRun, Param, RunInput, choice, integer
+from sim.entry import Algorithm, AlgorithmRun, Param, RunInput, choice, integer
 from sim.experiments.cape_pca import sweep_points
 from sim.experiments.cape_setup import (
     ACCOUNTING_HEADERS,

@@ -49,7 +49,7 @@ from algorithms.cape.symmetric import matrix_size
 from protocols.accounting import Release
 from protocols.errors import ScenarioError
 from sim import plots
-from sim.catalog import Algorithm, AlgorithmRun, Param, RunInput, choice, integer
+from sim.entry import Algorithm, AlgorithmRun, Param, RunInput, choice, integer
 from sim.experiments.cape_setup import (
     ACCOUNTING_HEADERS,
     PRIVACY_PARAMS,

@@ -18,7 +18,7 @@ from parties.party import Party
 from protocols.accounting import Release, account
 from protocols.correlated_noise import AGGREGATOR, NOISE_GENERATOR, NOISE_KINDS, SCHEMES
 from protocols.errors import ScenarioError
-from sim.catalog import Param, choice
+from sim.entry import Param, choice
 from sim.scenario import check_number
 
 TRIAL_SEED_KEY = 1_000_011

@@ -24,7 +24,7 @@ from algorithms.cape.otd import (
 )
 from algorithms.cape.symmetric import multilinear
 from algorithms.cape.tensor_power import tensor_power_method
-from algorithms.datasets import synthetic_mog, synthetic_stm
+from algorithms.data import synthetic_mog, synthetic_stm
 from protocols.errors import DataError
 
 

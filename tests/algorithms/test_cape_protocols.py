@@ -25,7 +25,7 @@ from algorithms.cape.pca import (
     second_moment,
 )
 from algorithms.cape.symmetric import matrix_size, tensor_size, unpack_matrix, unpack_tensor
-from algorithms.datasets import synthetic_mog
+from algorithms.data import synthetic_mog
 from parties.party import Party
 from protocols.correlated_noise import AGGREGATOR, NOISE_GENERATOR, cape_plan
 from protocols.errors import InputError
