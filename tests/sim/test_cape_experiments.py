@@ -213,7 +213,7 @@ def test_paper_scenarios_reproduce_the_orderings(name: str, tmp_path: Path) -> N
         assert np.all(cape >= conv - spread) and np.all(conv >= local - spread)
         assert np.all(np.abs(cape - pooled) <= spread)
         if m["sweep"] != "delta":
-            assert cape[-1] > 0.9 * top[-1] and cape[-1] > cape[0]
+            assert cape[-1] > 0.85 * top[-1] and cape[-1] > cape[0]
         return
     cape, conv, local = (np.array(m[f"error_{k}"]) for k in ("cape", "conventional", "local"))
     slack = 0.03
