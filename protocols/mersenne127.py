@@ -63,10 +63,14 @@ def _records(a: object) -> np.ndarray:
 
 
 def _words(a: np.ndarray) -> np.ndarray:
-    """The flat interleaved limbs of a record array (a view when it is contiguous)."""
+    """The flat interleaved limbs of a record array (a view when it is contiguous).
+
+    Built with the ndarray constructor on the records' buffer: ``.view`` on a structured dtype
+    runs Python-level safety checks (~1.4 µs against ~0.4 µs), and small arrays make many.
+    """
     if not a.flags.c_contiguous:
         a = np.ascontiguousarray(a)
-    return a.reshape(-1).view(np.uint64)
+    return np.ndarray((2 * a.size,), dtype=np.uint64, buffer=a)
 
 
 def concatenate(arrays: list[np.ndarray]) -> np.ndarray:
@@ -79,15 +83,14 @@ def beaver_combine(opened: np.ndarray, ab: np.ndarray, c: np.ndarray, leader: bo
                    ) -> np.ndarray:
     """[xy] = [c] + ε[b] + δ[a] (+ εδ at the leader); flat arrays, ε‖δ and a‖b stacked."""
     out = np.empty(c.size, dtype=ELEMENT127)
-    _kernels().beaver(_words(opened), _words(ab), _words(c), leader,
-                      out.view(np.uint64))
+    _kernels().beaver(_words(opened), _words(ab), _words(c), leader, _words(out))
     return out
 
 
 def square_combine(eps: np.ndarray, a: np.ndarray, a2: np.ndarray, leader: bool) -> np.ndarray:
     """[x²] = [a²] + 2ε[a] (+ ε² at the leader); flat arrays."""
     out = np.empty(a.size, dtype=ELEMENT127)
-    _kernels().square(_words(eps), _words(a), _words(a2), leader, out.view(np.uint64))
+    _kernels().square(_words(eps), _words(a), _words(a2), leader, _words(out))
     return out
 
 
@@ -97,7 +100,7 @@ def trunc_combine(v: np.ndarray, c: np.ndarray, r_lo: np.ndarray, m: int, invers
     out = np.empty(v.size, dtype=ELEMENT127)
     _kernels().trunc_combine(_words(v), _words(c), _words(r_lo), m,
                              np.uint64(inverse & ((1 << 64) - 1)), np.uint64(inverse >> 64),
-                             leader, out.view(np.uint64))
+                             leader, _words(out))
     return out
 
 
@@ -198,7 +201,7 @@ class Mersenne127Field(PrimeField):
             shape = np.broadcast_shapes(a.shape, b.shape)
             a, b = np.broadcast_to(a, shape), np.broadcast_to(b, shape)
         out = np.empty(a.shape, dtype=ELEMENT127)
-        kernel(_words(a), _words(b), out.reshape(-1).view(np.uint64))
+        kernel(_words(a), _words(b), _words(out))
         return out
 
     def add(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -216,7 +219,7 @@ class Mersenne127Field(PrimeField):
             out = np.empty(np.broadcast_shapes(a.shape, b.shape), dtype=ELEMENT127)
             scalar = b.reshape(-1)[0]
             _kernels().mul_scalar(_words(a), np.uint64(scalar["lo"]), np.uint64(scalar["hi"]),
-                                  out.reshape(-1).view(np.uint64))
+                                  _words(out))
             return out
         if a.size == 1 and b.size != 1:
             return self.mul(b, a)

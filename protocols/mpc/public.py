@@ -88,7 +88,9 @@ def below(field: PrimeField, a: np.ndarray, bound: int) -> np.ndarray:
         return np.ones(a.shape, dtype=bool)
     if a.dtype == ELEMENT127:
         b_lo, b_hi = np.uint64(bound & _M64), np.uint64(bound >> 64)
-        return (a["hi"] < b_hi) | ((a["hi"] == b_hi) & (a["lo"] < b_lo))
+        words = np.ascontiguousarray(a).reshape(-1).view(np.uint64)
+        lo, hi = words[0::2], words[1::2]
+        return ((hi < b_hi) | ((hi == b_hi) & (lo < b_lo))).reshape(a.shape)
     if a.dtype == np.uint64:
         return a < np.uint64(bound)
     return np.array([int(v) < bound for v in to_ints(field, a).ravel().tolist()],
