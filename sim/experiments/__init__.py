@@ -1,8 +1,11 @@
 """Catalogue entries (:class:`sim.entry.Algorithm`), one module per algorithm or experiment."""
 
+from sim.experiments.corrective_nmf import CORRECTIVE_NMF, CORRECTIVE_NMF_COMPARISON
+from sim.experiments.dp_nmf_outliers import DP_NMF_OUTLIERS, DP_NMF_OUTLIERS_EPSILON
 from sim.experiments.init_comparison import INIT_COMPARISON
 from sim.experiments.pd_nmf import PD_NMF, RRI_NMF
 from sim.experiments.secure_sum import SECURE_SUM
 from sim.experiments.uplift import UPLIFT
 
-ENTRIES = (SECURE_SUM, PD_NMF, RRI_NMF, INIT_COMPARISON, UPLIFT)
+ENTRIES = (SECURE_SUM, PD_NMF, RRI_NMF, INIT_COMPARISON, UPLIFT, DP_NMF_OUTLIERS,
+           DP_NMF_OUTLIERS_EPSILON, CORRECTIVE_NMF, CORRECTIVE_NMF_COMPARISON)
