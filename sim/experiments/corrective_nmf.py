@@ -347,12 +347,15 @@ def rmse(test: np.ndarray, pred: np.ndarray, cols: np.ndarray | None = None) -> 
     return float(np.sqrt(np.mean((test[mask] - pred[mask]) ** 2)))
 
 
-def prediction_shift(clean: Outcome, attacked: Outcome, setup: Setup) -> float:
-    """Mean |WH* − WH| on the target items over the genuine users (§3.6)."""
+def prediction_shift(clean: Outcome, attacked: Outcome, setup: Setup,
+                     signed: bool = False) -> float:
+    """Mean |WH* − WH| on the target items over the genuine users (§3.6); ``signed``: the
+    mean of WH − WH* (negative when the attack pushed the targets down)."""
     keep = np.ones(clean.pred.shape[0], dtype=bool)
     keep[setup.adversarial_rows] = False
     cols = setup.target_cols
-    return float(np.mean(np.abs(clean.pred[keep][:, cols] - attacked.pred[keep][:, cols])))
+    diff = attacked.pred[keep][:, cols] - clean.pred[keep][:, cols]
+    return float(np.mean(diff if signed else np.abs(diff)))
 
 
 def _run(inp: RunInput) -> AlgorithmRun:
@@ -386,6 +389,7 @@ def _run(inp: RunInput) -> AlgorithmRun:
             "rmse_without_attack": rmse(setup.test, clean.pred),
             "rmse_target_without_attack": rmse(setup.test, clean.pred, setup.target_cols),
             "prediction_shift": prediction_shift(clean, out, setup),
+            "signed_prediction_shift": prediction_shift(clean, out, setup, signed=True),
             "corrupt_fraction_injected": out.corrupt_injected,
         })
     curves = {"clipped loss Σ min(err², λ)": out.clipped_loss,
@@ -435,6 +439,7 @@ def _run_comparison(inp: RunInput) -> AlgorithmRun:
             "rmse_target_clean": rmse(setup.test, clean.pred, setup.target_cols),
             "rmse_target_attacked": rmse(setup.test, attacked.pred, setup.target_cols),
             "prediction_shift": shift,
+            "signed_prediction_shift": prediction_shift(clean, attacked, setup, signed=True),
             "corrupt_fraction_injected": attacked.corrupt_injected,
         }
         rows.append(entry)
