@@ -33,7 +33,8 @@ curators, one message of K² + DK elements to the analyst, M messages of DK elem
 are the DP output); a coalition of t curators knows its own noise shares, so against it the
 others' data are protected by noise of variance τ²(M − t)/M (digest §6 item 6,
 :func:`coalition_noise_variance`). N is public (the sensitivities depend on it); with several
-curators it is obtained by one SecureSum of the shard sizes.
+curators it is obtained by one SecureSum of the shard sizes. The set-up messages (N, W_0) are
+labelled ``setup`` in the ledger; every other message belongs to an iteration.
 
 Where the sensitivities' normalisations are enforced (digest §7.2 item 35)
 --------------------------------------------------------------------------
@@ -535,16 +536,17 @@ def curator(
         raise InputError(f"H0 has shape {H.shape}; expected (K, {n_m})")
     R = np.zeros_like(V)
     m = ctx.n_parties
-    if m > 1:
-        summed = yield from secure_sum(ctx, [float(n_m)], variant, label="n_samples")
-        n_total = round(float(summed[0]))
-    else:
-        n_total = n_m
-    yield Output("n_samples", n_total)
-    if ctx.party == ctx.parties[0]:
-        yield Send(analyst, np.array([float(n_total)]), _call(0), "n_samples")
+    with ctx.in_phase("setup"):
+        if m > 1:
+            summed = yield from secure_sum(ctx, [float(n_m)], variant, label="n_samples")
+            n_total = round(float(summed[0]))
+        else:
+            n_total = n_m
+        yield Output("n_samples", n_total)
+        if ctx.party == ctx.parties[0]:
+            yield Send(analyst, np.array([float(n_total)]), _call(0), "n_samples")
+        W = yield Recv(analyst, _call(0), "W")
     state = CuratorState(H, R, n_total)
-    W = yield Recv(analyst, _call(0), "W")
     for t in range(iterations):
         H, R = update_h_r(V, W, H, R, n_total, settings)
         if t > 0:
@@ -590,10 +592,11 @@ def analyst(
     d, k = W.shape
     state = AnalystState(W)
     curators = ctx.parties
-    received = yield Recv(curators[0], _call(0), "n_samples")
-    n_total = round(float(received[0]))
-    for c in curators:
-        yield Send(c, W, _call(0), "W")
+    with ctx.in_phase("setup"):
+        received = yield Recv(curators[0], _call(0), "n_samples")
+        n_total = round(float(received[0]))
+        for c in curators:
+            yield Send(c, W, _call(0), "W")
     for t in range(iterations):
         flat = yield Recv(curators[0], _call(t + 1), "statistics")
         A = np.asarray(flat[: k * k]).reshape(k, k)

@@ -223,13 +223,10 @@ def initial_objective(prep: Prepared) -> float:
 
 
 def measured_iteration_elements(result: Result, m: int, iterations: int) -> dict[str, float]:
-    """Elements each role sent per iteration, from the ledger (the set-up calls excluded:
-    W0, N and the SecureSum of the shard sizes)."""
+    """Elements each role sent per iteration, from the ledger (the ``setup`` phase excluded)."""
     sent = dict.fromkeys(range(m + 1), 0)
     for r in result.ledger:
-        iteration = r.protocol == "dp_robust_nmf" and r.call > 0
-        stats_sum = r.protocol == "secure_sum" and r.call > 0  # call 0 sums the shard sizes
-        if iteration or stats_sum:
+        if r.phase == "" and r.protocol in ("dp_robust_nmf", "secure_sum"):
             sent[r.sender] += r.elements
     per = {"curator_0": sent[0] / iterations, "analyst": sent[m] / iterations}
     if m > 1:
@@ -279,6 +276,7 @@ def _run(inp: RunInput) -> AlgorithmRun:
         outputs={"W": W},
         metrics=metrics,
         audit_target=audit,
+        communication_by_phase=True,
         plots={"objective": lambda: plots.objective(
             {"private": loss, "non-private": loss_nonprivate}, title, ylabel="robust loss L")},
         tables=[table(["", "Objective Value (Eq. 15)"],
