@@ -41,10 +41,9 @@ DATA_KEYS = {
 }
 AUDIT_KEYS = {"coalition", "method", "trials", "alpha", "prime", "max_runs"}
 AUDIT_METHODS = ("statistical", "exact")
-DATA_SOURCES = ("synthetic", "file", "ratings", "digits")
-"""``ratings``: a ``user,item,rating`` CSV or MovieLens ``ratings.dat`` (path); ``digits``:
-scikit-learn's bundled 8×8 digits (no keys)."""
-SYNTHETIC_KINDS = ("uniform", "topics", "ratings")
+DATA_SOURCES = ("synthetic", "file", "digits", "ratings")
+"""``ratings``: a ``user,item,rating`` CSV or MovieLens ``ratings.dat`` at ``path``."""
+SYNTHETIC_KINDS = ("uniform", "topics", "ratings", "spiked", "mog", "stm")
 
 
 @dataclass(frozen=True)
@@ -237,8 +236,8 @@ def _validate_data(data: dict[str, Any], base: Path, n_parties: int) -> dict[str
     source = check_choice("data.source", data.get("source", "synthetic"), DATA_SOURCES)
     out = dict(data)
     out["source"] = source
-    if source in ("ratings", "digits"):
-        _validate_named_source(data, source, base, out)
+    if source == "ratings":
+        _validate_ratings_source(data, base, out)
     elif source == "synthetic":
         for key in ("rows", "cols"):
             if key not in data:
@@ -248,6 +247,13 @@ def _validate_data(data: dict[str, Any], base: Path, n_parties: int) -> dict[str
             out["kind"] = check_choice("data.kind", data["kind"], SYNTHETIC_KINDS)
         if "path" in data:
             raise ScenarioError("data.path is only used with source = 'file'")
+    elif source == "digits":  # scikit-learn's bundled digits: nothing to configure
+        extra = sorted(set(data) - {"source", "partition"})
+        if extra:
+            raise ScenarioError(
+                f"data.{extra[0]} is not used with source = 'digits' (a fixed 1,797 × 64 data "
+                "set); only 'partition' may be given"
+            )
     else:
         if "path" not in data:
             raise ScenarioError("[data] source = 'file' needs 'path'")
@@ -291,27 +297,25 @@ def _validate_data(data: dict[str, Any], base: Path, n_parties: int) -> dict[str
     return out
 
 
-def _validate_named_source(data: dict[str, Any], source: str, base: Path,
-                           out: dict[str, Any]) -> None:
-    """``source = "ratings"`` (a ratings file at ``path``) or ``"digits"`` (no other keys)."""
-    allowed = {"source", "partition"} | ({"path"} if source == "ratings" else set())
+def _validate_ratings_source(data: dict[str, Any], base: Path, out: dict[str, Any]) -> None:
+    """``source = "ratings"``: a ``user,item,rating`` CSV or MovieLens ``ratings.dat``."""
+    allowed = {"source", "partition", "path"}
     extra = sorted(set(data) - allowed)
     if extra:
         raise ScenarioError(
-            f"data.{extra[0]} is not used with source = {source!r}; its keys are "
+            f"data.{extra[0]} is not used with source = 'ratings'; its keys are "
             f"{', '.join(sorted(allowed))}"
         )
-    if source == "ratings":
-        path = data.get("path")
-        if not isinstance(path, str) or not path:
-            raise ScenarioError(
-                f"[data] source = 'ratings' needs 'path', a user,item,rating CSV or a MovieLens "
-                f"ratings.dat file; got {path!r}"
-            )
-        resolved = (base / path).resolve()
-        if not resolved.is_file():
-            raise ScenarioError(f"data.path = {path!r}: no such file {str(resolved)!r}")
-        out["path"] = resolved
+    path = data.get("path")
+    if not isinstance(path, str) or not path:
+        raise ScenarioError(
+            "[data] source = 'ratings' needs 'path', a user,item,rating CSV or a MovieLens "
+            f"ratings.dat file; got {path!r}"
+        )
+    resolved = (base / path).resolve()
+    if not resolved.is_file():
+        raise ScenarioError(f"data.path = {path!r}: no such file {str(resolved)!r}")
+    out["path"] = resolved
 
 
 def _validate_audit(i: int, audit: Any, n_parties: int) -> AuditSpec:

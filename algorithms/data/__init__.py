@@ -9,11 +9,12 @@ from the modules below, which may move:
 ``uci``             UCI bag-of-words corpora (``docword.*.txt``, ``vocab.*.txt``), TF rows
 ``movielens``       MovieLens ``ratings.dat``
 ``ratings_csv``     ``user,item,rating`` CSV files; :func:`load_ratings` for either ratings layout
-``bundled``         data sets shipped in a dependency (scikit-learn's digits)
 ``outliers``        planted outliers (seed 000's contamination) and unit-maximum rows
 ``profile_injection``  seed 002's profile injection, converted users and random flips
 ``text_files``      line-numbered parsing of numeric text, shared by the readers above
 ``synthetic``       synthetic topic corpora, ratings and uniform data
+``latent``          seed 003's spiked-covariance, Gaussian-mixture and single-topic data
+``bundled``         data shipped in a dependency: scikit-learn's digits (extra ``datasets``)
 ``partition``       one contiguous block of rows per party
 ``holdout``         held-out rows and entries (thesis §3.3.1)
 ``checks``          finiteness and sign checks, argument checks
@@ -24,6 +25,7 @@ from algorithms.data.bundled import BUNDLED, bundled_dataset, load_digits
 from algorithms.data.checks import Matrix, check_finite, check_nonnegative
 from algorithms.data.dataset import Dataset, DatasetKind, load_dataset
 from algorithms.data.holdout import EntryHoldout, RowHoldout, holdout_entries, holdout_rows
+from algorithms.data.latent import SyntheticLatent, synthetic_mog, synthetic_spiked, synthetic_stm
 from algorithms.data.matrix_files import MATRIX_SUFFIXES, load_matrix
 from algorithms.data.movielens import MovieLensRatings, read_movielens, write_movielens
 from algorithms.data.outliers import Contaminated, plant_outliers, unit_max_rows
@@ -64,6 +66,7 @@ __all__ = [
     "MovieLensRatings",
     "RowHoldout",
     "SyntheticCorpus",
+    "SyntheticLatent",
     "SyntheticRatings",
     "bundled_dataset",
     "check_finite",
@@ -85,7 +88,10 @@ __all__ = [
     "split_rows",
     "synthetic_dataset",
     "synthetic_matrix",
+    "synthetic_mog",
     "synthetic_ratings",
+    "synthetic_spiked",
+    "synthetic_stm",
     "synthetic_topic_corpus",
     "tf_rows",
     "uci_vocab_path",

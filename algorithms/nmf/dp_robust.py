@@ -64,12 +64,14 @@ Departures and readings (digest §7.2)
   no release — so that the objective is evaluated on a matched (W, H) pair.
 
 Privacy accounting (§3.3): :func:`rdp_epsilon` is the paper's RDP composition with α_opt
-(digest §2.6); :func:`accountant_epsilon` asks ``dp-accounting``'s RDP accountant for the same
-mechanism (2·T_iter Gaussian releases, noise multipliers τ_A/Δ_A and τ_B/Δ_B). The accountant
-converts RDP to (ε, δ) with the tighter conversion of Canonne, Kamath and Steinke, so its ε is
-smaller. Both are replace-one (bounded) DP of the released statistics, hence of W (digest §7.5
-item 72); the NNDSVD start of the paper (``init = "nndsvd"``) reads the pooled data and is
-outside that guarantee, the ``random`` start is not.
+(digest §2.6); :func:`account` also asks ``dp-accounting``'s RDP accountant for the same
+mechanism (2·T_iter Gaussian releases, noise multipliers τ_A/Δ_A and τ_B/Δ_B, through
+:mod:`protocols.accounting`), which converts RDP to (ε, δ) with the tighter conversion of
+Canonne, Kamath and Steinke, so its ε is smaller, and reports the exact ε of the composed
+Gaussian mechanisms for reference. All are replace-one (bounded) DP of the released
+statistics, hence of W (digest §7.5 item 72); the NNDSVD start of the paper
+(``init = "nndsvd"``) reads the pooled data and is outside that guarantee, the ``random``
+start is not.
 """
 
 from __future__ import annotations
@@ -82,6 +84,7 @@ from typing import Any
 import numpy as np
 
 from algorithms.nmf.nndsvd import nndsvd
+from protocols.accounting import Release, composed_mu, dp_accounting_epsilon, gaussian_epsilon
 from protocols.context import PartyContext
 from protocols.effects import Call, Output, Recv, Send
 from protocols.errors import InputError
@@ -121,7 +124,7 @@ def gaussian_sigma(sensitivity: float, epsilon: float, delta: float) -> float:
 
 @dataclass(frozen=True)
 class Accounting:
-    """Total privacy loss of T_iter releases of (Ā_t, B̄_t).
+    """Total privacy loss of T_iter releases of (Ā_t, B̄_t) at δ.
 
     Attributes
     ----------
@@ -130,16 +133,16 @@ class Accounting:
     alpha_opt : float
         The paper's optimal order.
     epsilon_accountant : float
-        ``dp-accounting``'s RDP accountant (its orders grid and conversion).
-    order_accountant : float
-        The order at which the accountant's bound is attained.
+        ``dp-accounting``'s RDP accountant (its grid of orders, tighter RDP→DP conversion).
+    epsilon_exact : float
+        The exact ε of the composed Gaussian mechanisms (μ-GDP, Balle & Wang), for reference.
     delta : float
     """
 
     epsilon_paper: float
     alpha_opt: float
     epsilon_accountant: float
-    order_accountant: float
+    epsilon_exact: float
     delta: float
 
 
@@ -168,42 +171,19 @@ def rdp_epsilon(ratios: list[float], iterations: int, delta: float) -> tuple[flo
     return alpha * iterations * s / 2.0 + log_inv / (alpha - 1.0), alpha
 
 
-def accountant_epsilon(noise_multipliers: list[float], iterations: int,
-                       delta: float) -> tuple[float, float]:
-    """ε of ``iterations`` rounds of Gaussian releases by ``dp-accounting``'s RDP accountant.
-
-    Parameters
-    ----------
-    noise_multipliers : list of float
-        σ/Δ of each release per round.
-    iterations, delta
-        As :func:`rdp_epsilon`.
-
-    Returns
-    -------
-    (epsilon, order) : tuple of float
-    """
-    import dp_accounting
-    from dp_accounting import rdp
-
-    accountant = rdp.RdpAccountant()
-    per_round = dp_accounting.ComposedDpEvent(
-        [dp_accounting.GaussianDpEvent(z) for z in noise_multipliers])
-    accountant.compose(dp_accounting.SelfComposedDpEvent(per_round, iterations))
-    eps, order = accountant.get_epsilon_and_optimal_order(delta)
-    return float(eps), float(order)
-
-
 def account(epsilon: float, delta: float, iterations: int) -> Accounting:
     """Both accountings of Algorithm 2 with per-release ε and the calibration of Def. 3.
 
-    With τ = (Δ/ε)·sqrt(2 log(1.25/δ)), Δ/τ does not depend on N or on the outlier setting.
+    With τ = (Δ/ε)·sqrt(2 log(1.25/δ)), Δ/τ does not depend on N or on the outlier setting,
+    so the releases are given to :mod:`protocols.accounting` with Δ = 1 and σ = τ/Δ.
     """
     check_privacy(epsilon, delta)
     z = math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon  # τ/Δ for A and for B
     eps_paper, alpha = rdp_epsilon([1 / z**2, 1 / z**2], iterations, delta)
-    eps_acc, order = accountant_epsilon([z, z], iterations, delta)
-    return Accounting(eps_paper, alpha, eps_acc, order, delta)
+    per_iteration = [Release(name, z, 1.0, epsilon, delta) for name in ("A_t", "B_t")]
+    releases = [r for r in per_iteration for _ in range(iterations)]
+    return Accounting(eps_paper, alpha, dp_accounting_epsilon(releases, delta, "rdp"),
+                      gaussian_epsilon(composed_mu(releases), delta), delta)
 
 
 def coalition_noise_variance(sigma: float, n_curators: int, coalition_size: int) -> float:

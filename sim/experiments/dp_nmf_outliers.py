@@ -249,7 +249,7 @@ def _run(inp: RunInput) -> AlgorithmRun:
         "epsilon_total_paper": acc.epsilon_paper,
         "alpha_opt": acc.alpha_opt,
         "epsilon_total_accountant": acc.epsilon_accountant,
-        "accountant_order": acc.order_accountant,
+        "epsilon_total_exact": acc.epsilon_exact,
         "delta": p["delta"],
         "neighbouring": "replace-one sample (bounded DP)",
         "dp_covers_init": p["init"] == "random",

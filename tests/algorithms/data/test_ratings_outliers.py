@@ -15,7 +15,7 @@ from algorithms.data import (
     unit_max_rows,
     write_movielens,
 )
-from protocols.errors import DataError, ScenarioError
+from protocols.errors import DataError, InputError, ScenarioError
 
 
 def test_reads_user_item_rating_with_and_without_header(tmp_path: Path) -> None:
@@ -77,5 +77,5 @@ def test_planted_outliers_follow_the_outlier_experiment() -> None:
 def test_bundled_digits() -> None:
     ds = bundled_dataset("digits")
     assert ds.X.shape == (1797, 64) and ds.X.min() == 0 and ds.X.max() == 16
-    with pytest.raises(DataError, match="unknown"):
+    with pytest.raises(InputError, match="unknown"):
         bundled_dataset("mnist")
