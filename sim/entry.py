@@ -113,3 +113,14 @@ def integer(low: int | None = None, high: int | None = None) -> Callable[[str, A
 def number(low: float | None = None) -> Callable[[str, Any], float]:
     """A check that the value is a finite number ≥ low."""
     return lambda name, value: check_number(name, value, low)
+
+
+def boolean() -> Callable[[str, Any], bool]:
+    """A check that the value is true or false (TOML booleans only)."""
+
+    def check(name: str, value: Any) -> bool:
+        if not isinstance(value, bool):
+            raise ScenarioError(f"{name} = {value!r} must be true or false")
+        return value
+
+    return check

@@ -22,11 +22,11 @@ from pathlib import Path
 import numpy as np
 
 from algorithms.data.dataset import Dataset
-from algorithms.data.movielens import MovieLensRatings, read_movielens
+from algorithms.data.movielens import MovieLensRatings, ratings_matrix, read_movielens
 from algorithms.data.text_files import (
-    first_duplicate,
     first_failure,
     fmt,
+    is_number,
     nonblank,
     parse_numeric_lines,
     read_lines,
@@ -38,14 +38,6 @@ __all__ = ["load_ratings", "read_ratings_csv"]
 
 _LAYOUT = "user,item,rating[,timestamp]"
 _HEADER_NAMES = (("user",), ("item", "movie"), ("rating",))
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _check_header(fields: list[str], path: Path) -> None:
@@ -82,7 +74,7 @@ def read_ratings_csv(path: str | Path) -> MovieLensRatings:
     """
     path = Path(path)
     lines, numbers = nonblank(read_lines(path))
-    if lines and not any(_is_number(f) for f in split_fields(lines[0], ",")):
+    if lines and not any(is_number(f) for f in split_fields(lines[0], ",")):
         _check_header(split_fields(lines[0], ","), path)
         lines, numbers = lines[1:], numbers[1:]
     if not lines:
@@ -107,18 +99,7 @@ def read_ratings_csv(path: str | Path) -> MovieLensRatings:
     if np.any(bad):
         i = first_failure(bad)
         raise DataError(f"{path}: line {numbers[i]}: rating {values[i]!r} is not a finite number")
-    user_ids, rows = np.unique(table[:, 0].astype(np.int64), return_inverse=True)
-    item_ids, cols = np.unique(table[:, 1].astype(np.int64), return_inverse=True)
-    dup = first_duplicate(rows.astype(np.int64) * item_ids.size + cols)
-    if dup is not None:
-        first, later = dup
-        raise DataError(
-            f"{path}: line {numbers[later]}: user {user_ids[rows[later]]} rates item "
-            f"{item_ids[cols[later]]} again (first on line {numbers[first]}); keep one rating"
-        )
-    ratings = np.full((user_ids.size, item_ids.size), np.nan)
-    ratings[rows, cols] = values
-    return MovieLensRatings(ratings=ratings, user_ids=user_ids, movie_ids=item_ids)
+    return ratings_matrix(table, numbers, path)
 
 
 def load_ratings(path: str | Path) -> Dataset:

@@ -240,6 +240,38 @@ def _check_start(V: np.ndarray, W0: np.ndarray, H0: np.ndarray) -> tuple[np.ndar
     return V, W, H
 
 
+@dataclass
+class _State:
+    """The working state of one block of users between iterations."""
+
+    V: np.ndarray
+    obs: np.ndarray
+    Z: np.ndarray
+    Vbar: np.ndarray
+    fit: CorrectiveFit
+
+
+def _start(V: np.ndarray, W0: np.ndarray, H0: np.ndarray,
+           settings: CorrectiveSettings) -> _State:
+    V, W, H = _check_start(V, W0, H0)
+    obs = observed(V)
+    corrupt = np.zeros_like(obs)
+    Z, Vbar = working_targets(V, obs, W @ H, corrupt, 0, settings)
+    return _State(V, obs, Z, Vbar, CorrectiveFit(W, H, corrupt))
+
+
+def _mark(state: _State, W: np.ndarray, H: np.ndarray, t: int,
+          settings: CorrectiveSettings) -> None:
+    """Steps 2–4 after the updates of iteration t, and the losses for the record."""
+    WH = W @ H
+    corrupt = mark_corrupt(state.V, state.obs, WH, settings)
+    state.Z, state.Vbar = working_targets(state.V, state.obs, WH, corrupt, t, settings)
+    fit = state.fit
+    fit.W, fit.H, fit.corrupt = W, H, corrupt
+    fit.clipped_loss.append(clipped_loss(state.V, state.obs, WH, settings.lam))
+    fit.squared_error.append(masked_squared_error(state.V, state.obs, WH))
+
+
 def corrective_nmf(V: np.ndarray, W0: np.ndarray, H0: np.ndarray, *, iterations: int,
                    settings: CorrectiveSettings) -> CorrectiveFit:
     """Algorithm 1 on one party's data (the centralized reference).
@@ -253,22 +285,13 @@ def corrective_nmf(V: np.ndarray, W0: np.ndarray, H0: np.ndarray, *, iterations:
     iterations : int
     settings : CorrectiveSettings
     """
-    V, W, H = _check_start(V, W0, H0)
-    obs = observed(V)
-    WH = W @ H
-    corrupt = np.zeros_like(obs)
-    Z, Vbar = working_targets(V, obs, WH, corrupt, 0, settings)
-    fit = CorrectiveFit(W, H, corrupt)
+    state = _start(V, W0, H0, settings)
+    W, H = state.fit.W, state.fit.H
     for t in range(1, iterations + 1):
-        W = update_w(W, H, Z, Vbar, settings.eps)
-        H = update_h(H, *h_statistics(W, H, Z, Vbar), settings.eps)
-        WH = W @ H
-        corrupt = mark_corrupt(V, obs, WH, settings)
-        Z, Vbar = working_targets(V, obs, WH, corrupt, t, settings)
-        fit.clipped_loss.append(clipped_loss(V, obs, WH, settings.lam))
-        fit.squared_error.append(masked_squared_error(V, obs, WH))
-    fit.W, fit.H, fit.corrupt = W, H, corrupt
-    return fit
+        W = update_w(W, H, state.Z, state.Vbar, settings.eps)
+        H = update_h(H, *h_statistics(W, H, state.Z, state.Vbar), settings.eps)
+        _mark(state, W, H, t, settings)
+    return state.fit
 
 
 # -- the party program --------------------------------------------------------------------------
@@ -309,28 +332,19 @@ def corrective_party(
     CorrectiveFit
         The party's W^(m) and marks, the common H, and its parts of the losses.
     """
-    V, W, H = _check_start(V, W0, H0)
-    obs = observed(V)
-    WH = W @ H
-    corrupt = np.zeros_like(obs)
-    Z, Vbar = working_targets(V, obs, WH, corrupt, 0, settings)
-    fit = CorrectiveFit(W, H, corrupt)
+    state = _start(V, W0, H0, settings)
+    W, H = state.fit.W, state.fit.H
     k, m = H.shape
     for t in range(1, iterations + 1):
-        W = update_w(W, H, Z, Vbar, settings.eps)
-        num, den = h_statistics(W, H, Z, Vbar)
+        W = update_w(W, H, state.Z, state.Vbar, settings.eps)
+        num, den = h_statistics(W, H, state.Z, state.Vbar)
         summed = yield from secure_sum(ctx, np.concatenate([num.ravel(), den.ravel()]),
                                        variant, label="h_statistics")
         H = update_h(H, summed[: k * m].reshape(k, m), summed[k * m:].reshape(k, m),
                      settings.eps)
-        WH = W @ H
-        corrupt = mark_corrupt(V, obs, WH, settings)
-        Z, Vbar = working_targets(V, obs, WH, corrupt, t, settings)
-        fit.clipped_loss.append(clipped_loss(V, obs, WH, settings.lam))
-        fit.squared_error.append(masked_squared_error(V, obs, WH))
+        _mark(state, W, H, t, settings)
     yield Output("H", H.copy())
-    fit.W, fit.H, fit.corrupt = W, H, corrupt
-    return fit
+    return state.fit
 
 
 def injecting_party(

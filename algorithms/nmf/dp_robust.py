@@ -326,6 +326,21 @@ def update_w(W: np.ndarray, A: np.ndarray, B: np.ndarray, settings: RobustSettin
     return W
 
 
+def curator_step(V: np.ndarray, W: np.ndarray, H: np.ndarray, R: np.ndarray, n_total: int,
+                 settings: RobustSettings, t: int,
+                 loss: list[float]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Steps 1–2 at a curator (or the reference): (H_t, R_t), then its parts of A_t and B_t.
+
+    The loss of the previous iteration's W with the new (H, R) is appended to ``loss`` (from
+    the second iteration on; an evaluation, never sent).
+    """
+    H, R = update_h_r(V, W, H, R, n_total, settings)
+    if t > 0:
+        loss.append(robust_loss(V, W, H, R, settings.lam, n_total))
+    A, B = statistics(V, H, R, n_total)
+    return H, R, A, B
+
+
 def robust_loss(V: np.ndarray, W: np.ndarray, H: np.ndarray, R: np.ndarray, lam: float,
                 n_total: int) -> float:
     """A block's part of L(V, W, H, R) (Eq. 3)."""
@@ -422,10 +437,7 @@ def dp_robust_nmf(
     R = np.zeros_like(V)
     fit = RobustFit(W, H, R)
     for t in range(iterations):
-        H, R = update_h_r(V, W, H, R, n, settings)
-        if t > 0:
-            fit.loss.append(robust_loss(V, W, H, R, settings.lam, n))
-        A, B = statistics(V, H, R, n)
+        H, R, A, B = curator_step(V, W, H, R, n, settings, t, fit.loss)
         if noise is not None:
             E_A, E_B = noise(t)
         elif sigma_a > 0 or sigma_b > 0:
@@ -528,10 +540,7 @@ def curator(
         W = yield Recv(analyst, _call(0), "W")
     state = CuratorState(H, R, n_total)
     for t in range(iterations):
-        H, R = update_h_r(V, W, H, R, n_total, settings)
-        if t > 0:
-            state.loss.append(robust_loss(V, W, H, R, settings.lam, n_total))
-        A, B = statistics(V, H, R, n_total)
+        H, R, A, B = curator_step(V, W, H, R, n_total, settings, t, state.loss)
         E_A, E_B = gaussian_noise(ctx.rng, sigma_a, sigma_b, k, d, m)
         noisy = np.concatenate([(A + E_A).ravel(), (B + E_B).ravel()])
         if m > 1:

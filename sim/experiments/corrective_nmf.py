@@ -50,7 +50,16 @@ from parties.party import Party
 from protocols.errors import DataError, InputError, ScenarioError
 from protocols.secure_sum import VARIANTS
 from sim import plots
-from sim.entry import Algorithm, AlgorithmRun, Param, RunInput, choice, integer, number
+from sim.entry import (
+    Algorithm,
+    AlgorithmRun,
+    Param,
+    RunInput,
+    boolean,
+    choice,
+    integer,
+    number,
+)
 from sim.privacy import AuditTarget, first_call_inputs
 from sim.report import table
 from sim.simulation import Result
@@ -81,12 +90,6 @@ def _optional_fraction(name: str, value: Any) -> float | None:
     return None if value is None else _fraction(name, value)
 
 
-def _boolean(name: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise ScenarioError(f"{name} = {value!r} must be true or false")
-    return value
-
-
 COMMON: dict[str, Param] = {
     "k": Param(5, integer(low=1), "rank k"),
     "iterations": Param(300, integer(low=1), "iterations of Algorithm 1"),
@@ -100,7 +103,7 @@ COMMON: dict[str, Param] = {
 PARAMS = {
     **COMMON,
     "mode": Param("ignore", choice(*MODES), "standard | ignore | replace (corrupt entries)"),
-    "interpolate": Param(True, _boolean, "replace-corrupt with the 0.99^t interpolation"),
+    "interpolate": Param(True, boolean(), "replace-corrupt with the 0.99^t interpolation"),
 }
 
 

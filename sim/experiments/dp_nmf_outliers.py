@@ -53,7 +53,16 @@ from parties.party import Party
 from protocols.errors import ScenarioError
 from protocols.secure_sum import VARIANTS
 from sim import plots
-from sim.entry import Algorithm, AlgorithmRun, Param, RunInput, choice, integer, number
+from sim.entry import (
+    Algorithm,
+    AlgorithmRun,
+    Param,
+    RunInput,
+    boolean,
+    choice,
+    integer,
+    number,
+)
 from sim.privacy import AuditTarget, first_call_inputs
 from sim.report import table
 from sim.simulation import Result
@@ -94,12 +103,6 @@ def _auto_or_positive(name: str, value: Any) -> float | str:
     return _positive(name, value)
 
 
-def _boolean(name: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise ScenarioError(f"{name} = {value!r} must be true or false")
-    return value
-
-
 def _epsilons(name: str, value: Any) -> list[float]:
     if not isinstance(value, list) or not value:
         raise ScenarioError(f"{name} = {value!r} must be a non-empty list of ε in (0, 1)")
@@ -117,7 +120,7 @@ COMMON: dict[str, Param] = {
     "bound": Param(1.0, _positive, "M, the ℓ∞ bound on R's entries"),
     "eta_w": Param("auto", _auto_or_positive, "W step; auto: η_H/1e4 (§4)"),
     "eta_h": Param("auto", _auto_or_positive, "H step; auto: N/‖WᵀW‖₂"),
-    "outliers": Param(True, _boolean, "update R (Δ_B = 4/N) or keep R = 0 (Δ_B = 2/N)"),
+    "outliers": Param(True, boolean(), "update R (Δ_B = 4/N) or keep R = 0 (Δ_B = 2/N)"),
     "inner_iterations": Param(10, integer(low=1), "(H, R) rounds per release"),
     "w_steps": Param(1, integer(low=1), "W steps per release"),
     "init": Param("nndsvd", choice("nndsvd", "random"), "nndsvd (paper) | random (private)"),
