@@ -132,5 +132,5 @@ def grouped_bars(groups: list[str], series: dict[str, list[float]], ylabel: str,
     ax.set_xticks(x, groups, rotation=15, fontsize=8)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=9)
-    ax.legend()
+    ax.legend(loc="lower right", fontsize=8, framealpha=0.9)
     return fig
