@@ -376,7 +376,13 @@ def test_pd_nmf_init_equals_centralized_wr_nmf(case, frac_bits, rtol):
     assert reference.n_iter == settings.sweeps
     T_init = result.outputs[0]
     assert rel(T_init, reference.T) <= rtol
-    np.testing.assert_allclose(T_init.sum(axis=1), 1.0, rtol=1e-12)
+    # step 8 normalises every row; a topic that died in step 9 (some random starts lose one,
+    # as the centralized reference does from the same start) stays a zero row
+    mass = T_init.sum(axis=1)
+    alive = mass > 0
+    assert alive.sum() >= k - 1
+    np.testing.assert_allclose(mass[alive], 1.0, rtol=1e-12)
+    np.testing.assert_array_equal(reference.T[~alive], 0.0)
 
 
 def test_pd_nmf_init_random_start_is_the_mean_of_the_parties_draws():
