@@ -4,12 +4,13 @@ Each program runs as a SimPy process. The driver interprets its effects
 (:mod:`protocols.effects`):
 
 * ``Send``/``SendEach`` — the payload is encoded (:mod:`protocols.wire`), sealed with AES-GCM
-  under the pair's channel key when sealing is on, timed over the route's links
-  (:mod:`sim.network`: store-and-forward, FIFO links) and delivered to the receiver's mailbox
-  at the simulated delivery time. The ledger gets one row per message.
+  under the pair's channel key when sealing is on (message number n of its directed channel),
+  timed over the route's links (:mod:`sim.network`: store-and-forward, FIFO links), and on
+  arrival checked, unsealed and decoded into the receiver's mailbox. The ledger gets one row
+  per message.
 * ``Recv``/``RecvEach`` — wait until the message with that (sender, call, step) is in the
-  mailbox (arrival order does not matter), unseal, decode and record it in the receiver's view.
-* ``Input``/``Output`` — recorded in the party's view.
+  mailbox (arrival order does not matter) and record it in the receiver's view.
+* ``Input``/``Output`` — an immutable copy of the value is recorded in the party's view.
 
 A message's round is one more than the highest round its sender had received before sending.
 

@@ -138,7 +138,7 @@ def check_decoding(data: bytes, field_name: str) -> None:
         assert all(0 <= int(v) < field.p for v in arr.ravel().tolist())
 
 
-@settings(max_examples=400, deadline=2000)
+@settings(max_examples=400, deadline=5000, derandomize=True)
 @given(st.data())
 def test_the_decoder_accepts_exactly_valid_encodings(data: st.DataObject) -> None:
     arr, name = data.draw(payloads())
@@ -149,7 +149,7 @@ def test_the_decoder_accepts_exactly_valid_encodings(data: st.DataObject) -> Non
     check_decoding(data.draw(mutated(raw)), name)
 
 
-@settings(max_examples=300, deadline=2000)
+@settings(max_examples=300, deadline=5000, derandomize=True)
 @given(header=st.binary(min_size=4, max_size=4), shape=st.lists(st.integers(0, 2**64 - 1),
                                                                  max_size=5),
        body=st.binary(max_size=64), field_name=st.sampled_from(sorted(FIELDS)))
@@ -214,7 +214,7 @@ KEY = bytes(range(32))
 HEADER = ("secure_sum", 3, "column_sum", 2)
 
 
-@settings(max_examples=300, deadline=2000)
+@settings(max_examples=300, deadline=5000, derandomize=True)
 @given(plaintext=st.binary(max_size=64), sequence=st.integers(0, 2**48 - 1),
        data=st.data())
 def test_the_opener_refuses_every_change(plaintext: bytes, sequence: int,
@@ -228,7 +228,7 @@ def test_the_opener_refuses_every_change(plaintext: bytes, sequence: int,
         open_message(KEY, 2, 1, sequence, forged, HEADER)
 
 
-@settings(max_examples=200, deadline=2000)
+@settings(max_examples=200, deadline=5000, derandomize=True)
 @given(plaintext=st.binary(max_size=32), change=st.sampled_from(
     ["sequence", "sender", "receiver", "key", "protocol", "call", "step", "round"]))
 def test_the_opener_binds_channel_number_key_and_header(plaintext: bytes, change: str) -> None:
@@ -323,7 +323,7 @@ def check_loading(source: Any) -> None:
 QUICKSTART = (ROOT / "scenarios" / "quickstart.toml").read_bytes()
 
 
-@settings(max_examples=150, deadline=5000,
+@settings(max_examples=150, deadline=5000, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_the_loader_refuses_hostile_files_with_an_input_error(data: st.DataObject) -> None:
@@ -343,7 +343,7 @@ VALUES = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=5000)
+@settings(max_examples=300, deadline=5000, derandomize=True)
 @given(data=st.data())
 def test_the_loader_refuses_hostile_values_with_an_input_error(data: st.DataObject) -> None:
     raw = tomllib.loads(QUICKSTART.decode())
@@ -369,7 +369,7 @@ def talker_listener() -> list[Party]:
     return [Party(0, talker), Party(1, listener)]
 
 
-@settings(max_examples=60, deadline=5000)
+@settings(max_examples=60, deadline=5000, derandomize=True)
 @given(change=mutations(), step=st.sampled_from(["asked", "unasked"]), sealing=st.booleans())
 def test_hostile_bytes_in_a_run_abort_as_the_receivers_failure(
         change: Callable[[bytes], bytes], step: str, sealing: bool) -> None:
