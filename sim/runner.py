@@ -23,6 +23,7 @@ from algorithms import data as data_io
 from parties.audit import AuditResult, Progress
 from protocols.errors import InputError, ProtocolAbort
 from sim import catalog, report
+from sim.entry import Algorithm, AlgorithmRun, RunInput
 from sim.network import Network
 from sim.privacy import run_audit
 from sim.scenario import Scenario, load_scenario
@@ -39,7 +40,7 @@ class ScenarioRun:
     report: dict[str, Any]
     outputs: dict[str, np.ndarray]
     ledger_csv: str
-    run: catalog.AlgorithmRun
+    run: AlgorithmRun
     audits: list[AuditResult] = field(default_factory=list)
 
     def write(self, out_dir: str | Path) -> list[Path]:
@@ -89,7 +90,7 @@ def run_scenario(
                             scenario.bandwidth_mbps, scenario.links)
     simulation = Simulation(network, prime=scenario.prime, frac_bits=scenario.frac_bits,
                             seed=run_seed, sealing=scenario.sealing)
-    inp = catalog.RunInput(scenario, params, matrix, shards, simulation, run_seed, progress,
+    inp = RunInput(scenario, params, matrix, shards, simulation, run_seed, progress,
                            extras)
     started = time.perf_counter()
     try:
@@ -114,7 +115,7 @@ def run_scenario(
     return ScenarioRun(scenario, rep, algorithm_run.outputs, ledger_csv, algorithm_run, audits)
 
 
-def _load_data(scenario: Scenario, entry: catalog.Algorithm, seed: int) -> tuple[Any, dict]:
+def _load_data(scenario: Scenario, entry: Algorithm, seed: int) -> tuple[Any, dict]:
     spec = scenario.data
     if spec["source"] == "file":
         dataset = data_io.load_dataset(spec["path"], file_format=spec.get("format"),

@@ -13,7 +13,7 @@ Layout (README "Scenario format" has the full reference)::
 Paths are relative to the scenario file. Every table rejects unknown keys and every value is
 checked here, where input enters; a mistake raises :class:`~protocols.errors.ScenarioError`
 with one line naming the key, the value and what is allowed. The algorithm's own keys are
-validated by its catalogue entry (:mod:`sim.catalog`).
+validated by its catalogue entry (:mod:`sim.entry`, :mod:`sim.catalog`).
 """
 
 from __future__ import annotations

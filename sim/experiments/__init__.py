@@ -1,4 +1,4 @@
-"""Catalogue entries (:class:`sim.catalog.Algorithm`), one module per algorithm or experiment."""
+"""Catalogue entries (:class:`sim.entry.Algorithm`), one module per algorithm or experiment."""
 
 from sim.experiments.init_comparison import INIT_COMPARISON
 from sim.experiments.pd_nmf import PD_NMF, RRI_NMF

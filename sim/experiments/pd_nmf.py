@@ -16,7 +16,7 @@ PD-NMF-Init; default ``iterations``), ``local_iterations`` (cap on the local RRI
 sum. From W = 0 without regularisers, RRI's iterates of WT do not depend on the scale of T0's
 rows; the scale only splits the product between W and T, and an unnormalised start in a wide
 matrix (large d) leaves W tiny, where fixed-point encoding loses relative precision (see the
-precision note of :mod:`algorithms.pd_nmf`).
+precision note of :mod:`algorithms.nmf.pd_nmf`).
 """
 
 from __future__ import annotations
@@ -31,8 +31,9 @@ import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 
 from algorithms import data as data_io
-from algorithms.nndsvd import nndsvd
-from algorithms.pd_nmf import (
+from algorithms.nmf.nndsvd import nndsvd
+from algorithms.nmf.objective import objective
+from algorithms.nmf.pd_nmf import (
     INITS,
     InitSettings,
     declared_sweep_elements,
@@ -40,12 +41,14 @@ from algorithms.pd_nmf import (
     pd_nmf,
     total_objective,
 )
-from algorithms.rri_nmf import RRIParams, as_row_block, objective, rri_sweep
+from algorithms.nmf.row_blocks import as_row_block, zero_filled
+from algorithms.nmf.rri import rri_sweep
+from algorithms.nmf.rri_steps import RRIParams
 from parties.party import site_parties
 from protocols.errors import InputError, ScenarioError
 from protocols.secure_sum import VARIANTS
 from sim import plots
-from sim.catalog import Algorithm, AlgorithmRun, Param, RunInput, choice, integer, number
+from sim.entry import Algorithm, AlgorithmRun, Param, RunInput, choice, integer, number
 from sim.privacy import AuditTarget, first_call_inputs
 from sim.simulation import Result
 
@@ -169,14 +172,8 @@ def public_start(setup: NmfSetup, X: Any, seed: int, base_dir: Path,
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(INIT_SEED_KEY,)))
         return normalize_rows(rng.uniform(0.0, 1.0, size=(setup.k, d)))
     if init == "nndsvd":
-        return nndsvd(_zero_filled(X), setup.k)[1]
+        return nndsvd(zero_filled(X), setup.k)[1]
     return None
-
-
-def _zero_filled(X: Any) -> Any:
-    if sp.issparse(X):
-        return X
-    return np.where(np.isnan(X), 0.0, X)
 
 
 def centralized_sweeps(X: Any, T0: np.ndarray, sweeps: int, setup: NmfSetup,

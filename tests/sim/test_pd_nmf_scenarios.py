@@ -3,7 +3,7 @@
 Through :func:`sim.runner.run_scenario` (dicts, absolute paths) and the ``mpcsim`` command line
 (:func:`sim.cli.main`, TOML files in ``tmp_path``). Expected values come from data files the
 tests write by hand, from the centralized RRI-NMF sweep (Theorem 2's reference) computed here
-with the public functions of :mod:`algorithms.rri_nmf`, and from the communication formulas of
+with the public functions of :mod:`algorithms.nmf.rri`, and from the communication formulas of
 digest §1.3–§1.5 written out here.
 """
 
@@ -16,8 +16,10 @@ import numpy as np
 import pytest
 
 from algorithms.data import synthetic_dataset
-from algorithms.nndsvd import nndsvd
-from algorithms.rri_nmf import RRIParams, as_row_block, rri_sweep
+from algorithms.nmf.nndsvd import nndsvd
+from algorithms.nmf.row_blocks import as_row_block
+from algorithms.nmf.rri import rri_sweep
+from algorithms.nmf.rri_steps import RRIParams
 from sim.cli import main
 from sim.runner import DATA_SEED_KEY, run_scenario
 

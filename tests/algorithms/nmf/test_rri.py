@@ -1,4 +1,4 @@
-"""Tests of algorithms.rri_nmf (thesis Algorithm 2, Eq. 2.31, Lemma 1, Corollary 1).
+"""Tests of algorithms.nmf.rri (thesis Algorithm 2, Eq. 2.31, Lemma 1, Corollary 1).
 
 Expected values come from closed forms, explicit dense residuals, scipy solvers (nnls, L-BFGS-B,
 SLSQP), brute-force enumeration and an independent bisection for the simplex projection.
@@ -14,21 +14,15 @@ import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment, minimize, nnls
 from sklearn.decomposition._nmf import _initialize_nmf
 
-from algorithms.rri_nmf import (
+from algorithms.nmf.objective import objective
+from algorithms.nmf.row_blocks import as_row_block
+from algorithms.nmf.rri import fit_weights, random_init, rri_nmf, rri_sweep
+from algorithms.nmf.rri_steps import (
     RRIParams,
     WSideStatistics,
-    as_row_block,
-    corollary1,
     end_of_sweep,
-    fit_weights,
     initial_residual,
-    lemma1,
     next_residual,
-    objective,
-    project_to_simplex,
-    random_init,
-    rri_nmf,
-    rri_sweep,
     split_t_statistics,
     t_side_statistics,
     t_statistic_length,
@@ -36,6 +30,7 @@ from algorithms.rri_nmf import (
     update_w_column,
     w_side_statistics,
 )
+from algorithms.nmf.simplex import corollary1, lemma1, project_to_simplex
 from protocols.errors import DataError, InputError
 
 # ------------------------------------------------------------------------------------------

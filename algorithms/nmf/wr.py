@@ -57,8 +57,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from algorithms.nndsvd import nndsvd
-from algorithms.rri_nmf import RRIParams, RRIResult, fit_weights, rri_nmf
+from algorithms.nmf.nndsvd import nndsvd
+from algorithms.nmf.rri import RRIResult, fit_weights, rri_nmf
+from algorithms.nmf.rri_steps import RRIParams
 from protocols.errors import InputError
 
 __all__ = [
@@ -314,13 +315,13 @@ def wr_nmf(
         Without T0: draw T0 ~ U[0, 1] and normalise its rows (the agreed seed). Without both:
         NNDSVD of T_in.
     max_iter, tol : int, float
-        As in :func:`algorithms.rri_nmf.rri_nmf`.
+        As in :func:`algorithms.nmf.rri.rri_nmf`.
     normalize_topics : bool
         Divide every non-zero row of T by its sum and scale Y's columns to match (YT and, when
         unregularised, the objective are unchanged). ``objective`` stays that of the RRI run.
     w_start : {"zero", "nnls"}
         Start Y at 0 (digest §7.1 item 11) or at its NNLS fit to the start T
-        (:func:`algorithms.rri_nmf.fit_weights`, one fit per local model's rows), as
+        (:func:`algorithms.nmf.rri.fit_weights`, one fit per local model's rows), as
         PD-NMF-Init's step 9 does at each party.
 
     Returns

@@ -1,4 +1,4 @@
-"""Tests for algorithms.datasets: generators, UCI / MovieLens formats, held-out splits.
+"""Tests of algorithms.data's generators, UCI / MovieLens formats and held-out splits.
 
 File round-trips compare against literal file text written here and arrays written by hand;
 generator properties are checked with independent numpy / scikit-learn computations.
@@ -13,7 +13,7 @@ import pytest
 import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 
-from algorithms.datasets import (
+from algorithms.data import (
     holdout_entries,
     holdout_rows,
     read_movielens,

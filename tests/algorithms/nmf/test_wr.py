@@ -1,4 +1,4 @@
-"""Tests of algorithms.wr_nmf (thesis Algorithm 6, Theorem 1, Claim 1, Corollaries 3 and 4).
+"""Tests of algorithms.nmf.wr (thesis Algorithm 6, Theorem 1, Claim 1, Corollaries 3 and 4).
 
 Corollary 2 is deliberately not tested as a general identity (digest §7.1 item 17).
 """
@@ -9,8 +9,10 @@ import numpy as np
 import pytest
 from scipy.optimize import linear_sum_assignment
 
-from algorithms.rri_nmf import RRIParams, regularizer, rri_nmf
-from algorithms.wr_nmf import (
+from algorithms.nmf.objective import regularizer
+from algorithms.nmf.rri import rri_nmf
+from algorithms.nmf.rri_steps import RRIParams
+from algorithms.nmf.wr import (
     LocalModel,
     corollary3_s_norm,
     corollary4_squared_weights,

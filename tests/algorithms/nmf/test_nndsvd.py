@@ -1,4 +1,4 @@
-"""Tests of algorithms.nndsvd against scikit-learn's NNDSVD and a numpy SVD.
+"""Tests of algorithms.nmf.nndsvd against scikit-learn's NNDSVD and a numpy SVD.
 
 scikit-learn's ``_initialize_nmf`` factors X (n_samples × n_features) as W H, the thesis
 orientation (W ↔ W0, H ↔ T0). Its randomized SVD is exact here because the sketch (k + 10
@@ -12,7 +12,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.decomposition._nmf import _initialize_nmf
 
-from algorithms.nndsvd import nndsvd, nndsvd_topics, signed_part_norms
+from algorithms.nmf.nndsvd import nndsvd, nndsvd_topics, signed_part_norms
 from protocols.errors import DataError, InputError
 
 

@@ -1,12 +1,12 @@
-"""Tests of algorithms.pd_nmf: PD-NMF-Iter (thesis Algorithm 7), PD-NMF-Init (Algorithm 8).
+"""Tests of algorithms.nmf.pd_nmf: PD-NMF-Iter (thesis Algorithm 7), PD-NMF-Init (Algorithm 8).
 
 The references are the centralized algorithms the thesis says PD-NMF reproduces:
 
 * Theorem 2 — PD-NMF-Iter from T0 equals centralized RRI-NMF (Algorithm 2) from T0. The
-  centralized side is built here from the public functions of :mod:`algorithms.rri_nmf`
+  centralized side is built here from the public functions of :mod:`algorithms.nmf.rri`
   (``rri_sweep`` repeated, W starting at 0, digest §7.1 item 11), on the *pooled* rows.
 * PD-NMF-Init is WR-NMF (Algorithm 6) computed through SecureSum: the reference is
-  :func:`algorithms.wr_nmf.wr_nmf` on local models built here by nndsvd → rri_nmf →
+  :func:`algorithms.nmf.wr.wr_nmf` on local models built here by nndsvd → rri_nmf →
   summarize_local_model, from the T0 the parties record in their views.
 * Communication figures come from the formulas of digest §1.3–§1.5, written out here.
 
@@ -20,9 +20,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-import algorithms.rri_nmf as rri_module
-from algorithms.nndsvd import nndsvd
-from algorithms.pd_nmf import (
+import algorithms.nmf.rri_steps as rri_module
+from algorithms.nmf.nndsvd import nndsvd
+from algorithms.nmf.pd_nmf import (
     InitSettings,
     declared_sweep_elements,
     local_weighted_topics,
@@ -30,8 +30,10 @@ from algorithms.pd_nmf import (
     pd_nmf_init,
     pd_nmf_iter,
 )
-from algorithms.rri_nmf import RRIParams, as_row_block, rri_nmf, rri_sweep
-from algorithms.wr_nmf import summarize_local_model, weighted_representatives, wr_nmf
+from algorithms.nmf.row_blocks import as_row_block
+from algorithms.nmf.rri import rri_nmf, rri_sweep
+from algorithms.nmf.rri_steps import RRIParams
+from algorithms.nmf.wr import summarize_local_model, weighted_representatives, wr_nmf
 from parties.party import site_parties
 from protocols.errors import InputError, ProtocolAbort
 from sim.network import Network

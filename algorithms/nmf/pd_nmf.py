@@ -4,7 +4,7 @@ M parties hold row blocks X^(m) (n_m×d) of X = vstack_m X^(m). Every party ends
 topics T (k×d); party m's weights W^(m) (n_m×k) never leave it.
 
 ``pd_nmf_iter`` — PD-NMF-Iter (Algorithm 7), party m's program
-    One sweep is the centralized RRI-NMF sweep of :mod:`algorithms.rri_nmf`, step for step:
+    One sweep is the centralized RRI-NMF sweep of :mod:`algorithms.nmf.rri`, step for step:
     for t = 1..k the party computes its W-side statistics and updates its own column W^(m)_:t
     (steps 3–4 of Algorithm 7), forms its share of the two row sums the T update needs —
     W^(m)ᵀ_:t R^(m)_t and ‖W^(m)_:t‖² — and puts them through **one** SecureSum call of d + 1
@@ -16,7 +16,7 @@ topics T (k×d); party m's weights W^(m) (n_m×k) never leave it.
     Corollary 1 branch for non-positive curvature; in the ``topic`` form the s_t rescaling of
     W_:t and the projection of W's rows onto Δ_k at the end of a sweep are added (Algorithm 2
     performs them; they need only the party's own rows and the public T); W^(m) starts at 0.
-    With missing ratings (NaN) the observed-entries loss of :mod:`algorithms.rri_nmf` applies
+    With missing ratings (NaN) the observed-entries loss of :mod:`algorithms.nmf.rri` applies
     and the statistic is a numerator and a per-column denominator: 2d elements per call.
 
     **Theorem 2** (PD-NMF-Iter from T0 equals centralized RRI-NMF from T0) then holds up to
@@ -44,7 +44,7 @@ topics T (k×d); party m's weights W^(m) (n_m×k) never leave it.
 
     The encoding's precision is absolute (2^−f), so what matters is the scale of the summed
     statistics. The plain form therefore balances ‖W_:t‖ = ‖T_t:‖ after each T update
-    (:mod:`algorithms.rri_nmf`, departure 9; WT is unchanged) — without it the split of WT
+    (:mod:`algorithms.nmf.rri`, departure 9; WT is unchanged) — without it the split of WT
     drifted and one topic's ‖W_:t‖² shrank to 0.03, costing 7.5e−5 at f = 24. The first T
     update still follows the start's scale: from an unnormalised U[0,1] T0 with d = 500
     columns the first ‖W_:t‖² is tiny and T ended 1.3e−4 from the centralized run after ten
@@ -61,7 +61,7 @@ topics T (k×d); party m's weights W^(m) (n_m×k) never leave it.
          missing ratings;
     6–8. T0 = SecureSum((1/M)·U[0,1]^{k×d}) with rows normalised to sum to 1;
     9.   T_init = PD-NMF-Iter on the "documents" T̂^(m) from T0, in the plain form (Eq. 2.4,
-         as :func:`algorithms.wr_nmf.wr_nmf`: projecting Y's rows onto the simplex would
+         as :func:`algorithms.nmf.wr.wr_nmf`: projecting Y's rows onto the simplex would
          discard the weights Theorem 1 adds), then every row of T divided by its sum.
          Each party starts step 9 with its W^(m) fitted to T0 by local NNLS — the alternative
          that digest §7.1 item 11 allows — rather than W = 0. Step 7 averages M uniform
@@ -71,7 +71,7 @@ topics T (k×d); party m's weights W^(m) (n_m×k) never leave it.
          WR-NMF recovered all planted topics in 2 of 6 trials from W = 0 and in 8 of 10 from
          the NNLS start. PD-NMF-Iter on X keeps W = 0 (its T0 is the merged model).
     This is WR-NMF (Algorithm 6) computed through SecureSum: the centralized
-    :func:`~algorithms.wr_nmf.wr_nmf` on the same local models from the same T0 with
+    :func:`~algorithms.nmf.wr.wr_nmf` on the same local models from the same T0 with
     ``w_start="nnls"`` is its reference.
 
 Other initialisations of PD-NMF (the §2.4 baselines) give every party the same public T0:
@@ -89,26 +89,23 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
-from algorithms.nndsvd import nndsvd
-from algorithms.rri_nmf import (
+from algorithms.nmf.nndsvd import nndsvd
+from algorithms.nmf.objective import objective, regularizer
+from algorithms.nmf.row_blocks import as_row_block, observed_mask, zero_filled
+from algorithms.nmf.rri import fit_weights, rri_nmf
+from algorithms.nmf.rri_steps import (
     RRIParams,
-    as_row_block,
     end_of_sweep,
-    fit_weights,
     initial_residual,
     next_residual,
-    objective,
-    regularizer,
-    rri_nmf,
     t_side_statistics,
     t_statistic_length,
     update_t_row,
     update_w_column,
     w_side_statistics,
 )
-from algorithms.wr_nmf import summarize_local_model, weighted_representatives
+from algorithms.nmf.wr import summarize_local_model, weighted_representatives
 from protocols.context import PartyContext
 from protocols.effects import Output
 from protocols.errors import InputError
@@ -185,7 +182,7 @@ def pd_nmf_iter(
     variant : {"prg", "explicit"}
         The SecureSum variant.
     loss : {"auto", "full", "observed"}
-        See :func:`algorithms.rri_nmf.as_row_block`.
+        See :func:`algorithms.nmf.row_blocks.as_row_block`.
     W0 : ndarray of shape (n_m, k), optional
         The party's starting weights (local); zeros by default (digest §7.1 item 11).
     track_objective : bool
@@ -241,30 +238,15 @@ def local_weighted_topics(X: Any, k: int, params: RRIParams, settings: InitSetti
     block = as_row_block(X, loss)  # type: ignore[arg-type]
     n_rows, d = block.shape
     k_local = int(min(k, n_rows, d))
-    dense = _zero_filled(X)
+    dense = zero_filled(X)
     W_start, T_start = nndsvd(dense, k_local)
     local = rri_nmf(X, k_local, T0=T_start, W0=W_start, max_iter=settings.local_max_iter,
                     tol=settings.local_tol, params=params, loss=block.loss)
     psi = None
     if block.loss == "observed":
-        psi = _observed_mask(X)
+        psi = observed_mask(X)
     model = summarize_local_model(local.W, local.T, psi=psi)
     return weighted_representatives([model], l2_t=params.l2_t)
-
-
-def _zero_filled(X: Any) -> Any:
-    if sp.issparse(X):
-        return X
-    arr = np.asarray(X, dtype=np.float64)
-    return np.where(np.isnan(arr), 0.0, arr)
-
-
-def _observed_mask(X: Any) -> np.ndarray:
-    if sp.issparse(X):
-        mask = sp.csr_array(X, copy=True)
-        mask.data[:] = 1.0
-        return mask.toarray()
-    return (~np.isnan(np.asarray(X, dtype=np.float64))).astype(np.float64)
 
 
 def normalize_rows(T: np.ndarray) -> np.ndarray:
