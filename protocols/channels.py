@@ -106,6 +106,7 @@ PAIR_KEY_SALT = b"mpcsim/channels/pair-keys/v1"
 """HKDF salt of :func:`agree` (a fixed project label)."""
 
 _PAIR_KEY_INFO = b"mpcsim pair keys"
+_INT_FIELD = b"i" + (8).to_bytes(4, "big")
 _ID_LIMIT = 1 << 64
 _NONCE_PARTY_LIMIT = 1 << 24
 _NONCE_COUNTER_LIMIT = 1 << 48
@@ -334,14 +335,15 @@ def open_sealed(
     cipher = _gcm(key, nonce)
     sealed = _as_bytes(sealed, "sealed")
     cipher.update(_as_bytes(aad, "aad"))
-    who = _describe(sender, receiver)
     if len(sealed) < TAG_BYTES:
+        who = _describe(sender, receiver)
         raise AuthenticationError(
             f"sealed message{who} is {len(sealed)} bytes, too short to hold a {TAG_BYTES}-byte tag"
         )
     try:
         return cipher.decrypt_and_verify(sealed[:-TAG_BYTES], sealed[-TAG_BYTES:])
     except ValueError:
+        who = _describe(sender, receiver)
         raise AuthenticationError(
             f"sealed message{who} failed AES-GCM authentication: its ciphertext, tag, nonce or "
             "associated data were altered, or the key is wrong"
@@ -373,12 +375,13 @@ def associated_data(*fields: int | str) -> bytes:
     """
     parts = [AAD_LABEL, len(fields).to_bytes(4, "big")]
     for value in fields:
-        if isinstance(value, str):
+        if type(value) is str:
             raw = value.encode("utf-8")
-            parts += [b"s", len(raw).to_bytes(4, "big"), raw]
+            parts.append(b"s" + len(raw).to_bytes(4, "big") + raw)
         else:
-            number = _as_id(value, "associated data field", _ID_LIMIT)
-            parts += [b"i", (8).to_bytes(4, "big"), number.to_bytes(8, "big")]
+            if type(value) is not int or not 0 <= value < _ID_LIMIT:  # bools, numpy ints, ...
+                value = _as_id(value, "associated data field", _ID_LIMIT)
+            parts.append(_INT_FIELD + value.to_bytes(8, "big"))
     return b"".join(parts)
 
 
@@ -451,22 +454,22 @@ def open_message(
         If the message is too short, its nonce names another channel or another sequence
         number, or GCM authentication fails; the message names sender and receiver.
     """
-    who = _describe(sender, receiver)
     data = _as_bytes(sealed, "sealed")
     if len(data) < SEAL_OVERHEAD_BYTES:
         raise AuthenticationError(
-            f"sealed message{who} is {len(data)} bytes, shorter than the "
+            f"sealed message{_describe(sender, receiver)} is {len(data)} bytes, shorter than the "
             f"{SEAL_OVERHEAD_BYTES}-byte nonce and tag"
         )
     expected = message_nonce(sender, receiver, sequence)
     nonce = data[:NONCE_BYTES]
     if nonce[:6] != expected[:6]:
         raise AuthenticationError(
-            f"sealed message{who} carries the nonce of another channel "
+            f"sealed message{_describe(sender, receiver)} carries the nonce of another channel "
             f"(party {int.from_bytes(nonce[:3], 'big')} to party "
             f"{int.from_bytes(nonce[3:6], 'big')})"
         )
     if nonce != expected:
+        who = _describe(sender, receiver)
         raise AuthenticationError(
             f"sealed message{who} is number {int.from_bytes(nonce[6:], 'big')} on its channel "
             f"where number {sequence} was expected: a replayed, reordered or dropped message"

@@ -137,6 +137,12 @@ class PrimeField(ABC):
             raise AttributeError(f"{type(self).__name__} is immutable; cannot set {name!r}")
         object.__setattr__(self, name, value)
 
+    def __copy__(self) -> PrimeField:
+        """An equal field object of one's own (the simulation gives one to each party)."""
+        twin = object.__new__(type(self))
+        twin.__dict__.update(self.__dict__)
+        return twin
+
     @property
     def bits(self) -> int:
         """Bit length of p."""

@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 import simpy
 
-from parties.view import Message, View, frozen, is_immutable
+from parties.view import Message, View, frozen
 from protocols import wire
 from protocols.channels import open_message, seal_message
 from protocols.context import PartyContext
@@ -309,7 +309,8 @@ class _Run:
         if self.driver.record_messages:
             self.views[pid].received.append(message)
         payload = message.payload
-        return payload if is_immutable(payload) else frozen(payload)
+        # numeric payloads sit on immutable bytes (wire.decode); object arrays do not
+        return frozen(payload) if payload.dtype.hasobject else payload
 
     # -- messages ---------------------------------------------------------------------------
 
