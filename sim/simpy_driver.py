@@ -5,11 +5,11 @@ Each program runs as a SimPy process. The driver interprets its effects
 
 * ``Send``/``SendEach`` — the payload is encoded (:mod:`protocols.wire`), sealed with AES-GCM
   under the pair's channel key when sealing is on (message number n of its directed channel),
-  timed over the route's links (:mod:`sim.network`: store-and-forward, FIFO links), and on
-  arrival checked, unsealed and decoded into the receiver's mailbox. The ledger gets one row
+  timed over the route's links (:mod:`sim.network`: store-and-forward, FIFO links) and
+  delivered to the receiver's mailbox at the simulated delivery time. The ledger gets one row
   per message.
 * ``Recv``/``RecvEach`` — wait until the message with that (sender, call, step) is in the
-  mailbox (arrival order does not matter) and record it in the receiver's view.
+  mailbox (arrival order does not matter), open it and record it in the receiver's view.
 * ``Input``/``Output`` — an immutable copy of the value is recorded in the party's view.
 
 A message's round is one more than the highest round its sender had received before sending.
@@ -22,12 +22,13 @@ the run then ends with the full abort (party, round, call, reason, and the excep
 value (an overflowing input), so it never reaches a peer. When no event is left but some
 party still waits for a message, that is a deadlock and ends the same way.
 
-Received bytes are hostile. A message is opened when it arrives: a sealed one must carry the
-next sequence number of its channel (:func:`protocols.channels.open_message`) and pass
-AES-GCM authentication against its header (protocol, call, step, round); then it is decoded
-with the run's field, so an element outside [0, p) is refused. A message that fails either —
-read by its receiver or not — aborts the run as a failure of the receiving party, naming the
-sender; nothing else escapes :meth:`SimPyDriver.run`.
+Received bytes are hostile. The receiver numbers a channel's sealed messages as they arrive
+(links are FIFO) and opens each when its program asks for it — or at the end of the run, if
+it never does: the message must carry that number (:func:`protocols.channels.open_message`)
+and pass AES-GCM authentication against its header (protocol, call, step, round); then it is
+decoded with the run's field, so an element outside [0, p) is refused. A message that fails
+either, read or not, aborts the run as a failure of the receiving party, naming the sender —
+the program is not asked to handle it — and nothing else escapes :meth:`SimPyDriver.run`.
 
 What a program is handed. Received payloads are read-only arrays, and the view records an
 immutable copy of everything (:func:`parties.view.frozen`), so nothing a program holds is an
@@ -68,7 +69,7 @@ class _Envelope:
     step: str
     round: int
     data: bytes
-    sequence: int | None  # the channel's sequence number of a sealed message
+    sealed: bool
     row: Row  # the ledger row, completed with the delivery time on arrival
     row_index: int
     hops: tuple[tuple[tuple[object, object], Any], ...]
@@ -77,10 +78,6 @@ class _Envelope:
 def _header(call: Call, step: str, round_: int) -> tuple[int | str, ...]:
     """What a sealed message's associated data binds besides its channel and number."""
     return (call.protocol, call.index, step, round_)
-
-
-def _key(message: Message) -> tuple[int, str, int, str]:
-    return (message.sender, message.protocol, message.call, message.step)
 
 
 def _from_program(exc: BaseException) -> BaseException:
@@ -185,7 +182,10 @@ class _Run:
         self.programs = programs
         self.views = views
         self.env = simpy.Environment()
-        self.mailbox: dict[int, dict[tuple[int, str, int, str], list[Message]]] = {
+        # per receiver and (sender, protocol, call, step): arrived messages, each with its
+        # number on its channel when sealed
+        self.mailbox: dict[int, dict[tuple[int, str, int, str],
+                                     list[tuple[_Envelope, int | None]]]] = {
             p: {} for p in contexts
         }
         self.waiting: dict[int, tuple[tuple[int, str, int, str], simpy.Event]] = {}
@@ -213,22 +213,29 @@ class _Run:
                 ),
             )
             self.env.run()
+        if self.abort is None:
+            self._record_unread()
         if self.abort is not None:
             raise self.abort
-        self._record_unread()
         return DriverOutcome(self.outputs, self.rows, float(self.env.now))
 
     def _record_unread(self) -> None:
         """Put messages that arrived but were never asked for into their receivers' views.
 
         An honest-but-curious party sees everything delivered to it, whether or not its
-        program reads it; such messages follow the ones it read, in order of arrival.
+        program reads it; such messages follow the ones it read, in order of arrival. They are
+        opened here like the others, so a forged one aborts the run even unread.
         """
-        if not self.driver.record_messages:
-            return
         for pid in sorted(self.mailbox):
             for queue in self.mailbox[pid].values():
-                self.views[pid].received.extend(queue)
+                for envelope, number in queue:
+                    try:
+                        message = self._open(envelope, number)
+                    except Exception as exc:  # a forged message that nobody read
+                        self._fail(pid, exc)
+                        return
+                    if self.driver.record_messages:
+                        self.views[pid].received.append(message)
 
     # -- one party's process ----------------------------------------------------------------
 
@@ -296,7 +303,7 @@ class _Run:
         key = (sender, call.protocol, call.index, step)
         queue = self.mailbox[pid].get(key)
         if queue:
-            message = queue.pop(0)
+            envelope, number = queue.pop(0)
             if not queue:
                 del self.mailbox[pid][key]
         else:
@@ -304,7 +311,12 @@ class _Run:
                 raise self._notice()
             event = self.env.event()
             self.waiting[pid] = (key, event)
-            message = yield event
+            envelope, number = yield event
+        try:
+            message = self._open(envelope, number)
+        except Exception as exc:  # hostile bytes: the receiver's failure, not its program's
+            self._fail(pid, exc)
+            raise self._notice() from None
         self.max_round[pid] = max(self.max_round[pid], message.round)
         if self.driver.record_messages:
             self.views[pid].received.append(message)
@@ -356,7 +368,7 @@ class _Run:
         row = Row(pid, to, call.protocol, call.index, step, ctx.phase, round_, elements, n_bytes,
                   len(hops), now, now)
         self.rows.append(row)  # the delivery time is filled in on arrival
-        envelope = _Envelope(pid, to, call, step, round_, data, sequence, row,
+        envelope = _Envelope(pid, to, call, step, round_, data, sequence is not None, row,
                              len(self.rows) - 1, hops)
         self._forward(envelope, 0, now)
 
@@ -383,35 +395,39 @@ class _Run:
             self._forward(envelope, hop, now)
             return
         self.rows[envelope.row_index] = envelope.row._replace(delivered_s=now)
-        try:
-            message = self._open(envelope)
-        except Exception as exc:  # hostile bytes: the receiver detects them and aborts
-            if self.abort is None:
-                self._fail(envelope.receiver, exc)
-            return
+        number = None
+        if envelope.sealed:  # the receiver numbers a channel's messages as they arrive (FIFO)
+            channel = (envelope.sender, envelope.receiver)
+            number = self.expected.get(channel, 0)
+            self.expected[channel] = number + 1
+        pending = (envelope, number)
+        key = (envelope.sender, envelope.call.protocol, envelope.call.index, envelope.step)
         waiting = self.waiting.get(envelope.receiver)
-        if waiting is not None and waiting[0] == _key(message):
+        if waiting is not None and waiting[0] == key:
             del self.waiting[envelope.receiver]
-            waiting[1].succeed(message)
+            waiting[1].succeed(pending)
         else:
-            self.mailbox[envelope.receiver].setdefault(_key(message), []).append(message)
+            self.mailbox[envelope.receiver].setdefault(key, []).append(pending)
 
-    def _open(self, envelope: _Envelope) -> Message:
-        """Check, unseal and decode a message as it arrives: its view record."""
+    def _open(self, envelope: _Envelope, number: int | None) -> Message:
+        """Check, unseal and decode a message: its view record.
+
+        A sealed message must be the ``number``-th to arrive on its channel and authenticate
+        under the receiver's key. It is opened when the program asks for it (or at the end of
+        the run), not on arrival: a receiver may still be agreeing on the key when a fast
+        peer's first sealed message reaches it.
+        """
         receiver, sender = envelope.receiver, envelope.sender
         data = envelope.data
-        if envelope.sequence is not None:
-            channel = (sender, receiver)
-            expected = self.expected.get(channel, 0)
+        if number is not None:
             key = self.contexts[receiver].channel_keys.get(sender)
             if key is None:
                 raise MpcsimError(
                     f"party {receiver} has no channel key for party {sender}, which sealed a "
                     "message to it"
                 )
-            data = open_message(key, sender, receiver, expected, data,
+            data = open_message(key, sender, receiver, number, data,
                                 _header(envelope.call, envelope.step, envelope.round))
-            self.expected[channel] = expected + 1
         try:
             payload = wire.decode(data, self.driver.field)
         except wire.WireFormatError as exc:
@@ -427,7 +443,9 @@ class _Run:
     def _notice(self) -> ProtocolAbort:
         """A fresh notice of the run's abort, for one program: party and call, nothing else."""
         abort = self.abort
-        return ProtocolAbort.notice(abort.party, abort.call) if abort else ProtocolAbort.notice(-1)
+        if abort is None:  # every abort a program meets follows _fail, which sets it
+            raise MpcsimError("a notice was requested before any party failed")
+        return ProtocolAbort.notice(abort.party, abort.call)
 
     def _fail(self, pid: int, exc: BaseException) -> None:
         if self.abort is None:

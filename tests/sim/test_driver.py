@@ -521,3 +521,40 @@ def test_the_run_restores_the_garbage_collector_even_when_it_aborts() -> None:
         assert not gc.isenabled()  # a caller's choice is kept
     finally:
         gc.enable()
+
+
+def test_a_sealed_message_may_arrive_before_its_receiver_has_the_key() -> None:
+    """Party 0's links are fast, the link 1–2 slow: 0 finishes key agreement and seals its
+    share to 1 while 1 still waits for 2's public key. The message waits, unopened, until 1
+    asks for it with the key in hand."""
+    links = [{"a": 0, "b": 1, "latency_ms": 1.0}, {"a": 0, "b": 2, "latency_ms": 1.0},
+             {"a": 1, "b": 2, "latency_ms": 100.0}]
+    sim = Simulation(Network.build(3, links=links), seed=1)
+    result = sim.run(sum_parties(m=3, d=2))
+    assert result.outputs[1].tolist() == [3.0, 6.0]
+    first_share = min((r for r in result.ledger if r.protocol == "secure_sum"
+                       and (r.sender, r.receiver) == (0, 1)), key=lambda r: r.delivered_s)
+    last_key = max(r.delivered_s for r in result.ledger
+                   if r.protocol == "key_agreement" and r.receiver == 1)
+    assert first_share.delivered_s < last_key  # it did arrive before 1 had every key
+
+
+@pytest.mark.parametrize("record_views", [True, False])
+def test_a_forged_message_nobody_reads_aborts_even_when_views_are_not_kept(
+        record_views: bool) -> None:
+    def talker(ctx: PartyContext):
+        call = ctx.new_call("t")
+        yield Send(1, value(1), call, "asked")
+        yield Send(1, value(2), call, "unasked")
+
+    def listener(ctx: PartyContext):
+        yield Recv(0, ctx.new_call("t"), "asked")
+
+    def forge(sender: int, receiver: int, tag: str, data: bytes) -> bytes:
+        return data[:-1] + bytes([data[-1] ^ 1]) if tag.endswith("unasked") else data
+
+    sim = Simulation(Network.build(2), seed=1, keys="preshared", interceptor=forge,
+                     record_views=record_views)
+    with pytest.raises(ProtocolAbort) as info:
+        sim.run([Party(0, talker), Party(1, listener)])
+    assert info.value.party == 1 and isinstance(info.value.__cause__, AuthenticationError)
