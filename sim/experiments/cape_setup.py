@@ -101,10 +101,15 @@ def trial_seed(seed: int, trial: int) -> int:
 
 def trials(inp: RunInput, count: int, purpose: int,
            stage: str = "trials") -> Iterator[tuple[int, np.random.Generator]]:
-    """Each trial's seed and a generator for its central work (sampling, baselines).
+    """The trials of one setting: ``count`` of them, progress reported as each one ends.
 
-    The generator is spawned from the trial's seed with ``purpose`` as its key, so each entry
-    draws from its own stream; progress is reported once a trial's work is done.
+    Yields
+    ------
+    seed : int
+        The trial's simulation seed (:func:`trial_seed`).
+    rng : numpy.random.Generator
+        For the trial's central work (sampling rows, the centralized baselines), spawned from
+        the trial's seed with ``purpose`` as its key, so each entry draws from its own stream.
     """
     for trial in range(count):
         seed = trial_seed(inp.seed, trial)
