@@ -9,6 +9,10 @@ Each program runs as a SimPy process. The driver interprets its effects
   at the simulated delivery time. The ledger gets one row per message.
 * ``Recv``/``RecvEach`` — wait until the message with that (sender, call, step) is in the
   mailbox (arrival order does not matter), unseal, decode and record it in the receiver's view.
+* ``RecvAny`` — wait for the first of several (sender, call, step) messages; returns its
+  index in the list and the array (the first listed wins among messages already there).
+* ``Compute`` — the party's clock advances by the declared seconds of local work; the driver
+  returns the clock after it.
 * ``Input``/``Output`` — recorded in the party's view.
 
 A message's round is one more than the highest round its sender had received before sending.
@@ -34,7 +38,17 @@ from parties.view import Message, View
 from protocols import wire
 from protocols.channels import SEAL_OVERHEAD_BYTES, message_nonce, open_sealed, seal
 from protocols.context import PartyContext
-from protocols.effects import Call, Input, Output, Recv, RecvEach, Send, SendEach
+from protocols.effects import (
+    Call,
+    Compute,
+    Input,
+    Output,
+    Recv,
+    RecvAny,
+    RecvEach,
+    Send,
+    SendEach,
+)
 from protocols.errors import MpcsimError, ProtocolAbort
 from sim.ledger import Row
 from sim.network import Network
@@ -143,7 +157,8 @@ class _Run:
         self.mailbox: dict[int, dict[tuple[int, str, int, str], list[_Envelope]]] = {
             p: {} for p in contexts
         }
-        self.waiting: dict[int, tuple[tuple[int, str, int, str], simpy.Event]] = {}
+        # what a party waits for: the mailbox keys it accepts (several for RecvAny)
+        self.waiting: dict[int, tuple[tuple[tuple[int, str, int, str], ...], simpy.Event]] = {}
         self.max_round: dict[int, int] = dict.fromkeys(contexts, 0)
         self.counters: dict[tuple[int, int], int] = {}
         self.link_free: dict[tuple[object, object], float] = {}
@@ -157,7 +172,7 @@ class _Run:
         self.env.run()
         if self.waiting and self.abort is None:
             pid = min(self.waiting)
-            sender, protocol, index, step = self.waiting[pid][0]
+            sender, protocol, index, step = self.waiting[pid][0][0]
             self._fail(
                 pid,
                 MpcsimError(
@@ -226,6 +241,11 @@ class _Run:
                         got[sender] = yield from self._receive(pid, sender, effect.call,
                                                                effect.step)
                     value = got
+                elif kind is RecvAny:
+                    value = yield from self._receive_any(pid, effect.keys)
+                elif kind is Compute:
+                    yield self.env.timeout(effect.seconds)
+                    value = float(self.env.now)
                 elif kind is Input:
                     self.views[pid].protocol_inputs.append((effect.call, effect.label,
                                                             effect.value))
@@ -253,9 +273,34 @@ class _Run:
             if self.abort is not None:
                 raise self.abort
             event = self.env.event()
-            self.waiting[pid] = (key, event)
+            self.waiting[pid] = ((key,), event)
             envelope = yield event
         return self._consume(pid, envelope)
+
+    def _receive_any(
+        self, pid: int, keys: tuple[tuple[int, Call, str], ...]
+    ) -> Generator[simpy.Event, Any, tuple[int, np.ndarray]]:
+        if not keys:
+            raise MpcsimError(f"party {pid} waits for any of no messages")
+        wanted = []
+        for sender, call, step in keys:
+            if sender not in self.contexts or sender == pid:
+                raise MpcsimError(f"party {pid} waits for a message from unknown party {sender}")
+            wanted.append((sender, call.protocol, call.index, step))
+        for key in wanted:
+            queue = self.mailbox[pid].get(key)
+            if queue:
+                envelope = queue.pop(0)
+                if not queue:
+                    del self.mailbox[pid][key]
+                break
+        else:
+            if self.abort is not None:
+                raise self.abort
+            event = self.env.event()
+            self.waiting[pid] = (tuple(wanted), event)
+            envelope = yield event
+        return wanted.index(envelope.key), self._consume(pid, envelope)
 
     # -- messages ---------------------------------------------------------------------------
 
@@ -333,7 +378,7 @@ class _Run:
 
     def _deliver(self, envelope: _Envelope) -> None:
         waiting = self.waiting.get(envelope.receiver)
-        if waiting is not None and waiting[0] == envelope.key:
+        if waiting is not None and envelope.key in waiting[0]:
             del self.waiting[envelope.receiver]
             waiting[1].succeed(envelope)
         else:
