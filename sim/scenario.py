@@ -9,6 +9,7 @@ Layout (README "Scenario format" has the full reference)::
     [data]     source = "synthetic" (rows, cols, kind, ...) | "file" (path), partition
     [algorithm] name (required) and the algorithm's own keys
     [[audit]]  coalition, method, trials, ...
+    [[attack]] name, coalition
 
 Paths are relative to the scenario file. Every table rejects unknown keys and every value is
 checked here, where input enters; a mistake raises :class:`~protocols.errors.ScenarioError`
@@ -28,7 +29,8 @@ from protocols.errors import InputError, ScenarioError
 from protocols.field import FixedPoint, parse_prime, prime_field
 from sim.network import TOPOLOGIES
 
-TOP_KEYS = {"name", "seed", "description", "network", "field", "data", "algorithm", "audit"}
+TOP_KEYS = {"name", "seed", "description", "network", "field", "data", "algorithm", "audit",
+            "attack"}
 NETWORK_KEYS = {"parties", "topology", "latency_ms", "bandwidth_mbps", "sealing", "links"}
 FIELD_KEYS = {"prime", "frac_bits"}
 DATA_KEYS = {
@@ -37,6 +39,7 @@ DATA_KEYS = {
 }
 AUDIT_KEYS = {"coalition", "method", "trials", "alpha", "prime", "max_runs"}
 AUDIT_METHODS = ("statistical", "exact")
+ATTACK_KEYS = {"name", "coalition"}
 DATA_SOURCES = ("synthetic", "file")
 SYNTHETIC_KINDS = ("uniform", "topics", "ratings")
 
@@ -49,6 +52,14 @@ class AuditSpec:
     alpha: float
     prime: int
     max_runs: int = 100_000
+
+
+@dataclass(frozen=True)
+class AttackSpec:
+    """One ``[[attack]]``: an attack of :mod:`parties.attacks` run on a coalition's views."""
+
+    name: str
+    coalition: tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -71,6 +82,7 @@ class Scenario:
     base_dir: Path
     description: str = ""
     source: dict[str, Any] = field(default_factory=dict)
+    attacks: tuple[AttackSpec, ...] = ()
 
     @property
     def algorithm_name(self) -> str:
@@ -214,6 +226,8 @@ def _validate(raw: dict[str, Any], base: Path, default_name: str) -> Scenario:
         raise ScenarioError("'audit' must be an array of tables [[audit]]")
     audits = tuple(_validate_audit(i, a, n_parties) for i, a in enumerate(audits_raw))
 
+    attacks = _validate_attacks(raw.get("attack", []), n_parties)
+
     description = raw.get("description", "")
     if not isinstance(description, str):
         raise ScenarioError("description must be a string")
@@ -221,7 +235,7 @@ def _validate(raw: dict[str, Any], base: Path, default_name: str) -> Scenario:
         name=name, seed=seed, n_parties=n_parties, topology=topology, latency_ms=latency,
         bandwidth_mbps=bandwidth, sealing=sealing, links=links, prime=prime,
         frac_bits=frac_bits, data=data, algorithm=dict(alg), audits=audits, base_dir=base,
-        description=description, source=raw,
+        description=description, source=raw, attacks=attacks,
     )
 
 
@@ -316,3 +330,37 @@ def _validate_audit(i: int, audit: Any, n_parties: int) -> AuditSpec:
         raise ScenarioError(f"{where}.prime: {exc}") from exc
     max_runs = check_int(f"{where}.max_runs", audit.get("max_runs", 100_000), low=2)
     return AuditSpec(tuple(sorted(coalition)), method, trials, alpha, prime, max_runs)
+
+
+def _validate_attacks(raw: Any, n_parties: int) -> tuple[AttackSpec, ...]:
+    """The ``[[attack]]`` tables: a known attack and a coalition of 1..M − 1 existing parties."""
+    from parties.attacks import ATTACKS
+
+    tables = [raw] if isinstance(raw, dict) else raw
+    if not isinstance(tables, list):
+        raise ScenarioError("'attack' must be an array of tables [[attack]]")
+    specs = []
+    for i, attack in enumerate(tables):
+        where = f"attack[{i}]"
+        if not isinstance(attack, dict):
+            raise ScenarioError(f"{where} must be a table [[attack]]")
+        _unknown("attack", attack, ATTACK_KEYS)
+        name = check_choice(f"{where}.name", attack.get("name"), tuple(sorted(ATTACKS)))
+        coalition = attack.get("coalition")
+        if not isinstance(coalition, list) or not coalition or not all(
+            isinstance(c, int) and not isinstance(c, bool) for c in coalition
+        ):
+            raise ScenarioError(f"{where}.coalition = {coalition!r} must be a list of party ids")
+        missing = sorted({c for c in coalition if not 0 <= c < n_parties})
+        if missing:
+            raise ScenarioError(
+                f"{where}.coalition names part{'ies' if len(missing) > 1 else 'y'} {missing}, "
+                f"but the parties are 0..{n_parties - 1}"
+            )
+        if len(set(coalition)) != len(coalition) or len(coalition) >= n_parties:
+            raise ScenarioError(
+                f"{where}.coalition = {coalition} must name distinct parties, at most "
+                f"M − 1 = {n_parties - 1} of them (all M hold the whole data)"
+            )
+        specs.append(AttackSpec(name, tuple(sorted(coalition))))
+    return tuple(specs)
