@@ -36,7 +36,7 @@ import numpy as np
 from protocols.context import PartyContext
 from protocols.effects import Input, Output, RecvEach, SendEach
 from protocols.errors import InputError
-from protocols.secure_sum import Cost, check_variant, declared_cost, secure_sum
+from protocols.secure_sum import Cost, check_variant, declared_cost, secure_sum, secure_sum_field
 
 METHODS: tuple[str, ...] = ("secure_sum", "plain")
 PROTOCOL = "all_reduce"
@@ -117,3 +117,24 @@ def _plain_sum(ctx: PartyContext, values: np.ndarray, label: str) -> Generator[A
     for party in ctx.parties:  # party order: every party adds in the same order
         total = total + (values.ravel() if party == ctx.party else received[party])
     return total.reshape(values.shape)
+
+
+def all_reduce_field(
+    ctx: PartyContext, x_hat: np.ndarray, method: str = "secure_sum", variant: str = "prg"
+) -> Generator[Any, Any, np.ndarray]:
+    """Party program on field elements: Σ_m x̂^(m) at every party, securely or in the clear.
+
+    The form audits run (:mod:`parties.audit` compares a coalition's views of it for input sets
+    with the same sum); ``plain`` sends the flat vector x̂ itself to every peer.
+    """
+    check_method(method)
+    if method == "secure_sum":
+        return (yield from secure_sum_field(ctx, x_hat, variant))  # type: ignore[arg-type]
+    x_hat = np.asarray(x_hat)
+    call = ctx.new_call(PROTOCOL)
+    yield Input("x", x_hat, call)
+    yield SendEach(dict.fromkeys(ctx.peers, x_hat), call, "value")
+    received = yield RecvEach(ctx.peers, call, "value")
+    total = ctx.field.sum_arrays([x_hat if p == ctx.party else received[p] for p in ctx.parties])
+    yield Output("sum", total, call)
+    return total

@@ -65,3 +65,28 @@ def uplift(parties: list[dict[str, Any]], measure: str, k: int) -> Any:
     ax.set_ylabel(f"uplift: % decrease of {measure}")
     ax.set_title(f"learning uplift from PD-NMF (k = {k})")
     return fig
+
+
+
+def relative_error(panels: dict[str, dict[str, tuple[Any, Any]]], xlabel: str) -> Any:
+    """Relative error ‖M − UVᵀ‖_F/‖M‖_F against iterations or simulated time (seed 004,
+    Figs. 2, 5–7): one panel per ``{title: curves}``, side by side with a shared y axis
+    (e.g. uniform and imbalanced workloads), one step line per curve ``{label: (x, errors)}``.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(panels), figsize=(6.0 * len(panels), 4.2), sharey=True,
+                             squeeze=False)
+    for ax, (title, curves) in zip(axes[0], panels.items(), strict=True):
+        ax.grid(alpha=0.3)
+        for label, (x, y) in curves.items():
+            ax.plot(x, y, label=label, drawstyle="steps-post")
+        ax.set_xlabel(xlabel)
+        ax.set_yscale("log")
+        ax.set_title(title)
+        ax.legend(fontsize="small")
+    axes[0][0].set_ylabel("relative error ‖M − UVᵀ‖_F / ‖M‖_F")
+    return fig

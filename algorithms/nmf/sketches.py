@@ -43,7 +43,6 @@ SKETCHES: tuple[str, ...] = ("gaussian", "subsampling")
 SKETCH_S = 0  # S^t ∈ R^{n×d}: the U-subproblem of DSANLS ("sketch on V")
 SKETCH_S_PRIME = 1  # S'^t ∈ R^{m×d'}: the V-subproblem of DSANLS; S_2ᵀ of Syn-SSD ("on U")
 SKETCH_S1 = 2  # S_1^t ∈ R^{|J_r|×d}: Syn-SSD's local sketch of node r's columns
-INIT = 3  # public random starts
 
 
 def check_kind(kind: str) -> str:
