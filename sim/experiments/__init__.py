@@ -4,8 +4,9 @@ from sim.experiments.dsanls import DSANLS
 from sim.experiments.init_comparison import INIT_COMPARISON
 from sim.experiments.pd_nmf import PD_NMF, RRI_NMF
 from sim.experiments.secure_nmf import ASYN_SD, ASYN_SSD, SYN_SD, SYN_SSD
+from sim.experiments.secure_nmf_comparison import SECURE_NMF_COMPARISON
 from sim.experiments.secure_sum import SECURE_SUM
 from sim.experiments.uplift import UPLIFT
 
 ENTRIES = (SECURE_SUM, PD_NMF, RRI_NMF, INIT_COMPARISON, UPLIFT, DSANLS, SYN_SD, SYN_SSD,
-           ASYN_SD, ASYN_SSD)
+           ASYN_SD, ASYN_SSD, SECURE_NMF_COMPARISON)

@@ -106,6 +106,7 @@ def run_secure(inp: RunInput, name: str, sketch_on: str) -> AlgorithmRun:
     sent = sent_per_party(result, protocols)
     metrics: dict[str, Any] = {
         "relative_error": relative_error(M, U, np.vstack(V)),
+        "initial_relative_error": relative_error(M, U0, np.vstack(V0)),
         "relative_error_history": errors,
         "simulated_time_history": times,
         "elements_sent_per_party": sent,
