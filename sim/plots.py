@@ -68,10 +68,10 @@ def uplift(parties: list[dict[str, Any]], measure: str, k: int) -> Any:
 
 
 
-def relative_error(panels: dict[str, dict[str, tuple[Any, Any]]], xlabel: str) -> Any:
+def relative_error(panels: dict[str, tuple[str, dict[str, tuple[Any, Any]]]]) -> Any:
     """Relative error ‖M − UVᵀ‖_F/‖M‖_F against iterations or simulated time (seed 004,
-    Figs. 2, 5–7): one panel per ``{title: curves}``, side by side with a shared y axis
-    (e.g. uniform and imbalanced workloads), one step line per curve ``{label: (x, errors)}``.
+    Figs. 2, 5–7): one panel per ``{title: (x label, curves)}``, side by side with a shared y
+    axis, one step line per curve ``{label: (x, errors)}``.
     """
     import matplotlib
 
@@ -80,7 +80,7 @@ def relative_error(panels: dict[str, dict[str, tuple[Any, Any]]], xlabel: str) -
 
     fig, axes = plt.subplots(1, len(panels), figsize=(6.0 * len(panels), 4.2), sharey=True,
                              squeeze=False)
-    for ax, (title, curves) in zip(axes[0], panels.items(), strict=True):
+    for ax, (title, (xlabel, curves)) in zip(axes[0], panels.items(), strict=True):
         ax.grid(alpha=0.3)
         for label, (x, y) in curves.items():
             ax.plot(x, y, label=label, drawstyle="steps-post")

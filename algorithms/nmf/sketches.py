@@ -59,7 +59,7 @@ def check_sketch_size(d: int, n: int, what: str = "sketch_size") -> int:
     if not 1 <= d <= n:
         raise InputError(
             f"{what} = {d} must be between 1 and the dimension it sketches, {n}; "
-            f"choose {what} ≤ {n} (the paper uses about a tenth of it)"
+            f"choose at most {n} (the paper uses about a tenth of it)"
         )
     return int(d)
 

@@ -220,9 +220,8 @@ def _run(inp: RunInput) -> AlgorithmRun:
         metrics=metrics,
         audit_target=audit_target(result, config.allreduce, config.variant, inp),
         plots={"relative_error": lambda: plots.relative_error(
-            {f"{title}: per iteration": {"DSANLS": (iterations, history)},
-             "against simulated time": {"DSANLS": (times, history)}},
-            "iteration | simulated time (s)")},
+            {title: ("iteration", {"DSANLS": (iterations, history)}),
+             "against simulated time": ("simulated time (s)", {"DSANLS": (times, history)})})},
     )
 
 

@@ -131,8 +131,8 @@ def run_secure(inp: RunInput, name: str, sketch_on: str) -> AlgorithmRun:
         audit_target=(None if asynchronous
                       else audit_target(result, config.allreduce, config.variant, inp)),
         plots={"relative_error": lambda: plots.relative_error(
-            {f"{label}, N = {N}, k = {config.k}": {label: (times, errors)}},
-            "simulated time (s)")},
+            {f"{label}, N = {N}, k = {config.k}": ("simulated time (s)",
+                                                   {label: (times, errors)})})},
     )
 
 

@@ -117,9 +117,9 @@ def _run(inp: RunInput) -> AlgorithmRun:
             "messages": messages,
         },
         plots={"relative_error_vs_time": lambda: plots.relative_error(
-            {f"secure NMF, {workload}, N = {len(sizes)}, k = {p['k']}": {
-                label: _clip(curves[label], budget) for label in curves}},
-            "simulated time (s)")},
+            {f"secure NMF, {workload}, N = {len(sizes)}, k = {p['k']}": (
+                "simulated time (s)",
+                {label: _clip(curves[label], budget) for label in curves})})},
         tables=[table(["method", "time-averaged error", "error at budget", "evaluations",
                        "messages"], rows,
                       f"relative error over {budget:g} simulated seconds ({workload})")],
