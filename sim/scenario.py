@@ -40,8 +40,8 @@ DATA_KEYS = {
 AUDIT_KEYS = {"coalition", "method", "trials", "alpha", "prime", "max_runs"}
 AUDIT_METHODS = ("statistical", "exact")
 ATTACK_KEYS = {"name", "coalition"}
-DATA_SOURCES = ("synthetic", "file")
-SYNTHETIC_KINDS = ("uniform", "topics", "ratings")
+DATA_SOURCES = ("synthetic", "file", "digits")
+SYNTHETIC_KINDS = ("uniform", "topics", "ratings", "spiked", "mog", "stm")
 
 
 @dataclass(frozen=True)
@@ -253,6 +253,13 @@ def _validate_data(data: dict[str, Any], base: Path, n_parties: int) -> dict[str
             out["kind"] = check_choice("data.kind", data["kind"], SYNTHETIC_KINDS)
         if "path" in data:
             raise ScenarioError("data.path is only used with source = 'file'")
+    elif source == "digits":  # scikit-learn's bundled digits: nothing to configure
+        extra = sorted(set(data) - {"source", "partition"})
+        if extra:
+            raise ScenarioError(
+                f"data.{extra[0]} is not used with source = 'digits' (a fixed 1,797 × 64 data "
+                "set); only 'partition' may be given"
+            )
     else:
         if "path" not in data:
             raise ScenarioError("[data] source = 'file' needs 'path'")
