@@ -308,7 +308,22 @@ def _validate_audit(i: int, audit: Any, n_parties: int) -> AuditSpec:
     if not isinstance(audit, dict):
         raise ScenarioError(f"{where} must be a table [[audit]]")
     _unknown("audit", audit, AUDIT_KEYS)
-    coalition = audit.get("coalition")
+    coalition = _check_coalition(where, audit.get("coalition"), n_parties)
+    method = check_choice(f"{where}.method", audit.get("method", "statistical"), AUDIT_METHODS)
+    trials = check_int(f"{where}.trials", audit.get("trials", 200), low=10)
+    alpha = check_number(f"{where}.alpha", audit.get("alpha", 1e-3), 0.0, True)
+    if alpha >= 1:
+        raise ScenarioError(f"{where}.alpha = {alpha} must be < 1")
+    try:
+        prime = parse_prime(audit.get("prime", 5))
+    except InputError as exc:
+        raise ScenarioError(f"{where}.prime: {exc}") from exc
+    max_runs = check_int(f"{where}.max_runs", audit.get("max_runs", 100_000), low=2)
+    return AuditSpec(coalition, method, trials, alpha, prime, max_runs)
+
+
+def _check_coalition(where: str, coalition: Any, n_parties: int) -> tuple[int, ...]:
+    """1 to M − 1 distinct data holders, sorted; t-privacy and attacks concern the others."""
     if not isinstance(coalition, list) or not coalition or not all(
         isinstance(c, int) and not isinstance(c, bool) for c in coalition
     ):
@@ -326,17 +341,7 @@ def _validate_audit(i: int, audit: Any, n_parties: int) -> AuditSpec:
             f"{where}.coalition has all {n_parties} parties; t-privacy concerns coalitions of "
             f"at most M − 1 = {n_parties - 1}"
         )
-    method = check_choice(f"{where}.method", audit.get("method", "statistical"), AUDIT_METHODS)
-    trials = check_int(f"{where}.trials", audit.get("trials", 200), low=10)
-    alpha = check_number(f"{where}.alpha", audit.get("alpha", 1e-3), 0.0, True)
-    if alpha >= 1:
-        raise ScenarioError(f"{where}.alpha = {alpha} must be < 1")
-    try:
-        prime = parse_prime(audit.get("prime", 5))
-    except InputError as exc:
-        raise ScenarioError(f"{where}.prime: {exc}") from exc
-    max_runs = check_int(f"{where}.max_runs", audit.get("max_runs", 100_000), low=2)
-    return AuditSpec(tuple(sorted(coalition)), method, trials, alpha, prime, max_runs)
+    return tuple(sorted(coalition))
 
 
 def _validate_attacks(raw: Any, n_parties: int) -> tuple[AttackSpec, ...]:
@@ -353,21 +358,6 @@ def _validate_attacks(raw: Any, n_parties: int) -> tuple[AttackSpec, ...]:
             raise ScenarioError(f"{where} must be a table [[attack]]")
         _unknown("attack", attack, ATTACK_KEYS)
         name = check_choice(f"{where}.name", attack.get("name"), tuple(sorted(ATTACKS)))
-        coalition = attack.get("coalition")
-        if not isinstance(coalition, list) or not coalition or not all(
-            isinstance(c, int) and not isinstance(c, bool) for c in coalition
-        ):
-            raise ScenarioError(f"{where}.coalition = {coalition!r} must be a list of party ids")
-        missing = sorted({c for c in coalition if not 0 <= c < n_parties})
-        if missing:
-            raise ScenarioError(
-                f"{where}.coalition names part{'ies' if len(missing) > 1 else 'y'} {missing}, "
-                f"but the parties are 0..{n_parties - 1}"
-            )
-        if len(set(coalition)) != len(coalition) or len(coalition) >= n_parties:
-            raise ScenarioError(
-                f"{where}.coalition = {coalition} must name distinct parties, at most "
-                f"M − 1 = {n_parties - 1} of them (all M hold the whole data)"
-            )
-        specs.append(AttackSpec(name, tuple(sorted(coalition))))
+        specs.append(AttackSpec(name, _check_coalition(where, attack.get("coalition"),
+                                                       n_parties)))
     return tuple(specs)

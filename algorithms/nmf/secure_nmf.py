@@ -25,6 +25,7 @@ data, so each node draws its own.
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +35,8 @@ import scipy.sparse as sp
 from algorithms.nmf.dsanls import Ranges, check_ranges
 from algorithms.nmf.sanls import LocalWork, StepSchedule, check_solver, subproblem_step
 from algorithms.nmf.sketches import Sketch, SketchSize, check_kind, sketch_columns
-from protocols.all_reduce import check_method
+from protocols.all_reduce import all_reduce, check_method
+from protocols.context import PartyContext
 from protocols.errors import InputError
 from protocols.secure_sum import check_variant
 
@@ -207,3 +209,18 @@ def v_step(config: SecureNmfConfig, V: np.ndarray, M_r: np.ndarray, t: int, work
     V, flops = subproblem_step(config.solver, V, S2.apply(M_r.T), SU.T, mu)
     work.add(flops)
     return V
+
+
+def average_copies(ctx: PartyContext, config: SecureNmfConfig, U: np.ndarray, V: np.ndarray,
+                   node: SecureNode, work: LocalWork) -> Generator[Any, Any, np.ndarray]:
+    """All-Reduce: U_(r) ← Σ_j U_(j) / N (Algorithm 4 line 7, Algorithm 5 line 10).
+
+    The pending local work is charged first; the average is the declared output
+    ``U_average``; afterwards the node records the snapshot (clock, U, V_r).
+    """
+    yield from work.spend()
+    U = yield from all_reduce(ctx, U, method=config.allreduce, variant=config.variant,
+                              average=True, output="U_average")
+    clock = yield from work.spend()
+    node.history.append((clock, U.copy(), V.copy()))
+    return U

@@ -35,8 +35,14 @@ from typing import Any
 import numpy as np
 
 from algorithms.nmf.sanls import LocalWork
-from algorithms.nmf.secure_nmf import SecureNmfConfig, SecureNode, node_matrix, u_step, v_step
-from protocols.all_reduce import all_reduce
+from algorithms.nmf.secure_nmf import (
+    SecureNmfConfig,
+    SecureNode,
+    average_copies,
+    node_matrix,
+    u_step,
+    v_step,
+)
 from protocols.context import PartyContext
 
 
@@ -72,10 +78,6 @@ def syn_sd(
             t += 1
             U = u_step(config, U, V, M_r, t, work)
             V = v_step(config, V, M_r, t, work, U=U)
-        yield from work.spend()
-        U = yield from all_reduce(ctx, U, method=config.allreduce, variant=config.variant,
-                                  average=True, output="U_average")
-        clock = yield from work.spend()
-        node.history.append((clock, U.copy(), V.copy()))
+        U = yield from average_copies(ctx, config, U, V, node, work)
     node.U, node.V, node.flops, node.updates = U, V, work.total, t
     return node

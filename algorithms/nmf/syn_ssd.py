@@ -36,7 +36,14 @@ from typing import Any
 import numpy as np
 
 from algorithms.nmf.sanls import LocalWork
-from algorithms.nmf.secure_nmf import SecureNmfConfig, SecureNode, node_matrix, u_step, v_step
+from algorithms.nmf.secure_nmf import (
+    SecureNmfConfig,
+    SecureNode,
+    average_copies,
+    node_matrix,
+    u_step,
+    v_step,
+)
 from algorithms.nmf.sketches import SKETCH_S1, SKETCH_S_PRIME, SketchStream, shared_seed
 from protocols.all_reduce import all_reduce
 from protocols.context import PartyContext
@@ -94,9 +101,6 @@ def syn_ssd(
                 V = v_step(config, V, M_r, t, work, S2=S2, SU=SU)
             else:
                 V = v_step(config, V, M_r, t, work, U=U)
-        yield from work.spend()
-        U = yield from all_reduce(ctx, U, output="U_average", **reduce)
-        clock = yield from work.spend()
-        node.history.append((clock, U.copy(), V.copy()))
+        U = yield from average_copies(ctx, config, U, V, node, work)
     node.U, node.V, node.flops, node.updates = U, V, work.total, t
     return node

@@ -154,8 +154,9 @@ def test_bad_secure_keys_end_in_one_error_line(tmp_path: Path, capsys, name, cha
 
 @pytest.mark.parametrize("coalition,message", [
     ([0, 7], "error: attack[0].coalition names party [7], but the parties are 0..2"),
-    ([0, 1, 2], "error: attack[0].coalition = [0, 1, 2] must name distinct parties, at most "
-                "M − 1 = 2"),
+    ([0, 1, 2], "error: attack[0].coalition has all 3 parties; t-privacy concerns coalitions "
+                "of at most M − 1 = 2"),
+    ([1, 1], "error: attack[0].coalition = [1, 1] repeats a party"),
     ([], "error: attack[0].coalition = [] must be a list of party ids"),
 ])
 def test_a_bad_coalition_is_refused_before_the_run(tmp_path: Path, capsys, coalition,
