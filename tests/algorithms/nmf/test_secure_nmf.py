@@ -253,3 +253,19 @@ def test_bad_secure_configurations_are_refused() -> None:
         asyn_run(M, V0, U0, config(columns, sketch_on="uv", d=2, d_prime=4))
     with pytest.raises(ProtocolAbort, match="Syn-SSD sketches U, V or both"):
         run_sync(syn_ssd, M, U0, V0, config(columns))
+
+
+def test_secure_and_plain_all_reduce_take_the_same_simulated_time() -> None:
+    """Same messages, same sizes (8-byte field elements or floats): timing studies may use the
+    plain All-Reduce to save wall time; the results differ only by the fixed point."""
+    M, U0, V0 = data()
+    runs = {}
+    for method in ("plain", "secure_sum"):
+        cfg = config(tuple(data_io.partition_rows(24, 3)), sketch_on="uv", d=0.5, d_prime=6,
+                     allreduce=method, seconds_per_flop=1e-8)
+        runs[method] = run_sync(syn_ssd, M, U0, V0, cfg,
+                                network=Network.build(3, latency_ms=0.5, bandwidth_mbps=10))
+    plain, secure = runs["plain"], runs["secure_sum"]
+    assert [r.sent_s for r in plain.ledger] == [r.sent_s for r in secure.ledger]
+    assert plain.simulated_s == secure.simulated_s
+    np.testing.assert_allclose(plain.outputs[0].U, secure.outputs[0].U, atol=1e-5)
