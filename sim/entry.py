@@ -49,6 +49,7 @@ class RunInput:
     seed: int
     progress: Progress | None = None
     extras: dict[str, Any] = field(default_factory=dict)  # e.g. ground truth of synthetic data
+    attack: dict[str, Any] | None = None  # the [attack] table, checked by Algorithm.attack
 
 
 @dataclass
@@ -76,6 +77,9 @@ class Algorithm:
     data_kind: str = "uniform"  # the synthetic kind used when a scenario asks for synthetic data
     nonnegative: bool = False
     allow_missing: bool = False
+    min_parties: int = 2  # smallest network.parties (M ≥ 2 for a secure computation)
+    # checks the scenario's [attack] table given network.parties; None: no [attack] allowed
+    attack: Callable[[Mapping[str, Any], int], dict[str, Any]] | None = None
 
     def validate(self, given: Mapping[str, Any]) -> dict[str, Any]:
         """Check the ``[algorithm]`` table's keys; fill in defaults."""
@@ -109,3 +113,14 @@ def integer(low: int | None = None, high: int | None = None) -> Callable[[str, A
 def number(low: float | None = None) -> Callable[[str, Any], float]:
     """A check that the value is a finite number ≥ low."""
     return lambda name, value: check_number(name, value, low)
+
+
+def boolean() -> Callable[[str, Any], bool]:
+    """A check that the value is true or false (TOML booleans only)."""
+
+    def check(name: str, value: Any) -> bool:
+        if not isinstance(value, bool):
+            raise ScenarioError(f"{name} = {value!r} must be true or false")
+        return value
+
+    return check

@@ -22,7 +22,7 @@ import numpy as np
 from algorithms import data as data_io
 from parties.attacks import get_attack
 from parties.audit import AuditResult, Progress
-from protocols.errors import InputError, ProtocolAbort
+from protocols.errors import InputError, ProtocolAbort, ScenarioError
 from sim import catalog, report
 from sim.entry import Algorithm, AlgorithmRun, RunInput
 from sim.network import Network
@@ -81,6 +81,17 @@ def run_scenario(
     scenario = scenario.with_seed(seed)
     entry = catalog.get(scenario.algorithm.get("name"))
     params = entry.validate(scenario.algorithm)
+    if scenario.n_parties < entry.min_parties:
+        why = " (a secure computation needs M ≥ 2)" if entry.min_parties == 2 else ""
+        raise ScenarioError(
+            f"network.parties = {scenario.n_parties}: {entry.name} needs at least "
+            f"{entry.min_parties} data-holding parties{why}"
+        )
+    attack = None
+    if scenario.attack:
+        if entry.attack is None:
+            raise ScenarioError(f"algorithm {entry.name!r} has no attack model; remove [attack]")
+        attack = entry.attack(scenario.attack, scenario.n_parties)
     run_seed = scenario.seed if scenario.seed is not None else int(
         np.random.SeedSequence().entropy % (1 << 63)
     )
@@ -91,8 +102,8 @@ def run_scenario(
                             scenario.bandwidth_mbps, scenario.links)
     simulation = Simulation(network, prime=scenario.prime, frac_bits=scenario.frac_bits,
                             seed=run_seed, sealing=scenario.sealing)
-    inp = RunInput(scenario, params, matrix, shards, simulation, run_seed, progress,
-                           extras)
+    inp = RunInput(scenario, params, matrix, shards, simulation, run_seed, progress, extras,
+                   attack)
     started = time.perf_counter()
     try:
         algorithm_run = entry.run(inp)
@@ -137,6 +148,8 @@ def _load_data(scenario: Scenario, entry: Algorithm, seed: int) -> tuple[Any, di
     if spec["source"] == "file":
         dataset = data_io.load_dataset(spec["path"], file_format=spec.get("format"),
                                        vocab_path=spec.get("vocab"))
+    elif spec["source"] == "ratings":
+        dataset = data_io.load_ratings(spec["path"])
     elif spec["source"] == "digits":
         dataset = data_io.bundled_dataset("digits")
     else:

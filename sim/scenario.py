@@ -6,10 +6,12 @@ Layout (README "Scenario format" has the full reference)::
     seed = 7                     # default: fresh entropy, recorded in the report
     [network]  parties (required), topology, latency_ms, bandwidth_mbps, sealing, [[links]]
     [field]    prime, frac_bits
-    [data]     source = "synthetic" (rows, cols, kind, ...) | "file" (path), partition
+    [data]     source = "synthetic" (rows, cols, kind, ...) | "file" (path) | "ratings" (path)
+               | "digits", partition
     [algorithm] name (required) and the algorithm's own keys
+    [attack]   the algorithm's attack model, if it has one (checked by its catalogue entry)
     [[audit]]  coalition, method, trials, ...
-    [[attack]] name, coalition
+    [[attack]] name, coalition: attacks on coalitions' views (:mod:`parties.attacks`)
 
 Paths are relative to the scenario file. Every table rejects unknown keys and every value is
 checked here, where input enters; a mistake raises :class:`~protocols.errors.ScenarioError`
@@ -29,8 +31,9 @@ from protocols.errors import InputError, ScenarioError
 from protocols.field import FixedPoint, parse_prime, prime_field
 from sim.network import TOPOLOGIES
 
-TOP_KEYS = {"name", "seed", "description", "network", "field", "data", "algorithm", "audit",
-            "attack"}
+TOP_KEYS = {
+    "name", "seed", "description", "network", "field", "data", "algorithm", "attack", "audit",
+}
 NETWORK_KEYS = {"parties", "topology", "latency_ms", "bandwidth_mbps", "sealing", "links"}
 FIELD_KEYS = {"prime", "frac_bits"}
 DATA_KEYS = {
@@ -40,7 +43,8 @@ DATA_KEYS = {
 AUDIT_KEYS = {"coalition", "method", "trials", "alpha", "prime", "max_runs"}
 AUDIT_METHODS = ("statistical", "exact")
 ATTACK_KEYS = {"name", "coalition"}
-DATA_SOURCES = ("synthetic", "file", "digits")
+DATA_SOURCES = ("synthetic", "file", "digits", "ratings")
+"""``ratings``: a ``user,item,rating`` CSV or MovieLens ``ratings.dat`` at ``path``."""
 SYNTHETIC_KINDS = ("uniform", "topics", "ratings", "spiked", "mog", "stm")
 
 
@@ -82,6 +86,7 @@ class Scenario:
     base_dir: Path
     description: str = ""
     source: dict[str, Any] = field(default_factory=dict)
+    attack: dict[str, Any] = field(default_factory=dict)
     attacks: tuple[AttackSpec, ...] = ()
 
     @property
@@ -180,9 +185,8 @@ def _validate(raw: dict[str, Any], base: Path, default_name: str) -> Scenario:
     _unknown("network", net, NETWORK_KEYS)
     if "parties" not in net:
         raise ScenarioError("[network] needs 'parties', the number of data-holding parties")
-    n_parties = check_int("network.parties", net["parties"])
-    if n_parties < 2:
-        raise ScenarioError(f"network.parties = {n_parties}: a secure computation needs M ≥ 2")
+    n_parties = check_int("network.parties", net["parties"], low=1)  # each algorithm's own
+    # minimum (M ≥ 2 for a secure computation) is checked by the runner: Algorithm.min_parties
     topology = check_choice("network.topology", net.get("topology", "complete"), TOPOLOGIES)
     latency = check_number("network.latency_ms", net.get("latency_ms", 10.0), low=0.0)
     bandwidth = check_number("network.bandwidth_mbps", net.get("bandwidth_mbps", 100.0), 0.0, True)
@@ -225,8 +229,20 @@ def _validate(raw: dict[str, Any], base: Path, default_name: str) -> Scenario:
     if not isinstance(audits_raw, list):
         raise ScenarioError("'audit' must be an array of tables [[audit]]")
     audits = tuple(_validate_audit(i, a, n_parties) for i, a in enumerate(audits_raw))
-
-    attacks = _validate_attacks(raw.get("attack", []), n_parties)
+    # [attack] (one table) is the algorithm's attack model; [[attack]] (an array of tables)
+    # lists attacks on coalitions' views
+    attack: dict[str, Any] = {}
+    attacks: tuple[AttackSpec, ...] = ()
+    if isinstance(raw.get("attack"), list):
+        attacks = _validate_attacks(raw["attack"], n_parties)
+    else:
+        attack = _table(raw, "attack")
+        if "coalition" in attack or "name" in attack:
+            raise ScenarioError(
+                "[attack] is the algorithm's attack model (e.g. model = \"profile_injection\"); "
+                "an attack on a coalition's views is written [[attack]] (double brackets) with "
+                "name and coalition"
+            )
 
     description = raw.get("description", "")
     if not isinstance(description, str):
@@ -235,7 +251,7 @@ def _validate(raw: dict[str, Any], base: Path, default_name: str) -> Scenario:
         name=name, seed=seed, n_parties=n_parties, topology=topology, latency_ms=latency,
         bandwidth_mbps=bandwidth, sealing=sealing, links=links, prime=prime,
         frac_bits=frac_bits, data=data, algorithm=dict(alg), audits=audits, base_dir=base,
-        description=description, source=raw, attacks=attacks,
+        description=description, source=raw, attack=dict(attack), attacks=attacks,
     )
 
 
@@ -244,7 +260,9 @@ def _validate_data(data: dict[str, Any], base: Path, n_parties: int) -> dict[str
     source = check_choice("data.source", data.get("source", "synthetic"), DATA_SOURCES)
     out = dict(data)
     out["source"] = source
-    if source == "synthetic":
+    if source == "ratings":
+        _validate_ratings_source(data, base, out)
+    elif source == "synthetic":
         for key in ("rows", "cols"):
             if key not in data:
                 raise ScenarioError(f"[data] source = 'synthetic' needs '{key}'")
@@ -303,6 +321,27 @@ def _validate_data(data: dict[str, Any], base: Path, n_parties: int) -> dict[str
     return out
 
 
+def _validate_ratings_source(data: dict[str, Any], base: Path, out: dict[str, Any]) -> None:
+    """``source = "ratings"``: a ``user,item,rating`` CSV or MovieLens ``ratings.dat``."""
+    allowed = {"source", "partition", "path"}
+    extra = sorted(set(data) - allowed)
+    if extra:
+        raise ScenarioError(
+            f"data.{extra[0]} is not used with source = 'ratings'; its keys are "
+            f"{', '.join(sorted(allowed))}"
+        )
+    path = data.get("path")
+    if not isinstance(path, str) or not path:
+        raise ScenarioError(
+            "[data] source = 'ratings' needs 'path', a user,item,rating CSV or a MovieLens "
+            f"ratings.dat file; got {path!r}"
+        )
+    resolved = (base / path).resolve()
+    if not resolved.is_file():
+        raise ScenarioError(f"data.path = {path!r}: no such file {str(resolved)!r}")
+    out["path"] = resolved
+
+
 def _validate_audit(i: int, audit: Any, n_parties: int) -> AuditSpec:
     where = f"audit[{i}]"
     if not isinstance(audit, dict):
@@ -344,13 +383,10 @@ def _check_coalition(where: str, coalition: Any, n_parties: int) -> tuple[int, .
     return tuple(sorted(coalition))
 
 
-def _validate_attacks(raw: Any, n_parties: int) -> tuple[AttackSpec, ...]:
+def _validate_attacks(tables: list[Any], n_parties: int) -> tuple[AttackSpec, ...]:
     """The ``[[attack]]`` tables: a known attack and a coalition of 1..M − 1 existing parties."""
     from parties.attacks import ATTACKS
 
-    tables = [raw] if isinstance(raw, dict) else raw
-    if not isinstance(tables, list):
-        raise ScenarioError("'attack' must be an array of tables [[attack]]")
     specs = []
     for i, attack in enumerate(tables):
         where = f"attack[{i}]"

@@ -1,8 +1,8 @@
 """Non-negative matrix factorisation: the centralized references and the private programs.
 
-Rows are samples, ``X ≈ W @ T`` with ``X`` n×d, ``W`` n×k, ``T`` k×d (thesis seed 001). Seed
-004's modules use the paper's M ≈ UVᵀ with M = Xᵀ (U ↔ Tᵀ, V ↔ W) and convert at their
-boundary.
+Rows are samples, ``X ≈ W @ T`` with ``X`` n×d, ``W`` n×k, ``T`` k×d (thesis seed 001);
+``dp_robust`` keeps seed 000's orientation (samples in columns) and says so. Seed 004's modules
+use the paper's M ≈ UVᵀ with M = Xᵀ (U ↔ Tᵀ, V ↔ W) and convert at their boundary.
 
 ==============  =============================================================================
 ``rri``         RRI-NMF, the centralized reference (thesis Algorithm 2, Eq. 2.31): the driver
@@ -20,5 +20,7 @@ boundary.
 ``syn_sd``      Syn-SD (Algorithm 4)
 ``syn_ssd``     Syn-SSD and its -U, -V, -UV variants (Algorithm 5)
 ``asyn_sd``     Asyn-SD and Asyn-SSD: server and client (Algorithms 6, 7)
+``dp_robust``   DP robust NMF with outliers: curators and analyst (seed 000, Algorithm 2)
+``corrective``  corrective NMF under adversarial users, masked updates (seed 002, Alg. 1)
 ==============  =============================================================================
 """
