@@ -219,3 +219,13 @@ def test_imbalanced_workload_favours_the_asynchronous_methods() -> None:
     for synchronous in ("Syn-SD", "Syn-SSD-U", "Syn-SSD-V"):
         assert error["Asyn-SSD-V"] < error[synchronous]
     assert error["Syn-SD"] > max(error["Asyn-SD"], error["Asyn-SSD-V"])
+
+
+def test_a_single_attack_table_with_a_coalition_points_to_the_double_brackets() -> None:
+    from protocols.errors import ScenarioError
+    from sim.scenario import load_scenario
+
+    spec = scenario("dsanls", iterations=2, setting="federated")
+    spec["attack"] = {"name": "dsanls_recovery", "coalition": [0]}  # [attack], not [[attack]]
+    with pytest.raises(ScenarioError, match=r"written \[\[attack\]\] \(double brackets\)"):
+        load_scenario(spec)
