@@ -175,9 +175,10 @@ def _run(inp: RunInput) -> AlgorithmRun:
         raise as_scenario_error(exc) from exc
     U0, V0 = starts(inp, k)
     general = config.setting == "general"
+    X = dense(inp.data)
     inputs = [
         {"X": shard, "U0": U0[a:b], "V0": V0[r], "config": config,
-         **({"X_features": dense(inp.data)[:, a:b]} if general else {})}
+         **({"X_features": X[:, a:b].copy()} if general else {})}
         for r, (shard, (a, b)) in enumerate(zip(inp.shards, rows, strict=True))
     ]
     result = inp.simulation.run(site_parties(dsanls, inputs), seed=inp.seed)
