@@ -1,9 +1,9 @@
 """The cryptographic primitives the project uses, in pycryptodome and in `cryptography` (OpenSSL).
 
 Prints one JSON line per (primitive, size): µs per operation for each implementation, from
-interleaved repetitions (min and median), and the ratio of the fastest other implementation to
-`cryptography` (of the minima and of the medians; above 1 means `cryptography` is faster). These figures chose the library of each primitive (README,
-"Dependencies"):
+interleaved repetitions (min and median), and the ratio of the fastest other implementation
+to `cryptography` (of the minima and of the medians; above 1 means `cryptography` is faster).
+These figures chose the library of each primitive (README, "Dependencies"):
 
 * ``aes_ctr`` — mask keystream: pycryptodome ``MODE_CTR``, pycryptodome ``MODE_ECB`` on
   counter blocks built with numpy (what :mod:`protocols.prg` did for short streams), and

@@ -69,6 +69,7 @@ __all__ = [
     "hkdf_sha256",
     "keystream_words",
     "pair_mask_sum",
+    "signed_stream_sum",
 ]
 
 KEY_BYTES = 32
@@ -357,12 +358,7 @@ def pair_mask_sum(
     -------
     numpy.ndarray of ``field.dtype``, shape (half,)
     """
-    if isinstance(keys, (bytes, bytearray, memoryview, str)):
-        raise InputError("keys must be a sequence of 32-byte keys, not a single bytes object")
-    key_list = [_as_key(k, f"keys[{i}]") for i, k in enumerate(keys)]
-    sign_list = [int(s) for s in signs]
-    if len(sign_list) != len(key_list) or any(s not in (1, -1) for s in sign_list):
-        raise InputError("signs must hold +1 or -1 for every key")
+    key_list, sign_list = _keys_and_signs(keys, signs)
     stream = _as_stream(stream)
     half = _as_count(half, "half")
     _check_field(field)
@@ -378,46 +374,118 @@ def pair_mask_sum(
     return field.combine(plus, minus)
 
 
+def signed_stream_sum(
+    keys: Sequence[bytes], signs: Sequence[int], stream: int, n: int, field: PrimeField
+) -> np.ndarray:
+    """Σ_k signs[k]·s_k of the ``n``-element streams s_k = ``field_stream(keys[k], stream, n)``.
+
+    The one-stream pairwise mask (the usual form, e.g. Bonawitz et al. 2017): the pair
+    {i, j}, i < j, draws one n-element stream s_ij per invocation; i adds it and j subtracts
+    it, so the masks cancel in the sum. It costs half the keystream of :func:`pair_mask_sum`
+    (whose two shares per pair enter only through their difference, which is distributed as
+    one uniform stream). For GF(2^61 − 1) and n ≥ :data:`FUSE_MIN_HALF` the sum is formed
+    block by block without materialising the streams, as in :func:`pair_mask_sum`.
+
+    Parameters
+    ----------
+    keys : sequence of bytes
+        K 32-byte keys.
+    signs : sequence of int
+        +1 or −1 for each key.
+    stream : int
+        Stream number in [0, 2^64).
+    n : int
+        Stream length, ≥ 0.
+    field : PrimeField
+
+    Returns
+    -------
+    numpy.ndarray of ``field.dtype``, shape (n,)
+    """
+    key_list, sign_list = _keys_and_signs(keys, signs)
+    stream = _as_stream(stream)
+    n = _as_count(n, "n")
+    _check_field(field)
+    if isinstance(field, Mersenne61Field) and key_list and n >= FUSE_MIN_HALF:
+        fused = _signed_sum_61([(k, 0, s) for k, s in zip(key_list, sign_list, strict=True)],
+                               stream, n)
+        if fused is not None:
+            return fused
+    if not key_list:
+        return field.zeros(n)
+    streams = field_streams(key_list, stream, n, field)
+    plus = [row for row, s in zip(streams, sign_list, strict=True) if s > 0]
+    minus = [row for row, s in zip(streams, sign_list, strict=True) if s < 0]
+    if not plus:  # the highest party of the pairs only subtracts
+        return field.neg(field.sum_arrays(minus))
+    return field.combine(plus, minus)
+
+
+def _keys_and_signs(keys: Sequence[bytes], signs: Sequence[int]) -> tuple[list[bytes], list[int]]:
+    if isinstance(keys, (bytes, bytearray, memoryview, str)):
+        raise InputError("keys must be a sequence of 32-byte keys, not a single bytes object")
+    key_list = [_as_key(k, f"keys[{i}]") for i, k in enumerate(keys)]
+    sign_list = [int(s) for s in signs]
+    if len(sign_list) != len(key_list) or any(s not in (1, -1) for s in sign_list):
+        raise InputError("signs must hold +1 or -1 for every key")
+    return key_list, sign_list
+
+
 def _pair_mask_sum_61(
     keys: list[bytes], signs: list[int], stream: int, half: int
 ) -> np.ndarray | None:
     """The fused GF(2^61 − 1) path of :func:`pair_mask_sum`; None if a word was rejected."""
+    terms = []
+    for key, sign in zip(keys, signs, strict=True):
+        terms += [(key, half, sign), (key, 0, -sign)]  # sign·(second half − first half)
+    return _signed_sum_61(terms, stream, half)
+
+
+def _signed_sum_61(
+    terms: list[tuple[bytes, int, int]], stream: int, n: int
+) -> np.ndarray | None:
+    """Σ sign·(words offset … offset + n − 1 of the key's stream), over GF(2^61 − 1).
+
+    Each term is (key, offset in words, ±1); element i of a stream is its keystream word i
+    masked to 61 bits as long as no earlier word was rejected, so each block of each term is
+    drawn at its keystream offset straight into a cache-sized buffer and added to the running
+    sum. Returns None if a drawn word is rejected (probability 2^−61 each): the caller then
+    recomputes from materialised streams, so the result is always exact.
+    """
     p = np.uint64(MERSENNE61)
     block = CHUNK_WORDS
     zeros = memoryview(bytearray(_WORD_BYTES * (block + 1)))
     # update_into needs a block's worth of slack (15 bytes) past the output
-    buffers = [np.empty(block + 1 + _SLACK_WORDS, dtype=np.uint64) for _ in range(2)]
-    views = [memoryview(b).cast("B") for b in buffers]
+    buf = np.empty(block + 1 + _SLACK_WORDS, dtype=np.uint64)
+    view = memoryview(buf).cast("B")
     acc = np.empty(block, dtype=np.uint64)
     tmp = np.empty(block, dtype=np.uint64)
-    out = np.empty(half, dtype=np.uint64)
-    for start in range(0, half, block):
-        n = min(block, half - start)
-        a, t = acc[:n], tmp[:n]
+    out = np.empty(n, dtype=np.uint64)
+    for start in range(0, n, block):
+        size_n = min(block, n - start)
+        a, t = acc[:size_n], tmp[:size_n]
         a[:] = 0
         pending = 0
-        for key, sign in zip(keys, signs, strict=True):
-            halves = []
-            for word, buf, view in zip((start, half + start), buffers, views, strict=True):
-                skip = word % 2  # the first word may sit in the second half of a block
-                size = _WORD_BYTES * (n + skip)
-                _ctr(key, stream, word // 2).update_into(zeros[:size], view)
-                words = buf[skip : skip + n]
-                np.bitwise_and(words, p, out=words)
-                if np.any(words == p):  # a rejected candidate: positions shift
-                    return None
-                halves.append(words)
-            first, second = halves
-            plus, minus = (second, first) if sign > 0 else (first, second)
-            np.add(a, plus, out=a)
-            np.subtract(p, minus, out=t)  # −r enters as p − r, in [1, p]
-            np.add(a, t, out=a)
-            pending += 2
+        for key, offset, sign in terms:
+            word = offset + start
+            skip = word % 2  # the first word may sit in the second half of a block
+            size = _WORD_BYTES * (size_n + skip)
+            _ctr(key, stream, word // 2).update_into(zeros[:size], view)
+            words = buf[skip : skip + size_n]
+            np.bitwise_and(words, p, out=words)
+            if np.any(words == p):  # a rejected candidate: positions shift
+                return None
+            if sign > 0:
+                np.add(a, words, out=a)
+            else:
+                np.subtract(p, words, out=t)  # −r enters as p − r, in [1, p]
+                np.add(a, t, out=a)
+            pending += 1
             if pending >= 6:  # a < 7·2^61 < 2^64
                 reduce61_inplace(a, t)
                 pending = 0
         reduce61_inplace(a, t)
-        out[start : start + n] = a
+        out[start : start + size_n] = a
     return out
 
 

@@ -47,7 +47,7 @@ SECURE_SUM = Algorithm(
     name="secure_sum",
     summary="SecureSum of the parties' column sums (explicit shares or PRG-seeded shares)",
     reference="Tsikhanovich thesis (seed 001), §2.2 and Table 2.1",
-    params={"variant": Param("prg", choice(*VARIANTS), "prg | explicit")},
+    params={"variant": Param("prg", choice(*VARIANTS), " | ".join(VARIANTS))},
     run=_run,
     data_kind="uniform",
 )

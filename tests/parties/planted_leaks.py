@@ -347,3 +347,11 @@ LEAKING_COALITIONS: dict[tuple[str, str, int], set[tuple[int, ...]]] = {
     ("predictable_last", "prg", 4): {(0, 1)},
 }
 """(leak, variant, M) → the coalitions that learn something beyond the sum."""
+
+# The PRG leaks are written in the thesis's two-share form, which SecureSum keeps as the
+# variant "prg_two_share": the same leaky programs and coalitions serve it.
+for _leaks in LEAKS.values():
+    _leaks["prg_two_share"] = _leaks["prg"]
+LEAKING_COALITIONS.update({(leak, "prg_two_share", m): coalitions
+                           for (leak, variant, m), coalitions in list(LEAKING_COALITIONS.items())
+                           if variant == "prg"})

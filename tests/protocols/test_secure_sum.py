@@ -489,12 +489,8 @@ def test_explicit_shares_are_the_private_draws_and_column_sums_add_up(m: int) ->
             assert [int(v) for v in msg.payload] == expected
 
 
-@pytest.mark.parametrize("m", [2, 3, 5])
-def test_prg_column_sum_is_input_plus_pairwise_mask_differences(m: int) -> None:
-    """r^(j) = x̂_j + Σ_{i≠j} (r_i^(j) − r_j^(i)) with the pair streams both ends recorded."""
-    case = Case(P61, 24, m, "prg")
-    result = case.run(record_draws=True)
-    fixed = FixedPoint(prime_field(P61), 24)
+def _recorded_pair_streams(result: Any, m: int, length: int) -> dict[tuple[int, int], list[int]]:
+    """Every pair's stream as both of its ends recorded it (they must agree)."""
     streams: dict[tuple[int, int], list[int]] = {}
     for p in range(m):
         for key, values in result.views[p].draws:
@@ -502,8 +498,40 @@ def test_prg_column_sum_is_input_plus_pairwise_mask_differences(m: int) -> None:
             assert kind == "pair"
             values = [int(v) for v in values]
             assert streams.setdefault((lo, hi), values) == values  # both ends drew the same
-            assert len(values) == 2 * D
+            assert len(values) == length
     assert sorted(streams) == [(a, b) for a in range(m) for b in range(a + 1, m)]
+    return streams
+
+
+@pytest.mark.parametrize("m", [2, 3, 5])
+def test_one_stream_column_sum_adds_the_lower_partys_stream_and_subtracts_the_higher(
+    m: int,
+) -> None:
+    """prg: r^(j) = x̂_j + Σ_{i>j} s_ji − Σ_{i<j} s_ij, one d-element stream per pair."""
+    case = Case(P61, 24, m, "prg")
+    result = case.run(record_draws=True)
+    fixed = FixedPoint(prime_field(P61), 24)
+    streams = _recorded_pair_streams(result, m, D)
+    for j in range(m):
+        x_hat = [int(v) for v in fixed.encode(case.inputs[j])]
+        expected = [
+            (x_hat[c] + sum(streams[(j, i)][c] for i in range(j + 1, m))
+             - sum(streams[(i, j)][c] for i in range(j))) % P61
+            for c in range(D)
+        ]
+        for peer in (p for p in range(m) if p != j):
+            (msg,) = [g for g in result.views[peer].received
+                      if g.sender == j and g.protocol == PROTOCOL]
+            assert [int(v) for v in msg.payload] == expected
+
+
+@pytest.mark.parametrize("m", [2, 3, 5])
+def test_prg_column_sum_is_input_plus_pairwise_mask_differences(m: int) -> None:
+    """prg_two_share: r^(j) = x̂_j + Σ_{i≠j} (r_i^(j) − r_j^(i)), both ends recorded."""
+    case = Case(P61, 24, m, "prg_two_share")
+    result = case.run(record_draws=True)
+    fixed = FixedPoint(prime_field(P61), 24)
+    streams = _recorded_pair_streams(result, m, 2 * D)
     for j in range(m):
         x_hat = [int(v) for v in fixed.encode(case.inputs[j])]
         expected = []
@@ -669,3 +697,30 @@ def test_fused_pairwise_mask_equals_the_mask_from_the_recorded_streams() -> None
             expected[i] += sign * (int(row[1001 + i]) - int(row[i]))
     assert [int(v) for v in fused] == [v % field.p for v in expected]
     assert np.array_equal(fused, pairwise_mask_from_streams(field, 1, peers, streams, 1001))
+
+
+@pytest.mark.parametrize("n", [1001, 3 * (1 << 13) + 5])  # the batched and the fused path
+def test_fused_one_stream_mask_equals_the_mask_from_the_recorded_streams(n: int) -> None:
+    """AesRandomness.pairwise_signed_sum (one-stream mask, never materialised) equals
+    Σ_{j>i} s_ij − Σ_{j<i} s_ij computed element by element from the streams."""
+    from protocols.context import one_stream_mask, one_stream_mask_from_streams
+    from protocols.effects import Call
+
+    field = prime_field("2^61-1")
+    peers = (0, 2, 5)
+    call = Call("secure_sum", 3)
+
+    def source() -> AesRandomness:
+        r = AesRandomness(field, b"\x02" * 32, party=1)
+        for peer in peers:
+            r.set_pair_seed(peer, bytes([peer + 1]) * 32)
+        return r
+
+    fused = one_stream_mask(source(), 1, peers, call, n, field)
+    streams = source().pairwise_many(peers, call, n)
+    expected = [0] * n
+    for peer, row in zip(peers, streams, strict=True):
+        sign = 1 if 1 < peer else -1
+        expected = [e + sign * int(v) for e, v in zip(expected, row, strict=True)]
+    assert [int(v) for v in fused] == [v % field.p for v in expected]
+    assert np.array_equal(fused, one_stream_mask_from_streams(field, 1, peers, streams))
