@@ -358,11 +358,8 @@ def pair_mask_sum(
     -------
     numpy.ndarray of ``field.dtype``, shape (half,)
     """
-    key_list, sign_list = _keys_and_signs(keys, signs)
-    stream = _as_stream(stream)
-    half = _as_count(half, "half")
-    _check_field(field)
-    if isinstance(field, Mersenne61Field) and key_list and half >= FUSE_MIN_HALF:
+    key_list, sign_list, stream, half = _signed_arguments(keys, signs, stream, half, field)
+    if _fuses(field, key_list, half):
         fused = _pair_mask_sum_61(key_list, sign_list, stream, half)
         if fused is not None:
             return fused
@@ -402,11 +399,8 @@ def signed_stream_sum(
     -------
     numpy.ndarray of ``field.dtype``, shape (n,)
     """
-    key_list, sign_list = _keys_and_signs(keys, signs)
-    stream = _as_stream(stream)
-    n = _as_count(n, "n")
-    _check_field(field)
-    if isinstance(field, Mersenne61Field) and key_list and n >= FUSE_MIN_HALF:
+    key_list, sign_list, stream, n = _signed_arguments(keys, signs, stream, n, field)
+    if _fuses(field, key_list, n):
         fused = _signed_sum_61([(k, 0, s) for k, s in zip(key_list, sign_list, strict=True)],
                                stream, n)
         if fused is not None:
@@ -421,14 +415,25 @@ def signed_stream_sum(
     return field.combine(plus, minus)
 
 
-def _keys_and_signs(keys: Sequence[bytes], signs: Sequence[int]) -> tuple[list[bytes], list[int]]:
+def _signed_arguments(
+    keys: Sequence[bytes], signs: Sequence[int], stream: int, n: int, field: PrimeField
+) -> tuple[list[bytes], list[int], int, int]:
+    """The checked arguments of :func:`pair_mask_sum` and :func:`signed_stream_sum`."""
     if isinstance(keys, (bytes, bytearray, memoryview, str)):
         raise InputError("keys must be a sequence of 32-byte keys, not a single bytes object")
     key_list = [_as_key(k, f"keys[{i}]") for i, k in enumerate(keys)]
     sign_list = [int(s) for s in signs]
     if len(sign_list) != len(key_list) or any(s not in (1, -1) for s in sign_list):
         raise InputError("signs must hold +1 or -1 for every key")
-    return key_list, sign_list
+    stream = _as_stream(stream)
+    n = _as_count(n, "n")
+    _check_field(field)
+    return key_list, sign_list, stream, n
+
+
+def _fuses(field: PrimeField, keys: list[bytes], n: int) -> bool:
+    """Whether the fused GF(2^61 − 1) path applies (below FUSE_MIN_HALF batching is faster)."""
+    return isinstance(field, Mersenne61Field) and bool(keys) and n >= FUSE_MIN_HALF
 
 
 def _pair_mask_sum_61(

@@ -17,6 +17,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Generator
 from fractions import Fraction
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -672,6 +673,14 @@ def test_wide_fields_sum_exactly_and_count_their_width(prime: int, frac_bits: in
     assert sum(r.elements for r in rows if r.sender == 0) == expected_elements_sent(variant, m, d)
 
 
+def _party_1_randomness(field: Any, peers: tuple[int, ...]) -> AesRandomness:
+    """Party 1's AES randomness with fixed pair seeds for ``peers``."""
+    r = AesRandomness(field, b"\x02" * 32, party=1)
+    for peer in peers:
+        r.set_pair_seed(peer, bytes([peer + 1]) * 32)
+    return r
+
+
 def test_fused_pairwise_mask_equals_the_mask_from_the_recorded_streams() -> None:
     """AesRandomness.pairwise_mask (fused, streams never materialised) must equal the net mask
     computed from the streams one by one, which is what recording runs (audits) use."""
@@ -681,12 +690,7 @@ def test_fused_pairwise_mask_equals_the_mask_from_the_recorded_streams() -> None
     field = prime_field("2^61-1")
     peers = (0, 2, 5)
     call = Call("secure_sum", 3)
-
-    def source() -> AesRandomness:
-        r = AesRandomness(field, b"\x02" * 32, party=1)
-        for peer in peers:
-            r.set_pair_seed(peer, bytes([peer + 1]) * 32)
-        return r
+    source = partial(_party_1_randomness, field, peers)
 
     fused = source().pairwise_mask(peers, call, 1001)
     streams = source().pairwise_many(peers, call, 2 * 1001)
@@ -709,12 +713,7 @@ def test_fused_one_stream_mask_equals_the_mask_from_the_recorded_streams(n: int)
     field = prime_field("2^61-1")
     peers = (0, 2, 5)
     call = Call("secure_sum", 3)
-
-    def source() -> AesRandomness:
-        r = AesRandomness(field, b"\x02" * 32, party=1)
-        for peer in peers:
-            r.set_pair_seed(peer, bytes([peer + 1]) * 32)
-        return r
+    source = partial(_party_1_randomness, field, peers)
 
     fused = one_stream_mask(source(), 1, peers, call, n, field)
     streams = source().pairwise_many(peers, call, n)
