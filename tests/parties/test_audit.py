@@ -544,9 +544,10 @@ def test_view_layout_and_vector(variant: str) -> None:
     if variant == "explicit":  # one private draw of (M−1)·d per member
         assert [(it[1], it[2], it[-1]) for it in draws] == [(0, "private", 2 * d),
                                                               (2, "private", 2 * d)]
-    else:  # one pair stream of 2d per (member, peer)
+    else:  # one pair stream per (member, peer): d elements (prg) or 2d (prg_two_share)
+        n = d if variant == "prg" else 2 * d
         assert [(it[1], it[3], it[4], it[-1]) for it in draws] == [
-            (0, 0, 1, 2 * d), (0, 0, 2, 2 * d), (2, 0, 2, 2 * d), (2, 1, 2, 2 * d)]
+            (0, 0, 1, n), (0, 0, 2, n), (2, 0, 2, n), (2, 1, 2, n)]
     vector = view_vector(coalition)
     assert len(vector) == sum(it[-1] for it in layout)
     expected = [v for m in members for msg in views[m].received for v in ints(msg.payload)]
@@ -574,7 +575,8 @@ def test_tape_randomness_discovers_the_streams(variant: str) -> None:
     if variant == "explicit":
         assert found == {("private", m, "secure_sum", 0, 0): 2 * d for m in range(3)}
     else:  # each pair's stream once, under one key whichever end drew it
-        assert found == {("pair", lo, hi, "secure_sum", 0, 0): 2 * d
+        n = d if variant == "prg" else 2 * d
+        assert found == {("pair", lo, hi, "secure_sum", 0, 0): n
                          for lo, hi in [(0, 1), (0, 2), (1, 2)]}
     assert {stream_owners(k) == ({k[1]} if k[0] == "private" else {k[1], k[2]})
             for k in found} == {True}
