@@ -100,11 +100,12 @@ def run_scenario(
             raise InputError(f"party {abort.party}: {cause}") from abort
         raise
     audits = []
-    for spec in scenario.audits:
+    for i, spec in enumerate(scenario.audits):
         if algorithm_run.audit_target is None:
             raise InputError(f"algorithm {entry.name!r} has no protocol to audit; remove [[audit]]")
-        audits.append(run_audit(spec, algorithm_run.audit_target, scenario.n_parties,
-                                scenario.prime, run_seed, network, progress))
+        audits.append(run_audit(spec, algorithm_run.audit_target, prime=scenario.prime,
+                                frac_bits=scenario.frac_bits, seed=run_seed, network=network,
+                                progress=progress, index=i))
     wall = time.perf_counter() - started
     rep = report.build_report(scenario, entry, params, run_seed, algorithm_run, audits, wall,
                               network)

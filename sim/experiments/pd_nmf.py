@@ -41,12 +41,12 @@ from algorithms.pd_nmf import (
     total_objective,
 )
 from algorithms.rri_nmf import RRIParams, as_row_block, objective, rri_sweep
-from parties.party import site_parties
+from parties.party import Party, site_parties
 from protocols.errors import InputError, ScenarioError
 from protocols.secure_sum import VARIANTS
 from sim import plots
 from sim.catalog import Algorithm, AlgorithmRun, Param, RunInput, choice, integer, number
-from sim.privacy import AuditTarget, first_call_inputs
+from sim.privacy import AuditTarget
 from sim.simulation import Result
 
 INIT_SEED_KEY = 1_000_002
@@ -193,15 +193,19 @@ def centralized_sweeps(X: Any, T0: np.ndarray, sweeps: int, setup: NmfSetup,
     return W, T
 
 
-def run_pd_nmf(inp: RunInput, setup: NmfSetup, T0: np.ndarray | None) -> tuple[Result, list]:
-    """Simulate PD-NMF on the scenario's shards; returns the result and each party's model."""
-    parties = site_parties(
+def pd_nmf_parties(inp: RunInput, setup: NmfSetup, T0: np.ndarray | None) -> list[Party]:
+    """The parties of a PD-NMF run: party m runs PD-NMF on its shard."""
+    return site_parties(
         lambda ctx, X: pd_nmf(ctx, X, setup.k, sweeps=setup.sweeps, params=setup.params,
                               variant=setup.variant, loss=setup.loss, T0=T0,
                               init_settings=setup.init_settings),
         [{"X": shard} for shard in inp.shards],
     )
-    result = inp.simulation.run(parties, seed=inp.seed)
+
+
+def run_pd_nmf(inp: RunInput, setup: NmfSetup, T0: np.ndarray | None) -> tuple[Result, list]:
+    """Simulate PD-NMF on the scenario's shards; returns the result and each party's model."""
+    result = inp.simulation.run(pd_nmf_parties(inp, setup, T0), seed=inp.seed)
     return result, [result.outputs[m] for m in result.sites]
 
 
@@ -251,8 +255,8 @@ def _run_pd_nmf(inp: RunInput) -> AlgorithmRun:
         result=result,
         outputs=outputs,
         metrics=metrics,
-        audit_target=AuditTarget("secure_sum", setup.variant,
-                                 first_call_inputs(result.views, result.sites, "secure_sum")),
+        audit_target=AuditTarget(tuple(pd_nmf_parties(inp, setup, T0)), "secure_sum",
+                                 setup.variant),
         plots={"objective": lambda: plots.objective({"pd_nmf": history},
                                                    f"PD-NMF, M = {len(models)}, k = {setup.k}")},
         communication_by_phase=True,
