@@ -608,15 +608,21 @@ def vacuous(power: dict[str, Any]) -> bool:
     return power.get("cells_l1", {}).get("value", 2.0) >= 2.0
 
 
-def trials_for_power(p: int, n_tests: int, alpha: float, ratio: float) -> int:
-    """The fewest trials whose element tests are not vacuous (reference = ratio × trials)."""
-    level = alpha / max(n_tests, 1)
-    lo, hi = 2, 4
+def trials_for_power(p: int, per_family: float, fixed: int, alpha: float, ratio: float) -> int:
+    """The fewest trials whose element tests are not vacuous (reference = ratio × trials).
+
+    More trials run more residue families, so the number of tests is re-counted at each size:
+    ``per_family`` tests per element family plus ``fixed`` others.
+    """
     def ok(n: int) -> bool:
         m = max(2, round(n * ratio))
+        tests = per_family * len(element_families(p, min(n, m))) + fixed
+        level = alpha / max(tests, 1.0)
         if p > SMALL_FIELD:
             return sup_distance_power(n, m, level) < 1.0
         return cells_l1_power(n, m, p, level) < 2.0
+
+    lo, hi = 2, 4
     while not ok(hi):
         lo, hi = hi, hi * 2
         if hi > 1 << 24:
@@ -687,7 +693,10 @@ def decide(comparisons: Sequence[Comparison], alpha: float, p: int, ratio: float
                        "saturate their affine hull)")
     if reasons:
         details["reason"] = "; ".join(reasons)
-        details["trials_needed"] = max([trials_for_power(p, n_tests, alpha, ratio)]
+        per_family = sum((c.tests - c.groups) / max(len(c.families_run), 1)
+                         for c in comparisons)
+        fixed = sum(c.groups for c in comparisons)
+        details["trials_needed"] = max([trials_for_power(p, per_family, fixed, alpha, ratio)]
                                        + [c.trials_needed for c in comparisons])
         return Decision(INCONCLUSIVE, p_value, None, None, None, power, details)
     return Decision(PRIVATE, p_value, None, None, None, power, details)

@@ -60,12 +60,16 @@ def explicit_program(transform: Transform) -> pl.Program:
     return program
 
 
-def prg_program(transform: Transform) -> pl.Program:
+def prg_program(transform: Transform, spare: int | None = None) -> pl.Program:
+    """PRG SecureSum whose pair streams are structured (all, or all but those of ``spare``)."""
+
     def program(ctx: PartyContext, x: np.ndarray) -> Generator[Any, Any, np.ndarray]:
         call = yield from pl._start(ctx, x)
         me, d = ctx.party, len(x)
         streams = ctx.randomness.pairwise_many(ctx.peers, call, 2 * d)
-        streams = structured(ctx.field, streams, transform)  # BUG: both ends agree on it
+        bad = structured(ctx.field, streams, transform)  # BUG: both ends agree on it
+        streams = np.stack([s if spare in (me, p) else b
+                            for p, s, b in zip(ctx.peers, streams, bad, strict=True)])
         pairs = [pair_shares(s, me, p, d) for p, s in zip(ctx.peers, streams, strict=True)]
         return (yield from pl._exchange_column_sums(ctx, call,
                                                      pl._prg_colsum(ctx.field, x, pairs)))
@@ -78,6 +82,11 @@ LEAKS: dict[str, dict[str, pl.Program]] = {
     for name, t in TRANSFORMS.items()
 }
 """Every structured-mask leak, by name and variant."""
+
+HIDDEN: pl.Program = prg_program(TRANSFORMS["low_byte_pattern"], spare=0)
+"""The low-byte pattern on every pair stream but party 0's: party 0's own masks are uniform,
+so its raw view looks uniform mod 2^b while its residual does not. Leaks to {0} only at M = 3
+({1} and {2} keep a uniform hidden mask with party 0)."""
 
 
 def leaking(n_parties: int, coalitions: list[tuple[int, ...]]) -> set[tuple[int, ...]]:
