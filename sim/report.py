@@ -200,9 +200,10 @@ def _audit_note(audit: Mapping[str, Any]) -> str:
         return str(d.get("reason", "")) + (f"; use trials ≥ {needed}" if needed else "")
     if audit["method"] == "exact":
         tapes = power.get("coalition_tapes_checked", d.get("assignments_checked"))
-        scope = ("every coalition tape" if power.get("exact")
-                 else f"{tapes} coalition tapes (a leak on ≥ "
-                      f"{power.get('leak_fraction_of_coalition_tapes', 0):.0%} of them caught)")
+        scope = ("every value of the coalition's randomness" if power.get("exact")
+                 else f"{tapes} of {power.get('of')} values of the coalition's randomness (a "
+                      f"leak on ≥ {power.get('leak_fraction_of_coalition_tapes', 0):.0%} of "
+                      "them caught)")
         return (f"GF({d.get('field')}): {d.get('honest_inputs_with_same_output')} other honest "
                 f"inputs, {scope}")
     trials = d.get("trials")
