@@ -35,9 +35,9 @@ import planted_leaks as pl  # noqa: E402
 import planted_runs as pr  # noqa: E402
 import planted_structure as ps  # noqa: E402
 
-from algorithms import pd_nmf as pd_nmf_module  # noqa: E402
-from algorithms.pd_nmf import normalize_rows, pd_nmf  # noqa: E402
-from algorithms.rri_nmf import RRIParams  # noqa: E402
+from algorithms.nmf import pd_nmf as pd_nmf_module  # noqa: E402
+from algorithms.nmf.pd_nmf import normalize_rows, pd_nmf  # noqa: E402
+from algorithms.nmf.rri_steps import RRIParams  # noqa: E402
 from protocols.field import prime_field  # noqa: E402
 from sim.privacy import audit, secure_sum_program  # noqa: E402
 from sim.runner import run_scenario  # noqa: E402

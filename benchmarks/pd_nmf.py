@@ -26,10 +26,12 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from algorithms.data import partition_rows, split_rows
-from algorithms.datasets import synthetic_topic_corpus
-from algorithms.pd_nmf import pd_nmf_iter
-from algorithms.rri_nmf import RRIParams, as_row_block, objective, rri_sweep
+from algorithms.data import partition_rows, split_rows, synthetic_topic_corpus
+from algorithms.nmf.objective import objective
+from algorithms.nmf.pd_nmf import pd_nmf_iter
+from algorithms.nmf.row_blocks import as_row_block
+from algorithms.nmf.rri import rri_sweep
+from algorithms.nmf.rri_steps import RRIParams
 from parties.party import site_parties
 from sim.network import Network
 from sim.simulation import Simulation

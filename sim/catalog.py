@@ -1,101 +1,25 @@
 """The catalogue of runnable algorithms: what ``[algorithm] name = ...`` may say.
 
-Each entry (:class:`Algorithm`) names the paper and algorithm it implements, declares its
-scenario keys with defaults and checks (:class:`Param`), and provides ``run``: given the
-validated scenario, the parties' data shards and a configured :class:`~sim.simulation.Simulation`,
-it returns an :class:`AlgorithmRun` — the simulation result, the public outputs, metrics, the
-protocol its audits examine, and plots. The entries themselves live in :mod:`sim.experiments`,
-one module per algorithm or experiment.
+The entries (:class:`sim.entry.Algorithm`) are defined in :mod:`sim.experiments`, one module
+per algorithm or experiment; this module only looks them up by name.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
-from parties.audit import Progress
 from protocols.errors import ScenarioError
-from sim.privacy import AuditTarget
-from sim.scenario import Scenario, check_choice, check_int, check_number
-from sim.simulation import Result, Simulation
-
-
-@dataclass(frozen=True)
-class Param:
-    """One scenario key of an algorithm: its default and a check that normalises it."""
-
-    default: Any
-    check: Callable[[str, Any], Any]
-    help: str = ""
-
-
-@dataclass
-class RunInput:
-    """What an algorithm's ``run`` receives."""
-
-    scenario: Scenario
-    params: dict[str, Any]
-    data: Any  # the pooled matrix (rows are samples), dense or CSR
-    shards: list[Any]  # one row block per data-holding party
-    simulation: Simulation
-    seed: int
-    progress: Progress | None = None
-    extras: dict[str, Any] = field(default_factory=dict)  # e.g. ground truth of synthetic data
-
-
-@dataclass
-class AlgorithmRun:
-    """What an algorithm's ``run`` returns."""
-
-    result: Result | None
-    outputs: dict[str, np.ndarray]
-    metrics: dict[str, Any] = field(default_factory=dict)
-    audit_target: AuditTarget | None = None
-    plots: dict[str, Callable[[], Any]] = field(default_factory=dict)  # name -> figure builder
-    tables: list[str] = field(default_factory=list)  # extra text tables for the console
-    communication_by_phase: bool = False
-
-
-@dataclass(frozen=True)
-class Algorithm:
-    """A catalogue entry."""
-
-    name: str
-    summary: str
-    reference: str
-    params: Mapping[str, Param]
-    run: Callable[[RunInput], AlgorithmRun]
-    data_kind: str = "uniform"  # the synthetic kind used when a scenario asks for synthetic data
-    nonnegative: bool = False
-    allow_missing: bool = False
-
-    def validate(self, given: Mapping[str, Any]) -> dict[str, Any]:
-        """Check the ``[algorithm]`` table's keys; fill in defaults."""
-        extra = sorted(set(given) - set(self.params) - {"name"})
-        if extra:
-            raise ScenarioError(
-                f"unknown key{'s' if len(extra) > 1 else ''} {', '.join(map(repr, extra))} in "
-                f"[algorithm] for {self.name!r}; allowed: "
-                f"{', '.join(sorted(self.params)) or '(none)'}"
-            )
-        out = {}
-        for key, param in self.params.items():
-            value = given.get(key, param.default)
-            out[key] = param.check(f"algorithm.{key}", value)
-        return out
+from sim.entry import Algorithm
+from sim.experiments import ENTRIES
 
 
 def algorithms() -> dict[str, Algorithm]:
-    """Every runnable algorithm, by name."""
-    from sim.experiments import ENTRIES
-
+    """Every runnable algorithm, by name, in the order of :data:`sim.experiments.ENTRIES`."""
     return {entry.name: entry for entry in ENTRIES}
 
 
 def get(name: Any) -> Algorithm:
+    """The entry called ``name``, or a ScenarioError listing the known names."""
     table = algorithms()
     if name not in table:
         raise ScenarioError(
@@ -103,21 +27,3 @@ def get(name: Any) -> Algorithm:
             "(`mpcsim list` describes them)"
         )
     return table[name]
-
-
-# -- reusable checks ---------------------------------------------------------------------------
-
-
-def choice(*options: str) -> Callable[[str, Any], Any]:
-    """A check that the value is one of ``options``."""
-    return lambda name, value: check_choice(name, value, options)
-
-
-def integer(low: int | None = None, high: int | None = None) -> Callable[[str, Any], int]:
-    """A check that the value is an integer in [low, high]."""
-    return lambda name, value: check_int(name, value, low, high)
-
-
-def number(low: float | None = None) -> Callable[[str, Any], float]:
-    """A check that the value is a finite number ≥ low."""
-    return lambda name, value: check_number(name, value, low)

@@ -27,7 +27,7 @@ from sim.network import Network
 
 if TYPE_CHECKING:
     from parties.audit import AuditResult
-    from sim.catalog import Algorithm, AlgorithmRun
+    from sim.entry import Algorithm, AlgorithmRun
     from sim.scenario import Scenario
 
 SCHEMA_VERSION = 1

@@ -21,8 +21,9 @@ import numpy as np
 
 from algorithms import data as data_io
 from parties.audit import AuditResult, Progress
-from protocols.errors import InputError, ProtocolAbort
+from protocols.errors import InputError, ProtocolAbort, ScenarioError
 from sim import catalog, report
+from sim.entry import Algorithm, AlgorithmRun, RunInput
 from sim.network import Network
 from sim.privacy import run_audit
 from sim.scenario import Scenario, load_scenario
@@ -39,7 +40,7 @@ class ScenarioRun:
     report: dict[str, Any]
     outputs: dict[str, np.ndarray]
     ledger_csv: str
-    run: catalog.AlgorithmRun
+    run: AlgorithmRun
     audits: list[AuditResult] = field(default_factory=list)
 
     def write(self, out_dir: str | Path) -> list[Path]:
@@ -79,6 +80,17 @@ def run_scenario(
     scenario = scenario.with_seed(seed)
     entry = catalog.get(scenario.algorithm.get("name"))
     params = entry.validate(scenario.algorithm)
+    if scenario.n_parties < entry.min_parties:
+        why = " (a secure computation needs M ≥ 2)" if entry.min_parties == 2 else ""
+        raise ScenarioError(
+            f"network.parties = {scenario.n_parties}: {entry.name} needs at least "
+            f"{entry.min_parties} data-holding parties{why}"
+        )
+    attack = None
+    if scenario.attack:
+        if entry.attack is None:
+            raise ScenarioError(f"algorithm {entry.name!r} has no attack model; remove [attack]")
+        attack = entry.attack(scenario.attack, scenario.n_parties)
     run_seed = scenario.seed if scenario.seed is not None else int(
         np.random.SeedSequence().entropy % (1 << 63)
     )
@@ -89,8 +101,8 @@ def run_scenario(
                             scenario.bandwidth_mbps, scenario.links)
     simulation = Simulation(network, prime=scenario.prime, frac_bits=scenario.frac_bits,
                             seed=run_seed, sealing=scenario.sealing)
-    inp = catalog.RunInput(scenario, params, matrix, shards, simulation, run_seed, progress,
-                           extras)
+    inp = RunInput(scenario, params, matrix, shards, simulation, run_seed, progress, extras,
+                   attack)
     started = time.perf_counter()
     try:
         algorithm_run = entry.run(inp)
@@ -115,11 +127,15 @@ def run_scenario(
     return ScenarioRun(scenario, rep, algorithm_run.outputs, ledger_csv, algorithm_run, audits)
 
 
-def _load_data(scenario: Scenario, entry: catalog.Algorithm, seed: int) -> tuple[Any, dict]:
+def _load_data(scenario: Scenario, entry: Algorithm, seed: int) -> tuple[Any, dict]:
     spec = scenario.data
     if spec["source"] == "file":
         dataset = data_io.load_dataset(spec["path"], file_format=spec.get("format"),
                                        vocab_path=spec.get("vocab"))
+    elif spec["source"] == "ratings":
+        dataset = data_io.load_ratings(spec["path"])
+    elif spec["source"] == "digits":
+        dataset = data_io.bundled_dataset("digits")
     else:
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(DATA_SEED_KEY,)))
         kind = spec.get("kind", entry.data_kind)

@@ -6,14 +6,16 @@ Layout (README "Scenario format" has the full reference)::
     seed = 7                     # default: fresh entropy, recorded in the report
     [network]  parties (required), topology, latency_ms, bandwidth_mbps, sealing, [[links]]
     [field]    prime, frac_bits
-    [data]     source = "synthetic" (rows, cols, kind, ...) | "file" (path), partition
+    [data]     source = "synthetic" (rows, cols, kind, ...) | "file" (path) | "ratings" (path)
+               | "digits", partition
     [algorithm] name (required) and the algorithm's own keys
+    [attack]   the algorithm's attack model, if it has one (checked by its catalogue entry)
     [[audit]]  coalition, method, trials, ...
 
 Paths are relative to the scenario file. Every table rejects unknown keys and every value is
 checked here, where input enters; a mistake raises :class:`~protocols.errors.ScenarioError`
 with one line naming the key, the value and what is allowed. The algorithm's own keys are
-validated by its catalogue entry (:mod:`sim.catalog`).
+validated by its catalogue entry (:mod:`sim.entry`, :mod:`sim.catalog`).
 """
 
 from __future__ import annotations
@@ -28,7 +30,9 @@ from protocols.errors import InputError, ScenarioError
 from protocols.field import FixedPoint, parse_prime, prime_field
 from sim.network import TOPOLOGIES
 
-TOP_KEYS = {"name", "seed", "description", "network", "field", "data", "algorithm", "audit"}
+TOP_KEYS = {
+    "name", "seed", "description", "network", "field", "data", "algorithm", "attack", "audit",
+}
 NETWORK_KEYS = {"parties", "topology", "latency_ms", "bandwidth_mbps", "sealing", "links"}
 FIELD_KEYS = {"prime", "frac_bits"}
 DATA_KEYS = {
@@ -37,8 +41,9 @@ DATA_KEYS = {
 }
 AUDIT_KEYS = {"coalition", "method", "trials", "alpha", "prime", "max_runs", "calls", "pairs"}
 AUDIT_METHODS = ("simulation", "statistical", "exact")
-DATA_SOURCES = ("synthetic", "file")
-SYNTHETIC_KINDS = ("uniform", "topics", "ratings")
+DATA_SOURCES = ("synthetic", "file", "digits", "ratings")
+"""``ratings``: a ``user,item,rating`` CSV or MovieLens ``ratings.dat`` at ``path``."""
+SYNTHETIC_KINDS = ("uniform", "topics", "ratings", "spiked", "mog", "stm")
 
 
 @dataclass(frozen=True)
@@ -75,6 +80,7 @@ class Scenario:
     base_dir: Path
     description: str = ""
     source: dict[str, Any] = field(default_factory=dict)
+    attack: dict[str, Any] = field(default_factory=dict)
 
     @property
     def algorithm_name(self) -> str:
@@ -172,9 +178,8 @@ def _validate(raw: dict[str, Any], base: Path, default_name: str) -> Scenario:
     _unknown("network", net, NETWORK_KEYS)
     if "parties" not in net:
         raise ScenarioError("[network] needs 'parties', the number of data-holding parties")
-    n_parties = check_int("network.parties", net["parties"])
-    if n_parties < 2:
-        raise ScenarioError(f"network.parties = {n_parties}: a secure computation needs M ≥ 2")
+    n_parties = check_int("network.parties", net["parties"], low=1)  # each algorithm's own
+    # minimum (M ≥ 2 for a secure computation) is checked by the runner: Algorithm.min_parties
     topology = check_choice("network.topology", net.get("topology", "complete"), TOPOLOGIES)
     latency = check_number("network.latency_ms", net.get("latency_ms", 10.0), low=0.0)
     bandwidth = check_number("network.bandwidth_mbps", net.get("bandwidth_mbps", 100.0), 0.0, True)
@@ -217,6 +222,7 @@ def _validate(raw: dict[str, Any], base: Path, default_name: str) -> Scenario:
     if not isinstance(audits_raw, list):
         raise ScenarioError("'audit' must be an array of tables [[audit]]")
     audits = tuple(_validate_audit(i, a, n_parties) for i, a in enumerate(audits_raw))
+    attack = _table(raw, "attack")
 
     description = raw.get("description", "")
     if not isinstance(description, str):
@@ -225,7 +231,7 @@ def _validate(raw: dict[str, Any], base: Path, default_name: str) -> Scenario:
         name=name, seed=seed, n_parties=n_parties, topology=topology, latency_ms=latency,
         bandwidth_mbps=bandwidth, sealing=sealing, links=links, prime=prime,
         frac_bits=frac_bits, data=data, algorithm=dict(alg), audits=audits, base_dir=base,
-        description=description, source=raw,
+        description=description, source=raw, attack=dict(attack),
     )
 
 
@@ -234,7 +240,9 @@ def _validate_data(data: dict[str, Any], base: Path, n_parties: int) -> dict[str
     source = check_choice("data.source", data.get("source", "synthetic"), DATA_SOURCES)
     out = dict(data)
     out["source"] = source
-    if source == "synthetic":
+    if source == "ratings":
+        _validate_ratings_source(data, base, out)
+    elif source == "synthetic":
         for key in ("rows", "cols"):
             if key not in data:
                 raise ScenarioError(f"[data] source = 'synthetic' needs '{key}'")
@@ -243,6 +251,13 @@ def _validate_data(data: dict[str, Any], base: Path, n_parties: int) -> dict[str
             out["kind"] = check_choice("data.kind", data["kind"], SYNTHETIC_KINDS)
         if "path" in data:
             raise ScenarioError("data.path is only used with source = 'file'")
+    elif source == "digits":  # scikit-learn's bundled digits: nothing to configure
+        extra = sorted(set(data) - {"source", "partition"})
+        if extra:
+            raise ScenarioError(
+                f"data.{extra[0]} is not used with source = 'digits' (a fixed 1,797 × 64 data "
+                "set); only 'partition' may be given"
+            )
     else:
         if "path" not in data:
             raise ScenarioError("[data] source = 'file' needs 'path'")
@@ -284,6 +299,27 @@ def _validate_data(data: dict[str, Any], base: Path, n_parties: int) -> dict[str
             )
     out["partition"] = partition
     return out
+
+
+def _validate_ratings_source(data: dict[str, Any], base: Path, out: dict[str, Any]) -> None:
+    """``source = "ratings"``: a ``user,item,rating`` CSV or MovieLens ``ratings.dat``."""
+    allowed = {"source", "partition", "path"}
+    extra = sorted(set(data) - allowed)
+    if extra:
+        raise ScenarioError(
+            f"data.{extra[0]} is not used with source = 'ratings'; its keys are "
+            f"{', '.join(sorted(allowed))}"
+        )
+    path = data.get("path")
+    if not isinstance(path, str) or not path:
+        raise ScenarioError(
+            "[data] source = 'ratings' needs 'path', a user,item,rating CSV or a MovieLens "
+            f"ratings.dat file; got {path!r}"
+        )
+    resolved = (base / path).resolve()
+    if not resolved.is_file():
+        raise ScenarioError(f"data.path = {path!r}: no such file {str(resolved)!r}")
+    out["path"] = resolved
 
 
 def _validate_audit(i: int, audit: Any, n_parties: int) -> AuditSpec:

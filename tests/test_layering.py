@@ -110,6 +110,73 @@ def test_no_print_in_library_code() -> None:
     assert violations == [], "print in library code:\n" + "\n".join(violations)
 
 
+def import_graph() -> dict[str, set[str]]:
+    """module → the library modules it imports (any import, ``from P import m`` as ``P.m``)."""
+    modules = {module_name(p).removesuffix(".__init__"): p for p in library_files()}
+    graph: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names = {(n.lineno, n.module): [a.name for a in n.names]
+                 for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and not n.level}
+        targets = set()
+        for line, target in imports_of(path.read_text(encoding="utf-8"), module,
+                                       path.name == "__init__.py"):
+            subs = [f"{target}.{n}" for n in names.get((line, target), [])]
+            found = [m for m in subs if m in modules] or ([target] if target in modules else [])
+            targets.update(found)
+        graph[module] = targets - {module}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_circles() -> None:
+    """No module imports itself through others, lazily or not (DESIGN.md: imports run one way)."""
+    assert cycles(import_graph()) == []
+
+
+def test_cycle_finder_finds_planted_circles() -> None:
+    graph = {"sim.catalog": {"sim.experiments"}, "sim.experiments": {"sim.entry", "sim.report"},
+             "sim.report": {"sim.entry"}, "sim.entry": set()}
+    assert cycles(graph) == []
+    graph["sim.entry"] = {"sim.catalog"}
+    assert cycles(graph) == [["sim.catalog", "sim.entry", "sim.experiments", "sim.report"]]
+    assert cycles({"a": {"b"}, "b": {"a"}, "c": {"c"}}) == [["a", "b"]]
+
+
 def test_no_grab_bag_modules() -> None:
     bad = [str(p.relative_to(ROOT)) for pkg in LADDER for p in (ROOT / pkg).rglob("*")
            if p.stem.lower() in GRAB_BAGS and (p.suffix == ".py" or p.is_dir())]
@@ -133,13 +200,14 @@ def test_no_grab_bag_modules() -> None:
         ("protocols/field.py", "import importlib\nm = importlib.import_module('sim.cli')\n",
          ["sim.cli"]),
         ("protocols/field.py", "m = __import__('parties')\n", ["parties"]),
-        ("algorithms/data.py", "from ..sim import report\n", ["sim"]),
-        ("algorithms/data.py", "from .. import parties\n", ["parties"]),
+        ("algorithms/data/dataset.py", "from ...sim import report\n", ["sim"]),
+        ("algorithms/data/dataset.py", "from ... import parties\n", ["parties"]),
+        ("algorithms/data/dataset.py", "from ..nmf import rri\n", []),
         ("parties/audit/simulation.py", "import sim\n", ["sim"]),
         ("parties/audit/__init__.py", "from sim.privacy import SimPyRunner\n", ["sim.privacy"]),
         ("parties/audit/compare.py", "from protocols.field import FixedPoint\nimport numpy\n", []),
         ("sim/cli.py", "from parties import audit\nfrom algorithms import data\n", []),
-        ("algorithms/data.py", "from .rri_nmf import rri\nfrom . import nndsvd\n", []),
+        ("algorithms/nmf/rri.py", "from .rri_steps import RRIParams\nfrom . import nndsvd\n", []),
     ],
 )
 def test_checker_flags_planted_violations(module: str, source: str,

@@ -25,10 +25,10 @@ from typing import Any
 
 import numpy as np
 
-from algorithms.pd_nmf import total_objective
+from algorithms.nmf.pd_nmf import total_objective
 from protocols.errors import ScenarioError
 from sim import plots
-from sim.catalog import Algorithm, AlgorithmRun, Param, RunInput, integer
+from sim.entry import Algorithm, AlgorithmRun, Param, RunInput, integer
 from sim.experiments.pd_nmf import NMF_PARAMS, NmfSetup, public_start, run_pd_nmf
 from sim.report import table
 

@@ -16,7 +16,7 @@ PD-NMF-Init; default ``iterations``), ``local_iterations`` (cap on the local RRI
 sum. From W = 0 without regularisers, RRI's iterates of WT do not depend on the scale of T0's
 rows; the scale only splits the product between W and T, and an unnormalised start in a wide
 matrix (large d) leaves W tiny, where fixed-point encoding loses relative precision (see the
-precision note of :mod:`algorithms.pd_nmf`).
+precision note of :mod:`algorithms.nmf.pd_nmf`).
 """
 
 from __future__ import annotations
@@ -31,21 +31,27 @@ import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 
 from algorithms import data as data_io
-from algorithms.nndsvd import nndsvd
-from algorithms.pd_nmf import (
+from algorithms.nmf.nndsvd import nndsvd
+from algorithms.nmf.objective import objective
+from algorithms.nmf.pd_nmf import (
     INITS,
     InitSettings,
+    SvdInitSettings,
     declared_sweep_elements,
     normalize_rows,
     pd_nmf,
     total_objective,
 )
-from algorithms.rri_nmf import RRIParams, as_row_block, objective, rri_sweep
+from algorithms.nmf.row_blocks import as_row_block, zero_filled
+from algorithms.nmf.rri import rri_sweep
+from algorithms.nmf.rri_steps import RRIParams
+from algorithms.svd.pd_svd import VARIANTS as SVD_VARIANTS
 from parties.party import Party, site_parties
 from protocols.errors import InputError, ScenarioError
+from protocols.normed_secure_sum import PRESETS
 from protocols.secure_sum import VARIANTS
 from sim import plots
-from sim.catalog import Algorithm, AlgorithmRun, Param, RunInput, choice, integer, number
+from sim.entry import Algorithm, AlgorithmRun, Param, RunInput, choice, integer, number
 from sim.privacy import AuditTarget
 from sim.simulation import Result
 
@@ -60,15 +66,9 @@ def _check_init(name: str, value: Any) -> Any:
             )
         return {"path": value["path"]}
     if value not in INITS:
-        available = [i for i in INITS if i != "pd_svd"]
         raise ScenarioError(
-            f"{name} = {value!r} is unknown; use one of {', '.join(available)} or "
+            f"{name} = {value!r} is unknown; use one of {', '.join(INITS)} or "
             "{ path = \"T0.npy\" }"
-        )
-    if value == "pd_svd":
-        raise ScenarioError(
-            f"{name} = 'pd_svd' needs PD-SVD (thesis Algorithm 10), which mpcsim does not "
-            "implement yet; use pd_nmf_init, nndsvd, random or random_2x"
         )
     return value
 
@@ -90,6 +90,8 @@ NMF_PARAMS: dict[str, Param] = {
     "loss": Param("auto", choice("auto", "full", "observed"), "observed: NaN = unobserved"),
     "init_iterations": Param(None, _optional_int, "sweeps of PD-NMF-Init step 9"),
     "local_iterations": Param(200, integer(low=1), "cap on the local RRI-NMF of step 2"),
+    "svd_iterations": Param(20, integer(low=1), "init = pd_svd: PD-SVD's power iterations"),
+    "svd_variant": Param("secure_sum", choice(*SVD_VARIANTS), "init = pd_svd: PD-SVD variant"),
 }
 
 
@@ -104,6 +106,7 @@ class NmfSetup:
     init: Any
     loss: str
     init_settings: InitSettings
+    svd_init: SvdInitSettings | None = None
 
     @classmethod
     def from_params(cls, p: dict[str, Any], X: Any) -> NmfSetup:
@@ -138,7 +141,11 @@ class NmfSetup:
         sweeps = p["iterations"] * (2 if p["init"] == "random_2x" else 1)
         settings = InitSettings(sweeps=p["init_iterations"] or p["iterations"],
                                 local_max_iter=p["local_iterations"])
-        return cls(k, sweeps, params, p["variant"], p["init"], p["loss"], settings)
+        svd_init = None
+        if p["init"] == "pd_svd":
+            svd_init = SvdInitSettings(iterations=p.get("svd_iterations", 20),
+                                       variant=p.get("svd_variant", "secure_sum"))
+        return cls(k, sweeps, params, p["variant"], p["init"], p["loss"], settings, svd_init)
 
 
 def public_start(setup: NmfSetup, X: Any, seed: int, base_dir: Path,
@@ -169,14 +176,8 @@ def public_start(setup: NmfSetup, X: Any, seed: int, base_dir: Path,
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(INIT_SEED_KEY,)))
         return normalize_rows(rng.uniform(0.0, 1.0, size=(setup.k, d)))
     if init == "nndsvd":
-        return nndsvd(_zero_filled(X), setup.k)[1]
+        return nndsvd(zero_filled(X), setup.k)[1]
     return None
-
-
-def _zero_filled(X: Any) -> Any:
-    if sp.issparse(X):
-        return X
-    return np.where(np.isnan(X), 0.0, X)
 
 
 def centralized_sweeps(X: Any, T0: np.ndarray, sweeps: int, setup: NmfSetup,
@@ -194,13 +195,23 @@ def centralized_sweeps(X: Any, T0: np.ndarray, sweeps: int, setup: NmfSetup,
 
 
 def pd_nmf_parties(inp: RunInput, setup: NmfSetup, T0: np.ndarray | None) -> list[Party]:
-    """The parties of a PD-NMF run: party m runs PD-NMF on its shard."""
-    return site_parties(
+    """The parties of a PD-NMF run: party m runs PD-NMF on its shard (and a dealer, for the
+    PD-SVD start on NormedSecureSum)."""
+    parties = site_parties(
         lambda ctx, X: pd_nmf(ctx, X, setup.k, sweeps=setup.sweeps, params=setup.params,
                               variant=setup.variant, loss=setup.loss, T0=T0,
-                              init_settings=setup.init_settings),
+                              init_settings=setup.init_settings, svd_init=setup.svd_init),
         [{"X": shard} for shard in inp.shards],
     )
+    if T0 is None and setup.svd_init is not None and setup.svd_init.variant == "normed":
+        from sim.experiments.normed_secure_sum import layout_for, with_dealer
+
+        nss = PRESETS["p127-default"]
+        d = inp.shards[0].shape[1]
+        layout_for(nss, inp.simulation.field.p, len(inp.shards), d, "normed")
+        parties = with_dealer(parties, [(setup.k, d)] * setup.svd_init.iterations, "normed",
+                              nss)
+    return parties
 
 
 def run_pd_nmf(inp: RunInput, setup: NmfSetup, T0: np.ndarray | None) -> tuple[Result, list]:
@@ -265,8 +276,8 @@ def _run_pd_nmf(inp: RunInput) -> AlgorithmRun:
 
 def _run_rri_nmf(inp: RunInput) -> AlgorithmRun:
     setup = NmfSetup.from_params(inp.params, inp.data)
-    if setup.init == "pd_nmf_init":
-        raise ScenarioError("algorithm.init = 'pd_nmf_init' is distributed; rri_nmf takes "
+    if setup.init in ("pd_nmf_init", "pd_svd"):
+        raise ScenarioError(f"algorithm.init = {setup.init!r} is distributed; rri_nmf takes "
                             "random, random_2x, nndsvd or { path = ... }")
     T0 = public_start(setup, inp.data, inp.seed, inp.scenario.base_dir)
     assert T0 is not None  # every init but pd_nmf_init gives a public T0

@@ -11,7 +11,7 @@ import numpy as np
 
 from parties.party import site_parties
 from protocols.secure_sum import VARIANTS, declared_cost, secure_sum
-from sim.catalog import Algorithm, AlgorithmRun, Param, RunInput, choice
+from sim.entry import Algorithm, AlgorithmRun, Param, RunInput, choice
 from sim.privacy import AuditTarget, first_call_inputs, secure_sum_program
 
 

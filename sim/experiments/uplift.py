@@ -31,12 +31,13 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from algorithms.datasets import holdout_entries, holdout_rows
-from algorithms.nndsvd import nndsvd
-from algorithms.rri_nmf import fit_weights, random_init, rri_nmf
+from algorithms.data import holdout_entries, holdout_rows
+from algorithms.nmf.nndsvd import nndsvd
+from algorithms.nmf.row_blocks import zero_filled
+from algorithms.nmf.rri import fit_weights, random_init, rri_nmf
 from protocols.errors import ScenarioError
 from sim import plots
-from sim.catalog import Algorithm, AlgorithmRun, Param, RunInput, integer, number
+from sim.entry import Algorithm, AlgorithmRun, Param, RunInput, integer, number
 from sim.experiments.pd_nmf import NMF_PARAMS, NmfSetup, public_start, run_pd_nmf
 from sim.report import table
 
@@ -75,8 +76,7 @@ def _best_local(train: Any, setup: NmfSetup, restarts: int, max_iter: int,
                 rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     n_rows, d = train.shape
     k = int(min(setup.k, n_rows, d))
-    dense = train if sp.issparse(train) else np.where(np.isnan(train), 0.0, train)
-    starts = [nndsvd(dense, k)]
+    starts = [nndsvd(zero_filled(train), k)]
     for _ in range(restarts - 1):
         starts.append(random_init(n_rows, d, k, rng=rng))
     best = None

@@ -13,7 +13,7 @@ the second 2x̂.
                           the leak is a relation between the two calls.
 
 Replacements of the ``secure_sum`` that PD-NMF calls (:class:`LeakySum`, installed in
-``algorithms.pd_nmf`` by the tests): the same function on real vectors — encode, sum over the
+``algorithms.nmf.pd_nmf`` by the tests): the same function on real vectors — encode, sum over the
 field, decode — with one bug planted in the calls of one sweep. With a public start T0 the
 call numbers are sweep·k + t (t the topic).
 

@@ -3,7 +3,7 @@
 The simulation audit replays the algorithm the user runs. Planted bugs inside PD-NMF
 (:mod:`planted_runs`: a sweep whose SecureSum sends the raw statistic, a PRG counter that
 restarts, a debugging message, an unmasked last coordinate) are installed in
-``algorithms.pd_nmf`` for one test at a time; each must be caught and located at the first call
+``algorithms.nmf.pd_nmf`` for one test at a time; each must be caught and located at the first call
 of the sweep it affects (and at the right message and element). A program with two SecureSum
 calls whose second reuses the first's masks is caught by every method. Scenarios run the audit
 through the Python API and the command line.
@@ -19,9 +19,9 @@ import planted_runs as pr
 import pytest
 from auditing import F5, F61, P, field_inputs
 
-from algorithms import pd_nmf as pd_nmf_module
-from algorithms.pd_nmf import InitSettings, normalize_rows, pd_nmf
-from algorithms.rri_nmf import RRIParams
+from algorithms.nmf import pd_nmf as pd_nmf_module
+from algorithms.nmf.pd_nmf import InitSettings, normalize_rows, pd_nmf
+from algorithms.nmf.rri_steps import RRIParams
 from protocols.errors import ScenarioError
 from sim.cli import main
 from sim.privacy import audit
