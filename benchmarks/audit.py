@@ -5,7 +5,7 @@ Prints JSON lines:
 * ``{"bench": "verdict", "class", "leak", "method", "coalition", "verdict", "call",
   "message", "seconds"}`` — one per planted leak (the programs of ``tests/parties``) and method,
   M = 3, for a coalition the leak reaches; honest controls too. Simulation 48 trials,
-  statistical 32 trials × 6 alternative input sets, exact in GF(5) with one value of the
+  statistical 64 trials × 6 alternative input sets, exact in GF(5) with one value of the
   coalition's own randomness.
 * ``{"bench": "whole_run", ...}`` — a simulation audit of a PD-NMF run of ``pd_nmf_topics``
   shape (361 SecureSum calls of 301 elements, M = 4, coalition {0, 2}): seconds per trial of the
@@ -44,7 +44,7 @@ from sim.runner import run_scenario  # noqa: E402
 
 F61 = prime_field(2**61 - 1)
 F5 = prime_field(5)
-METHODS = {"simulation": {"trials": 48}, "statistical": {"trials": 32, "pairs": 6},
+METHODS = {"simulation": {"trials": 48}, "statistical": {"trials": 64, "pairs": 6},
            "exact": {}}
 
 

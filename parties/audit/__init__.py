@@ -21,7 +21,7 @@ and small moduli, and GF(p)-linear tests within calls and between any two elemen
 Who runs the programs
 ---------------------
 The package ladder puts ``parties`` below ``sim``: an audit may not import a driver. So an
-audit is *handed* a :class:`~.simulation.Runner` — ``runner(parties, randomness) -> views`` —
+audit is *handed* a :class:`~.randomness.Runner` — ``runner(parties, randomness) -> views`` —
 by the caller, and :func:`audit` takes it as the keyword ``runner``. :func:`sim.privacy.audit`
 is the ready-made entry point with the SimPy driver: it has the signature
 ``audit(program, inputs, coalition, *, prime, method, trials, alpha, seed, protocol=None,
@@ -38,7 +38,9 @@ import numpy as np
 from parties.audit.exact import exact_audit
 from parties.audit.randomness import (
     ConditionedRandomness,
+    Progress,
     RandomnessFactory,
+    Runner,
     TapeRandomness,
     tape_factory,
 )
@@ -50,7 +52,7 @@ from parties.audit.result import (
     VERDICTS,
     AuditResult,
 )
-from parties.audit.simulation import SIMULATORS, Progress, Runner, simulation_audit
+from parties.audit.simulation import SIMULATORS, simulation_audit
 from parties.audit.statistical import alternative_inputs, honest_parties, statistical_audit
 from parties.party import Party, Program, site_parties
 from protocols.errors import InputError

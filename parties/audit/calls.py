@@ -20,6 +20,7 @@ import numpy as np
 
 from parties.view import View
 from protocols.effects import Call
+from protocols.errors import InputError
 from protocols.field import PrimeField
 from protocols.simulator import CallView
 
@@ -220,3 +221,17 @@ class Layout:
                     return call.index, message_name(call, k), column - offset
                 offset += size
         raise IndexError(f"column {column} is outside a layout of {offset} elements")
+
+
+def select_calls(records: Mapping[Call, CallRecord], calls: Sequence[int] | None) -> list[Call]:
+    """The calls to compare: all, or those with the given call numbers."""
+    if calls is None:
+        return sorted(records, key=lambda c: (c.index, c.protocol))
+    present = {c.index: c for c in records}
+    missing = sorted(set(calls) - set(present))
+    if missing:
+        numbers = sorted(present)
+        span = f"{numbers[0]}..{numbers[-1]}" if numbers else "none"
+        raise InputError(f"calls = {missing} are not in the run (its call numbers: {span}); "
+                         "name calls that the run makes, or 'all'")
+    return sorted((present[i] for i in set(calls)), key=lambda c: c.index)

@@ -72,7 +72,7 @@ DETECT = 0.9
 """Power is stated as the deviation caught with this probability."""
 
 ROW_SLACK = 8
-"""Rows beyond (group size + excess needed) used for a hull: more cannot raise the rank."""
+"""Rows a hull test uses beyond (group size + excess needed): a saturated hull needs no more."""
 
 
 @dataclass
@@ -101,6 +101,8 @@ class Comparison:
         Hypotheses tested: every element test and every linear group.
     families_run : tuple of str
         The element-test families that ran.
+    notes : dict
+        Figures for the report (linear groups, excess needed, columns after de-duplication).
     """
 
     layout: Layout

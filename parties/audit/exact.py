@@ -30,10 +30,9 @@ from typing import Any
 
 import numpy as np
 
-from parties.audit.calls import Layout, split_run
-from parties.audit.randomness import tape_factory
+from parties.audit.calls import Layout, select_calls, split_run
+from parties.audit.randomness import Progress, Runner, tape_factory
 from parties.audit.result import LEAK, NOT_APPLICABLE, PRIVATE, AuditResult
-from parties.audit.simulation import Progress, Runner, select_calls
 from parties.audit.statistical import field_vectors, honest_parties
 from parties.party import SITE, Party
 from protocols.errors import InputError

@@ -10,15 +10,21 @@ own masks would otherwise blur stays visible. A stream belongs to the coalition 
 knows it: its private streams, and every pair stream with a member at one end.
 
 The exact audit replaces the randomness by an enumerated tape (:class:`TapeRandomness`).
+
+Audits never import a driver (the package ladder): they are handed a :class:`Runner`, which
+runs parties with the randomness given here and returns their views
+(:class:`sim.privacy.SimPyRunner` runs them on the SimPy driver).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
+from parties.party import Party
+from parties.view import View
 from protocols.context import AesRandomness, Randomness, pairwise_mask_from_streams
 from protocols.effects import Call
 from protocols.errors import InputError
@@ -28,6 +34,26 @@ from protocols.simulator import StreamKey, stream_key
 
 RandomnessFactory = Callable[[int, PrimeField], Randomness]
 """``factory(party, field)``: the mask source of one party in one run."""
+
+Progress = Callable[[str, int, int], None]
+"""``progress(stage, done, total)``."""
+
+
+class Runner(Protocol):
+    """Runs party programs with injected randomness; handed to audits by the driver's package.
+
+    ``runner(parties, randomness) -> views``: one run of ``parties`` whose mask sources come
+    from ``randomness(party, field)``, with mask draws recorded in the views. Each party's
+    local coins (``ctx.rng``) are the runner's own and the same in every run. ``field`` is the
+    field the runs compute in.
+    """
+
+    @property
+    def field(self) -> PrimeField: ...
+
+    def __call__(
+        self, parties: Sequence[Party], randomness: RandomnessFactory
+    ) -> Mapping[int, View]: ...
 
 
 def _seed_material(seed: int, *path: int) -> bytes:

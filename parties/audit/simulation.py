@@ -33,23 +33,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
-from parties.audit.calls import CallRecord, Layout, MessageId, split_run, view_digest
+from parties.audit.calls import CallRecord, Layout, MessageId, select_calls, split_run, view_digest
 from parties.audit.compare import compare, decide
-from parties.audit.randomness import ConditionedRandomness, RandomnessFactory
+from parties.audit.randomness import ConditionedRandomness, Progress, Runner
 from parties.audit.result import LEAK, NOT_APPLICABLE, PRIVATE, AuditResult
 from parties.party import SITE, Party
-from parties.view import View
 from protocols.effects import Call
-from protocols.errors import InputError
-from protocols.field import PrimeField
 from protocols.secure_sum import SecureSumSimulator
 from protocols.simulator import CallView, Simulator, SimulatorMismatch
-
-Progress = Callable[[str, int, int], None]
 
 SIMULATORS: Mapping[str, Callable[[str | None], Simulator]] = MappingProxyType({
     "secure_sum": lambda variant: SecureSumSimulator(variant),
@@ -62,23 +57,6 @@ LINEAR_COVERS = (
 )
 
 
-class Runner(Protocol):
-    """Runs party programs with injected randomness; handed to audits by the driver's package.
-
-    ``runner(parties, randomness) -> views``: one run of ``parties`` whose mask sources come
-    from ``randomness(party, field)``, with mask draws recorded in the views. Each party's
-    local coins (``ctx.rng``) are the runner's own and the same in every run. ``field`` is the
-    field the runs compute in.
-    """
-
-    @property
-    def field(self) -> PrimeField: ...
-
-    def __call__(
-        self, parties: Sequence[Party], randomness: RandomnessFactory
-    ) -> Mapping[int, View]: ...
-
-
 def simulator_for(
     call_protocol: str, protocol: str | None, variant: str | None
 ) -> Simulator | None:
@@ -87,20 +65,6 @@ def simulator_for(
     if factory is None and protocol is not None:
         factory = SIMULATORS.get(protocol)
     return None if factory is None else factory(variant)
-
-
-def select_calls(records: Mapping[Call, CallRecord], calls: Sequence[int] | None) -> list[Call]:
-    """The calls to compare: all, or those with the given call numbers."""
-    if calls is None:
-        return sorted(records, key=lambda c: (c.index, c.protocol))
-    present = {c.index: c for c in records}
-    missing = sorted(set(calls) - set(present))
-    if missing:
-        numbers = sorted(present)
-        span = f"{numbers[0]}..{numbers[-1]}" if numbers else "none"
-        raise InputError(f"calls = {missing} are not in the run (its call numbers: {span}); "
-                         "name calls that the run makes, or 'all'")
-    return sorted((present[i] for i in set(calls)), key=lambda c: c.index)
 
 
 def simulation_audit(

@@ -30,11 +30,10 @@ from typing import Any
 
 import numpy as np
 
-from parties.audit.calls import Layout, split_run
+from parties.audit.calls import Layout, select_calls, split_run
 from parties.audit.compare import compare, decide
-from parties.audit.randomness import ConditionedRandomness
+from parties.audit.randomness import ConditionedRandomness, Progress, Runner
 from parties.audit.result import LEAK, NOT_APPLICABLE, PRIVATE, AuditResult
-from parties.audit.simulation import Progress, Runner, select_calls
 from parties.party import SITE, Party
 from protocols.field import PrimeField
 
