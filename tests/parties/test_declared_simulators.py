@@ -17,10 +17,11 @@ import numpy as np
 import pytest
 from auditing import F61, P, coalitions, field_inputs, run_views
 
-from parties.audit.calls import split_run
+from parties.audit.calls import CallRecord, select_calls, split_run
 from protocols.all_reduce import AllReduceSimulator, all_reduce, all_reduce_field
 from protocols.correlated_noise import cape_aggregator, cape_noise_generator, cape_plan, cape_site
 from protocols.effects import Call
+from protocols.errors import InputError
 from sim.experiments.cape_setup import cape_parties
 from sim.privacy import audit
 from sim.runner import run_scenario
@@ -131,3 +132,13 @@ def test_pd_svd_over_secure_sum_is_audited_whole() -> None:
     assert entry["details"]["calls"] == 4  # V_init, then S_m V in each of 2 iterations, σ
     assert entry["power"] is not None
 
+
+
+def test_a_call_number_selects_every_call_that_has_it() -> None:
+    """The dealer tags its material by instance: its call 0 and SecureSum's call 0 coexist."""
+    records = {c: CallRecord(c) for c in [Call("secure_sum", 1), Call("dealer", 0),
+                                          Call("secure_sum", 0)]}
+    assert select_calls(records, [0]) == [Call("dealer", 0), Call("secure_sum", 0)]
+    assert select_calls(records, None)[-1] == Call("secure_sum", 1)
+    with pytest.raises(InputError, match=r"calls = \[2\] are not in the run"):
+        select_calls(records, [2])
