@@ -37,10 +37,19 @@ about honest inputs that its outputs do not, whatever its messages look like, an
 does not compare its protocol messages (any message the protocol does not send is still held
 to the law of a one-time pad).
 
+A protocol that reveals more than its declared outputs *by construction* (an All-Reduce that
+sends the inputs in the clear) has no simulator from the outputs alone; it says so through an
+optional ``reveals(view) -> str | None``, the reason when the call's messages cannot be
+simulated for this coalition, and the audit answers "leak" at that call without sampling.
+
 Register it in :data:`parties.audit.simulation.SIMULATORS` under the protocol name the program
 passes to ``ctx.new_call``. Set ``uniform_on_hull = False`` when the simulated messages are not
 uniform on their affine hull over GF(p) (e.g. Gaussian noise): the audit's linear tests bound
 their false-alarm rate by that uniformity and are skipped otherwise.
+
+A protocol for which no simulator is written declares a :class:`NoSimulator` with the reason
+(NormedSecureSum, its dealer, CAPE); the audit of a run that makes such a call answers "not
+applicable" and names the call — never "private".
 """
 
 from __future__ import annotations
@@ -196,6 +205,35 @@ class Simulator(Protocol):
     def determined(self, view: CallView) -> bool:
         """Whether the coalition's inputs and the outputs determine the honest inputs."""
         ...
+
+
+@dataclass(frozen=True)
+class NoSimulator:
+    """A protocol's declaration that it has no simulator here, and why.
+
+    The audit answers "not applicable" for a run with a call of ``name``, giving ``reason``.
+
+    Parameters
+    ----------
+    name : str
+        The protocol name (as the program passes it to ``ctx.new_call``).
+    reason : str
+        Why no simulator is given, and what to use instead.
+    """
+
+    name: str
+    reason: str
+    uniform_on_hull: bool = False
+
+    def simulate(
+        self, view: CallView, rng: np.random.Generator, n: int
+    ) -> dict[MessageKey, np.ndarray]:
+        """Always raises :class:`SimulatorMismatch` with the declared reason."""
+        raise SimulatorMismatch(f"{self.name} has no simulator: {self.reason}")
+
+    def determined(self, view: CallView) -> bool:
+        """Never: nothing is simulated."""
+        return False
 
 
 def uniform_with_sum(

@@ -11,6 +11,7 @@ Layout (README "Scenario format" has the full reference)::
     [algorithm] name (required) and the algorithm's own keys
     [attack]   the algorithm's attack model, if it has one (checked by its catalogue entry)
     [[audit]]  coalition, method, trials, ...
+    [[attack]] name, coalition: attacks on coalitions' views (:mod:`parties.attacks`)
 
 Paths are relative to the scenario file. Every table rejects unknown keys and every value is
 checked here, where input enters; a mistake raises :class:`~protocols.errors.ScenarioError`
@@ -42,6 +43,7 @@ DATA_KEYS = {
 AUDIT_KEYS = {"coalition", "method", "trials", "alpha", "prime", "max_runs", "calls", "pairs",
               "coalitions", "sizes", "probes"}
 AUDIT_METHODS = ("simulation", "statistical", "exact", "linear")
+ATTACK_KEYS = {"name", "coalition"}
 DATA_SOURCES = ("synthetic", "file", "digits", "ratings")
 """``ratings``: a ``user,item,rating`` CSV or MovieLens ``ratings.dat`` at ``path``."""
 SYNTHETIC_KINDS = ("uniform", "topics", "ratings", "spiked", "mog", "stm")
@@ -70,6 +72,14 @@ class AuditSpec:
 
 
 @dataclass(frozen=True)
+class AttackSpec:
+    """One ``[[attack]]``: an attack of :mod:`parties.attacks` run on a coalition's views."""
+
+    name: str
+    coalition: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class Scenario:
     """A validated scenario."""
 
@@ -90,6 +100,7 @@ class Scenario:
     description: str = ""
     source: dict[str, Any] = field(default_factory=dict)
     attack: dict[str, Any] = field(default_factory=dict)
+    attacks: tuple[AttackSpec, ...] = ()
 
     @property
     def algorithm_name(self) -> str:
@@ -231,7 +242,20 @@ def _validate(raw: dict[str, Any], base: Path, default_name: str) -> Scenario:
     if not isinstance(audits_raw, list):
         raise ScenarioError("'audit' must be an array of tables [[audit]]")
     audits = tuple(_validate_audit(i, a, n_parties) for i, a in enumerate(audits_raw))
-    attack = _table(raw, "attack")
+    # [attack] (one table) is the algorithm's attack model; [[attack]] (an array of tables)
+    # lists attacks on coalitions' views
+    attack: dict[str, Any] = {}
+    attacks: tuple[AttackSpec, ...] = ()
+    if isinstance(raw.get("attack"), list):
+        attacks = _validate_attacks(raw["attack"], n_parties)
+    else:
+        attack = _table(raw, "attack")
+        if "coalition" in attack or "name" in attack:
+            raise ScenarioError(
+                "[attack] is the algorithm's attack model (e.g. model = \"profile_injection\"); "
+                "an attack on a coalition's views is written [[attack]] (double brackets) with "
+                "name and coalition"
+            )
 
     description = raw.get("description", "")
     if not isinstance(description, str):
@@ -240,7 +264,7 @@ def _validate(raw: dict[str, Any], base: Path, default_name: str) -> Scenario:
         name=name, seed=seed, n_parties=n_parties, topology=topology, latency_ms=latency,
         bandwidth_mbps=bandwidth, sealing=sealing, links=links, prime=prime,
         frac_bits=frac_bits, data=data, algorithm=dict(alg), audits=audits, base_dir=base,
-        description=description, source=raw, attack=dict(attack),
+        description=description, source=raw, attack=dict(attack), attacks=attacks,
     )
 
 
@@ -399,6 +423,27 @@ def _coalition(where: str, coalition: Any, n_parties: int) -> tuple[int, ...]:
             f"at most M − 1 = {n_parties - 1}"
         )
     return tuple(sorted(coalition))
+
+
+def _check_coalition(where: str, coalition: Any, n_parties: int) -> tuple[int, ...]:
+    """1 to M − 1 distinct data holders, sorted; t-privacy and attacks concern the others."""
+    return _coalition(f"{where}.coalition", coalition, n_parties)
+
+
+def _validate_attacks(tables: list[Any], n_parties: int) -> tuple[AttackSpec, ...]:
+    """The ``[[attack]]`` tables: a known attack and a coalition of 1..M − 1 existing parties."""
+    from parties.attacks import ATTACKS
+
+    specs = []
+    for i, attack in enumerate(tables):
+        where = f"attack[{i}]"
+        if not isinstance(attack, dict):
+            raise ScenarioError(f"{where} must be a table [[attack]]")
+        _unknown("attack", attack, ATTACK_KEYS)
+        name = check_choice(f"{where}.name", attack.get("name"), tuple(sorted(ATTACKS)))
+        specs.append(AttackSpec(name, _check_coalition(where, attack.get("coalition"),
+                                                       n_parties)))
+    return tuple(specs)
 
 
 def _audit_calls(where: str, value: Any) -> tuple[int, ...] | None:

@@ -22,7 +22,12 @@ The audit cannot tell whether such a message carries only what the outputs alrea
 it flags it even then (a raw input sent to the coalition when it is the only honest party).
 A message the protocol sends but the program does not, a mask stream the simulator needs but
 the program did not draw, or a protocol with no simulator makes the method *not applicable*:
-the program does not implement what it declares.
+the program does not implement what it declares. So does a call of a protocol that declares it
+has no simulator (:class:`~protocols.simulator.NoSimulator`: NormedSecureSum, its dealer,
+CAPE), naming the call; ``calls`` then restricts the audit to the others. A protocol that
+reveals more than its declared outputs by construction (the plain All-Reduce, with two or more
+honest parties) says so through its simulator's ``reveals``, and the audit answers "leak" at
+that call without sampling.
 
 Simulators are looked up by the protocol name of each call (``ctx.new_call(name)``) in
 :data:`SIMULATORS`; ``protocol`` names the one to use for calls whose protocol has none, and
@@ -37,19 +42,38 @@ from typing import Any
 
 import numpy as np
 
-from parties.audit.calls import CallRecord, Layout, MessageId, select_calls, split_run, view_digest
+from parties.audit.calls import (
+    CallRecord,
+    Layout,
+    MessageId,
+    message_name,
+    select_calls,
+    split_run,
+    view_digest,
+)
 from parties.audit.compare import compare, decide
 from parties.audit.randomness import ConditionedRandomness, Progress, Runner
 from parties.audit.result import LEAK, NOT_APPLICABLE, PRIVATE, AuditResult
 from parties.party import SITE, Party
+from protocols import correlated_noise, normed_secure_sum
+from protocols.all_reduce import AllReduceSimulator
 from protocols.effects import Call
+from protocols.mpc import dealer
 from protocols.secure_sum import SecureSumSimulator
-from protocols.simulator import CallView, Simulator, SimulatorMismatch
+from protocols.simulator import CallView, NoSimulator, Simulator, SimulatorMismatch
 
 SIMULATORS: Mapping[str, Callable[[str | None], Simulator]] = MappingProxyType({
     "secure_sum": lambda variant: SecureSumSimulator(variant),
+    "all_reduce": lambda variant: AllReduceSimulator(variant),
+    "normed_secure_sum": lambda variant: normed_secure_sum.SIMULATOR,
+    "dealer": lambda variant: dealer.SIMULATOR,
+    "cape": lambda variant: correlated_noise.SIMULATOR,
 })
-"""Protocol name → ``factory(variant)`` of its simulator. Add a protocol's entry here."""
+"""Protocol name → ``factory(variant)`` of its simulator. Add a protocol's entry here.
+
+A protocol that declares a :class:`~protocols.simulator.NoSimulator` is listed too: the audit
+of a run that calls it answers "not applicable" with the protocol's reason.
+"""
 
 LINEAR_COVERS = (
     "GF(p)-affine relations among one call's received elements (per coordinate slice when "
@@ -133,7 +157,16 @@ def simulation_audit(
                         f"no simulator for protocol {call.protocol!r} (call {call.index}); "
                         f"known: {', '.join(sorted(SIMULATORS))} — pass protocol=... if the "
                         "call implements one of them"))
+                if isinstance(sim, NoSimulator):
+                    return _not_applicable(members, call, (
+                        f"call {call.index} is {call.protocol}, which has no simulator: "
+                        f"{sim.reason}; pass calls = [...] to audit the other calls"))
                 simulators[call] = sim
+            revealed = _revealed(simulators, records)
+            if revealed is not None:
+                call, message, reason = revealed
+                return AuditResult(members, "simulation", LEAK, None, call.index, message, None,
+                                   {"reason": reason, "declared_by": simulators[call].name})
             try:
                 layout, determined = _compared_layout(full, simulators, records, rng)
             except SimulatorMismatch as exc:
@@ -214,6 +247,24 @@ def _compared_layout(
         messages.append(tuple(k for k, _ in kept))
         sizes.append(tuple(n for _, n in kept))
     return Layout(full.calls, tuple(messages), tuple(sizes)), determined
+
+
+def _revealed(
+    simulators: Mapping[Call, Simulator], records: Mapping[Call, CallRecord]
+) -> tuple[Call, str, str] | None:
+    """The first call whose protocol declares that it reveals more than its outputs.
+
+    Returns the call, its first message from an honest party to a member, and the reason.
+    """
+    for call, sim in simulators.items():
+        reveals = getattr(sim, "reveals", None)
+        view = records[call].view
+        reason = None if reveals is None or view is None else reveals(view)
+        if reason is not None:
+            honest = sorted((k for k in records[call].received if k[1] not in view.members),
+                            key=lambda k: (k[2], k[0], k[1], k[3]))
+            return call, message_name(call, honest[0]) if honest else "", reason
+    return None
 
 
 def _not_applicable(members: tuple[int, ...], call: Call, reason: str) -> AuditResult:
