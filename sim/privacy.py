@@ -191,9 +191,10 @@ def run_audit(
                             variant=target.variant, **common)
     elif target.field_program is None:
         result = AuditResult(spec.coalition, spec.method, NOT_APPLICABLE, details={
-            "reason": f"the {spec.method} method compares runs on other inputs with the same "
-                      "outputs, which only a program whose output is a sum has; audit this "
-                      "algorithm with method = 'simulation'"})
+            "reason": f"the {spec.method} method re-runs the program on other field inputs "
+                      "(the same outputs, or chosen probes), which only a program on field "
+                      "vectors whose output is a sum allows; audit this algorithm with "
+                      "method = 'simulation'"})
     elif spec.method == "linear":
         runner = SimPyRunner(prime, 0, seed, network)
         result = linear_audits(runner, field_builder(target.field_program),
