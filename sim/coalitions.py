@@ -193,6 +193,9 @@ def heat_map(study: CoalitionStudy, title: str = "") -> Any:
                 ax.text(j + 0.5, i + 0.5, glue.join(str(m) for m in r.coalition),
                         ha="center", va="center", fontsize=6, color="white")
     ax.set_yticks(np.arange(len(sizes)) + 0.5, [f"t = {s}" for s in sizes])
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    if width <= 24:
+        ax.set_xticks([])
     ax.set_xlabel("coalition (lexicographic within its size)")
     threshold = ("none declared" if study.declared_threshold is None
                  else str(study.declared_threshold))

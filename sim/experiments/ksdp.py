@@ -3,8 +3,9 @@
 
 For every victim database size n_v in ``party_sizes`` and every one of ``documents`` documents
 of interest x (rows of the scenario's corpus), Algorithm 11 draws ``samples`` databases that
-contain x (x plus n_v − 1 random other documents) and as many that do not (n_v random documents
-other than x: the "resample the database" simulator of §3.2, the one §3.4 uses), runs the
+contain x (x plus n_v − 1 random other documents) and as many that do not — by the
+``simulator`` of §3.2: ``resample`` (n_v fresh random documents other than x, the one §3.4
+uses) or ``swap`` (the same database with x swapped for a random other document) — runs the
 mechanism on each, evaluates the statistics, and records π = the minimum KS two-sample p-value
 (:func:`parties.ksdp.measure`). Metrics give, per size, π's mean over documents and the mean KS
 statistic; the output ``p_values`` holds every π (sizes × documents); the plot is π against
@@ -54,7 +55,7 @@ from parties.party import site_parties
 from protocols.errors import ScenarioError
 from protocols.secure_sum import secure_sum_field
 from sim import plots
-from sim.entry import Algorithm, AlgorithmRun, Param, RunInput, integer
+from sim.entry import Algorithm, AlgorithmRun, Param, RunInput, choice, integer
 from sim.report import table
 
 KSDP_SEED_KEY = 1_000_014
@@ -94,6 +95,8 @@ PARAMS = {
     "documents": Param(5, integer(low=1, high=10_000),
                        "documents of interest x (one_bit_sum: repetitions)"),
     "party_sizes": Param([5, 20, 80], _sizes, "victim database sizes n_v"),
+    "simulator": Param("resample", choice("resample", "swap"),
+                       "databases without x: fresh (resample) or x swapped for another (swap)"),
     "p": Param(0.5, _probability, "one_bit_sum: P(bit = 1)"),
     "k": Param(3, integer(low=1), "topics / singular vectors"),
     "iterations": Param(20, integer(low=1, high=10_000), "sweeps of the mechanism"),
@@ -156,6 +159,26 @@ def _statistics(mechanism: str, observable: Any, x: np.ndarray) -> dict[str, flo
     return svd_statistics(x, V, sigma2)
 
 
+def _databases(
+    corpus: np.ndarray, x: np.ndarray, others: np.ndarray, n_v: int, t: int, simulator: str,
+    rng: np.random.Generator,
+) -> list[tuple[str, np.ndarray]]:
+    """t victim databases with x and t without, as ("with" | "without", rows) pairs.
+
+    ``resample``: the databases without x are n_v fresh random documents (§3.4's simulator).
+    ``swap``: each database without x is one with x, x swapped for a random other document.
+    """
+    out = []
+    for _ in range(t):
+        picked = rng.choice(others, n_v, replace=False)
+        out.append(("with", np.vstack([x[None, :], corpus[picked[:-1]]])))
+        if simulator == "swap":
+            out.append(("without", corpus[picked]))
+    if simulator == "resample":
+        out += [("without", corpus[rng.choice(others, n_v, replace=False)]) for _ in range(t)]
+    return out
+
+
 def _run_documents(inp: RunInput, rng: np.random.Generator) -> dict[str, Any]:
     params = inp.params
     corpus = inp.data.toarray() if sp.issparse(inp.data) else np.asarray(inp.data, dtype=float)
@@ -186,17 +209,11 @@ def _run_documents(inp: RunInput, rng: np.random.Generator) -> dict[str, Any]:
             others = np.concatenate([victims[:j], victims[j + 1:], pool])
             samples: dict[str, dict[str, list[dict[str, float]]]] = {
                 m: {"with": [], "without": []} for m in mechanisms}
-            for side in ("with", "without"):
-                for _ in range(t):
-                    if side == "with":
-                        rows = np.vstack([x[None, :],
-                                          corpus[rng.choice(others, n_v - 1, replace=False)]])
-                    else:
-                        rows = corpus[rng.choice(others, n_v, replace=False)]
-                    X = np.vstack([rows, X_adv])
-                    for m in mechanisms:
-                        obs = _observables(m, X, n_v, starts[m], params)
-                        samples[m][side].append(_statistics(m, obs, x))
+            for side, rows in _databases(corpus, x, others, n_v, t, params["simulator"], rng):
+                X = np.vstack([rows, X_adv])
+                for m in mechanisms:
+                    obs = _observables(m, X, n_v, starts[m], params)
+                    samples[m][side].append(_statistics(m, obs, x))
             for m in mechanisms:
                 names = list(samples[m]["with"][0])
                 results[m].append(measure(
