@@ -7,6 +7,8 @@ Prints JSON lines:
   M = 3, for a coalition the leak reaches; honest controls too. Simulation 48 trials,
   statistical 64 trials × 6 alternative input sets, exact in GF(5) with one value of the
   coalition's own randomness.
+  Rows "3 too few trials" run the honest protocol with 10 trials (the verdict must be
+  ``inconclusive``); rows "5 declared simulators" audit the All-Reduce, secure and plain.
 * ``{"bench": "whole_run", ...}`` — a simulation audit of a PD-NMF run of ``pd_nmf_topics``
   shape (361 SecureSum calls of 301 elements, M = 4, coalition {0, 2}): seconds per trial of the
   audit against seconds of one plain run, and the ratio (min and median over the trials' own
@@ -38,6 +40,7 @@ import planted_structure as ps  # noqa: E402
 from algorithms.nmf import pd_nmf as pd_nmf_module  # noqa: E402
 from algorithms.nmf.pd_nmf import normalize_rows, pd_nmf  # noqa: E402
 from algorithms.nmf.rri_steps import RRIParams  # noqa: E402
+from protocols.all_reduce import all_reduce_field  # noqa: E402
 from protocols.field import prime_field  # noqa: E402
 from sim.privacy import audit, secure_sum_program  # noqa: E402
 from sim.runner import run_scenario  # noqa: E402
@@ -52,11 +55,12 @@ def emit(record: dict) -> None:
     print(json.dumps(record), flush=True)
 
 
-def field_case(cls: str, name: str, program, coalition: tuple[int, ...]) -> None:
+def field_case(cls: str, name: str, program, coalition: tuple[int, ...],
+               methods: dict | None = None) -> None:
     rng = np.random.default_rng(3)
     big = [F61.random(rng, 6) for _ in range(3)]
     tiny = [F5.random(rng, 1) for _ in range(3)]
-    for method, options in METHODS.items():
+    for method, options in (METHODS if methods is None else methods).items():
         start = time.perf_counter()
         if method == "exact":
             result = audit(program, tiny, coalition, prime=5, method="exact",
@@ -132,10 +136,18 @@ def main() -> None:
         field_case("1 structured masks", "hidden_low_byte/prg", ps.HIDDEN, (0,))
         for name, program in pf.LEAKS.items():
             field_case("2 function of an input", name, program, (0,))
+        few = {"simulation": {"trials": 10}, "statistical": {"trials": 10, "pairs": 6}}
+        for variant in ("prg", "explicit"):
+            field_case("3 too few trials", f"secure_sum/{variant} (10 trials)",
+                       secure_sum_program(variant), (0,), few)
         field_case("4 whole run", "two_sums (control)", pr.two_sums, (0,))
         field_case("4 whole run", "two_sums_reused_masks", pr.two_sums_reused_masks, (0,))
         for kind in (None, *pr.KINDS):
             pd_nmf_case(kind)
+        for method in ("secure_sum", "plain"):
+            field_case("5 declared simulators", f"all_reduce/{method}"
+                       + (" (control)" if method == "secure_sum" else ""),
+                       lambda ctx, x, m=method: all_reduce_field(ctx, x, m), (0,))
         whole_run(args.quick)
 
 

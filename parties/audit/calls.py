@@ -224,14 +224,20 @@ class Layout:
 
 
 def select_calls(records: Mapping[Call, CallRecord], calls: Sequence[int] | None) -> list[Call]:
-    """The calls to compare: all, or those with the given call numbers."""
+    """The calls to compare: all, or those with the given call numbers.
+
+    A number selects every call that has it: calls with explicit tags (the dealer's, numbered
+    by the instance they serve) may share a number with a call of the parties' counter.
+    """
+    ordered = sorted(records, key=lambda c: (c.index, c.protocol))
     if calls is None:
-        return sorted(records, key=lambda c: (c.index, c.protocol))
-    present = {c.index: c for c in records}
-    missing = sorted(set(calls) - set(present))
+        return ordered
+    present = {c.index for c in records}
+    missing = sorted(set(calls) - present)
     if missing:
         numbers = sorted(present)
         span = f"{numbers[0]}..{numbers[-1]}" if numbers else "none"
         raise InputError(f"calls = {missing} are not in the run (its call numbers: {span}); "
                          "name calls that the run makes, or 'all'")
-    return sorted((present[i] for i in set(calls)), key=lambda c: c.index)
+    wanted = set(calls)
+    return [c for c in ordered if c.index in wanted]

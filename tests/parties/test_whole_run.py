@@ -176,6 +176,20 @@ def test_cli_runs_a_secure_sum_simulation_audit(tmp_path: Path,
     assert entry["power"]["linear"]["undetermined"] == 0
 
 
+def test_cli_runs_a_pd_nmf_simulation_audit(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "p.toml"
+    path.write_text(
+        'seed = 4\n[network]\nparties = 3\n[data]\nsource = "synthetic"\nkind = "topics"\n'
+        'rows = 24\ncols = 6\nk = 2\n[algorithm]\nname = "pd_nmf"\nk = 2\niterations = 1\n'
+        'init = "random"\n[[audit]]\ncoalition = [1]\ntrials = 48\n', encoding="utf-8")
+    assert main(["run", str(path), "--json", "--quiet"]) == 0
+    (entry,) = json.loads(capsys.readouterr().out)["privacy"]
+    assert (entry["method"], entry["verdict"]) == ("simulation", "private"), entry
+    assert entry["details"]["calls"] == 2  # one SecureSum per topic in the one sweep
+    assert entry["power"]["linear"]["undetermined"] == 0
+
+
 @pytest.mark.parametrize(("audit_table", "match"), [
     ({"coalition": [0], "calls": []}, r"calls = \[\] must be \"all\" or a non-empty list"),
     ({"coalition": [0], "calls": [1, 1]}, "repeats a call number"),
