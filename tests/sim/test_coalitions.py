@@ -100,3 +100,16 @@ def test_python_api_finds_the_planted_leak_and_plots_it():
     assert honest.largest_private_t == 2 and len(honest.results) == 10
     assert heat_map(study) is not None
     assert np.all([len(row["coalition"]) == row["size"] for row in study.table()])
+
+
+def test_simulation_studies_include_non_data_roles():
+    root = Path(__file__).resolve().parents[2]
+    import tomllib
+
+    raw = tomllib.loads((root / "scenarios" / "dp_nmf_outliers.toml").read_text())
+    raw["data"].update(rows=60, cols=8)
+    raw["algorithm"].update(iterations=1, k=2)
+    raw["audit"] = [{"sizes": [1], "method": "simulation", "trials": 10}]
+    table = run_scenario(raw).report["coalition_studies"][0]["table"]
+    assert [(row["coalition"], row["roles"]) for row in table] == [
+        ([0], ["site"]), ([1], ["site"]), ([2], ["site"]), ([3], ["analyst"])]
