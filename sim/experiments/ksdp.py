@@ -267,7 +267,7 @@ def _run(inp: RunInput) -> AlgorithmRun:
         result=None, outputs=outputs, metrics=metrics,
         plots={"ksdp_p_values": lambda: plots.sweep(
             sizes, curves, "victim database size n_v", "mean π (min p-value over statistics)",
-            title, logx=True, reference={"p = 0.05": 0.05})},
+            title, logx=max(sizes) >= 20 * min(sizes), reference={"p = 0.05": 0.05})},
         tables=[table(["mechanism", "n_v", "mean π", "min π", "mean KS", "exact KS"], rows,
                       "KS distributional privacy against party size")],
     )
