@@ -24,6 +24,7 @@ from parties.party import SITE, Program
 from protocols.errors import InputError
 from sim.network import Network
 from sim.privacy import AuditTarget, SimPyRunner, audit_seed_of, field_builder, run_audit
+from sim.report import table
 from sim.scenario import AuditSpec
 
 DECLARED_THRESHOLDS: dict[str, Callable[[int], int]] = {
@@ -155,6 +156,18 @@ def coalition_study(
                               **options) for c in chosen]
     return CoalitionStudy(method, tuple(results), sites, sites, dict.fromkeys(sites, SITE),
                           threshold)
+
+
+def study_table(index: int, study: CoalitionStudy) -> str:
+    """The console summary of a study: verdict counts by coalition size, and t."""
+    counts = study.counts()
+    rows = [[size, sum(c.values()), *(c.get(v, 0) for v in VERDICT_COLOURS)]
+            for size, c in counts.items()]
+    threshold = study.declared_threshold
+    title = (f"coalition study [[audit]] {index} ({study.method}): largest private t = "
+             f"{study.largest_private_t}, declared "
+             f"{'none' if threshold is None else threshold}")
+    return table(["size", "coalitions", *VERDICT_COLOURS], rows, title)
 
 
 def heat_map(study: CoalitionStudy, title: str = "") -> Any:

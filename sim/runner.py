@@ -25,7 +25,7 @@ from parties.audit import AuditResult, Progress
 from parties.audit.coalitions import CoalitionStudy
 from protocols.errors import InputError, ProtocolAbort, ScenarioError
 from sim import catalog, report
-from sim.coalitions import heat_map, run_study
+from sim.coalitions import heat_map, run_study, study_table
 from sim.entry import Algorithm, AlgorithmRun, RunInput
 from sim.network import Network
 from sim.privacy import run_audit
@@ -63,7 +63,8 @@ class ScenarioRun:
 
     def format(self) -> str:
         """The console tables."""
-        return report.format_report(self.report, self.run.tables)
+        return report.format_report(self.report, [*self.run.tables, *(
+            study_table(i, study) for i, study in self.studies.items())])
 
 
 def run_scenario(
