@@ -1,7 +1,9 @@
 """Tests of the exact linear audit (:mod:`parties.audit.linear`).
 
 The planted leaks that are affine over GF(p) — a raw input sent, a mask reused, a public mask,
-masks reused across two calls — must be decided exactly: *leak* for precisely the coalitions
+masks reused across two calls, and PD-NMF's planted SecureSum bugs (a statistic in the clear,
+an unmasked last coordinate, a restarted PRG counter, a debugging message) run on field
+vectors — must be decided exactly: *leak* for precisely the coalitions
 derived by hand in :mod:`planted_leaks`, *private* for every other. Every leak's witness is
 checked by recomputing its identity with plain Python integers on fresh runs with real AES
 masks and other inputs: the named view elements, weighted by their coefficients, equal the
@@ -217,3 +219,34 @@ def test_coalitions_share_one_set_of_probes():
     linear_audits(SimPyRunner(P), builder(counting), [1] * 4, chosen, probes=2)
     # one run at zero, one per variable (4 inputs + 6 pair streams of 2), two random probes
     assert len(calls) == 1 + 4 + 6 * 2 + 2
+
+
+def leaky_sum_program(kind: str):
+    """PD-NMF's planted SecureSum bugs (:class:`planted_runs.LeakySum`) on field vectors: one
+    topic per sweep, the bug from the first call (``restart``: a second call reuses its masks)."""
+    leaky = pr.LeakySum(kind, k=1, sweep=1 if kind == "restart" else 0)
+
+    def program(ctx, x):
+        total = yield from leaky._field_sum(ctx, x, "x")
+        if kind == "restart":
+            total = yield from leaky._field_sum(ctx, ctx.field.add(x, x), "x")
+        return total
+
+    return program
+
+
+@pytest.mark.parametrize(("kind", "expected"), [
+    ("raw", {(0,), (1,), (2,)}),
+    ("last", {(0,), (1,), (2,)}),
+    ("restart", {(0,), (1,), (2,)}),
+    ("side", {(0,)}),  # party 1's statistic reaches party 0; with one honest party, nothing new
+])
+def test_pd_nmf_planted_sum_bugs_are_decided_exactly(kind: str, expected: set):
+    program = leaky_sum_program(kind)
+    results = every(program, 3)
+    assert {c for c, r in results.items() if r.verdict == "leak"} == expected
+    assert {c for c, r in results.items() if r.verdict == "private"} == set(results) - expected
+    for c in sorted(expected):
+        check_witness(program, 3, c, results[c].details["witness"], seed=7)
+        if kind == "last":  # only the unmasked last coordinate can be read
+            assert {w["element"] for w in results[c].details["witness"]["view"]} == {D - 1}
