@@ -368,20 +368,12 @@ LEAKING_COALITIONS: dict[tuple[str, str, int], set[tuple[int, ...]]] = {
 }
 """(leak, variant, M) → the coalitions that learn something beyond the sum."""
 
-# The PRG leaks are written in the thesis's two-share form, which SecureSum keeps as the
-# variant "prg_two_share": the same leaky programs and coalitions serve it.
-for _leaks in LEAKS.values():
-    _leaks["prg_two_share"] = _leaks["prg"]
-LEAKING_COALITIONS.update({(leak, "prg_two_share", m): coalitions
-                           for (leak, variant, m), coalitions in list(LEAKING_COALITIONS.items())
-                           if variant == "prg"})
-
 
 def simulation_flagged(leak: str, variant: str, n_parties: int) -> set[tuple[int, ...]]:
     """The coalitions (of 1..M−1 parties) the simulation audit flags (module docstring)."""
     every = {c for k in range(1, n_parties) for c in itertools.combinations(range(n_parties), k)}
     out = set(LEAKING_COALITIONS[(leak, variant, n_parties)])
-    if (leak, variant) in (("raw_input", "prg"), ("raw_input", "prg_two_share")):
+    if (leak, variant) == ("raw_input", "prg"):
         out |= {c for c in every if len(c) == n_parties - 1}
     if (leak, variant) == ("predictable_last", "explicit"):
         for c in every:

@@ -366,7 +366,7 @@ def test_exact_honest_private_for_every_coalition(variant: str) -> None:
 
 def test_exact_power_states_the_sampled_fraction() -> None:
     """Sampled coalition randomness: a leak on a fraction f of its values is caught w.p. 0.9."""
-    result = exact(secure_sum_program("prg"), F5, 3, (0,), tapes=3)
+    result = exact(secure_sum_program("prg_two_share"), F5, 3, (0,), tapes=3)
     assert result.verdict == "private"
     power = result.power
     assert power["exact"] is False and power["coalition_tapes_checked"] == 3
@@ -380,10 +380,12 @@ def test_exact_power_states_the_sampled_fraction() -> None:
 
 def test_exact_refuses_an_enumeration_beyond_max_runs() -> None:
     inputs = [F5.elements([v]) for v in (1, 3, 2)]
-    # coalition {0}, prg: 5 input sets × 5^2 honest tapes = 125 runs, plus 25 + 1 to find them
+    # coalition {0}, the two-share form: 5 input sets × 5^2 honest tapes = 125 runs, plus
+    # 25 + 1 to find them
     with pytest.raises(InputError, match=r"5 input sets × 5\^2 honest tapes .* max_runs = 150"):
-        audit(secure_sum_program("prg"), inputs, (0,), prime=5, method="exact", max_runs=150)
-    result = audit(secure_sum_program("prg"), inputs, (0,), prime=5, method="exact",
+        audit(secure_sum_program("prg_two_share"), inputs, (0,), prime=5, method="exact",
+              max_runs=150)
+    result = audit(secure_sum_program("prg_two_share"), inputs, (0,), prime=5, method="exact",
                    max_runs=3 * 125 + 26)
     assert result.details["coalition_randomness"] == "sampled"
     assert result.details["assignments_checked"] == 3

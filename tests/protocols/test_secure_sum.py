@@ -33,9 +33,9 @@ from protocols.effects import Call, Send, SendEach
 from protocols.errors import FieldOverflowError, InputError, ProtocolAbort
 from protocols.field import FixedPoint, prime_field
 from protocols.secure_sum import (
+    ALL_VARIANTS,
     COST_FORMULAS,
     PROTOCOL,
-    VARIANTS,
     column_sum,
     declared_cost,
     own_share,
@@ -124,7 +124,7 @@ CONTRACT = [
     pytest.param(prime, f, m, variant, id=f"{name}-M{m}-{variant}")
     for name, prime, f in CONTRACT_FIELDS
     for m in CONTRACT_PARTIES
-    for variant in VARIANTS
+    for variant in ALL_VARIANTS
 ]
 
 
@@ -271,7 +271,7 @@ ABORT_CASES = [
     pytest.param(prime, f, m, variant, step, id=f"{name}-M{m}-{variant}-{step}")
     for name, prime, f in CONTRACT_FIELDS
     for m in CONTRACT_PARTIES
-    for variant in VARIANTS
+    for variant in ALL_VARIANTS
     for step in (("share", "column_sum") if variant == "explicit" else ("column_sum",))
 ]
 
@@ -303,7 +303,7 @@ def test_contract_abort_reaches_every_waiting_peer(prime: int, frac_bits: int, m
 # -- issue 2 "Done when": M = 2..8 ---------------------------------------------------------
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", ALL_VARIANTS)
 @pytest.mark.parametrize("m", range(2, 9))
 def test_elements_per_party_and_accuracy_for_2_to_8_parties(m: int, variant: str) -> None:
     d, f = 10, 24
@@ -328,7 +328,7 @@ def test_elements_per_party_and_accuracy_for_2_to_8_parties(m: int, variant: str
     m=st.integers(min_value=2, max_value=6),
     d=st.integers(min_value=1, max_value=6),
     prime=st.sampled_from([P7, P31, P61]),
-    variant=st.sampled_from(VARIANTS),
+    variant=st.sampled_from(ALL_VARIANTS),
 )
 def test_property_any_parties_length_and_inputs_in_range(
     data: st.DataObject, m: int, d: int, prime: int, variant: str
@@ -430,7 +430,7 @@ def formula_value(text: str, m: int, d: int) -> int:
     return int(eval(expr, {"__builtins__": {}}, {"M": m, "d": d}))
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", ALL_VARIANTS)
 @pytest.mark.parametrize(("m", "d"), [(2, 1), (3, 7), (8, 1000), (100, 3)])
 def test_declared_cost_formulas(variant: str, m: int, d: int) -> None:
     cost = declared_cost(variant, m, d)
@@ -563,7 +563,7 @@ def twice_program(variant: str):
     return program
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", ALL_VARIANTS)
 def test_two_calls_in_one_program_draw_different_masks(variant: str) -> None:
     m = 3
     xs = [np.full(D, 1.5 * (i + 1)) for i in range(m)]
@@ -618,7 +618,7 @@ def make_context(party: int, m: int, prime: int = P61, frac_bits: int = 24) -> P
     )
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", ALL_VARIANTS)
 def test_overflow_is_raised_before_the_first_effect(variant: str) -> None:
     m = 4
     ctx = make_context(0, m)
@@ -631,7 +631,7 @@ def test_overflow_is_raised_before_the_first_effect(variant: str) -> None:
     assert ctx.new_call("probe").index == 0  # no protocol call was even started
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", ALL_VARIANTS)
 def test_overflow_in_a_run_sends_nothing_and_aborts_everyone(variant: str) -> None:
     m = 3
     bound_m = float(Fraction((P61 - 1) // 2 // m, 1 << 24))
@@ -656,7 +656,7 @@ def test_overflow_in_a_run_sends_nothing_and_aborts_everyone(variant: str) -> No
 
 @pytest.mark.parametrize(("prime", "frac_bits", "width", "big"),
                          [((1 << 127) - 1, 60, 16, 1e15), ((1 << 64) - 59, 20, 8, 1e9)])
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", ALL_VARIANTS)
 def test_wide_fields_sum_exactly_and_count_their_width(prime: int, frac_bits: int, width: int,
                                                        big: float, variant: str) -> None:
     m, d = 3, 2
