@@ -43,6 +43,7 @@ class ScenarioRun:
     ledger_csv: str
     run: AlgorithmRun
     audits: list[AuditResult] = field(default_factory=list)
+    reporting: bool = True  # False on MPI ranks other than 0: they neither print nor write
 
     def write(self, out_dir: str | Path) -> list[Path]:
         """Write report.json, outputs.npz, ledger.csv and the PNG plots, atomically."""
@@ -65,6 +66,7 @@ def run_scenario(
     *,
     seed: int | None = None,
     progress: Progress | None = None,
+    driver: str = "simpy",
 ) -> ScenarioRun:
     """Validate, load data, simulate, audit and report one scenario.
 
@@ -76,6 +78,10 @@ def run_scenario(
         Overrides the scenario's seed (as ``--seed``).
     progress : callable, optional
         ``progress(stage, done, total)`` for long runs.
+    driver : {"simpy", "mpi"}
+        As ``--driver``: ``"mpi"`` runs the parties on the MPI ranks of this job
+        (:mod:`sim.drivers.mpi`); every rank calls this function and rank 0's run has
+        ``reporting`` set.
     """
     scenario = source if isinstance(source, Scenario) else load_scenario(source)
     scenario = scenario.with_seed(seed)
@@ -101,7 +107,7 @@ def run_scenario(
     network = Network.build(scenario.n_parties, scenario.topology, scenario.latency_ms,
                             scenario.bandwidth_mbps, scenario.links)
     simulation = Simulation(network, prime=scenario.prime, frac_bits=scenario.frac_bits,
-                            seed=run_seed, sealing=scenario.sealing)
+                            seed=run_seed, sealing=scenario.sealing, driver=driver)
     inp = RunInput(scenario, params, matrix, shards, simulation, run_seed, progress, extras,
                    attack)
     started = time.perf_counter()
@@ -110,8 +116,17 @@ def run_scenario(
     except ProtocolAbort as abort:
         cause = abort.__cause__
         if isinstance(cause, InputError):
-            raise InputError(f"party {abort.party}: {cause}") from abort
+            where = f" in call {abort.call}" if abort.call else ""
+            raise InputError(f"party {abort.party}{where}: {cause}") from abort
         raise
+    driver_info = simulation.driver_info()  # under MPI a collective call: every rank makes it
+    reporting = True
+    if driver == "mpi":
+        from sim.drivers.mpi import is_root
+
+        reporting = is_root()
+    if not reporting:  # another rank reports; the run's results are rank 0's as well
+        return ScenarioRun(scenario, {}, algorithm_run.outputs, "", algorithm_run, [], False)
     audits = []
     for spec in scenario.audits:
         if algorithm_run.audit_target is None:
@@ -123,6 +138,7 @@ def run_scenario(
     wall = time.perf_counter() - started
     rep = report.build_report(scenario, entry, params, run_seed, algorithm_run, audits, wall,
                               network, attacks)
+    rep["driver"] = driver_info
     ledger_csv = algorithm_run.result.ledger.to_csv() if algorithm_run.result else (
         report.empty_ledger_csv()
     )

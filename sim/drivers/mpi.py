@@ -78,7 +78,7 @@ import struct
 import time
 import zlib
 from collections import deque
-from collections.abc import Callable, Generator, Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from copyreg import dispatch_table
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -175,6 +175,10 @@ class RankLost(ProtocolAbort):
                  report: bool = True) -> None:
         super().__init__(party, round, reason, call)
         self.report = report
+
+    def __str__(self) -> str:
+        where = f"in call {self.call}" if self.call else "before its first message"
+        return f"party {self.party} lost {where}: {self.reason}"
 
 
 def _header(call: Call, step: str, round_: int) -> tuple[int | str, ...]:
@@ -486,15 +490,19 @@ class _Run:
         own = None
         if self.own_failure is not None:
             t, abort = self.own_failure
-            own = (t, abort.party, abort.round, abort.reason, abort.call)
+            cause = abort.__cause__
+            user = str(cause) if isinstance(cause, InputError) else None
+            own = (t, abort.party, abort.round, abort.reason, abort.call, user)
         reports = self.comm.allgather(own)
         failures = sorted((r for r in reports if r is not None), key=lambda r: (r[0], r[1]))
         if not failures:
             return
-        _, party, round_, reason, call = failures[0]
+        _, party, round_, reason, call, user = failures[0]
         abort = ProtocolAbort(party, round_, reason, call)
         if self.own_failure is not None and self.own_failure[1].party == party:
             abort.__cause__ = self.own_failure[1].__cause__
+        elif user is not None:  # a user's mistake (bad input) stays one on every rank
+            abort.__cause__ = InputError(user)
         raise abort
 
     def _record_unread(self) -> None:
@@ -843,7 +851,7 @@ class _Run:
         if self.rank != 0:  # rank 0 died: the next rank reports it
             hosted = sorted(p for p, r in self.owner.items() if r == 0)
             raise RankLost(hosted[0] if hosted else 0, None,
-                           f"rank 0 ended during the run, killed or crashed",
+                           "rank 0 ended during the run, killed or crashed",
                            self.last_from_rank.get(0, ""), report=self.rank == 1)
         theirs = sorted(p for p, r in self.owner.items() if r == rank)
         party, call = (theirs[0] if theirs else -1), ""
@@ -932,6 +940,11 @@ class _Liveness:
                 pass
             sock.close()
         self.peers.clear()
+
+
+def is_root() -> bool:
+    """Whether this process is rank 0 of ``MPI.COMM_WORLD`` (the one that reports)."""
+    return load_mpi().COMM_WORLD.Get_rank() == 0
 
 
 def exit_lost() -> None:
