@@ -119,7 +119,10 @@ def _reporting(driver: str) -> bool:
         return True
     from sim.drivers.mpi import is_root
 
-    return is_root()
+    try:
+        return is_root()
+    except InputError:  # no MPI: this lone process reports that
+        return True
 
 
 def _error(exc: Exception, args: argparse.Namespace) -> None:
