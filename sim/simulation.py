@@ -475,11 +475,11 @@ class Simulation:
         """Which driver runs the programs, on how many ranks and hosts (the report's
         ``driver``). Under MPI every rank must call it (it gathers the host names)."""
         if self.driver == "mpi":
-            from sim.drivers.mpi import load_mpi
+            from sim.drivers.mpi import allgather_json, load_mpi
 
-            comm = load_mpi().COMM_WORLD
-            hosts = comm.allgather(load_mpi().Get_processor_name())
-            return {"name": "mpi", "ranks": comm.Get_size(), "hosts": len(set(hosts))}
+            mpi = load_mpi()
+            hosts = allgather_json(mpi.COMM_WORLD, mpi.Get_processor_name())
+            return {"name": "mpi", "ranks": mpi.COMM_WORLD.Get_size(), "hosts": len(set(hosts))}
         return {"name": "simpy", "ranks": 1, "hosts": 1}
 
     def _network_for(self, roles: dict[int, str]) -> Network:

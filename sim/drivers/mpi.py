@@ -12,10 +12,11 @@ Effects (:mod:`protocols.effects`) mean what they mean under the SimPy driver
 * ``Send``/``SendEach`` — the payload's wire encoding (:mod:`protocols.wire`), sealed with
   AES-GCM under the pair's channel key when sealing is on (message number n of its directed
   channel, the header — protocol, call, step, round — bound as associated data). Between
-  ranks it travels as one MPI message of bytes: a fixed binary frame (:data:`_FRAME`: kind,
-  sender, receiver, call, round, sealed, the sender's ledger row; then protocol and step as
-  UTF-8) followed by those bytes, sent with a non-blocking ``Isend`` under an MPI tag derived
-  from the call and the step (:func:`message_tag`). Nothing is pickled. Between two parties of
+  ranks it travels as two MPI messages of bytes, both sent with a non-blocking ``Isend``
+  under an MPI tag derived from the call and the step (:func:`message_tag`): a fixed binary
+  frame (:data:`_FRAME`: kind, sender, receiver, call, round, sealed, the sender's ledger
+  row, the lengths; then protocol and step as UTF-8), then those bytes as they are (no
+  copy into one buffer). Nothing is pickled. Between two parties of
   one rank the same bytes are handed over in memory, so the bytes counted are the bytes that
   would travel.
 * ``Recv``/``RecvEach``/``RecvAny`` — wait until the message with that (sender, call, step) is
@@ -70,6 +71,7 @@ network, :mod:`sim.simulation`).
 from __future__ import annotations
 
 import io
+import json
 import os
 import pickle
 import select
@@ -114,9 +116,11 @@ _DATA, _ABORT, _LOST = 1, 2, 3
 _BYE = b"B"  # sent on the liveness connection by a rank that finished normally
 _CONTROL_TAG = 1
 _FIRST_DATA_TAG = 16
-# kind, sender, receiver, call, round, sealed, sender's row, len(protocol), len(step)
-_FRAME = struct.Struct("<BQQQQBQHH")
-_IDLE_SLEEP_S = 2e-4
+# kind, sender, receiver, call, round, sealed, sender's row, len(protocol), len(step), len(data)
+_FRAME = struct.Struct("<BQQQQBQHHQ")
+_IDLE_SPINS = 2000  # polls that only yield the processor before an idle rank starts sleeping
+_IDLE_SLEEP_S = 5e-5
+_IDLE_SLEEP_MAX_S = 1e-3
 _LIVENESS_EVERY = 64
 _CONNECT_TIMEOUT_S = 60.0
 
@@ -179,6 +183,41 @@ class RankLost(ProtocolAbort):
     def __str__(self) -> str:
         where = f"in call {self.call}" if self.call else "before its first message"
         return f"party {self.party} lost {where}: {self.reason}"
+
+
+def _wait(request: Any, status: Any = None) -> None:
+    """Complete a non-blocking MPI operation without spinning a processor.
+
+    MPICH's blocking calls poll in a busy loop; with more ranks than cores (or cores shared
+    with other work) a rank that waits so steals the processor from the ranks it waits for.
+    """
+    idle = 0
+    while not request.Test(status):  # each Test also advances the operation
+        idle += 1
+        if idle < 20 * _IDLE_SPINS:
+            os.sched_yield()
+        else:
+            time.sleep(min(_IDLE_SLEEP_S * (idle - _IDLE_SPINS + 1), _IDLE_SLEEP_MAX_S))
+
+
+def _allgather_bytes(comm: Any, mpi: Any, blob: bytes) -> list[bytes]:
+    """Every rank's ``blob``, at every rank (non-blocking collectives, waited politely)."""
+    size = comm.Get_size()
+    sizes = np.zeros(size, dtype=np.int64)
+    _wait(comm.Iallgather(np.array([len(blob)], dtype=np.int64), sizes))
+    displs = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    out = bytearray(int(sizes.sum()))
+    counts = [int(c) for c in sizes]
+    _wait(comm.Iallgatherv([blob, mpi.BYTE], [out, (counts, [int(d) for d in displs]),
+                                              mpi.BYTE]))
+    return [bytes(out[int(d):int(d) + c]) for d, c in zip(displs, counts, strict=True)]
+
+
+def allgather_json(comm: Any, value: Any) -> list[Any]:
+    """Every rank's JSON-encodable ``value``, at every rank (small control data; no pickle)."""
+    mpi = load_mpi()
+    blobs = _allgather_bytes(comm, mpi, json.dumps(value).encode())
+    return [json.loads(b) for b in blobs]
 
 
 def _header(call: Call, step: str, round_: int) -> tuple[int | str, ...]:
@@ -291,7 +330,7 @@ class MpiDriver:
         self.comm = comm if comm is not None else mpi.COMM_WORLD
         self.rank = self.comm.Get_rank()
         self.size = self.comm.Get_size()
-        hosts = self.comm.allgather(mpi.Get_processor_name())
+        hosts = allgather_json(self.comm, mpi.Get_processor_name())
         self.info = MpiRunInfo(self.size, len(set(hosts)))
 
     def owners(self, parties: Sequence[int]) -> dict[int, int]:
@@ -313,6 +352,7 @@ class MpiDriver:
         every participant to its rank. Returns this rank's outputs and rows (gather them with
         :meth:`gather`).
         """
+        _wait(self.comm.Ibarrier())  # wait for every rank without spinning; then Dup is quick
         comm = self.comm.Dup()
         try:
             outcome = _Run(self, comm, contexts, programs, views, owner).execute()
@@ -333,7 +373,7 @@ class MpiDriver:
         The outcome's time is the longest rank's wall time.
         """
         local = (outcome.outputs, outcome.rows, outcome.deliveries, dict(views), outcome.wall_s)
-        parts = [_loads(blob) for blob in self.comm.allgather(_dumps(local))]
+        parts = [_loads(blob) for blob in _allgather_bytes(self.comm, self.MPI, _dumps(local))]
         delivered = {(sender_rank, row): t for part in parts
                      for sender_rank, row, t in part[2]}
         outputs: dict[int, Any] = {}
@@ -423,8 +463,9 @@ class _Run:
 
     def execute(self) -> DriverOutcome:
         links = _Liveness(self.comm, self.rank, self.size)
-        t0 = self.comm.bcast(time.time(), root=0)
-        self.start = t0
+        clock = np.array([time.time()])
+        _wait(self.comm.Ibcast(clock, root=0))  # rank 0's clock starts the run everywhere
+        t0 = self.start = float(clock[0])
         for pid in sorted(self.contexts):
             self._start_party(pid)
         wave: Any = None
@@ -441,7 +482,7 @@ class _Run:
                 progressed |= self._poll()
                 self._reap()
                 spins += 1
-                if spins % _LIVENESS_EVERY == 0 or idle:
+                if spins % _LIVENESS_EVERY == 0 or idle > _IDLE_SPINS:
                     lost = links.check()
                     if lost is not None:
                         self._lost(lost, links)
@@ -464,12 +505,17 @@ class _Run:
                     continue
                 if not progressed:
                     idle += 1
-                    time.sleep(min(_IDLE_SLEEP_S * idle, 2e-3))
+                    if idle < _IDLE_SPINS or self.requests:  # sends in flight need progress
+                        os.sched_yield()
+                    else:
+                        time.sleep(min(_IDLE_SLEEP_S * (idle - _IDLE_SPINS + 1),
+                                       _IDLE_SLEEP_MAX_S))
                 else:
                     idle = 0
         finally:
             links.close()
-        self.MPI.Request.Waitall([r for r, _ in self.requests])
+        for request, _ in self.requests:
+            _wait(request)
         self.requests.clear()
         self._finish(outcome[2])
         return RankOutcome(self.outputs, self.rows, self.deliveries, time.time() - t0)
@@ -493,7 +539,7 @@ class _Run:
             cause = abort.__cause__
             user = str(cause) if isinstance(cause, InputError) else None
             own = (t, abort.party, abort.round, abort.reason, abort.call, user)
-        reports = self.comm.allgather(own)
+        reports = allgather_json(self.comm, own)
         failures = sorted((r for r in reports if r is not None), key=lambda r: (r[0], r[1]))
         if not failures:
             return
@@ -702,17 +748,19 @@ class _Run:
                                    is_sealed))
             return
         protocol_raw, step_raw = call.protocol.encode(), step.encode()
-        frame = _FRAME.pack(_DATA, pid, to, call.index, round_, int(is_sealed), row_index,
-                            len(protocol_raw), len(step_raw))
-        buffer = b"".join((frame, protocol_raw, step_raw, data))
-        request = self.comm.Isend([buffer, self.MPI.BYTE], dest=dest,
-                                  tag=message_tag(call, step, self.tag_ub))
-        self.requests.append((request, buffer))
+        frame = b"".join((_FRAME.pack(_DATA, pid, to, call.index, round_, int(is_sealed),
+                                      row_index, len(protocol_raw), len(step_raw), len(data)),
+                          protocol_raw, step_raw))
+        tag = message_tag(call, step, self.tag_ub)
+        byte = self.MPI.BYTE
+        # the data follows its frame from the same rank: MPI keeps the two in order
+        self.requests.append((self.comm.Isend([frame, byte], dest=dest, tag=tag), frame))
+        self.requests.append((self.comm.Isend([data, byte], dest=dest, tag=tag), data))
         self.sent += 1
 
     def _reap(self) -> None:
-        """Forget sends that completed (their buffers may go)."""
-        if len(self.requests) > 32:
+        """Advance the sends in flight; forget those that completed (their buffers may go)."""
+        if self.requests:
             self.requests = [(r, b) for r, b in self.requests if not r.Test()]
 
     def _poll(self) -> bool:
@@ -734,17 +782,26 @@ class _Run:
                 self._receive_frame(source, tag, bytes(buffer))
 
     def _receive_frame(self, source: int, tag: int, buffer: bytes) -> None:
+        """A frame has arrived: receive its data (the next message from ``source``)."""
         self.received += 1
-        now = time.time() - self.start
         try:
-            kind, sender, receiver, index, round_, sealed, row, n_proto, n_step = (
+            kind, sender, receiver, index, round_, sealed, row, n_proto, n_step, n_data = (
                 _FRAME.unpack_from(buffer))
             at = _FRAME.size
             protocol = buffer[at:at + n_proto].decode()
             step = buffer[at + n_proto:at + n_proto + n_step].decode()
-            data = buffer[at + n_proto + n_step:]
         except (struct.error, UnicodeDecodeError) as exc:
             raise MpcsimError(f"rank {source} sent a malformed frame: {exc}") from None
+        received = bytearray(n_data)
+        status = self.MPI.Status()
+        # blocking is safe here: the sender posted the data with the frame, and a blocked
+        # rank still advances its own sends; it is also the fast path for large messages
+        self.comm.Recv([received, self.MPI.BYTE], source=source, tag=tag, status=status)
+        if status.Get_count(self.MPI.BYTE) != n_data:
+            raise MpcsimError(f"rank {source} sent {status.Get_count(self.MPI.BYTE)} bytes of "
+                              f"data where its frame announced {n_data}")
+        data = bytes(received)  # immutable: payloads are decoded onto it
+        now = time.time() - self.start
         if (kind != _DATA or self.owner.get(sender) != source
                 or self.owner.get(receiver) != self.rank
                 or message_tag(Call(protocol, index), step, self.tag_ub) != tag):
@@ -890,11 +947,13 @@ class _Liveness:
         if size == 1:
             return
         server = None
-        address = None
+        address = bytearray(512)
         if rank == 0:
             server = socket.create_server(("", 0))
-            address = (socket.gethostname(), server.getsockname()[1])
-        address = comm.bcast(address, root=0)
+            named = json.dumps([socket.gethostname(), server.getsockname()[1]]).encode()
+            address[:len(named)] = named
+        _wait(comm.Ibcast([address, load_mpi().BYTE], root=0))
+        host, port = json.loads(bytes(address).rstrip(b"\0"))
         if rank == 0:
             assert server is not None
             server.settimeout(_CONNECT_TIMEOUT_S)
@@ -904,7 +963,7 @@ class _Liveness:
                 self.peers[peer] = conn
             server.close()
         else:
-            conn = socket.create_connection(address, timeout=_CONNECT_TIMEOUT_S)
+            conn = socket.create_connection((host, port), timeout=_CONNECT_TIMEOUT_S)
             conn.sendall(rank.to_bytes(4, "big"))
             self.peers[0] = conn
         for conn in self.peers.values():
