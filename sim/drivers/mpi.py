@@ -89,8 +89,6 @@ from typing import Any
 import numpy as np
 
 from parties.view import Message, View, frozen
-from protocols import wire
-from protocols.channels import open_message, seal_message
 from protocols.context import PartyContext
 from protocols.effects import (
     Call,
@@ -105,6 +103,7 @@ from protocols.effects import (
 )
 from protocols.errors import InputError, MpcsimError, ProtocolAbort
 from protocols.field import PrimeField
+from sim.drivers.envelopes import Encoded, detached, encode_payload, open_payload, seal_payload
 from sim.drivers.simpy import DriverOutcome, Interceptor, ProgramFactory
 from sim.ledger import Row
 from sim.network import Network
@@ -218,19 +217,6 @@ def allgather_json(comm: Any, value: Any) -> list[Any]:
     mpi = load_mpi()
     blobs = _allgather_bytes(comm, mpi, json.dumps(value).encode())
     return [json.loads(b) for b in blobs]
-
-
-def _header(call: Call, step: str, round_: int) -> tuple[int | str, ...]:
-    return (call.protocol, call.index, step, round_)
-
-
-def _detached(exc: BaseException) -> BaseException:
-    """``exc`` without traceback, cause or context, fit to be thrown into a program."""
-    exc.__traceback__ = None
-    exc.__cause__ = None
-    exc.__context__ = None
-    exc.__suppress_context__ = False
-    return exc
 
 
 def _from_program(exc: BaseException) -> BaseException:
@@ -593,7 +579,7 @@ class _Run:
                     party.value, party.error = None, self._notice()
                 except Exception as exc:
                     party.inner = None
-                    party.value, party.error = None, _detached(exc)
+                    party.value, party.error = None, detached(exc)
                 else:
                     party.waiting = wait.keys
                     return
@@ -619,7 +605,7 @@ class _Run:
                 party.error = self._notice()
                 continue
             except Exception as exc:
-                party.error = _detached(exc)
+                party.error = detached(exc)
                 continue
             if inner is not None:
                 party.inner = inner
@@ -634,7 +620,7 @@ class _Run:
         if kind is Send:
             self._send(pid, effect.to, effect.payload, effect.call, effect.step, effect.sealed)
         elif kind is SendEach:
-            encoded: dict[int, tuple[bytes, int]] = {}
+            encoded: Encoded = {}
             for to in sorted(effect.payloads):
                 self._send(pid, to, effect.payloads[to], effect.call, effect.step,
                            effect.sealed, encoded)
@@ -709,30 +695,18 @@ class _Run:
         call: Call,
         step: str,
         sealed: bool,
-        encoded: dict[int, tuple[bytes, int]] | None = None,
+        encoded: Encoded | None = None,
     ) -> None:
         if to not in self.owner or to == pid:
             raise MpcsimError(f"party {pid} sent a message to unknown party {to}")
         ctx = self.contexts[pid]
-        cached = encoded.get(id(payload)) if encoded is not None else None
-        if cached is None:
-            arr = np.asarray(payload)
-            width = ctx.field.element_bytes if arr.dtype == object else None
-            cached = (wire.encode(arr, width), wire.payload_elements(arr))
-            if encoded is not None:
-                encoded[id(payload)] = cached
-        data, elements = cached
+        data, elements = encode_payload(ctx, payload, encoded)
         round_ = self.max_round[pid] + 1
         is_sealed = self.driver.sealing and sealed
         if is_sealed:
-            channel_key = ctx.channel_keys.get(to)
-            if channel_key is None:
-                raise MpcsimError(
-                    f"party {pid} has no channel key for party {to}: sealing needs key agreement"
-                )
             sequence = self.counters.get((pid, to), 0)
             self.counters[(pid, to)] = sequence + 1
-            data = seal_message(channel_key, pid, to, sequence, data, _header(call, step, round_))
+            data = seal_payload(ctx, to, sequence, data, call, step, round_)
         n_bytes = len(data)
         if self.driver.interceptor is not None:
             data = self.driver.interceptor(pid, to, call.tag(step), data)
@@ -829,27 +803,9 @@ class _Run:
             self.ready.append(receiver)
 
     def _open(self, envelope: _Envelope, number: int | None) -> Message:
-        receiver, sender = envelope.receiver, envelope.sender
-        data = envelope.data
-        call = Call(envelope.protocol, envelope.call)
-        if number is not None:
-            key = self.contexts[receiver].channel_keys.get(sender)
-            if key is None:
-                raise MpcsimError(
-                    f"party {receiver} has no channel key for party {sender}, which sealed a "
-                    "message to it"
-                )
-            data = open_message(key, sender, receiver, number, data,
-                                _header(call, envelope.step, envelope.round))
-        try:
-            payload = wire.decode(data, self.driver.field)
-        except wire.WireFormatError as exc:
-            raise wire.WireFormatError(
-                f"party {receiver} received from party {sender} a payload it cannot read "
-                f"('{envelope.step}' of {call.protocol}#{call.index}): {exc}"
-            ) from None
-        return Message(sender, call.protocol, call.index, envelope.step, envelope.round,
-                       payload)
+        return open_payload(self.contexts[envelope.receiver], envelope.sender, number,
+                            envelope.data, Call(envelope.protocol, envelope.call), envelope.step,
+                            envelope.round, self.driver.field)
 
     # -- failure -------------------------------------------------------------------------------
 
