@@ -61,8 +61,15 @@ Failure never hangs a run.
   job when one process dies by a signal unless given ``-disable-auto-cleanup``, which
   ``mpcsim run --ranks R`` passes.
 
-Departures. Results (outputs, rows, views) are gathered with mpi4py's pickle among the ranks
-of one job, which run this same code; party messages never are. Isolation is stronger than in
+Waiting. MPICH's blocking calls poll in a busy loop, which on a machine with fewer cores than
+ranks takes the processor from the ranks being waited for; the driver's collectives are
+non-blocking and waited for politely (:func:`_wait`: yield the processor, then sleep briefly),
+and an idle rank polls, yields, then sleeps up to 1 ms — except while its own sends are in
+flight, which need its progress.
+
+Departures. Results (outputs, rows, views) are gathered with pickle among the ranks of one job,
+which run this same code (control data — host names, failures, the clock — travel as JSON or
+raw numbers); party messages are never pickled. Isolation is stronger than in
 one process: a rank holds only its own parties' contexts; but every rank reads the scenario,
 so each loads the whole data set and knows the run seed (use ``key_source = "os"`` on a real
 network, :mod:`sim.simulation`).
@@ -444,11 +451,12 @@ class _Run:
         self.received = 0
         self.last_from_rank: dict[int, str] = {}
         self.start = 0.0
+        self.links: _Liveness
 
     # -- the loop ----------------------------------------------------------------------------
 
     def execute(self) -> DriverOutcome:
-        links = _Liveness(self.comm, self.rank, self.size)
+        links = self.links = _Liveness(self.comm, self.rank, self.size)
         clock = np.array([time.time()])
         _wait(self.comm.Ibcast(clock, root=0))  # rank 0's clock starts the run everywhere
         t0 = self.start = float(clock[0])
@@ -469,9 +477,7 @@ class _Run:
                 self._reap()
                 spins += 1
                 if spins % _LIVENESS_EVERY == 0 or idle > _IDLE_SPINS:
-                    lost = links.check()
-                    if lost is not None:
-                        self._lost(lost, links)
+                    self._watch()
                 if self.ready:
                     continue
                 if wave is None:  # passive: join the next wave
@@ -768,9 +774,15 @@ class _Run:
             raise MpcsimError(f"rank {source} sent a malformed frame: {exc}") from None
         received = bytearray(n_data)
         status = self.MPI.Status()
-        # blocking is safe here: the sender posted the data with the frame, and a blocked
-        # rank still advances its own sends; it is also the fast path for large messages
-        self.comm.Recv([received, self.MPI.BYTE], source=source, tag=tag, status=status)
+        # the sender posted the data with the frame; wait for it while still watching for a
+        # dead rank (its data may never come)
+        request = self.comm.Irecv([received, self.MPI.BYTE], source=source, tag=tag)
+        spins = 0
+        while not request.Test(status):
+            spins += 1
+            if spins % _LIVENESS_EVERY == 0:
+                self._watch()
+            os.sched_yield()
         if status.Get_count(self.MPI.BYTE) != n_data:
             raise MpcsimError(f"rank {source} sent {status.Get_count(self.MPI.BYTE)} bytes of "
                               f"data where its frame announced {n_data}")
@@ -858,6 +870,18 @@ class _Run:
             raise RankLost(party, None, text, "", report=False)
         else:
             raise MpcsimError(f"rank {source} sent an unknown control message ({kind})")
+
+    def _watch(self) -> None:
+        """Raise :class:`RankLost` if a rank died (or rank 0 reported one that did)."""
+        lost = self.links.check()
+        if lost is not None:
+            self._lost(lost, self.links)
+        if self.comm.iprobe(source=self.MPI.ANY_SOURCE, tag=_CONTROL_TAG):
+            status = self.MPI.Status()
+            buffer = bytearray(64 + 4096)
+            self.comm.Recv([buffer, self.MPI.BYTE], source=self.MPI.ANY_SOURCE,
+                           tag=_CONTROL_TAG, status=status)
+            self._control(status.Get_source(), bytes(buffer[:status.Get_count(self.MPI.BYTE)]))
 
     def _lost(self, rank: int, links: _Liveness) -> None:
         """Rank ``rank`` died: name its parties and the call in progress, end every rank."""

@@ -16,43 +16,47 @@ from parties.view import View
 
 
 def _scenario(name: str, algorithm: dict[str, Any], *, parties: int = 3, rows: int = 30,
-              cols: int = 6, kind: str | None = None, **network: Any) -> dict[str, Any]:
-    data: dict[str, Any] = {"source": "synthetic", "rows": rows, "cols": cols}
-    if kind:
-        data["kind"] = kind
-    return {"name": name, "seed": 11, "network": {"parties": parties, **network},
-            "data": data, "algorithm": {"name": algorithm.pop("entry", name), **algorithm}}
+              cols: int = 6, data: dict[str, Any] | None = None,
+              **extra: Any) -> dict[str, Any]:
+    spec = {"name": name, "seed": 11, "network": {"parties": parties},
+            "data": {"source": "synthetic", "rows": rows, "cols": cols, **(data or {})},
+            "algorithm": {"name": algorithm.pop("entry", name), **algorithm}}
+    return spec | extra
 
 
 NMF = {"k": 2, "iterations": 2, "local_iterations": 5, "svd_iterations": 3}
 DSANLS = {"k": 2, "iterations": 3}
 SECURE_NMF = {"k": 2, "outer": 2, "inner": 2}
 CAPE = {"k": 2, "trials": 2}
+P127 = {"prime": "2^127-1", "frac_bits": 24}
 
 SCENARIOS: dict[str, dict[str, Any]] = {
     "secure_sum_prg": _scenario("secure_sum_prg", {"entry": "secure_sum", "variant": "prg"}),
     "secure_sum_explicit": _scenario("secure_sum_explicit",
                                      {"entry": "secure_sum", "variant": "explicit"}),
     "pd_nmf": _scenario("pd_nmf", dict(NMF), rows=40, cols=12),
-    "rri_nmf": _scenario("rri_nmf", dict(NMF), rows=40, cols=12),
+    "rri_nmf": _scenario("rri_nmf", dict(NMF, init="nndsvd"), rows=40, cols=12),
     "pd_nmf_init_comparison": _scenario("pd_nmf_init_comparison", dict(NMF, trials=1),
                                         rows=40, cols=12),
     "pd_nmf_uplift": _scenario("pd_nmf_uplift", dict(NMF, local_restarts=1), rows=60, cols=12),
-    "cape_mean": _scenario("cape_mean", {"trials": 3}),
+    "cape_mean": _scenario("cape_mean", {"trials": 3}, data={"kind": "spiked", "k": 2}),
     "cape_pca": _scenario("cape_pca", dict(CAPE), rows=60, cols=6),
     "cape_pca_sweep": _scenario("cape_pca_sweep", dict(CAPE, values=[1.0, 5.0]), rows=60),
-    "cape_otd": _scenario("cape_otd", dict(CAPE), rows=60, cols=6),
-    "cape_otd_sweep": _scenario("cape_otd_sweep", dict(CAPE, values=[1.0, 5.0]), rows=60),
+    "cape_otd": _scenario("cape_otd", dict(CAPE), rows=60, cols=6, data={"k": 2}),
+    "cape_otd_sweep": _scenario("cape_otd_sweep", dict(CAPE, values=[1.0, 5.0]), rows=60,
+                                data={"k": 2}),
     "dp_nmf_outliers": _scenario("dp_nmf_outliers", {"k": 2, "iterations": 3,
                                                      "inner_iterations": 2}, rows=40, cols=12),
     "dp_nmf_outliers_epsilon": _scenario("dp_nmf_outliers_epsilon", {
         "k": 2, "iterations": 3, "inner_iterations": 2, "epsilons": [0.5], "trials": 1},
         rows=40, cols=12),
     "corrective_nmf": _scenario("corrective_nmf", {"k": 2, "iterations": 3}, rows=40, cols=12),
-    "corrective_nmf_comparison": _scenario("corrective_nmf_comparison",
-                                           {"k": 2, "iterations": 3}, rows=40, cols=12),
-    "normed_secure_sum": _scenario("normed_secure_sum", {}, cols=3),
-    "pd_svd": _scenario("pd_svd", {"k": 2, "iterations": 2}, cols=5),
+    "corrective_nmf_comparison": _scenario(
+        "corrective_nmf_comparison", {"k": 2, "iterations": 3}, parties=2, rows=120, cols=30,
+        data={"kind": "ratings", "k": 2, "density": 0.3},
+        attack={"fake_users": 4, "target_items": [3], "party": 1}),
+    "normed_secure_sum": _scenario("normed_secure_sum", {}, cols=3, field=P127),
+    "pd_svd": _scenario("pd_svd", {"k": 2, "iterations": 2}, cols=5, field=P127),
     "dsanls": _scenario("dsanls", dict(DSANLS), rows=40, cols=20),
     "syn_sd": _scenario("syn_sd", dict(SECURE_NMF), rows=40, cols=20),
     "syn_ssd": _scenario("syn_ssd", dict(SECURE_NMF), rows=40, cols=20),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 import signal
 import subprocess
@@ -67,7 +68,8 @@ def assert_same_as_simpy(name: str, out: Path) -> None:
         assert sorted(outputs) == sorted(reference.outputs)
         for key, value in reference.outputs.items():
             np.testing.assert_array_equal(outputs[key], value, err_msg=key)
-    assert (got / "views.txt").read_text() == views_digest(reference.run.result.views)
+    assert (got / "views.txt").read_text() == views_digest(
+        reference.run.result.views if reference.run.result else {})
 
 
 @pytest.fixture(scope="module")
@@ -80,8 +82,6 @@ def core_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]:
 @pytest.mark.parametrize("name", CORE)
 def test_secure_sum_and_pd_nmf_equal_the_simpy_run(core_runs, name: str, ranks: int) -> None:
     assert_same_as_simpy(name, core_runs[ranks])
-    import json
-
     report = json.loads((core_runs[ranks] / name / "report.json").read_text())
     assert report["driver"] == {"name": "mpi", "ranks": ranks, "hosts": 1}
 
@@ -109,10 +109,17 @@ def test_catalogue_entry_under_mpi(catalogue_run: Path, name: str) -> None:
     if name not in ARRIVAL_ORDER:
         assert_same_as_simpy(name, catalogue_run)
         return
-    # results depend on arrival order: the run completes and its ledger is self-consistent
-    assert not (catalogue_run / f"{name}.error").exists()
+    # results depend on arrival order: the run completes, with the SimPy run's outputs (by
+    # name and shape) and a self-consistent ledger
+    error = catalogue_run / f"{name}.error"
+    assert not error.exists(), error.read_text()
+    reference = run_scenario(SCENARIOS[name])
+    with np.load(catalogue_run / name / "outputs.npz") as outputs:
+        assert {k: outputs[k].shape for k in outputs} == {
+            k: np.shape(v) for k, v in reference.outputs.items()}
     rows = list(csv.DictReader(io.StringIO((catalogue_run / name / "ledger.csv").read_text())))
-    assert rows and all(float(r["delivered_s"]) >= float(r["sent_s"]) for r in rows)
+    assert len(rows) == len(reference.run.result.ledger) if reference.run.result else not rows
+    assert all(float(r["delivered_s"]) >= float(r["sent_s"]) for r in rows)
 
 
 # -- failures: every rank ends, rank 0 prints one error line naming party and call ----------
@@ -185,10 +192,20 @@ def test_a_killed_rank_ends_every_rank_without_partial_files(tmp_path: Path) -> 
     short = tmp_path / "short.toml"
     short.write_text(LONG.replace("iterations = 400", "iterations = 1"))
     started = time.monotonic()
+    short_out = tmp_path / "short_out"
     done = subprocess.run([sys.executable, "-m", "sim.cli", "run", str(short), "--ranks", "2",
-                           "--quiet"], capture_output=True, text=True, timeout=300, check=False)
+                           "--quiet", "--json", "--out", str(short_out)],
+                          capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     startup = time.monotonic() - started
+    # the uninterrupted run through the CLI launcher equals the SimPy run
+    assert json.loads(done.stdout)["driver"] == {"name": "mpi", "ranks": 2, "hosts": 1}
+    reference = run_scenario(short)
+    assert ledger_without_times((short_out / "ledger.csv").read_text()) == (
+        ledger_without_times(reference.ledger_csv))
+    with np.load(short_out / "outputs.npz") as outputs:
+        for key, value in reference.outputs.items():
+            np.testing.assert_array_equal(outputs[key], value)
     scenario = tmp_path / "long.toml"
     scenario.write_text(LONG)
     out = tmp_path / "out"
