@@ -66,6 +66,7 @@ from sim.network import Network
 
 KEY_SETUPS = ("x25519", "preshared", "none")
 KEY_SOURCES = ("seed", "os")
+DRIVERS = ("simpy", "mpi")
 SEED_SALT = b"mpcsim/sim/party-seeds/v1"
 """HKDF salt of :func:`party_seed` and :func:`run_key` (a fixed project label)."""
 
@@ -319,6 +320,11 @@ class Simulation:
         replays byte for byte (simulations). ``"os"``: drawn from ``os.urandom`` for every
         run — X25519 key seeds, private mask keys and pre-shared pair keys — as a run on a
         real network needs (one seed must never give two runs the same keys and nonces).
+    driver : {"simpy", "mpi"}
+        What runs the programs: ``"simpy"`` (one process, simulated network and clock) or
+        ``"mpi"`` (:mod:`sim.drivers.mpi`: the parties spread over the MPI ranks this process
+        belongs to; every rank calls ``run`` with the same arguments and gets the same
+        result; needs the ``mpi`` extra).
     """
 
     def __init__(
@@ -335,6 +341,7 @@ class Simulation:
         randomness: RandomnessFactory | None = None,
         interceptor: Interceptor | None = None,
         key_source: str = "seed",
+        driver: str = "simpy",
     ) -> None:
         self.network = network
         self.field = prime_field(prime)
@@ -349,6 +356,13 @@ class Simulation:
         if key_source not in KEY_SOURCES:
             raise InputError(f"key_source = {key_source!r} is unknown; use one of {KEY_SOURCES}")
         self.key_source = key_source
+        if driver not in DRIVERS:
+            raise InputError(f"driver = {driver!r} is unknown; use one of {DRIVERS}")
+        if driver == "mpi":
+            from sim.drivers.mpi import load_mpi
+
+            load_mpi()  # a missing extra is the caller's error, named before anything runs
+        self.driver = driver
         self.sealing = sealing
         self.keys = keys
         self.record_draws = record_draws
@@ -369,6 +383,15 @@ class Simulation:
             run_seed = int(np.random.SeedSequence().entropy) % (1 << 63)  # fits TOML
         prk = seed_key(run_seed)  # validates a per-run seed as the constructor does
         network = self._network_for(roles)
+        mpi = None
+        hosted: Callable[[int], bool] = lambda pid: True  # noqa: E731
+        if self.driver == "mpi":
+            from sim.drivers.mpi import MpiDriver
+
+            mpi = MpiDriver(network, sealing=self.sealing, interceptor=self.interceptor,
+                            record_messages=self.record_views, field=self.field)
+            owner = mpi.owners(sorted(roles))
+            hosted = lambda pid: owner[pid] == mpi.rank  # noqa: E731
         views: dict[int, View] = {}
         contexts: dict[int, PartyContext] = {}
         programs = {}
@@ -376,6 +399,8 @@ class Simulation:
         from_os = self.key_source == "os"
         for party in parties:
             pid = party.id
+            if not hosted(pid):  # another rank's party: its state never reaches this one
+                continue
             record = {str(k): frozen(v) for k, v in party.inputs.items()}
             view = View(party=pid, role=party.role, inputs=record)
             field = copy.copy(self.field)  # one per party: nothing shared can be written
@@ -410,14 +435,21 @@ class Simulation:
                                            self.keys == "x25519")
         if self.keys == "preshared":
             master = os.urandom(SEED_BYTES) if from_os else None
-            pairs = preshared_keys(prk, sorted(contexts), master=master)
+            if mpi is not None and from_os:  # one trusted setup: the ranks share its master
+                master = mpi.comm.bcast(master, root=0)
+            pairs = preshared_keys(prk, sorted(roles), master=master)
             for (a, b), (channel, mask) in pairs.items():
-                contexts[a].install_pair_keys(b, channel, mask)
-                contexts[b].install_pair_keys(a, channel, mask)
-        driver = SimPyDriver(network, sealing=self.sealing, interceptor=self.interceptor,
-                             record_messages=self.record_views, field=self.field)
+                if a in contexts:
+                    contexts[a].install_pair_keys(b, channel, mask)
+                if b in contexts:
+                    contexts[b].install_pair_keys(a, channel, mask)
         start = time.perf_counter()
-        outcome = driver.run(contexts, programs, views)
+        if mpi is not None:
+            rank_outcome = mpi.run(contexts, programs, views, owner)
+        else:
+            driver = SimPyDriver(network, sealing=self.sealing, interceptor=self.interceptor,
+                                 record_messages=self.record_views, field=self.field)
+            outcome = driver.run(contexts, programs, views)
         wall = time.perf_counter() - start
         for pid, ctx in contexts.items():
             if ctx.mask_seeds:
@@ -426,6 +458,9 @@ class Simulation:
                 }
         for pid, recorder in recorders.items():
             views[pid].draws = list(recorder.records)
+        if mpi is not None:
+            outcome, views = mpi.gather(rank_outcome, views)
+            wall = max(wall, outcome.simulated_s)
         return Result(
             outputs=outcome.outputs,
             ledger=Ledger(outcome.rows),
@@ -435,6 +470,17 @@ class Simulation:
             wall_s=wall,
             seed=run_seed,
         )
+
+    def driver_info(self) -> dict[str, Any]:
+        """Which driver runs the programs, on how many ranks and hosts (the report's
+        ``driver``). Under MPI every rank must call it (it gathers the host names)."""
+        if self.driver == "mpi":
+            from sim.drivers.mpi import allgather_json, load_mpi
+
+            mpi = load_mpi()
+            hosts = allgather_json(mpi.COMM_WORLD, mpi.Get_processor_name())
+            return {"name": "mpi", "ranks": mpi.COMM_WORLD.Get_size(), "hosts": len(set(hosts))}
+        return {"name": "simpy", "ranks": 1, "hosts": 1}
 
     def _network_for(self, roles: dict[int, str]) -> Network:
         network = self.network

@@ -53,7 +53,7 @@ import simpy
 
 from parties.view import Message, View, frozen
 from protocols import wire
-from protocols.channels import open_message, seal_message
+from protocols.channels import seal_message
 from protocols.context import PartyContext
 from protocols.effects import (
     Call,
@@ -68,6 +68,9 @@ from protocols.effects import (
 )
 from protocols.errors import MpcsimError, ProtocolAbort
 from protocols.field import PrimeField
+from sim.drivers.envelopes import detached as _detached
+from sim.drivers.envelopes import header as _header
+from sim.drivers.envelopes import open_payload
 from sim.ledger import Row
 from sim.network import Network
 
@@ -94,11 +97,6 @@ class _Envelope:
         return (self.sender, self.call.protocol, self.call.index, self.step)
 
 
-def _header(call: Call, step: str, round_: int) -> tuple[int | str, ...]:
-    """What a sealed message's associated data binds besides its channel and number."""
-    return (call.protocol, call.index, step, round_)
-
-
 def _from_program(exc: BaseException) -> BaseException:
     """``exc`` as the program raised it: without the driver's frame its traceback gained.
 
@@ -109,15 +107,6 @@ def _from_program(exc: BaseException) -> BaseException:
     tb = exc.__traceback__
     if tb is not None and tb.tb_frame.f_globals.get("__name__") == __name__:
         exc.__traceback__ = tb.tb_next
-    return exc
-
-
-def _detached(exc: BaseException) -> BaseException:
-    """``exc`` without traceback, cause or context, fit to be thrown into a program."""
-    exc.__traceback__ = None
-    exc.__cause__ = None
-    exc.__context__ = None
-    exc.__suppress_context__ = False
     return exc
 
 
@@ -471,26 +460,9 @@ class _Run:
         the run), not on arrival: a receiver may still be agreeing on the key when a fast
         peer's first sealed message reaches it.
         """
-        receiver, sender = envelope.receiver, envelope.sender
-        data = envelope.data
-        if number is not None:
-            key = self.contexts[receiver].channel_keys.get(sender)
-            if key is None:
-                raise MpcsimError(
-                    f"party {receiver} has no channel key for party {sender}, which sealed a "
-                    "message to it"
-                )
-            data = open_message(key, sender, receiver, number, data,
-                                _header(envelope.call, envelope.step, envelope.round))
-        try:
-            payload = wire.decode(data, self.driver.field)
-        except wire.WireFormatError as exc:
-            raise wire.WireFormatError(
-                f"party {receiver} received from party {sender} a payload it cannot read "
-                f"('{envelope.step}' of {envelope.call.protocol}#{envelope.call.index}): {exc}"
-            ) from None
-        return Message(sender, envelope.call.protocol, envelope.call.index, envelope.step,
-                       envelope.round, payload)
+        return open_payload(self.contexts[envelope.receiver], envelope.sender, number,
+                            envelope.data, envelope.call, envelope.step, envelope.round,
+                            self.driver.field)
 
     # -- failure ----------------------------------------------------------------------------
 
