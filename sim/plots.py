@@ -122,13 +122,16 @@ def objective_vs_epsilon(epsilons: list[float], private: np.ndarray, nonprivate:
 
 
 def grouped_bars(groups: list[str], series: dict[str, list[float]], ylabel: str,
-                 title: str) -> Any:
-    """One group of bars per row label, one bar per series (e.g. clean / attacked)."""
+                 title: str, errors: dict[str, list[float]] | None = None) -> Any:
+    """One group of bars per row label, one bar per series (e.g. clean / attacked);
+    ``errors``: an error bar (e.g. one standard deviation) per bar of a series."""
     fig, ax = _axes((7.0, 4.2))
     width = 0.8 / max(len(series), 1)
     x = np.arange(len(groups))
     for i, (label, values) in enumerate(series.items()):
-        ax.bar(x + (i - (len(series) - 1) / 2) * width, values, width, label=label)
+        err = None if errors is None else errors.get(label)
+        ax.bar(x + (i - (len(series) - 1) / 2) * width, values, width, label=label, yerr=err,
+               capsize=3 if err is not None else 0)
     ax.set_xticks(x, groups, rotation=15, fontsize=8)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=9)

@@ -43,7 +43,7 @@ AUDIT_KEYS = {"coalition", "method", "trials", "alpha", "prime", "max_runs"}
 AUDIT_METHODS = ("statistical", "exact")
 DATA_SOURCES = ("synthetic", "file", "digits", "ratings")
 """``ratings``: a ``user,item,rating`` CSV or MovieLens ``ratings.dat`` at ``path``."""
-SYNTHETIC_KINDS = ("uniform", "topics", "ratings", "spiked", "mog", "stm")
+SYNTHETIC_KINDS = ("uniform", "topics", "ratings", "movielens", "spiked", "mog", "stm")
 
 
 @dataclass(frozen=True)

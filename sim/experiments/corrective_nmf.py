@@ -1,4 +1,4 @@
-"""Catalogue entries ``corrective_nmf`` and ``corrective_nmf_comparison`` (seed 002, Alg. 1).
+"""Catalogue entry ``corrective_nmf`` (seed 002, Algorithm 1) on the simulator.
 
 Ballen, *NMF under adversarial noise* (digest §3): users (rows) are split across the parties,
 who run Algorithm 1 with the H update's sums through SecureSum
@@ -16,10 +16,8 @@ the entry also runs the centralized reference on the clean training data from th
 and reports the paper's **mean absolute prediction shift** on the target items over the genuine
 (non-adversarial) users, and ``rmse_target`` on the targets' held-out ratings.
 
-``corrective_nmf_comparison`` runs standard, ignore-corrupt, replace-corrupt and replace-corrupt
-without interpolation (all with the scenario's ``missing`` rule), each without and with the
-attack, on the simulator, and tabulates RMSE, RMSE on the targets and prediction shift
-(Tables 1–2's comparison; the paper reports normalised MAE and prediction shift on ML-1M).
+Tables 1–2's comparison under the paper's protocol is ``corrective_nmf_comparison``
+(:mod:`sim.experiments.corrective_nmf_tables`).
 
 λ is ``lam``, or — when ``corrupt_probability`` (p) and ``noise_sd`` (σ) are given — the
 probabilistic reading of §2.3 (:func:`~algorithms.nmf.corrective.lambda_from_noise`).
@@ -61,7 +59,6 @@ from sim.entry import (
     number,
 )
 from sim.privacy import AuditTarget, first_call_inputs
-from sim.report import table
 from sim.simulation import Result
 
 HOLDOUT_SEED_KEY = 1_000_020
@@ -411,87 +408,12 @@ def _run(inp: RunInput) -> AlgorithmRun:
     )
 
 
-ROWS = (("standard", True), ("ignore", True), ("replace", True), ("replace", False))
-
-
-def _row_label(mode: str, interpolate: bool, missing: str) -> str:
-    if mode == "standard":
-        return f"{missing}-missing"
-    return f"{mode}-corrupt" + ("" if interpolate else ", no interpolation")
-
-
-def _run_comparison(inp: RunInput) -> AlgorithmRun:
-    p = inp.params
-    if inp.attack is None:
-        raise ScenarioError("corrective_nmf_comparison compares runs without and with an attack; "
-                            "add an [attack] table")
-    setup = build_setup(inp)
-    rows, shifts, rmses, rmses_attacked = [], [], [], []
-    result = None
-    for i, (mode, interpolate) in enumerate(ROWS):
-        settings = settings_of(p, setup.lam, mode, interpolate)
-        clean = simulate(inp, setup, settings, False, inp.seed)
-        attacked = simulate(inp, setup, settings, True, inp.seed)
-        result = attacked.result
-        label = _row_label(mode, interpolate, p["missing"])
-        shift = prediction_shift(clean, attacked, setup)
-        entry = {
-            "method": label,
-            "rmse_clean": rmse(setup.test, clean.pred),
-            "rmse_attacked": rmse(setup.test, attacked.pred),
-            "rmse_target_clean": rmse(setup.test, clean.pred, setup.target_cols),
-            "rmse_target_attacked": rmse(setup.test, attacked.pred, setup.target_cols),
-            "prediction_shift": shift,
-            "signed_prediction_shift": prediction_shift(clean, attacked, setup, signed=True),
-            "corrupt_fraction_injected": attacked.corrupt_injected,
-        }
-        rows.append(entry)
-        shifts.append(shift)
-        rmses.append(entry["rmse_clean"])
-        rmses_attacked.append(entry["rmse_attacked"])
-        if inp.progress is not None:
-            inp.progress("methods", i + 1, len(ROWS))
-    labels = [r["method"] for r in rows]
-    metrics = {
-        "lam": setup.lam, "missing": p["missing"], "attack": setup.attack, "methods": rows,
-        "best_clean": labels[int(np.argmin(rmses))],
-        "smallest_shift": labels[int(np.argmin(shifts))],
-    }
-    text_rows = [[r["method"], r["rmse_clean"], r["rmse_attacked"], r["rmse_target_clean"],
-                  r["rmse_target_attacked"], r["prediction_shift"]] for r in rows]
-    title = (f"held-out RMSE and prediction shift, λ = {setup.lam:.3g}, "
-             f"{setup.attack['fake_users']} adversarial users ({setup.attack['model']})")
-    return AlgorithmRun(
-        result=result,
-        outputs={"rmse_clean": np.asarray(rmses), "rmse_attacked": np.asarray(rmses_attacked),
-                 "prediction_shift": np.asarray(shifts)},
-        metrics=metrics,
-        plots={"comparison": lambda: plots.grouped_bars(
-            labels, {"RMSE, no attack": rmses, "RMSE, attack": rmses_attacked,
-                     "prediction shift on targets": shifts}, "RMSE / shift (stars)", title)},
-        tables=[table(["method", "RMSE", "RMSE attacked", "RMSE targets",
-                       "RMSE targets attacked", "prediction shift"], text_rows, title)],
-    )
-
-
 CORRECTIVE_NMF = Algorithm(
     name="corrective_nmf",
     summary="NMF under adversarial noise: masked updates, corrupt entries ignored or replaced",
     reference="Ballen (seed 002), Algorithm 1, §2–3.5",
     params=PARAMS,
     run=_run,
-    data_kind="ratings",
-    nonnegative=True,
-    allow_missing=True,
-    attack=check_attack,
-)
-
-CORRECTIVE_NMF_COMPARISON = Algorithm(
-    name="corrective_nmf_comparison",
-    summary="standard / ignore-corrupt / replace-corrupt, without and with profile injection",
-    reference="Ballen (seed 002), §3, Tables 1–2",
-    params=COMMON,
-    run=_run_comparison,
     data_kind="ratings",
     nonnegative=True,
     allow_missing=True,
