@@ -7,7 +7,9 @@ per dimension) and the elements in little-endian order. Field elements wider tha
 ``width`` bytes each — the field's element size, or 16 for values below 2^128 — so that the
 length of a message does not depend on the values it carries. Raw ``uint8`` arrays are
 *opaque bytes* (keys, ciphertexts) and count as
-zero elements; every other dtype counts one element per entry.
+zero elements; every other dtype counts one element per entry. Elements of GF(2^127 − 1) in the
+MPC engine's representation (records of two little-endian uint64 limbs, dtype code 6) are
+written as their 16 bytes and count one element each.
 
 The ledger counts ``payload_elements`` and the length of this encoding (plus the sealing
 overhead when the channel is sealed).
@@ -30,6 +32,7 @@ _DTYPES: dict[int, np.dtype] = {
     2: np.dtype("<i8"),
     3: np.dtype("<f8"),
     4: np.dtype("u1"),
+    6: np.dtype([("lo", "<u8"), ("hi", "<u8")]),  # GF(2^127 − 1) records (protocols.mersenne127)
 }
 _NATIVE: dict[int, np.dtype] = {code: dtype.newbyteorder("=") for code, dtype in _DTYPES.items()}
 _CODES: dict[np.dtype, int] = {

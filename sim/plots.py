@@ -68,6 +68,18 @@ def uplift(parties: list[dict[str, Any]], measure: str, k: int) -> Any:
     return fig
 
 
+def convergence(curves: dict[str, list[float]], title: str) -> Any:
+    """Largest principal angle (radians, log scale) against iteration, one line per curve."""
+    fig, ax = _axes()
+    for name, values in curves.items():
+        ax.semilogy(np.arange(1, len(values) + 1), np.maximum(values, 1e-17), label=name)
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("largest principal angle to numpy's V_k (rad)")
+    ax.set_title(title, fontsize=9)
+    ax.legend()
+    return fig
+
+
 def collusion(findings: list[dict[str, Any]], threshold: int) -> Any:
     """CAPE: noise left on an honest site's release / τ² against the colluding sites c."""
     fig, ax = _axes()

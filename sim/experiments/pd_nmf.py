@@ -36,6 +36,7 @@ from algorithms.nmf.objective import objective
 from algorithms.nmf.pd_nmf import (
     INITS,
     InitSettings,
+    SvdInitSettings,
     declared_sweep_elements,
     normalize_rows,
     pd_nmf,
@@ -44,8 +45,10 @@ from algorithms.nmf.pd_nmf import (
 from algorithms.nmf.row_blocks import as_row_block, zero_filled
 from algorithms.nmf.rri import rri_sweep
 from algorithms.nmf.rri_steps import RRIParams
+from algorithms.svd.pd_svd import VARIANTS as SVD_VARIANTS
 from parties.party import site_parties
 from protocols.errors import InputError, ScenarioError
+from protocols.normed_secure_sum import PRESETS
 from protocols.secure_sum import VARIANTS
 from sim import plots
 from sim.entry import Algorithm, AlgorithmRun, Param, RunInput, choice, integer, number
@@ -63,15 +66,9 @@ def _check_init(name: str, value: Any) -> Any:
             )
         return {"path": value["path"]}
     if value not in INITS:
-        available = [i for i in INITS if i != "pd_svd"]
         raise ScenarioError(
-            f"{name} = {value!r} is unknown; use one of {', '.join(available)} or "
+            f"{name} = {value!r} is unknown; use one of {', '.join(INITS)} or "
             "{ path = \"T0.npy\" }"
-        )
-    if value == "pd_svd":
-        raise ScenarioError(
-            f"{name} = 'pd_svd' needs PD-SVD (thesis Algorithm 10), which mpcsim does not "
-            "implement yet; use pd_nmf_init, nndsvd, random or random_2x"
         )
     return value
 
@@ -93,6 +90,8 @@ NMF_PARAMS: dict[str, Param] = {
     "loss": Param("auto", choice("auto", "full", "observed"), "observed: NaN = unobserved"),
     "init_iterations": Param(None, _optional_int, "sweeps of PD-NMF-Init step 9"),
     "local_iterations": Param(200, integer(low=1), "cap on the local RRI-NMF of step 2"),
+    "svd_iterations": Param(20, integer(low=1), "init = pd_svd: PD-SVD's power iterations"),
+    "svd_variant": Param("secure_sum", choice(*SVD_VARIANTS), "init = pd_svd: PD-SVD variant"),
 }
 
 
@@ -107,6 +106,7 @@ class NmfSetup:
     init: Any
     loss: str
     init_settings: InitSettings
+    svd_init: SvdInitSettings | None = None
 
     @classmethod
     def from_params(cls, p: dict[str, Any], X: Any) -> NmfSetup:
@@ -141,7 +141,11 @@ class NmfSetup:
         sweeps = p["iterations"] * (2 if p["init"] == "random_2x" else 1)
         settings = InitSettings(sweeps=p["init_iterations"] or p["iterations"],
                                 local_max_iter=p["local_iterations"])
-        return cls(k, sweeps, params, p["variant"], p["init"], p["loss"], settings)
+        svd_init = None
+        if p["init"] == "pd_svd":
+            svd_init = SvdInitSettings(iterations=p.get("svd_iterations", 20),
+                                       variant=p.get("svd_variant", "secure_sum"))
+        return cls(k, sweeps, params, p["variant"], p["init"], p["loss"], settings, svd_init)
 
 
 def public_start(setup: NmfSetup, X: Any, seed: int, base_dir: Path,
@@ -195,9 +199,17 @@ def run_pd_nmf(inp: RunInput, setup: NmfSetup, T0: np.ndarray | None) -> tuple[R
     parties = site_parties(
         lambda ctx, X: pd_nmf(ctx, X, setup.k, sweeps=setup.sweeps, params=setup.params,
                               variant=setup.variant, loss=setup.loss, T0=T0,
-                              init_settings=setup.init_settings),
+                              init_settings=setup.init_settings, svd_init=setup.svd_init),
         [{"X": shard} for shard in inp.shards],
     )
+    if T0 is None and setup.svd_init is not None and setup.svd_init.variant == "normed":
+        from sim.experiments.normed_secure_sum import layout_for, with_dealer
+
+        nss = PRESETS["p127-default"]
+        d = inp.shards[0].shape[1]
+        layout_for(nss, inp.simulation.field.p, len(inp.shards), d, "normed")
+        parties = with_dealer(parties, [(setup.k, d)] * setup.svd_init.iterations, "normed",
+                              nss)
     result = inp.simulation.run(parties, seed=inp.seed)
     return result, [result.outputs[m] for m in result.sites]
 
@@ -258,8 +270,8 @@ def _run_pd_nmf(inp: RunInput) -> AlgorithmRun:
 
 def _run_rri_nmf(inp: RunInput) -> AlgorithmRun:
     setup = NmfSetup.from_params(inp.params, inp.data)
-    if setup.init == "pd_nmf_init":
-        raise ScenarioError("algorithm.init = 'pd_nmf_init' is distributed; rri_nmf takes "
+    if setup.init in ("pd_nmf_init", "pd_svd"):
+        raise ScenarioError(f"algorithm.init = {setup.init!r} is distributed; rri_nmf takes "
                             "random, random_2x, nndsvd or { path = ... }")
     T0 = public_start(setup, inp.data, inp.seed, inp.scenario.base_dir)
     assert T0 is not None  # every init but pd_nmf_init gives a public T0
