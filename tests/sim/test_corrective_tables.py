@@ -151,3 +151,49 @@ def test_table2_orderings_on_the_shipped_scenario(tmp_path: Path) -> None:
         assert np.all(reps[IC] < reps[IM]) and np.all(reps[RM] < reps[IM])
     reps4 = _per_rep(m, "model 4", "prediction_shift")
     assert np.all(reps4[IC] < reps4[RM])
+
+
+TABLE1_TOML = """\
+seed = 4
+[network]
+parties = 2
+[data]
+source = "synthetic"
+kind = "movielens"
+rows = 120
+cols = 60
+k = 4
+density = 0.3
+[algorithm]
+name = "corrective_nmf_comparison"
+table = "1"
+k = 4
+iterations = 10
+repetitions = 2
+lam = 3.0
+"""
+
+
+def test_cli_writes_table1_and_refuses_a_model_key(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from sim.cli import main
+
+    path = tmp_path / "t1.toml"
+    path.write_text(TABLE1_TOML)
+    assert main(["run", str(path), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    out, _ = capsys.readouterr()
+    assert "Table 1: normalised MAE" in out and "replace-corrupt, no interpolation" in out
+    assert (tmp_path / "out" / "table1.png").read_bytes()[:4] == b"\x89PNG"
+    rep = json.loads((tmp_path / "out" / "report.json").read_text())
+    t1 = rep["metrics"]["table1"]
+    assert set(t1) == {"model 1", "model 2"} and len(t1["model 1"]) == 5
+    assert rep["metrics"]["lam"] == 3.0
+    bad = tmp_path / "bad.toml"
+    bad.write_text(TABLE1_TOML.replace('table = "1"', 'table = "2"')
+                   + '[attack]\nmodel = "informed"\nfake_users = 3\n')
+    assert main(["run", str(bad), "--out", str(tmp_path / "bad_out")]) == 2
+    _, err = capsys.readouterr()
+    assert err.startswith("error: ") and "attack" in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "bad_out").exists()
