@@ -67,7 +67,8 @@ ATTACK_SEED_KEY = 1_000_022
 ATTACK_MODELS = ("profile_injection", "informed")
 
 
-def _fraction(name: str, value: Any) -> float:
+def fraction_param(name: str, value: Any) -> float:
+    """A scenario check: a number in (0, 1)."""
     v = number()(name, value)
     if not 0 < v < 1:
         raise ScenarioError(f"{name} = {value!r} must lie in (0, 1)")
@@ -84,7 +85,7 @@ def _optional_positive(name: str, value: Any) -> float | None:
 
 
 def _optional_fraction(name: str, value: Any) -> float | None:
-    return None if value is None else _fraction(name, value)
+    return None if value is None else fraction_param(name, value)
 
 
 COMMON: dict[str, Param] = {
@@ -94,7 +95,7 @@ COMMON: dict[str, Param] = {
     "lam": Param(None, _optional_positive, "λ > 0 (default 1, or from p and σ)"),
     "corrupt_probability": Param(None, _optional_fraction, "p of §2.3, with noise_sd"),
     "noise_sd": Param(None, _optional_positive, "σ of §2.3, with corrupt_probability"),
-    "holdout": Param(0.1, _fraction, "fraction of each genuine user's ratings held out"),
+    "holdout": Param(0.1, fraction_param, "fraction of each genuine user's ratings held out"),
     "variant": Param("prg", choice(*VARIANTS), "SecureSum variant"),
 }
 PARAMS = {
@@ -154,7 +155,8 @@ class Setup:
     adversarial_rows: np.ndarray  # genuine-user rows turned adversarial (Model 4), pooled index
 
 
-def _lambda(p: dict[str, Any]) -> float:
+def lambda_param(p: dict[str, Any]) -> float:
+    """λ from the checked ``[algorithm]`` keys: ``lam``, or §2.3's from p and σ, or 1."""
     prob, sd = p["corrupt_probability"], p["noise_sd"]
     if (prob is None) != (sd is None):
         raise ScenarioError("algorithm.corrupt_probability and algorithm.noise_sd go together "
@@ -170,7 +172,8 @@ def _lambda(p: dict[str, Any]) -> float:
     return 1.0 if p["lam"] is None else p["lam"]
 
 
-def _target_columns(inp: RunInput, ids: list[int]) -> np.ndarray:
+def target_columns(inp: RunInput, ids: list[int]) -> np.ndarray:
+    """The column indices of the item ids ``ids`` (the data's ids; 1..m for synthetic data)."""
     dataset = inp.extras.get("dataset")
     n_items = inp.data.shape[1]
     col_ids = getattr(dataset, "col_ids", None)
@@ -193,7 +196,7 @@ def build_setup(inp: RunInput) -> Setup:
     if p["k"] > min(n, n_items):
         raise ScenarioError(f"algorithm.k = {p['k']} must be ≤ min(users, items) = "
                             f"{min(n, n_items)}")
-    lam = _lambda(p)
+    lam = lambda_param(p)
     rng = np.random.default_rng(np.random.SeedSequence(inp.seed, spawn_key=(HOLDOUT_SEED_KEY,)))
     trains, tests = [], []
     for shard in inp.shards:
@@ -212,7 +215,7 @@ def build_setup(inp: RunInput) -> Setup:
     offsets = np.concatenate([[0], np.cumsum([t.shape[0] for t in trains])])
     n_fake = 0
     if attack is not None:
-        target_cols = _target_columns(inp, attack["target_items"])
+        target_cols = target_columns(inp, attack["target_items"])
         rating = low if attack["rating"] is None else attack["rating"]
         if not low <= rating <= high:
             raise ScenarioError(f"attack.rating = {rating} is outside the data's rating range "

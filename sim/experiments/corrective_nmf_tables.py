@@ -150,7 +150,7 @@ from algorithms.nmf.corrective import (
 from protocols.errors import DataError, ScenarioError
 from sim import plots
 from sim.entry import Algorithm, AlgorithmRun, Param, RunInput, choice, integer, number
-from sim.experiments.corrective_nmf import COMMON, _fraction, _lambda, _target_columns
+from sim.experiments.corrective_nmf import COMMON, fraction_param, lambda_param, target_columns
 from sim.report import table
 
 REPETITION_SEED_KEY = 1_000_023
@@ -376,7 +376,7 @@ PARAMS = {
     "iterations": Param(50, integer(low=1), "iterations of every method (the common budget)"),
     "repetitions": Param(5, integer(low=1), "repetitions averaged (the paper: 20)"),
     "table": Param("both", choice(*TABLES), "1 (Models 1–2), 2 (Models 3–4) or both"),
-    "flip_probability": Param(0.1, _fraction, "Model 2: probability a training rating flips"),
+    "flip_probability": Param(0.1, fraction_param, "Model 2: probability a training rating flips"),
     "replace_base": Param("original", choice(*REPLACE_BASES),
                           "replace-corrupt from the original V (digest item 51) or the running V"),
 }
@@ -407,13 +407,13 @@ def _protocol(inp: RunInput) -> tuple[Protocol, np.ndarray]:
             raise ScenarioError(f"attack.rating = {rating} is outside the data's rating range "
                                 f"{low:g}..{high:g}")
         if attack["target_items"] is not None:
-            targets = tuple(_target_columns(inp, attack["target_items"]).tolist())
+            targets = tuple(target_columns(inp, attack["target_items"]).tolist())
         edges = np.cumsum([0] + [np.asarray(s).shape[0] for s in inp.shards])
         party_rows = np.arange(edges[attack["party"]], edges[attack["party"] + 1])
         if attackers > party_rows.size:
             raise ScenarioError(f"attack.fake_users = {attackers}: party {attack['party']} has "
                                 f"only {party_rows.size} users to turn adversarial (Model 4)")
-    protocol = Protocol(k=p["k"], iterations=p["iterations"], lam=_lambda(p),
+    protocol = Protocol(k=p["k"], iterations=p["iterations"], lam=lambda_param(p),
                         holdout=p["holdout"], flip_probability=p["flip_probability"],
                         attackers=attackers, target_cols=targets, target_min_mean=min_mean,
                         rating=rating,
