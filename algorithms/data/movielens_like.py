@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from algorithms.data.checks import check_rng, int_arg, real_arg
+from algorithms.data.checks import check_rng, ratings_args
 from algorithms.data.movielens import RATING_MAX, RATING_MIN
 
 __all__ = ["MIN_RATINGS_PER_USER", "MovieLensLike", "synthetic_movielens"]
@@ -85,11 +85,7 @@ def synthetic_movielens(n_users: int, n_items: int, k: int, *, density: float = 
     MovieLensLike
     """
     rng = check_rng(rng)
-    n = int_arg(n_users, "n_users")
-    m = int_arg(n_items, "n_items")
-    k = int_arg(k, "k")
-    rho = real_arg(density, "density", low=0.0, high=1.0, low_open=True)
-    sd = real_arg(noise, "noise", low=0.0)
+    n, m, k, rho, sd = ratings_args(n_users, n_items, k, density, noise)
 
     log_pop = rng.normal(0.0, ITEM_POPULARITY_SIGMA, size=m)
     z_pop = (log_pop - log_pop.mean()) / (log_pop.std() + 1e-12)

@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from algorithms.data.checks import Matrix, check_rng, int_arg, real_arg, show, whole
+from algorithms.data.checks import Matrix, check_rng, int_arg, ratings_args, real_arg, show, whole
 from algorithms.data.dataset import Dataset
 from algorithms.data.latent import synthetic_mog, synthetic_spiked, synthetic_stm
 from algorithms.data.movielens import RATING_MAX, RATING_MIN
@@ -224,11 +224,7 @@ def synthetic_ratings(
         If a size, the density or the noise level is out of range.
     """
     rng = check_rng(rng)
-    n = int_arg(n_users, "n_users")
-    m = int_arg(n_items, "n_items")
-    k = int_arg(k, "k")
-    rho = real_arg(density, "density", low=0.0, high=1.0, low_open=True)
-    sd = real_arg(noise, "noise", low=0.0)
+    n, m, k, rho, sd = ratings_args(n_users, n_items, k, density, noise)
     cells = n * m
     cover = max(n, m)
     if rho * cells < cover:

@@ -105,35 +105,58 @@ PARAMS = {
 }
 
 
-def check_attack(table_: Mapping[str, Any], n_parties: int) -> dict[str, Any]:
-    """Validate ``[attack]``: model, fake_users, target_items, rating, party, filler."""
-    allowed = {"model", "fake_users", "target_items", "rating", "party", "filler"}
+def attack_fields(table_: Mapping[str, Any], n_parties: int, allowed: set[str], *,
+                  targets_required: bool, hint: str = "") -> dict[str, Any]:
+    """Check the ``[attack]`` keys every corrective entry shares: fake_users, target_items,
+    rating, party, filler (``allowed`` adds the entry's own; ``hint`` explains a refusal)."""
+    allowed = allowed | {"fake_users", "target_items", "rating", "party", "filler"}
     extra = sorted(set(table_) - allowed)
     if extra:
         raise ScenarioError(f"unknown key{'s' if len(extra) > 1 else ''} "
-                            f"{', '.join(map(repr, extra))} in [attack]; allowed: "
+                            f"{', '.join(map(repr, extra))} in [attack]{hint}; allowed: "
                             f"{', '.join(sorted(allowed))}")
-    model = choice(*ATTACK_MODELS)("attack.model", table_.get("model", "profile_injection"))
     targets = table_.get("target_items")
-    if not isinstance(targets, list) or not targets or not all(
-            isinstance(t, int) and not isinstance(t, bool) for t in targets):
+    if (targets is not None or targets_required) and (
+            not isinstance(targets, list) or not targets or not all(
+                isinstance(t, int) and not isinstance(t, bool) for t in targets)):
         raise ScenarioError(f"attack.target_items = {targets!r} must be a non-empty list of "
-                            "item ids (as in the data; 1..m for synthetic data)")
+                            "item ids (as in the data; 1..m for synthetic data)"
+                            + ("" if targets_required else ", or left out"))
     party = integer(low=0)("attack.party", table_.get("party", 0))
     if party >= n_parties:
         raise ScenarioError(f"attack.party = {party}: the injecting party does not exist; the "
                             f"parties are 0..{n_parties - 1}")
     rating = table_.get("rating")
-    if rating is not None:
-        rating = number()("attack.rating", rating)
     return {
-        "model": model,
         "fake_users": integer(low=1)("attack.fake_users", table_.get("fake_users", 20)),
-        "target_items": sorted(set(targets)),
-        "rating": rating,
+        "target_items": None if targets is None else sorted(set(targets)),
+        "rating": None if rating is None else number()("attack.rating", rating),
         "party": party,
         "filler": integer(low=0)("attack.filler", table_.get("filler", 19)),
     }
+
+
+def check_attack(table_: Mapping[str, Any], n_parties: int) -> dict[str, Any]:
+    """Validate ``[attack]``: model, fake_users, target_items, rating, party, filler."""
+    fields = attack_fields(table_, n_parties, {"model"}, targets_required=True)
+    model = choice(*ATTACK_MODELS)("attack.model", table_.get("model", "profile_injection"))
+    return {"model": model, **fields}
+
+
+def rating_range(observed: np.ndarray) -> tuple[float, float]:
+    """The lowest and highest observed rating (``observed`` without NaN)."""
+    if observed.size == 0:
+        raise DataError("the ratings hold no observed entry to train on")
+    return float(observed.min()), float(observed.max())
+
+
+def attack_rating(attack: Mapping[str, Any], low: float, high: float) -> float:
+    """The adversaries' rating: ``attack.rating``, by default the lowest; inside the range."""
+    rating = low if attack["rating"] is None else attack["rating"]
+    if not low <= rating <= high:
+        raise ScenarioError(f"attack.rating = {rating} is outside the data's rating range "
+                            f"{low:g}..{high:g}")
+    return rating
 
 
 @dataclass(frozen=True)
@@ -203,10 +226,7 @@ def build_setup(inp: RunInput) -> Setup:
         h = data_io.holdout_entries(np.asarray(shard, dtype=np.float64), p["holdout"], rng)
         trains.append(h.train)
         tests.append(h.test)
-    observed = np.concatenate([t[~np.isnan(t)] for t in trains])
-    if observed.size == 0:
-        raise DataError("the ratings hold no observed entry to train on")
-    low, high = float(observed.min()), float(observed.max())
+    low, high = rating_range(np.concatenate([t[~np.isnan(t)] for t in trains]))
     attack = inp.attack
     target_cols = np.zeros(0, dtype=np.int64)
     fake = None
@@ -216,10 +236,7 @@ def build_setup(inp: RunInput) -> Setup:
     n_fake = 0
     if attack is not None:
         target_cols = target_columns(inp, attack["target_items"])
-        rating = low if attack["rating"] is None else attack["rating"]
-        if not low <= rating <= high:
-            raise ScenarioError(f"attack.rating = {rating} is outside the data's rating range "
-                                f"{low:g}..{high:g}")
+        rating = attack_rating(attack, low, high)
         attack = {**attack, "rating": rating}
         a_rng = np.random.default_rng(np.random.SeedSequence(inp.seed,
                                                              spawn_key=(ATTACK_SEED_KEY,)))

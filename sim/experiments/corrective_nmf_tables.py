@@ -147,10 +147,18 @@ from algorithms.nmf.corrective import (
     corrective_nmf,
     random_start,
 )
-from protocols.errors import DataError, ScenarioError
+from protocols.errors import ScenarioError
 from sim import plots
 from sim.entry import Algorithm, AlgorithmRun, Param, RunInput, choice, integer, number
-from sim.experiments.corrective_nmf import COMMON, fraction_param, lambda_param, target_columns
+from sim.experiments.corrective_nmf import (
+    COMMON,
+    attack_fields,
+    attack_rating,
+    fraction_param,
+    lambda_param,
+    rating_range,
+    target_columns,
+)
 from sim.report import table
 
 REPETITION_SEED_KEY = 1_000_023
@@ -300,10 +308,12 @@ def repetition(ratings: np.ndarray, party_rows: np.ndarray, protocol: Protocol,
     for name in TABLE1_MODELS + TABLE2_MODELS:
         out[name] = {}
     for method in METHODS:
-        W, H, _, secs = _fit(train, W0[:n], H0, method, protocol)
+        W, H, marks, secs = _fit(train, W0[:n], H0, method, protocol)
         WH_clean = W @ H
         if tables != "2":
-            out["model 1"][method.label] = _scores(test, WH_clean, secs)
+            row = _scores(test, WH_clean, secs)
+            row["marked_fraction"] = float(marks[~np.isnan(train)].mean())
+            out["model 1"][method.label] = row
             W, H, marks, secs = _fit(flipped, W0[:n], H0, method, protocol)
             row = _scores(test, W @ H, secs)
             row["marked_fraction"] = float(marks[~np.isnan(flipped)].mean())
@@ -339,35 +349,14 @@ def _scores(test: np.ndarray, WH: np.ndarray, secs: float) -> dict[str, float]:
 
 
 def check_table_attack(table_: Mapping[str, Any], n_parties: int) -> dict[str, Any]:
-    """Validate ``[attack]`` for Table 2: fake_users, target_items (optional), rating, party,
-    filler — both Models 3 and 4 run, so ``model`` is not a key here."""
-    allowed = {"fake_users", "target_items", "target_min_mean", "rating", "party", "filler"}
-    extra = sorted(set(table_) - allowed)
-    if extra:
-        hint = " (the comparison runs both Models 3 and 4)" if "model" in extra else ""
-        raise ScenarioError(f"unknown key{'s' if len(extra) > 1 else ''} "
-                            f"{', '.join(map(repr, extra))} in [attack]{hint}; allowed: "
-                            f"{', '.join(sorted(allowed))}")
-    targets = table_.get("target_items")
-    if targets is not None and (not isinstance(targets, list) or not targets or not all(
-            isinstance(t, int) and not isinstance(t, bool) for t in targets)):
-        raise ScenarioError(f"attack.target_items = {targets!r} must be a non-empty list of "
-                            "item ids (as in the data; 1..m for synthetic data), or left out "
-                            "to draw a popular target per repetition")
-    party = integer(low=0)("attack.party", table_.get("party", 0))
-    if party >= n_parties:
-        raise ScenarioError(f"attack.party = {party}: the injecting party does not exist; the "
-                            f"parties are 0..{n_parties - 1}")
-    rating = table_.get("rating")
-    return {
-        "fake_users": integer(low=1)("attack.fake_users", table_.get("fake_users", 20)),
-        "target_items": None if targets is None else sorted(set(targets)),
-        "target_min_mean": number()("attack.target_min_mean",
-                                    table_.get("target_min_mean", TARGET_MIN_MEAN)),
-        "rating": None if rating is None else number()("attack.rating", rating),
-        "party": party,
-        "filler": integer(low=0)("attack.filler", table_.get("filler", 19)),
-    }
+    """Validate ``[attack]`` for Table 2: fake_users, target_items (optional), target_min_mean,
+    rating, party, filler — both Models 3 and 4 run, so ``model`` is not a key here."""
+    hint = " (the comparison runs both Models 3 and 4)" if "model" in table_ else ""
+    fields = attack_fields(table_, n_parties, {"target_min_mean"}, targets_required=False,
+                           hint=hint)
+    min_mean = number()("attack.target_min_mean",
+                        table_.get("target_min_mean", TARGET_MIN_MEAN))
+    return {**fields, "target_min_mean": min_mean}
 
 
 PARAMS = {
@@ -389,10 +378,7 @@ def _protocol(inp: RunInput) -> tuple[Protocol, np.ndarray]:
     if p["k"] > min(n, n_items):
         raise ScenarioError(f"algorithm.k = {p['k']} must be ≤ min(users, items) = "
                             f"{min(n, n_items)}")
-    observed = X[~np.isnan(X)]
-    if observed.size == 0:
-        raise DataError("the ratings hold no observed entry to train on")
-    low, high = float(observed.min()), float(observed.max())
+    low, high = rating_range(X[~np.isnan(X)])
     attack = inp.attack
     if p["table"] != "1" and attack is None:
         raise ScenarioError(f"algorithm.table = {p['table']!r} runs Models 3 and 4 (Table 2); "
@@ -402,10 +388,7 @@ def _protocol(inp: RunInput) -> tuple[Protocol, np.ndarray]:
     if attack is not None and p["table"] != "1":
         attackers, filler = attack["fake_users"], attack["filler"]
         min_mean = attack["target_min_mean"]
-        rating = low if attack["rating"] is None else attack["rating"]
-        if not low <= rating <= high:
-            raise ScenarioError(f"attack.rating = {rating} is outside the data's rating range "
-                                f"{low:g}..{high:g}")
+        rating = attack_rating(attack, low, high)
         if attack["target_items"] is not None:
             targets = tuple(target_columns(inp, attack["target_items"]).tolist())
         edges = np.cumsum([0] + [np.asarray(s).shape[0] for s in inp.shards])
@@ -421,19 +404,59 @@ def _protocol(inp: RunInput) -> tuple[Protocol, np.ndarray]:
     return protocol, party_rows
 
 
-def _summary(reps: list[dict[str, Any]], model: str, metric: str) -> tuple[list[float],
-                                                                          list[float]]:
-    """Mean and standard deviation over the repetitions, per method."""
-    means, sds = [], []
-    for method in METHODS:
-        values = np.array([r[model][method.label][metric] for r in reps], dtype=np.float64)
-        means.append(float(values.mean()))
-        sds.append(float(values.std(ddof=1)) if values.size > 1 else 0.0)
-    return means, sds
+@dataclass(frozen=True)
+class _TableSpec:
+    """How one of the paper's tables is summarised, printed and drawn."""
+
+    number: str  # "1" or "2"
+    models: tuple[str, ...]
+    metric: str  # the paper's metric
+    extras: tuple[str, ...]  # further metrics, averaged too
+    second: str  # the column printed beside the paper's metric
+    header: tuple[str, str]
+    ylabel: str
+    zoom: bool  # start the value axis near the smallest bar
 
 
-def _cell(mean: float, sd: float) -> str:
-    return f"{mean:.4f} ± {sd:.4f}"
+TABLE_SPECS = (
+    _TableSpec("1", TABLE1_MODELS, "normalised_mae", ("rmse", "marked_fraction", "seconds"),
+               "rmse", ("nMAE", "RMSE"), "normalised MAE (axis from 0.9 × the smallest)", True),
+    _TableSpec("2", TABLE2_MODELS, "prediction_shift",
+               ("signed_prediction_shift", "adversarial_marked", "rmse", "rmse_target",
+                "seconds"), "adversarial_marked", ("shift", "marked"),
+               "mean absolute prediction shift (stars)", False),
+)
+
+
+def _summarise(reps: list[dict[str, Any]], spec: _TableSpec) -> dict[str, Any]:
+    """model → method → metric → mean and ``<metric>_sd`` over the repetitions (None-valued
+    entries, e.g. no held-out rating of the target, are left out)."""
+    summary: dict[str, Any] = {}
+    for model in spec.models:
+        summary[model] = {}
+        for method in METHODS:
+            row: dict[str, float | None] = {}
+            for key in (spec.metric, *spec.extras):
+                values = np.array([r[model][method.label].get(key) for r in reps
+                                   if r[model][method.label].get(key) is not None],
+                                  dtype=np.float64)
+                row[key] = float(values.mean()) if values.size else None
+                row[f"{key}_sd"] = float(values.std(ddof=1)) if values.size > 1 else None
+            summary[model][method.label] = row
+    return summary
+
+
+def _cell(mean: float | None, sd: float | None) -> str:
+    if mean is None:
+        return "—"
+    return f"{mean:.4f}" if sd is None else f"{mean:.4f} ± {sd:.4f}"
+
+
+def _table_title(spec: _TableSpec, protocol: Protocol, repetitions: int) -> str:
+    what = ("normalised MAE" if spec.number == "1" else "mean absolute prediction shift")
+    attack = f", {protocol.attackers} adversarial users" if spec.number == "2" else ""
+    return (f"Table {spec.number}: {what} (mean ± sd over {repetitions} repetitions){attack}, "
+            f"k = {protocol.k}, {protocol.iterations} iterations, λ = {protocol.lam:.3g}")
 
 
 def _run(inp: RunInput) -> AlgorithmRun:
@@ -454,61 +477,34 @@ def _run(inp: RunInput) -> AlgorithmRun:
         "repetitions": p["repetitions"], "users": int(X.shape[0]), "items": int(X.shape[1]),
         "density": float((~np.isnan(X)).mean()), "per_repetition": reps,
     }
-    tables, plot_builders, outputs = [], {}, {}
-    if p["table"] != "2":
-        metrics["table1"] = {}
-        rows = [[label] for label in labels]
-        series, errors = {}, {}
-        for model in TABLE1_MODELS:
-            mae, mae_sd = _summary(reps, model, "normalised_mae")
-            rmse, rmse_sd = _summary(reps, model, "rmse")
-            secs, _ = _summary(reps, model, "seconds")
-            metrics["table1"][model] = {
-                label: {"normalised_mae": a, "normalised_mae_sd": b, "rmse": c, "rmse_sd": d,
-                        "seconds": e}
-                for label, a, b, c, d, e in zip(labels, mae, mae_sd, rmse, rmse_sd, secs,
-                                                strict=True)}
-            for row, a, b, c, d in zip(rows, mae, mae_sd, rmse, rmse_sd, strict=True):
-                row += [_cell(a, b), _cell(c, d)]
-            series[MODEL_NAMES[model]] = mae
-            errors[MODEL_NAMES[model]] = mae_sd
-            outputs[f"normalised_mae_{model.replace(' ', '')}"] = np.asarray(mae)
-        title = (f"Table 1: normalised MAE (mean ± sd over {p['repetitions']} repetitions), "
-                 f"k = {protocol.k}, {protocol.iterations} iterations, λ = {protocol.lam:.3g}")
-        tables.append(table(["method", "nMAE model 1", "RMSE model 1", "nMAE model 2",
-                             "RMSE model 2"], rows, title))
-        low = min(min(v) for v in series.values())
-        plot_builders["table1"] = lambda s=series, e=errors, t=title, b=0.9 * low: \
-            plots.grouped_bars(labels, s, "normalised MAE (axis from 0.9 × the smallest)", t,
-                               errors=e, bottom=b)
     if p["table"] != "1":
-        metrics["table2"] = {}
         metrics["fake_users"] = protocol.attackers
         metrics["fake_user_fraction"] = protocol.attackers / X.shape[0]
-        rows = [[label] for label in labels]
-        series, errors = {}, {}
-        for model in TABLE2_MODELS:
-            shift, shift_sd = _summary(reps, model, "prediction_shift")
-            signed, _ = _summary(reps, model, "signed_prediction_shift")
-            marked, _ = _summary(reps, model, "adversarial_marked")
-            rmse, _ = _summary(reps, model, "rmse")
-            metrics["table2"][model] = {
-                label: {"prediction_shift": a, "prediction_shift_sd": b,
-                        "signed_prediction_shift": c, "adversarial_marked": d, "rmse": e}
-                for label, a, b, c, d, e in zip(labels, shift, shift_sd, signed, marked, rmse,
-                                                strict=True)}
-            for row, a, b, d in zip(rows, shift, shift_sd, marked, strict=True):
-                row += [_cell(a, b), f"{d:.2f}"]
-            series[MODEL_NAMES[model]] = shift
-            errors[MODEL_NAMES[model]] = shift_sd
-            outputs[f"prediction_shift_{model.replace(' ', '')}"] = np.asarray(shift)
-        title = (f"Table 2: mean absolute prediction shift (mean ± sd over {p['repetitions']} "
-                 f"repetitions), {protocol.attackers} adversarial users, k = {protocol.k}, "
-                 f"{protocol.iterations} iterations, λ = {protocol.lam:.3g}")
-        tables.append(table(["method", "shift model 3", "marked model 3", "shift model 4",
-                             "marked model 4"], rows, title))
-        plot_builders["table2"] = lambda s=series, e=errors, t=title: plots.grouped_bars(
-            labels, s, "mean absolute prediction shift (stars)", t, errors=e)
+    tables, plot_builders, outputs = [], {}, {}
+    for spec in TABLE_SPECS:
+        if p["table"] not in ("both", spec.number):
+            continue
+        summary = _summarise(reps, spec)
+        metrics[f"table{spec.number}"] = summary
+        rows, series, errors = [[label] for label in labels], {}, {}
+        for model in spec.models:
+            means = [summary[model][label][spec.metric] for label in labels]
+            sds = [summary[model][label][f"{spec.metric}_sd"] or 0.0 for label in labels]
+            for row, label in zip(rows, labels, strict=True):
+                cells = summary[model][label]
+                second = (_cell(cells[spec.second], cells[f"{spec.second}_sd"])
+                          if spec.number == "1" else f"{cells[spec.second]:.2f}")
+                row += [_cell(cells[spec.metric], cells[f"{spec.metric}_sd"]), second]
+            series[MODEL_NAMES[model]] = means
+            errors[MODEL_NAMES[model]] = sds
+            outputs[f"{spec.metric}_{model.replace(' ', '')}"] = np.asarray(means)
+        title = _table_title(spec, protocol, p["repetitions"])
+        header = ["method"] + [f"{h} {model}" for model in spec.models for h in spec.header]
+        tables.append(table(header, rows, title))
+        bottom = 0.9 * min(min(v) for v in series.values()) if spec.zoom else None
+        plot_builders[f"table{spec.number}"] = (
+            lambda s=series, e=errors, t=title, y=spec.ylabel, b=bottom:
+            plots.grouped_bars(labels, s, y, t, errors=e, bottom=b))
     return AlgorithmRun(result=None, outputs=outputs, metrics=metrics, plots=plot_builders,
                         tables=tables)
 
