@@ -13,7 +13,7 @@ import io
 import json
 import os
 import shutil
-import tempfile
+import uuid
 import zipfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -238,9 +238,13 @@ def empty_ledger_csv() -> str:
 def write_files(out_dir: Path, files: Mapping[str, bytes]) -> list[Path]:
     """Write ``files`` into ``out_dir`` all or nothing.
 
-    Everything is first written into a temporary directory beside ``out_dir``; then each file
-    is moved into place with an atomic rename. If writing fails, the temporary directory is
-    removed and ``out_dir`` is untouched.
+    Everything is first written into a temporary directory beside ``out_dir``. When
+    ``out_dir`` does not exist yet (or is an empty directory), the temporary directory is then
+    renamed to it in one atomic step, so a process killed at any moment — even by SIGKILL —
+    leaves either no ``out_dir`` or a complete one (a killed run may leave its hidden
+    temporary directory behind). Into an existing non-empty directory each file is moved with
+    an atomic rename of its own. If writing fails, the temporary directory is removed and
+    ``out_dir`` is untouched.
     """
     out_dir = Path(out_dir)
     parent = out_dir.resolve().parent
@@ -249,10 +253,18 @@ def write_files(out_dir: Path, files: Mapping[str, bytes]) -> list[Path]:
         from protocols.errors import InputError
 
         raise InputError(f"--out {str(out_dir)!r} exists and is not a directory")
-    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", suffix=".tmp", dir=parent))
+    # not mkdtemp: its 0700 mode would become out_dir's when renamed; mkdir honours the umask
+    staging = parent / f".{out_dir.name}.{os.getpid()}-{uuid.uuid4().hex[:12]}.tmp"
+    staging.mkdir()
     try:
         for name, content in files.items():
             (staging / name).write_bytes(content)
+        if not out_dir.exists() or (out_dir.is_dir() and not any(out_dir.iterdir())):
+            try:
+                os.rename(staging, out_dir)  # atomic; replaces an empty directory
+                return [out_dir / name for name in files]
+            except OSError:  # created meanwhile, or a file system that cannot: file by file
+                pass
         out_dir.mkdir(exist_ok=True)
         written = []
         for name in files:
