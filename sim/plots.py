@@ -151,5 +151,5 @@ def grouped_bars(groups: list[str], series: dict[str, list[float]], ylabel: str,
         ax.set_ylim(bottom=bottom)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=9)
-    ax.legend(loc="lower right", fontsize=8, framealpha=0.9)
+    ax.legend(loc="best", fontsize=8, framealpha=0.9)
     return fig
