@@ -20,14 +20,15 @@ from typing import Any
 import numpy as np
 
 from algorithms import data as data_io
+from parties.attacks import get_attack
 from parties.audit import AuditResult, Progress
 from protocols.errors import InputError, ProtocolAbort, ScenarioError
 from sim import catalog, report
 from sim.entry import Algorithm, AlgorithmRun, RunInput
 from sim.network import Network
 from sim.privacy import run_audit
-from sim.scenario import Scenario, load_scenario
-from sim.simulation import Simulation
+from sim.scenario import AttackSpec, Scenario, load_scenario
+from sim.simulation import Result, Simulation
 
 DATA_SEED_KEY = 1_000_000
 
@@ -117,13 +118,29 @@ def run_scenario(
             raise InputError(f"algorithm {entry.name!r} has no protocol to audit; remove [[audit]]")
         audits.append(run_audit(spec, algorithm_run.audit_target, scenario.n_parties,
                                 scenario.prime, run_seed, network, progress))
+    attacks = [run_attack(spec, algorithm_run.result, matrix, entry.name)
+               for spec in scenario.attacks]
     wall = time.perf_counter() - started
     rep = report.build_report(scenario, entry, params, run_seed, algorithm_run, audits, wall,
-                              network)
+                              network, attacks)
     ledger_csv = algorithm_run.result.ledger.to_csv() if algorithm_run.result else (
         report.empty_ledger_csv()
     )
     return ScenarioRun(scenario, rep, algorithm_run.outputs, ledger_csv, algorithm_run, audits)
+
+
+def run_attack(spec: AttackSpec, result: Result | None, data: Any,
+               algorithm: str = "") -> dict[str, Any]:
+    """One ``[[attack]]``: the attack on the coalition's views, scored against the data.
+
+    Returns the report's entry: ``name``, ``coalition``, ``relative_error`` of the recovered
+    target, and the attack's ``details``.
+    """
+    if result is None:
+        raise InputError(f"algorithm {algorithm!r} keeps no views to attack; remove [[attack]]")
+    recovery, error = get_attack(spec.name).score(result.coalition(spec.coalition), data)
+    return {"name": spec.name, "coalition": list(spec.coalition), "relative_error": error,
+            "details": recovery.details}
 
 
 def _load_data(scenario: Scenario, entry: Algorithm, seed: int) -> tuple[Any, dict]:
