@@ -55,10 +55,18 @@ def means(metrics: dict, model: str, key: str) -> dict[str, float]:
 
 def test_small_grid_keeps_the_orderings_that_hold() -> None:
     """A representative 400 × 200 grid (k = 10, 2 repetitions): the orderings seen for every
-    seed tried at this size (six) — replace-missing beats ignore-missing without noise,
+    seed tried at this size (0–7) — replace-missing beats ignore-missing without noise,
     ignore-corrupt matches it, and under random flips replace-corrupt < replace-missing <
     ignore-missing; under both attacks ignore-corrupt and replace-missing shift the target less
-    than ignore-missing, and under the informed attack ignore-corrupt < replace-missing."""
+    than ignore-missing, and under the informed attack ignore-corrupt < replace-missing.
+
+    Worst ratios over those seeds: without noise replace-missing / ignore-missing 0.954 and
+    |ignore-corrupt − ignore-missing| 1.3 % of it (the bound is 3 %); with flips
+    replace-corrupt / replace-missing 0.993, replace-missing / ignore-missing 0.916; shifts:
+    ignore-corrupt / ignore-missing 0.78 (Model 3) and 0.31 (Model 4), replace-missing /
+    ignore-missing 0.74 and 0.95, ignore-corrupt / replace-missing (Model 4) 0.43. Not
+    asserted: ignore-corrupt < replace-missing under Model 3, which fails at seeds 1 and 6
+    (1.17, 1.11) at this size."""
     run = run_scenario(small())
     m = run.report["metrics"]
     assert list(means(m, "model 1", "normalised_mae")) == [IM, RM, IC, RC, RCN]
@@ -123,7 +131,10 @@ def _per_rep(metrics: dict, model: str, key: str) -> dict[str, np.ndarray]:
 def test_table1_orderings_on_the_shipped_scenario(tmp_path: Path) -> None:
     """Table 1 at 1,000 × 500, k = 20, 5 repetitions: replace-missing and replace-corrupt beat
     ignore-missing in every repetition; ignore-corrupt matches ignore-missing without noise;
-    with flips replace-corrupt (both forms) < replace-missing < ignore-corrupt < ignore-missing."""
+    with flips replace-corrupt (both forms) < replace-missing < ignore-corrupt < ignore-missing.
+    Every comparison holds in every repetition at seeds 2 (shipped), 3 and 4; at 3 and 4 the
+    closest, replace-corrupt / replace-missing with flips, is at most 0.986, and the tie
+    without noise is within 0.1 %."""
     run = run_scenario(SCENARIOS / "corrective_nmf_table1.toml")
     assert (tmp_path / "out" / "table1.png") in run.write(tmp_path / "out")
     m = run.report["metrics"]
@@ -139,8 +150,13 @@ def test_table1_orderings_on_the_shipped_scenario(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_table2_orderings_on_the_shipped_scenario(tmp_path: Path) -> None:
     """Table 2 at 1,000 × 500, k = 20, 10 adversaries, 5 repetitions: ignore-corrupt <
-    replace-missing < ignore-missing on the means for both attacks, and ignore-corrupt below
-    ignore-missing in every repetition."""
+    replace-missing < ignore-missing on the means for both attacks, ignore-corrupt below
+    ignore-missing in every repetition, and below replace-missing in every repetition of the
+    informed attack. These hold at seeds 2 (shipped), 3 and 4; at 3 and 4 the worst
+    repetition's ignore-corrupt / ignore-missing ratio is 0.62 (Model 3) and 0.28 (Model 4),
+    ignore-corrupt / replace-missing under Model 4 0.34. Replace-missing < ignore-missing
+    holds on the means (the paper's claim; at worst 0.84 of it) but not in every repetition:
+    at seed 3 one Model 4 repetition is 0.8 % the other way."""
     run = run_scenario(SCENARIOS / "corrective_nmf_table2.toml")
     assert (tmp_path / "out" / "table2.png") in run.write(tmp_path / "out")
     m = run.report["metrics"]
@@ -148,7 +164,7 @@ def test_table2_orderings_on_the_shipped_scenario(tmp_path: Path) -> None:
         mean = means(m, model, "prediction_shift")
         assert mean[IC] < mean[RM] < mean[IM], (model, mean)
         reps = _per_rep(m, model, "prediction_shift")
-        assert np.all(reps[IC] < reps[IM]) and np.all(reps[RM] < reps[IM])
+        assert np.all(reps[IC] < reps[IM]), (model, reps)
     reps4 = _per_rep(m, "model 4", "prediction_shift")
     assert np.all(reps4[IC] < reps4[RM])
 
