@@ -113,11 +113,12 @@ def run_scenario(
             raise InputError(f"party {abort.party}: {cause}") from abort
         raise
     audits = []
-    for spec in scenario.audits:
+    for i, spec in enumerate(scenario.audits):
         if algorithm_run.audit_target is None:
             raise InputError(f"algorithm {entry.name!r} has no protocol to audit; remove [[audit]]")
-        audits.append(run_audit(spec, algorithm_run.audit_target, scenario.n_parties,
-                                scenario.prime, run_seed, network, progress))
+        audits.append(run_audit(spec, algorithm_run.audit_target, prime=scenario.prime,
+                                frac_bits=scenario.frac_bits, seed=run_seed, network=network,
+                                progress=progress, index=i))
     attacks = [run_attack(spec, algorithm_run.result, matrix, entry.name)
                for spec in scenario.attacks]
     wall = time.perf_counter() - started
