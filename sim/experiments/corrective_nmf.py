@@ -211,14 +211,22 @@ def target_columns(inp: RunInput, ids: list[int]) -> np.ndarray:
     return np.array([lookup[i] for i in ids], dtype=np.int64)
 
 
+def ratings_of(inp: RunInput) -> np.ndarray:
+    """The users × items ratings (NaN where missing), with ``algorithm.k`` checked against
+    their shape."""
+    X = np.asarray(inp.data, dtype=np.float64)
+    n, n_items = X.shape
+    if inp.params["k"] > min(n, n_items):
+        raise ScenarioError(f"algorithm.k = {inp.params['k']} must be ≤ min(users, items) = "
+                            f"{min(n, n_items)}")
+    return X
+
+
 def build_setup(inp: RunInput) -> Setup:
     """Hold out test ratings, draw the start, build the attack (module docstring)."""
     p = inp.params
-    X = np.asarray(inp.data, dtype=np.float64)
+    X = ratings_of(inp)
     n, n_items = X.shape
-    if p["k"] > min(n, n_items):
-        raise ScenarioError(f"algorithm.k = {p['k']} must be ≤ min(users, items) = "
-                            f"{min(n, n_items)}")
     lam = lambda_param(p)
     rng = np.random.default_rng(np.random.SeedSequence(inp.seed, spawn_key=(HOLDOUT_SEED_KEY,)))
     trains, tests = [], []

@@ -173,6 +173,7 @@ from sim.experiments.corrective_nmf import (
     fraction_param,
     lambda_param,
     rating_range,
+    ratings_of,
     target_columns,
 )
 from sim.report import table
@@ -389,11 +390,8 @@ PARAMS = {
 
 def _protocol(inp: RunInput) -> tuple[Protocol, np.ndarray]:
     p = inp.params
-    X = np.asarray(inp.data, dtype=np.float64)
-    n, n_items = X.shape
-    if p["k"] > min(n, n_items):
-        raise ScenarioError(f"algorithm.k = {p['k']} must be ≤ min(users, items) = "
-                            f"{min(n, n_items)}")
+    X = ratings_of(inp)
+    n = X.shape[0]
     low, high = rating_range(X[~np.isnan(X)])
     attack = inp.attack
     if p["table"] != "1" and attack is None:
