@@ -9,6 +9,7 @@ repetition.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -108,6 +109,7 @@ def test_same_seed_same_tables_and_one_table_only() -> None:
     ({"attack": {"fake_users": 5, "party": 2}}, "does not exist"),
     ({"algorithm": {"replace_base": "cumulative"}}, "replace_base"),
     ({"algorithm": {"table": "3"}}, "table"),
+    ({"algorithm": {"k": 201}}, "algorithm.k = 201 must be ≤ min(users, items) = 200"),
 ])
 def test_bad_comparison_input(change: dict, needle: str) -> None:
     scenario = small(iterations=2, repetitions=1)
@@ -117,7 +119,7 @@ def test_bad_comparison_input(change: dict, needle: str) -> None:
         else:
             scenario["attack"] = change["attack"]
     scenario["algorithm"].update(change.get("algorithm", {}))
-    with pytest.raises(InputError, match=needle.replace("[", r"\[")):
+    with pytest.raises(InputError, match=re.escape(needle)):
         run_scenario(scenario)
 
 

@@ -232,6 +232,12 @@ def test_api_raises_input_errors() -> None:
     bad["algorithm"] = {"name": "secure_sum"}
     with pytest.raises(InputError, match="needs at least 2"):
         run_scenario(bad)
+    corrective = {"seed": 1, "network": {"parties": 2},
+                  "data": {"source": "synthetic", "kind": "ratings", "rows": 40, "cols": 6,
+                           "density": 0.5},
+                  "algorithm": {"name": "corrective_nmf", "k": 7, "iterations": 2}}
+    with pytest.raises(InputError, match=r"algorithm.k = 7 must be ≤ min\(users, items\) = 6"):
+        run_scenario(corrective)
 
 
 @pytest.mark.slow
