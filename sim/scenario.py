@@ -46,7 +46,7 @@ AUDIT_METHODS = ("simulation", "statistical", "exact", "linear")
 ATTACK_KEYS = {"name", "coalition"}
 DATA_SOURCES = ("synthetic", "file", "digits", "ratings")
 """``ratings``: a ``user,item,rating`` CSV or MovieLens ``ratings.dat`` at ``path``."""
-SYNTHETIC_KINDS = ("uniform", "topics", "ratings", "spiked", "mog", "stm")
+SYNTHETIC_KINDS = ("uniform", "topics", "ratings", "movielens", "spiked", "mog", "stm")
 
 
 @dataclass(frozen=True)

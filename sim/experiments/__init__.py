@@ -3,7 +3,8 @@
 from sim.experiments.cape_mean import CAPE_MEAN
 from sim.experiments.cape_otd import CAPE_OTD, CAPE_OTD_SWEEP
 from sim.experiments.cape_pca import CAPE_PCA, CAPE_PCA_SWEEP
-from sim.experiments.corrective_nmf import CORRECTIVE_NMF, CORRECTIVE_NMF_COMPARISON
+from sim.experiments.corrective_nmf import CORRECTIVE_NMF
+from sim.experiments.corrective_nmf_tables import CORRECTIVE_NMF_COMPARISON
 from sim.experiments.dp_nmf_outliers import DP_NMF_OUTLIERS, DP_NMF_OUTLIERS_EPSILON
 from sim.experiments.dsanls import DSANLS
 from sim.experiments.init_comparison import INIT_COMPARISON
