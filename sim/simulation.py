@@ -61,6 +61,7 @@ from protocols.errors import InputError
 from protocols.field import FixedPoint, PrimeField, prime_field
 from protocols.key_agreement import key_agreement
 from sim.drivers.simpy import Interceptor, SimPyDriver
+from sim.faults import FaultPlan
 from sim.ledger import Ledger
 from sim.network import Network
 
@@ -89,6 +90,9 @@ class Result:
     simulated_s: float
     wall_s: float
     seed: int
+    faults: dict[str, Any] | None = None
+    """With injected faults (:mod:`sim.faults`): what was injected, the events, and what each
+    party saw (``completed`` or ``crashed at t s``); None when the run had no faults."""
 
     @property
     def sites(self) -> tuple[int, ...]:
@@ -314,6 +318,8 @@ class Simulation:
         ``randomness(party, field)`` replaces each party's mask source (audits use this).
     interceptor : callable, optional
         Rewrites bytes in transit (tests of sealing).
+    faults : FaultPlan, optional
+        Faults the driver injects (:mod:`sim.faults`; a scenario's ``[[fault]]`` tables).
     key_source : {"seed", "os"}
         Where key material comes from. ``"seed"``: derived from the run seed, so the run
         replays byte for byte (simulations). ``"os"``: drawn from ``os.urandom`` for every
@@ -335,6 +341,7 @@ class Simulation:
         randomness: RandomnessFactory | None = None,
         interceptor: Interceptor | None = None,
         key_source: str = "seed",
+        faults: FaultPlan | None = None,
     ) -> None:
         self.network = network
         self.field = prime_field(prime)
@@ -355,6 +362,7 @@ class Simulation:
         self.record_views = record_views
         self.randomness = randomness
         self.interceptor = interceptor
+        self.faults = faults or FaultPlan()
 
     def run(self, parties: Sequence[Party], seed: int | None = None) -> Result:
         """Run every party's program; raise ``ProtocolAbort`` if any party fails.
@@ -369,6 +377,7 @@ class Simulation:
             run_seed = int(np.random.SeedSequence().entropy) % (1 << 63)  # fits TOML
         prk = seed_key(run_seed)  # validates a per-run seed as the constructor does
         network = self._network_for(roles)
+        self.faults.check_participants(sorted(roles), self.sealing)
         views: dict[int, View] = {}
         contexts: dict[int, PartyContext] = {}
         programs = {}
@@ -415,7 +424,8 @@ class Simulation:
                 contexts[a].install_pair_keys(b, channel, mask)
                 contexts[b].install_pair_keys(a, channel, mask)
         driver = SimPyDriver(network, sealing=self.sealing, interceptor=self.interceptor,
-                             record_messages=self.record_views, field=self.field)
+                             record_messages=self.record_views, field=self.field,
+                             faults=self.faults)
         start = time.perf_counter()
         outcome = driver.run(contexts, programs, views)
         wall = time.perf_counter() - start
@@ -426,14 +436,21 @@ class Simulation:
                 }
         for pid, recorder in recorders.items():
             views[pid].draws = list(recorder.records)
+        fault_summary = None
+        if outcome.faults is not None:
+            seen = {pid: "completed" if pid in outcome.outputs else
+                    f"crashed at {outcome.faults.crashed.get(pid, float('nan')):g} s"
+                    for pid in sorted(roles)}
+            fault_summary = outcome.faults.summary(seen)
         return Result(
             outputs=outcome.outputs,
-            ledger=Ledger(outcome.rows),
+            ledger=Ledger(outcome.rows, faults=fault_summary["events"] if fault_summary else ()),
             views=views,
             roles=dict(roles),
             simulated_s=outcome.simulated_s,
             wall_s=wall,
             seed=run_seed,
+            faults=fault_summary,
         )
 
     def _network_for(self, roles: dict[int, str]) -> Network:
