@@ -7,7 +7,8 @@
 
 A user's mistake — a bad scenario key, a missing data file, a value too large for the field —
 prints one line ``error: ...`` on stderr and exits with status 2. Progress of long runs goes to
-stderr (``--quiet`` turns it off); results go to stdout.
+stderr (``--quiet`` turns it off); results go to stdout. A run that an injected ``[[fault]]``
+aborted prints its report (``outcome``, ``faults``) and exits with status 1.
 """
 
 from __future__ import annotations
@@ -78,7 +79,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if not args.quiet:
                 sys.stderr.write(f"wrote {', '.join(p.name for p in written)} to {args.out}\n")
         sys.stdout.write(to_json(run.report) if args.json else run.format())
-        return 0
+        aborted = run.report.get("outcome", {}).get("completed") is False  # by a [[fault]]
+        return 1 if aborted else 0
     except InputError as exc:
         message = " ".join(str(exc).split())
         sys.stderr.write(f"error: {message}\n")

@@ -101,7 +101,7 @@ def run_scenario(
     network = Network.build(scenario.n_parties, scenario.topology, scenario.latency_ms,
                             scenario.bandwidth_mbps, scenario.links)
     simulation = Simulation(network, prime=scenario.prime, frac_bits=scenario.frac_bits,
-                            seed=run_seed, sealing=scenario.sealing)
+                            seed=run_seed, sealing=scenario.sealing, faults=scenario.faults)
     inp = RunInput(scenario, params, matrix, shards, simulation, run_seed, progress, extras,
                    attack)
     started = time.perf_counter()
@@ -111,7 +111,19 @@ def run_scenario(
         cause = abort.__cause__
         if isinstance(cause, InputError):
             raise InputError(f"party {abort.party}: {cause}") from abort
-        raise
+        partial = getattr(abort, "result", None)
+        if partial is None:
+            raise
+        # a fault the protocol cannot tolerate: report what was injected and what completed
+        seen = [f"  party {p}: {what}" for p, what in partial.faults["parties"].items()]
+        algorithm_run = AlgorithmRun(result=partial, outputs={}, metrics={}, tables=[
+            "\n".join([f"run aborted: {abort}", *seen])])
+        rep = report.build_report(scenario, entry, params, run_seed, algorithm_run, [],
+                                  time.perf_counter() - started, network, [])
+        rep["outcome"] = {"completed": False, "abort": {
+            "party": abort.party, "call": abort.call, "round": abort.round,
+            "reason": abort.reason}}
+        return ScenarioRun(scenario, rep, {}, partial.ledger.to_csv(), algorithm_run, [])
     audits = []
     for spec in scenario.audits:
         if algorithm_run.audit_target is None:

@@ -57,10 +57,10 @@ from protocols.context import (
     pairwise_mask_from_streams,
 )
 from protocols.effects import Call
-from protocols.errors import InputError
+from protocols.errors import InputError, ProtocolAbort
 from protocols.field import FixedPoint, PrimeField, prime_field
 from protocols.key_agreement import key_agreement
-from sim.drivers.simpy import Interceptor, SimPyDriver
+from sim.drivers.simpy import DriverOutcome, Interceptor, SimPyDriver
 from sim.faults import FaultPlan
 from sim.ledger import Ledger
 from sim.network import Network
@@ -427,8 +427,26 @@ class Simulation:
                              record_messages=self.record_views, field=self.field,
                              faults=self.faults)
         start = time.perf_counter()
-        outcome = driver.run(contexts, programs, views)
+        try:
+            outcome = driver.run(contexts, programs, views)
+        except ProtocolAbort as abort:
+            partial = getattr(abort, "outcome", None)
+            if partial is not None and partial.faults is not None:
+                # a run that a fault aborted still reports what was injected and completed
+                abort.result = self._result(partial, views, roles, run_seed,
+                                            time.perf_counter() - start, contexts, recorders,
+                                            abort)
+            raise
         wall = time.perf_counter() - start
+        return self._result(outcome, views, roles, run_seed, wall, contexts, recorders)
+
+    @staticmethod
+    def _result(
+        outcome: DriverOutcome, views: dict[int, View], roles: dict[int, str], run_seed: int,
+        wall: float, contexts: Mapping[int, PartyContext],
+        recorders: Mapping[int, _RecordingRandomness], abort: ProtocolAbort | None = None,
+    ) -> Result:
+        """The run's Result (with the fault summary when faults were injected)."""
         for pid, ctx in contexts.items():
             if ctx.mask_seeds:
                 views[pid].seeds["pair_mask_seeds"] = {
@@ -438,8 +456,12 @@ class Simulation:
             views[pid].draws = list(recorder.records)
         fault_summary = None
         if outcome.faults is not None:
+            crashed = outcome.faults.crashed
             seen = {pid: "completed" if pid in outcome.outputs else
-                    f"crashed at {outcome.faults.crashed.get(pid, float('nan')):g} s"
+                    f"crashed at {crashed[pid]:g} s" if pid in crashed else
+                    f"aborted: {abort}" if abort is not None and pid == abort.party else
+                    f"stopped by the notice 'party {abort.party} aborted'" if abort is not None
+                    else "unfinished"
                     for pid in sorted(roles)}
             fault_summary = outcome.faults.summary(seen)
         return Result(

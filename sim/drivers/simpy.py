@@ -272,9 +272,11 @@ class _Run:
             self.env.run()
         if self.abort is None:
             self._record_unread()
+        outcome = DriverOutcome(self.outputs, self.rows, float(self.env.now), self.faults)
         if self.abort is not None:
+            self.abort.outcome = outcome  # what completed before it: the caller's to report
             raise self.abort
-        return DriverOutcome(self.outputs, self.rows, float(self.env.now), self.faults)
+        return outcome
 
     def _crash(self, pid: int, fault: Fault, gen: Generator[Any, Any, Any]) -> None:
         """Party ``pid`` stops for good (a crash fault): its program is closed unfinished."""
