@@ -74,7 +74,7 @@ from protocols.context import PartyContext
 from protocols.effects import Call, Input, Output, Recv, RecvWithin, Send, SendEach
 from protocols.errors import InputError, MpcsimError
 from protocols.field import PrimeField
-from protocols.prg import field_stream
+from protocols.prg import field_stream, field_streams
 
 PROTOCOL = "secagg"
 AGGREGATOR = "aggregator"
@@ -232,18 +232,26 @@ def self_mask(field: PrimeField, b: np.ndarray, call: Call, length: int) -> np.n
     return field_stream(secret_key(b), call.index, length, field)
 
 
-def pair_mask(
-    field: PrimeField, sk: np.ndarray, me: int, peer: int, peer_public: bytes, call: Call,
+def pair_masks(
+    field: PrimeField, sk: np.ndarray, me: int, peer_keys: Mapping[int, bytes], call: Call,
     length: int,
 ) -> np.ndarray:
-    """±PRG(s_{me,peer}) as ``me`` adds it to its input: + if me < peer, − otherwise.
+    """Σ_v ±PRG(s_{me,v}) over the peers v of ``peer_keys`` (+ if me < v), as ``me`` adds it.
 
-    ``sk`` is me's secret (field elements) from which its X25519 mask key is derived.
+    ``sk`` is me's secret (field elements) from which its X25519 mask key is derived;
+    ``peer_keys`` maps each peer to its public mask key. All streams are drawn in one batch.
     """
+    if not peer_keys:
+        return field.zeros(length)
     private, _ = keypair(secret_key(sk))
-    seed = agree(private, peer_public, me, peer).mask_seed
-    stream = field_stream(seed, call.index, length, field)
-    return stream if me < peer else field.neg(stream)
+    peers = sorted(peer_keys)
+    seeds = [agree(private, peer_keys[v], me, v).mask_seed for v in peers]
+    streams = field_streams(seeds, call.index, length, field)
+    plus = [row for v, row in zip(peers, streams, strict=True) if me < v]
+    minus = [row for v, row in zip(peers, streams, strict=True) if me > v]
+    if not plus:
+        return field.neg(field.sum_arrays(minus))
+    return field.combine(plus, minus)
 
 
 def _keys_payload(keys: Mapping[int, bytes]) -> np.ndarray:
@@ -323,8 +331,8 @@ def secagg_field(ctx: PartyContext, x_hat: np.ndarray, config: Config, label: st
     for v in u2:
         held[v] = np.asarray((yield Recv(v, call, "shares")))
     # round 3: masked input
-    masks = [x_hat, self_mask(field, b, call, d)]
-    masks += [pair_mask(field, sk, me, v, keys[v], call, d) for v in u2]
+    masks = [x_hat, self_mask(field, b, call, d),
+             pair_masks(field, sk, me, {v: keys[v] for v in u2}, call, d)]
     yield Send(agg, field.sum_arrays(masks), call, "masked_input")
     # round 4: unmasking — for each v, the share of b_v or of s_v^SK, never both
     u3 = set(_ids((yield Recv(agg, call, "survivors_3"))))
@@ -396,8 +404,8 @@ def secagg_aggregator(ctx: PartyContext, length: int, config: Config
     minus = [self_mask(field, secrets[u], call, length) for u in sorted(u3)]
     for v in sorted(u2 - u3):  # v dropped after sharing: cancel u's term ±PRG(s_{u,v}) by
         # adding v's own term, recomputed from v's reconstructed s_v^SK and u's public key
-        terms += [pair_mask(field, secrets[v], v, u, public[u], call, length)
-                  for u in nbrs[v] if u in u3]
+        terms.append(pair_masks(field, secrets[v], v, {u: public[u] for u in nbrs[v] if u in u3},
+                                call, length))
     total = field.combine(terms, minus)
     survivors = tuple(sorted(u3))
     yield SendEach(dict.fromkeys(survivors, total), call, "sum")

@@ -58,16 +58,17 @@ def share(
         Row i is f(points[i]).
     """
     secret = np.asarray(secret)
-    coefficients = np.asarray(coefficients).reshape(-1, len(secret))
+    length = len(secret)
+    coefficients = np.asarray(coefficients).reshape(-1, length)
     _check_points(points, field.p)
-    rows = []
-    for x in points:
-        xs = field.elements(np.full(len(secret), x, dtype=np.int64))
-        acc = field.zeros(len(secret))
-        for a in coefficients[::-1]:
-            acc = field.mul(field.add(acc, a), xs)
-        rows.append(field.add(acc, secret))
-    return np.stack(rows) if rows else field.zeros((0, len(secret)))
+    if not len(points):
+        return field.zeros((0, length))
+    # all holders at once: row i evaluates at points[i]
+    xs = field.elements(np.repeat(np.asarray(points, dtype=np.int64), length).reshape(-1, length))
+    acc = field.zeros(xs.shape)
+    for a in coefficients[::-1]:
+        acc = field.mul(field.add(acc, np.broadcast_to(a, xs.shape)), xs)
+    return field.add(acc, np.broadcast_to(secret, xs.shape))
 
 
 def lagrange_at_zero(points: Sequence[int], p: int) -> list[int]:
@@ -103,12 +104,11 @@ def reconstruct(
         raise InputError(
             f"{len(shares)} shares cannot reconstruct a secret shared with threshold {threshold}"
         )
-    points, shares = list(points)[:threshold], list(shares)[:threshold]
-    lambdas = lagrange_at_zero(points, field.p)
-    length = len(shares[0])
-    terms = [field.mul(np.asarray(s), field.elements(np.full(length, lam, dtype=object)))
-             for s, lam in zip(shares, lambdas, strict=True)]
-    return field.sum_arrays(terms)
+    points = list(points)[:threshold]
+    stacked = np.stack([np.asarray(s) for s in list(shares)[:threshold]])
+    lambdas = field.elements(np.repeat(np.array(lagrange_at_zero(points, field.p), dtype=object),
+                                       stacked.shape[1]).reshape(stacked.shape))
+    return field.sum(field.mul(stacked, lambdas), axis=0)
 
 
 def _check_points(points: Sequence[int], p: int) -> None:
