@@ -155,3 +155,30 @@ def test_cli_reports_faults_and_an_aborted_run_exits_1(
         0, 1, 3, 4, 5, 6, 7]
     assert [e["party"] for e in report["faults"]["events"]] == [2, 5]
     assert report["metrics"]["max_abs_error"] <= report["metrics"]["fixed_point_bound"]
+
+
+def test_pd_nmf_over_secagg_survives_a_dropout_through_the_python_api() -> None:
+    root = Path(__file__).resolve().parents[2] / "scenarios"
+    run = run_scenario(root / "pd_nmf_secagg_dropout.toml")
+    metrics = run.report["metrics"]
+    assert metrics["dropped"] == [2] and metrics["sites_per_sweep"] == [4, 4, 3, 3, 3, 3]
+    assert not metrics["mid_sweep_dropout"] and metrics["same_T_at_every_survivor"]
+    assert metrics["max_abs_diff_vs_centralized_survivors"] <= 1e-6 * np.max(run.outputs["T"])
+    assert run.report["faults"]["parties"]["2"].startswith("crashed")
+    assert set(run.outputs) == {"T", "W_0", "W_1", "W_3"}
+
+
+def test_secagg_entry_through_the_python_api_matches_numpy() -> None:
+    scenario = {"seed": 4, "network": {"parties": 6},
+                "data": {"source": "synthetic", "rows": 60, "cols": 6},
+                "algorithm": {"name": "secagg", "threshold": 3, "graph": "harary",
+                              "degree": 4, "timeout_s": 0.5},
+                "fault": [{"kind": "crash", "party": 4, "call": "secagg", "step": "shares"}]}
+    run = run_scenario(scenario)
+    metrics = run.report["metrics"]
+    assert metrics["survivors"] == [0, 1, 2, 3, 5] and metrics["dropped"] == [4]
+    assert metrics["max_abs_error"] <= metrics["fixed_point_bound"]
+    assert run.report["roles"]["6"] == "aggregator"
+    expected = np.sum([row for u in (0, 1, 2, 3, 5) for row in run.run.result.views[u]
+                       .inputs["x"][None]], axis=0)
+    np.testing.assert_allclose(run.outputs["sum"], expected, atol=metrics["fixed_point_bound"])
