@@ -314,3 +314,14 @@ def test_planted_leak_pair_masks_dropped_with_self_mask_known_is_caught(
     monkeypatch.setattr(secagg, "self_mask",
                         lambda f, b, call, length: field.elements(np.arange(length)))
     assert audit((1, 4), trials=20) == "leak"
+
+
+def test_an_aggregator_crash_aborts_every_site_naming_the_fault() -> None:
+    inputs = random_inputs(P61, 4)
+    faults = [{"kind": "crash", "party": 4, "call": "secagg", "step": "survivors_3"}]
+    with pytest.raises(ProtocolAbort) as info:
+        run(inputs, Config(threshold=3), faults=faults)
+    assert info.value.party == 4 and "fault 0 (crash of party 4" in info.value.reason
+    assert set(info.value.result.faults["parties"].values()) == {
+        "crashed at " + info.value.result.faults["parties"]["4"].split("at ")[1],
+        "stopped by the notice 'party 4 aborted'"}
