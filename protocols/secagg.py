@@ -75,6 +75,7 @@ from protocols.effects import Call, Input, Output, Recv, RecvWithin, Send, SendE
 from protocols.errors import InputError, MpcsimError
 from protocols.field import PrimeField
 from protocols.prg import field_stream, field_streams
+from protocols.simulator import NoSimulator
 
 PROTOCOL = "secagg"
 AGGREGATOR = "aggregator"
@@ -82,6 +83,13 @@ GRAPHS: tuple[str, ...] = ("complete", "harary")
 Graph = Literal["complete", "harary"]
 DEFAULT_TIMEOUT_S = 1.0
 _ID_BYTES = 8
+
+SIMULATOR = NoSimulator(PROTOCOL, (
+    "its masked inputs are PRG expansions of Shamir-shared seeds (AES-CTR keyed by a hash of the "
+    "seed elements and by X25519 agreements), drawn outside the party's injectable randomness, "
+    "so a call-by-call simulator cannot program them; Bonawitz et al.'s simulator (Thm. 6.3) "
+    "needs the PRG treated as a random oracle; audit SecAgg with the statistical method"))
+"""No simulator (:mod:`protocols.simulator`): whole-run audits answer "not applicable"."""
 
 
 class TooFewSurvivors(MpcsimError):

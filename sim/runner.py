@@ -22,8 +22,10 @@ import numpy as np
 from algorithms import data as data_io
 from parties.attacks import get_attack
 from parties.audit import AuditResult, Progress
+from parties.audit.coalitions import CoalitionStudy
 from protocols.errors import InputError, ProtocolAbort, ScenarioError
 from sim import catalog, report
+from sim.coalitions import heat_map, run_study, study_table
 from sim.entry import Algorithm, AlgorithmRun, RunInput
 from sim.network import Network
 from sim.privacy import run_audit
@@ -43,6 +45,7 @@ class ScenarioRun:
     ledger_csv: str
     run: AlgorithmRun
     audits: list[AuditResult] = field(default_factory=list)
+    studies: dict[int, CoalitionStudy] = field(default_factory=dict)  # by [[audit]] index
 
     def write(self, out_dir: str | Path) -> list[Path]:
         """Write report.json, outputs.npz, ledger.csv and the PNG plots, atomically."""
@@ -53,11 +56,15 @@ class ScenarioRun:
         }
         for name, build in self.run.plots.items():
             files[f"{name}.png"] = report.png_bytes(build())
+        for i, study in self.studies.items():
+            files[f"coalitions_{i}.png"] = report.png_bytes(
+                heat_map(study, f"{self.scenario.name} [[audit]] {i}"))
         return report.write_files(Path(out_dir), files)
 
     def format(self) -> str:
         """The console tables."""
-        return report.format_report(self.report, self.run.tables)
+        return report.format_report(self.report, [*self.run.tables, *(
+            study_table(i, study) for i, study in self.studies.items())])
 
 
 def run_scenario(
@@ -125,20 +132,29 @@ def run_scenario(
             "reason": abort.reason}}
         return ScenarioRun(scenario, rep, {}, partial.ledger.to_csv(), algorithm_run, [])
     audits = []
-    for spec in scenario.audits:
+    studies: dict[int, CoalitionStudy] = {}
+    for i, spec in enumerate(scenario.audits):
         if algorithm_run.audit_target is None:
             raise InputError(f"algorithm {entry.name!r} has no protocol to audit; remove [[audit]]")
-        audits.append(run_audit(spec, algorithm_run.audit_target, scenario.n_parties,
-                                scenario.prime, run_seed, network, progress))
+        options = {"prime": scenario.prime, "frac_bits": scenario.frac_bits, "seed": run_seed,
+                   "network": network, "progress": progress, "index": i}
+        if spec.study:
+            studies[i] = run_study(spec, algorithm_run.audit_target, **options)
+            audits.extend(studies[i].results)
+        else:
+            audits.append(run_audit(spec, algorithm_run.audit_target, **options))
     attacks = [run_attack(spec, algorithm_run.result, matrix, entry.name)
                for spec in scenario.attacks]
     wall = time.perf_counter() - started
     rep = report.build_report(scenario, entry, params, run_seed, algorithm_run, audits, wall,
                               network, attacks)
+    if studies:
+        rep["coalition_studies"] = [{"audit": i, **st.summary()} for i, st in studies.items()]
     ledger_csv = algorithm_run.result.ledger.to_csv() if algorithm_run.result else (
         report.empty_ledger_csv()
     )
-    return ScenarioRun(scenario, rep, algorithm_run.outputs, ledger_csv, algorithm_run, audits)
+    return ScenarioRun(scenario, rep, algorithm_run.outputs, ledger_csv, algorithm_run, audits,
+                       studies)
 
 
 def run_attack(spec: AttackSpec, result: Result | None, data: Any,

@@ -60,7 +60,7 @@ from sim.entry import (
     integer,
     number,
 )
-from sim.privacy import AuditTarget, first_call_inputs
+from sim.privacy import AuditTarget, first_call_inputs, secure_sum_program
 from sim.report import table
 from sim.simulation import Result
 
@@ -272,6 +272,15 @@ class Outcome:
 def simulate(inp: RunInput, setup: Setup, settings: CorrectiveSettings, attacked: bool,
              seed: int) -> Outcome:
     """Run Algorithm 1 among the parties; the injecting party poisons its rows if attacked."""
+    parties = corrective_parties(inp, setup, settings, attacked)
+    result = inp.simulation.run(parties, seed=seed)
+    fits = [result.outputs[m] for m in range(len(parties))]
+    return _outcome(result, setup, fits, attacked)
+
+
+def corrective_parties(inp: RunInput, setup: Setup, settings: CorrectiveSettings,
+                       attacked: bool) -> list[Party]:
+    """The parties of one run of Algorithm 1 (an audit replays them)."""
     p = inp.params
     parties = []
     fake_party = setup.attack["party"] if attacked and setup.fake is not None else None
@@ -286,9 +295,7 @@ def simulate(inp: RunInput, setup: Setup, settings: CorrectiveSettings, attacked
             W0 = setup.W0[m][: train.shape[0]]
             parties.append(Party(m, lambda ctx, **kw: corrective_party(ctx, **kw),
                                  {"V": V, "W0": W0, **common}))
-    result = inp.simulation.run(parties, seed=seed)
-    fits = [result.outputs[m] for m in range(len(parties))]
-    return _outcome(result, setup, fits, attacked)
+    return parties
 
 
 def _outcome(result: Result | None, setup: Setup, fits: list[Any], attacked: bool) -> Outcome:
@@ -403,9 +410,10 @@ def _run(inp: RunInput) -> AlgorithmRun:
         result=out.result,
         outputs={"H": out.H, "W": out.W},
         metrics=metrics,
-        audit_target=AuditTarget("secure_sum", p["variant"],
-                                 first_call_inputs(out.result.views, out.result.sites,
-                                                   "secure_sum")),
+        audit_target=AuditTarget(
+            tuple(corrective_parties(inp, setup, settings, attacked)), "secure_sum",
+            p["variant"], field_program=secure_sum_program(p["variant"]),
+            field_inputs=first_call_inputs(out.result.views, out.result.sites, "secure_sum")),
         plots={"loss": lambda: plots.objective(curves, title, xlabel="iteration",
                                                ylabel="training loss")},
     )

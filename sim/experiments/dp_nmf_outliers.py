@@ -63,7 +63,7 @@ from sim.entry import (
     integer,
     number,
 )
-from sim.privacy import AuditTarget, first_call_inputs
+from sim.privacy import AuditTarget, first_call_inputs, secure_sum_program
 from sim.report import table
 from sim.simulation import Result
 
@@ -195,6 +195,16 @@ def noise_levels(n: int, outliers: bool, epsilon: float, delta: float) -> tuple[
 def simulate(inp: RunInput, prep: Prepared, epsilon: float,
              seed: int) -> tuple[Result, np.ndarray, np.ndarray, list[float]]:
     """One private run of Algorithm 2 on the simulator: (result, W, H, loss history)."""
+    m = len(prep.blocks)
+    result = inp.simulation.run(dp_parties(inp, prep, epsilon), seed=seed)
+    W = result.outputs[m].W
+    H = np.hstack([result.outputs[c].H for c in range(m)])
+    loss = np.sum([result.outputs[c].loss for c in range(m)], axis=0).tolist()
+    return result, W, H, loss
+
+
+def dp_parties(inp: RunInput, prep: Prepared, epsilon: float) -> list[Party]:
+    """The curators and the analyst of one private run (an audit replays them)."""
     p = inp.params
     _, _, tau_a, tau_b = noise_levels(prep.n, p["outliers"], epsilon, p["delta"])
     m = len(prep.blocks)
@@ -207,11 +217,7 @@ def simulate(inp: RunInput, prep: Prepared, epsilon: float,
     ]
     parties.append(Party(m, lambda ctx, **kw: analyst(ctx, **kw), {"W0": prep.W0, **common},
                          role=ANALYST))
-    result = inp.simulation.run(parties, seed=seed)
-    W = result.outputs[m].W
-    H = np.hstack([result.outputs[c].H for c in range(m)])
-    loss = np.sum([result.outputs[c].loss for c in range(m)], axis=0).tolist()
-    return result, W, H, loss
+    return parties
 
 
 def nonprivate(inp: RunInput, prep: Prepared) -> tuple[float, list[float]]:
@@ -271,8 +277,10 @@ def _run(inp: RunInput) -> AlgorithmRun:
                                                                          p["iterations"])
     audit = None
     if m > 1:
-        audit = AuditTarget("secure_sum", p["variant"],
-                            first_call_inputs(result.views, result.sites, "secure_sum"))
+        audit = AuditTarget(
+            tuple(dp_parties(inp, prep, p["epsilon"])), "secure_sum", p["variant"],
+            field_program=secure_sum_program(p["variant"]),
+            field_inputs=first_call_inputs(result.views, result.sites, "secure_sum"))
     title = f"DP robust NMF, ε = {p['epsilon']} per release, M = {m} curator(s)"
     return AlgorithmRun(
         result=result,

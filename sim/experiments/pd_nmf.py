@@ -56,7 +56,7 @@ from protocols.secagg import check_config as check_secagg
 from protocols.secure_sum import VARIANTS
 from sim import plots
 from sim.entry import Algorithm, AlgorithmRun, Param, RunInput, choice, integer, number
-from sim.privacy import AuditTarget, first_call_inputs
+from sim.privacy import AuditTarget
 from sim.simulation import Result
 
 INIT_SEED_KEY = 1_000_002
@@ -198,8 +198,9 @@ def centralized_sweeps(X: Any, T0: np.ndarray, sweeps: int, setup: NmfSetup,
     return W, T
 
 
-def run_pd_nmf(inp: RunInput, setup: NmfSetup, T0: np.ndarray | None) -> tuple[Result, list]:
-    """Simulate PD-NMF on the scenario's shards; returns the result and each party's model."""
+def pd_nmf_parties(inp: RunInput, setup: NmfSetup, T0: np.ndarray | None) -> list[Party]:
+    """The parties of a PD-NMF run: party m runs PD-NMF on its shard (and a dealer, for the
+    PD-SVD start on NormedSecureSum)."""
     parties = site_parties(
         lambda ctx, X: pd_nmf(ctx, X, setup.k, sweeps=setup.sweeps, params=setup.params,
                               variant=setup.variant, loss=setup.loss, T0=T0,
@@ -214,7 +215,12 @@ def run_pd_nmf(inp: RunInput, setup: NmfSetup, T0: np.ndarray | None) -> tuple[R
         layout_for(nss, inp.simulation.field.p, len(inp.shards), d, "normed")
         parties = with_dealer(parties, [(setup.k, d)] * setup.svd_init.iterations, "normed",
                               nss)
-    result = inp.simulation.run(parties, seed=inp.seed)
+    return parties
+
+
+def run_pd_nmf(inp: RunInput, setup: NmfSetup, T0: np.ndarray | None) -> tuple[Result, list]:
+    """Simulate PD-NMF on the scenario's shards; returns the result and each party's model."""
+    result = inp.simulation.run(pd_nmf_parties(inp, setup, T0), seed=inp.seed)
     return result, [result.outputs[m] for m in result.sites]
 
 
@@ -266,8 +272,8 @@ def _run_pd_nmf(inp: RunInput) -> AlgorithmRun:
         result=result,
         outputs=outputs,
         metrics=metrics,
-        audit_target=AuditTarget("secure_sum", setup.variant,
-                                 first_call_inputs(result.views, result.sites, "secure_sum")),
+        audit_target=AuditTarget(tuple(pd_nmf_parties(inp, setup, T0)), "secure_sum",
+                                 setup.variant),
         plots={"objective": lambda: plots.objective({"pd_nmf": history},
                                                    f"PD-NMF, M = {len(models)}, k = {setup.k}")},
         communication_by_phase=True,

@@ -48,6 +48,7 @@ from sim.experiments.normed_secure_sum import (
     nss_params,
     with_dealer,
 )
+from sim.privacy import AuditTarget
 
 
 def _check_scale(name: str, value: Any) -> Any:
@@ -156,6 +157,9 @@ def _run(inp: RunInput) -> AlgorithmRun:
         outputs=outputs,
         metrics=metrics,
         tables=tables,
+        # whole-run audits: SecureSum calls are simulated; NormedSecureSum's declare no
+        # simulator (protocols.normed_secure_sum.SIMULATOR), so they answer "not applicable"
+        audit_target=AuditTarget(tuple(parties), "secure_sum"),
         plots={"convergence": lambda: plots.convergence(
             {f"pd_svd ({variant})": history},
             f"PD-SVD, M = {m}, d = {d}, k = {k}: largest principal angle to numpy's V_k")},

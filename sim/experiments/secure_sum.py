@@ -12,7 +12,7 @@ import numpy as np
 from parties.party import site_parties
 from protocols.secure_sum import VARIANTS, declared_cost, secure_sum
 from sim.entry import Algorithm, AlgorithmRun, Param, RunInput, choice
-from sim.privacy import AuditTarget, first_call_inputs
+from sim.privacy import AuditTarget, first_call_inputs, secure_sum_program
 
 
 def _run(inp: RunInput) -> AlgorithmRun:
@@ -38,7 +38,9 @@ def _run(inp: RunInput) -> AlgorithmRun:
             "declared_rounds": cost.rounds,
         },
         audit_target=AuditTarget(
-            "secure_sum", variant, first_call_inputs(result.views, result.sites, "secure_sum")
+            tuple(parties), "secure_sum", variant,
+            field_program=secure_sum_program(variant, "column_sums"),
+            field_inputs=first_call_inputs(result.views, result.sites, "secure_sum"),
         ),
     )
 

@@ -18,9 +18,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from parties.audit import alternative_inputs, statistical_audit
+from parties.audit import statistical_audit
 from parties.party import Party
-from parties.view import View
 from protocols import secagg
 from protocols.context import PartyContext
 from protocols.effects import Send
@@ -29,6 +28,7 @@ from protocols.field import prime_field
 from protocols.secagg import Config, TooFewSurvivors, secagg_aggregator, secagg_field
 from sim.faults import parse_faults
 from sim.network import Network
+from sim.privacy import SimPyRunner
 from sim.simulation import Result, Simulation
 
 P7, P31, P61 = 7, (1 << 31) - 1, (1 << 61) - 1
@@ -241,23 +241,14 @@ def test_bad_configuration_is_named() -> None:
 # -- privacy (the statistical audit of parties.audit) ---------------------------------------------
 
 
-def audit_runner(config: Config, m: int) -> Any:
-    sim = Simulation(Network.build(m + 1), prime=P61, frac_bits=0, sealing=False,
-                     keys="preshared", record_draws=True)
-
-    def runner(inputs: list[np.ndarray], seed: int) -> dict[int, View]:
-        return sim.run(parties_for(inputs, config), seed=seed).views
-
-    return runner
-
-
 def audit(coalition: tuple[int, ...], trials: int, m: int = 4) -> str:
+    """The statistical A/B audit (parties.audit) of one SecAgg call, aggregator included."""
     field = prime_field(P61)
     rng = np.random.default_rng(3)
-    inputs_a = [field.random(rng, 2) for _ in range(m)]
-    inputs_b = alternative_inputs(field, inputs_a, coalition, rng)
-    result = statistical_audit(audit_runner(Config(threshold=3), m), field, inputs_a, inputs_b,
-                               coalition, trials=trials, seed=0)
+    inputs = [field.random(rng, 2) for _ in range(m)]
+    runner = SimPyRunner(P61, 0, 0, Network.build(m + 1))
+    result = statistical_audit(runner, lambda xs: parties_for(list(xs), Config(threshold=3)),
+                               inputs, coalition, trials=trials, seed=0, pairs=2)
     return result.verdict
 
 
