@@ -9,8 +9,9 @@
 A user's mistake — a bad scenario key, a missing data file, a value too large for the field —
 prints one line ``error: ...`` on stderr and exits with status 2. A party that fails during
 the run (an abort) prints one ``error:`` line naming the party and the call, and exits with
-status 1. Progress of long runs goes to stderr (``--quiet`` turns it off); results go to
-stdout.
+status 1; a run that an injected ``[[fault]]`` aborted prints its report (``outcome``,
+``faults``) and exits with status 1. Progress of long runs goes to stderr (``--quiet`` turns it
+off); results go to stdout.
 
 ``--driver mpi`` runs the parties on the MPI ranks of the job this process belongs to
 (``mpiexec -n R mpcsim run S --driver mpi``); rank 0 alone prints and writes. ``--ranks R``
@@ -100,7 +101,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if not args.quiet:
                 sys.stderr.write(f"wrote {', '.join(p.name for p in written)} to {args.out}\n")
         sys.stdout.write(to_json(run.report) if args.json else run.format())
-        return 0
+        aborted = run.report.get("outcome", {}).get("completed") is False  # by a [[fault]]
+        return 1 if aborted else 0
     except InputError as exc:
         _error(exc, args)
         return 2

@@ -83,6 +83,7 @@ def build_report(
         "time": {"simulated_s": simulated, "wall_s": wall_s},
         "privacy": [a.to_dict() for a in audits],
         "attacks": [dict(a) for a in attacks],
+        **({"faults": _jsonable(result.faults)} if result is not None and result.faults else {}),
     }
 
 

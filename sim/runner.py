@@ -114,7 +114,8 @@ def run_scenario(
     network = Network.build(scenario.n_parties, scenario.topology, scenario.latency_ms,
                             scenario.bandwidth_mbps, scenario.links)
     simulation = Simulation(network, prime=scenario.prime, frac_bits=scenario.frac_bits,
-                            seed=run_seed, sealing=scenario.sealing, driver=driver)
+                            seed=run_seed, sealing=scenario.sealing, driver=driver,
+                            faults=scenario.faults)
     inp = RunInput(scenario, params, matrix, shards, simulation, run_seed, progress, extras,
                    attack)
     started = time.perf_counter()
@@ -125,7 +126,20 @@ def run_scenario(
         if isinstance(cause, InputError):
             where = f" in call {abort.call}" if abort.call else ""
             raise InputError(f"party {abort.party}{where}: {cause}") from abort
-        raise
+        partial = getattr(abort, "result", None)
+        if partial is None:
+            raise
+        # a fault the protocol cannot tolerate: report what was injected and what completed
+        seen = [f"  party {p}: {what}" for p, what in partial.faults["parties"].items()]
+        algorithm_run = AlgorithmRun(result=partial, outputs={}, metrics={}, tables=[
+            "\n".join([f"run aborted: {abort}", *seen])])
+        rep = report.build_report(scenario, entry, params, run_seed, algorithm_run, [],
+                                  time.perf_counter() - started, network, [])
+        rep["outcome"] = {"completed": False, "abort": {
+            "party": abort.party, "call": abort.call, "round": abort.round,
+            "reason": abort.reason}}
+        rep["driver"] = simulation.driver_info()
+        return ScenarioRun(scenario, rep, {}, partial.ledger.to_csv(), algorithm_run, [])
     driver_info = simulation.driver_info()  # under MPI a collective call: every rank makes it
     reporting = True
     if driver == "mpi":

@@ -57,10 +57,11 @@ from protocols.context import (
     pairwise_mask_from_streams,
 )
 from protocols.effects import Call
-from protocols.errors import InputError
+from protocols.errors import InputError, ProtocolAbort
 from protocols.field import FixedPoint, PrimeField, prime_field
 from protocols.key_agreement import key_agreement
-from sim.drivers.simpy import Interceptor, SimPyDriver
+from sim.drivers.simpy import DriverOutcome, Interceptor, SimPyDriver
+from sim.faults import FaultPlan
 from sim.ledger import Ledger
 from sim.network import Network
 
@@ -90,6 +91,9 @@ class Result:
     simulated_s: float
     wall_s: float
     seed: int
+    faults: dict[str, Any] | None = None
+    """With injected faults (:mod:`sim.faults`): what was injected, the events, and what each
+    party saw (``completed`` or ``crashed at t s``); None when the run had no faults."""
 
     @property
     def sites(self) -> tuple[int, ...]:
@@ -282,6 +286,20 @@ def _program_inputs(record: Mapping[str, Any], given: Mapping[str, Any]) -> dict
     return {k: v if is_immutable(v) else frozen(given[k]) for k, v in record.items()}
 
 
+
+def _record_party_state(
+    views: Mapping[int, View], contexts: Mapping[int, PartyContext],
+    recorders: Mapping[int, _RecordingRandomness],
+) -> None:
+    """Add to each hosted party's view its pair mask seeds and its recorded draws."""
+    for pid, ctx in contexts.items():
+        if ctx.mask_seeds:
+            views[pid].seeds["pair_mask_seeds"] = {
+                p: s.hex() for p, s in sorted(ctx.mask_seeds.items())
+            }
+    for pid, recorder in recorders.items():
+        views[pid].draws = list(recorder.records)
+
 class Simulation:
     """A configured simulated network on which party programs run.
 
@@ -315,6 +333,8 @@ class Simulation:
         ``randomness(party, field)`` replaces each party's mask source (audits use this).
     interceptor : callable, optional
         Rewrites bytes in transit (tests of sealing).
+    faults : FaultPlan, optional
+        Faults the driver injects (:mod:`sim.faults`; a scenario's ``[[fault]]`` tables).
     key_source : {"seed", "os"}
         Where key material comes from. ``"seed"``: derived from the run seed, so the run
         replays byte for byte (simulations). ``"os"``: drawn from ``os.urandom`` for every
@@ -342,6 +362,7 @@ class Simulation:
         interceptor: Interceptor | None = None,
         key_source: str = "seed",
         driver: str = "simpy",
+        faults: FaultPlan | None = None,
     ) -> None:
         self.network = network
         self.field = prime_field(prime)
@@ -369,6 +390,10 @@ class Simulation:
         self.record_views = record_views
         self.randomness = randomness
         self.interceptor = interceptor
+        self.faults = faults or FaultPlan()
+        if driver == "mpi" and self.faults:
+            raise InputError("[[fault]] injection is interpreted by the SimPy driver only; "
+                             "remove the [[fault]] tables or run with --driver simpy")
 
     def run(self, parties: Sequence[Party], seed: int | None = None) -> Result:
         """Run every party's program; raise ``ProtocolAbort`` if any party fails.
@@ -383,6 +408,7 @@ class Simulation:
             run_seed = int(np.random.SeedSequence().entropy) % (1 << 63)  # fits TOML
         prk = seed_key(run_seed)  # validates a per-run seed as the constructor does
         network = self._network_for(roles)
+        self.faults.check_participants(sorted(roles), self.sealing)
         mpi = None
         hosted: Callable[[int], bool] = lambda pid: True  # noqa: E731
         if self.driver == "mpi":
@@ -446,29 +472,52 @@ class Simulation:
         start = time.perf_counter()
         if mpi is not None:
             rank_outcome = mpi.run(contexts, programs, views, owner)
-        else:
-            driver = SimPyDriver(network, sealing=self.sealing, interceptor=self.interceptor,
-                                 record_messages=self.record_views, field=self.field)
-            outcome = driver.run(contexts, programs, views)
-        wall = time.perf_counter() - start
-        for pid, ctx in contexts.items():
-            if ctx.mask_seeds:
-                views[pid].seeds["pair_mask_seeds"] = {
-                    p: s.hex() for p, s in sorted(ctx.mask_seeds.items())
-                }
-        for pid, recorder in recorders.items():
-            views[pid].draws = list(recorder.records)
-        if mpi is not None:
+            _record_party_state(views, contexts, recorders)
             outcome, views = mpi.gather(rank_outcome, views)
-            wall = max(wall, outcome.simulated_s)
+            wall = max(time.perf_counter() - start, outcome.simulated_s)
+            return self._result(outcome, views, roles, run_seed, wall)
+        driver = SimPyDriver(network, sealing=self.sealing, interceptor=self.interceptor,
+                             record_messages=self.record_views, field=self.field,
+                             faults=self.faults)
+        try:
+            outcome = driver.run(contexts, programs, views)
+        except ProtocolAbort as abort:
+            partial = getattr(abort, "outcome", None)
+            if partial is not None and partial.faults is not None:
+                # a run that a fault aborted still reports what was injected and completed
+                _record_party_state(views, contexts, recorders)
+                abort.result = self._result(partial, views, roles, run_seed,
+                                            time.perf_counter() - start, abort)
+            raise
+        wall = time.perf_counter() - start
+        _record_party_state(views, contexts, recorders)
+        return self._result(outcome, views, roles, run_seed, wall)
+
+    @staticmethod
+    def _result(
+        outcome: DriverOutcome, views: dict[int, View], roles: dict[int, str], run_seed: int,
+        wall: float, abort: ProtocolAbort | None = None,
+    ) -> Result:
+        """The run's Result (with the fault summary when faults were injected)."""
+        fault_summary = None
+        if outcome.faults is not None:
+            crashed = outcome.faults.crashed
+            seen = {pid: "completed" if pid in outcome.outputs else
+                    f"crashed at {crashed[pid]:g} s" if pid in crashed else
+                    f"aborted: {abort}" if abort is not None and pid == abort.party else
+                    f"stopped by the notice 'party {abort.party} aborted'" if abort is not None
+                    else "unfinished"
+                    for pid in sorted(roles)}
+            fault_summary = outcome.faults.summary(seen)
         return Result(
             outputs=outcome.outputs,
-            ledger=Ledger(outcome.rows),
+            ledger=Ledger(outcome.rows, faults=fault_summary["events"] if fault_summary else ()),
             views=views,
             roles=dict(roles),
             simulated_s=outcome.simulated_s,
             wall_s=wall,
             seed=run_seed,
+            faults=fault_summary,
         )
 
     def driver_info(self) -> dict[str, Any]:

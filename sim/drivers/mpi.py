@@ -22,6 +22,10 @@ Effects (:mod:`protocols.effects`) mean what they mean under the SimPy driver
 * ``Recv``/``RecvEach``/``RecvAny`` — wait until the message with that (sender, call, step) is
   in the party's mailbox; open it (sequence number, AES-GCM, field range) when asked, as the
   SimPy driver does. ``RecvAny`` takes the first listed among messages already there.
+* ``RecvWithin`` — waits for every listed sender, like ``RecvEach``: there is no simulated
+  clock to time out on, and no ``[[fault]]`` plan under this driver (the simulation refuses
+  one), so a sender that never sends is a lost rank, which aborts the run. Real-time dropouts
+  with a wall-clock timeout are not modelled here.
 * ``Compute(seconds)`` — the work was real, so nothing is simulated: the driver returns the
   party's wall clock (seconds since the run started) and does not wait.
 * ``Input``/``Output`` — recorded in the party's view, as under SimPy.
@@ -105,6 +109,7 @@ from protocols.effects import (
     Recv,
     RecvAny,
     RecvEach,
+    RecvWithin,
     Send,
     SendEach,
 )
@@ -633,6 +638,8 @@ class _Run:
         elif kind is Recv:
             return self._receive(pid, ((effect.sender, effect.call, effect.step),), single=True)
         elif kind is RecvEach:
+            return self._receive_each(pid, effect.senders, effect.call, effect.step)
+        elif kind is RecvWithin:  # no simulated clock here: a sender that is gone is a lost rank
             return self._receive_each(pid, effect.senders, effect.call, effect.step)
         elif kind is RecvAny:
             if not effect.keys:

@@ -65,6 +65,7 @@ SCENARIOS: dict[str, dict[str, Any]] = {
     "secure_nmf_comparison": _scenario("secure_nmf_comparison", {
         "k": 2, "inner": 2, "time_budget_s": 0.05, "methods": ["Syn-SD", "Asyn-SD"]},
         rows=40, cols=20),
+    "secagg": _scenario("secagg", {"threshold": 2}, rows=30, cols=6),
     "ksdp": _scenario("ksdp", {"mechanism": "one_bit_sum", "p": 0.5, "party_sizes": [4, 8],
                                "samples": 20, "documents": 2}, rows=3, cols=4),
 }
