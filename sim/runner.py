@@ -46,6 +46,7 @@ class ScenarioRun:
     run: AlgorithmRun
     audits: list[AuditResult] = field(default_factory=list)
     studies: dict[int, CoalitionStudy] = field(default_factory=dict)  # by [[audit]] index
+    reporting: bool = True  # False on MPI ranks other than 0: they neither print nor write
 
     def write(self, out_dir: str | Path) -> list[Path]:
         """Write report.json, outputs.npz, ledger.csv and the PNG plots, atomically."""
@@ -72,6 +73,7 @@ def run_scenario(
     *,
     seed: int | None = None,
     progress: Progress | None = None,
+    driver: str = "simpy",
 ) -> ScenarioRun:
     """Validate, load data, simulate, audit and report one scenario.
 
@@ -83,6 +85,10 @@ def run_scenario(
         Overrides the scenario's seed (as ``--seed``).
     progress : callable, optional
         ``progress(stage, done, total)`` for long runs.
+    driver : {"simpy", "mpi"}
+        As ``--driver``: ``"mpi"`` runs the parties on the MPI ranks of this job
+        (:mod:`sim.drivers.mpi`); every rank calls this function and rank 0's run has
+        ``reporting`` set.
     """
     scenario = source if isinstance(source, Scenario) else load_scenario(source)
     scenario = scenario.with_seed(seed)
@@ -108,7 +114,8 @@ def run_scenario(
     network = Network.build(scenario.n_parties, scenario.topology, scenario.latency_ms,
                             scenario.bandwidth_mbps, scenario.links)
     simulation = Simulation(network, prime=scenario.prime, frac_bits=scenario.frac_bits,
-                            seed=run_seed, sealing=scenario.sealing)
+                            seed=run_seed, sealing=scenario.sealing, driver=driver,
+                            faults=scenario.faults)
     inp = RunInput(scenario, params, matrix, shards, simulation, run_seed, progress, extras,
                    attack)
     started = time.perf_counter()
@@ -117,8 +124,31 @@ def run_scenario(
     except ProtocolAbort as abort:
         cause = abort.__cause__
         if isinstance(cause, InputError):
-            raise InputError(f"party {abort.party}: {cause}") from abort
-        raise
+            where = f" in call {abort.call}" if abort.call else ""
+            raise InputError(f"party {abort.party}{where}: {cause}") from abort
+        partial = getattr(abort, "result", None)
+        if partial is None:
+            raise
+        # a fault the protocol cannot tolerate: report what was injected and what completed
+        seen = [f"  party {p}: {what}" for p, what in partial.faults["parties"].items()]
+        algorithm_run = AlgorithmRun(result=partial, outputs={}, metrics={}, tables=[
+            "\n".join([f"run aborted: {abort}", *seen])])
+        rep = report.build_report(scenario, entry, params, run_seed, algorithm_run, [],
+                                  time.perf_counter() - started, network, [])
+        rep["outcome"] = {"completed": False, "abort": {
+            "party": abort.party, "call": abort.call, "round": abort.round,
+            "reason": abort.reason}}
+        rep["driver"] = simulation.driver_info()
+        return ScenarioRun(scenario, rep, {}, partial.ledger.to_csv(), algorithm_run, [])
+    driver_info = simulation.driver_info()  # under MPI a collective call: every rank makes it
+    reporting = True
+    if driver == "mpi":
+        from sim.drivers.mpi import is_root
+
+        reporting = is_root()
+    if not reporting:  # another rank reports; the run's results are rank 0's as well
+        return ScenarioRun(scenario, {}, algorithm_run.outputs, "", algorithm_run, [],
+                           reporting=False)
     audits = []
     studies: dict[int, CoalitionStudy] = {}
     for i, spec in enumerate(scenario.audits):
@@ -138,6 +168,7 @@ def run_scenario(
                               network, attacks)
     if studies:
         rep["coalition_studies"] = [{"audit": i, **st.summary()} for i, st in studies.items()]
+    rep["driver"] = driver_info
     ledger_csv = algorithm_run.result.ledger.to_csv() if algorithm_run.result else (
         report.empty_ledger_csv()
     )

@@ -12,6 +12,7 @@ Layout (README "Scenario format" has the full reference)::
     [attack]   the algorithm's attack model, if it has one (checked by its catalogue entry)
     [[audit]]  coalition, method, trials, ...
     [[attack]] name, coalition: attacks on coalitions' views (:mod:`parties.attacks`)
+    [[fault]]  kind, party | link, at_s | call/step/when, duration_s, extra_ms (:mod:`sim.faults`)
 
 Paths are relative to the scenario file. Every table rejects unknown keys and every value is
 checked here, where input enters; a mistake raises :class:`~protocols.errors.ScenarioError`
@@ -29,10 +30,12 @@ from typing import Any
 
 from protocols.errors import InputError, ScenarioError
 from protocols.field import FixedPoint, parse_prime, prime_field
+from sim.faults import FaultPlan, parse_faults
 from sim.network import TOPOLOGIES
 
 TOP_KEYS = {
     "name", "seed", "description", "network", "field", "data", "algorithm", "attack", "audit",
+    "fault",
 }
 NETWORK_KEYS = {"parties", "topology", "latency_ms", "bandwidth_mbps", "sealing", "links"}
 FIELD_KEYS = {"prime", "frac_bits"}
@@ -46,7 +49,7 @@ AUDIT_METHODS = ("simulation", "statistical", "exact", "linear")
 ATTACK_KEYS = {"name", "coalition"}
 DATA_SOURCES = ("synthetic", "file", "digits", "ratings")
 """``ratings``: a ``user,item,rating`` CSV or MovieLens ``ratings.dat`` at ``path``."""
-SYNTHETIC_KINDS = ("uniform", "topics", "ratings", "spiked", "mog", "stm")
+SYNTHETIC_KINDS = ("uniform", "topics", "ratings", "movielens", "spiked", "mog", "stm")
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,7 @@ class Scenario:
     source: dict[str, Any] = field(default_factory=dict)
     attack: dict[str, Any] = field(default_factory=dict)
     attacks: tuple[AttackSpec, ...] = ()
+    faults: FaultPlan = field(default_factory=FaultPlan)
 
     @property
     def algorithm_name(self) -> str:
@@ -257,6 +261,7 @@ def _validate(raw: dict[str, Any], base: Path, default_name: str) -> Scenario:
                 "name and coalition"
             )
 
+    faults = parse_faults(raw.get("fault"))
     description = raw.get("description", "")
     if not isinstance(description, str):
         raise ScenarioError("description must be a string")
@@ -265,6 +270,7 @@ def _validate(raw: dict[str, Any], base: Path, default_name: str) -> Scenario:
         bandwidth_mbps=bandwidth, sealing=sealing, links=links, prime=prime,
         frac_bits=frac_bits, data=data, algorithm=dict(alg), audits=audits, base_dir=base,
         description=description, source=raw, attack=dict(attack), attacks=attacks,
+        faults=faults,
     )
 
 

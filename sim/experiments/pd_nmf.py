@@ -40,6 +40,7 @@ from algorithms.nmf.pd_nmf import (
     declared_sweep_elements,
     normalize_rows,
     pd_nmf,
+    pd_nmf_iter_aggregator,
     total_objective,
 )
 from algorithms.nmf.row_blocks import as_row_block, zero_filled
@@ -49,6 +50,9 @@ from algorithms.svd.pd_svd import VARIANTS as SVD_VARIANTS
 from parties.party import Party, site_parties
 from protocols.errors import InputError, ScenarioError
 from protocols.normed_secure_sum import PRESETS
+from protocols.secagg import AGGREGATOR
+from protocols.secagg import Config as SecAggConfig
+from protocols.secagg import check_config as check_secagg
 from protocols.secure_sum import VARIANTS
 from sim import plots
 from sim.entry import Algorithm, AlgorithmRun, Param, RunInput, choice, integer, number
@@ -232,6 +236,8 @@ def topic_recovery(true_topics: np.ndarray, topics: np.ndarray) -> float:
 def _run_pd_nmf(inp: RunInput) -> AlgorithmRun:
     setup = NmfSetup.from_params(inp.params, inp.data)
     T0 = public_start(setup, inp.data, inp.seed, inp.scenario.base_dir)
+    if inp.params["secure_sum"] == "secagg":
+        return _run_pd_nmf_secagg(inp, setup, T0)
     result, models = run_pd_nmf(inp, setup, T0)
     T = models[0].T
     W = np.vstack([m.W for m in models])
@@ -298,11 +304,80 @@ def _run_rri_nmf(inp: RunInput) -> AlgorithmRun:
     )
 
 
+def _run_pd_nmf_secagg(inp: RunInput, setup: NmfSetup, T0: np.ndarray | None) -> AlgorithmRun:
+    """PD-NMF-Iter summing through SecAgg, with an aggregator (party M); sites may drop.
+
+    The reference is centralized RRI-NMF sweep by sweep on the rows of the sites that took
+    part in that sweep (every aggregation of a sweep had the same survivors), carrying W and
+    T over: a drop between sweeps leaves the survivors' model of their own rows.
+    """
+    if T0 is None:
+        raise ScenarioError(f"algorithm.secure_sum = 'secagg' needs a public start; init = "
+                            f"{setup.init!r} sums with SecureSum (use random, random_2x, "
+                            "nndsvd or a T0 file)")
+    m, (n, d) = len(inp.shards), inp.data.shape
+    config = check_secagg(SecAggConfig(inp.params["secagg_threshold"] or m // 2 + 1,
+                                       timeout_s=inp.params["secagg_timeout_s"]),
+                          m, inp.simulation.field.p)
+    loss = as_row_block(inp.shards[0], setup.loss).loss  # type: ignore[arg-type]
+    parties = [Party(u, _secagg_site(T0, setup, config), {"X": shard})
+               for u, shard in enumerate(inp.shards)]
+    parties.append(Party(m, _secagg_aggregator(d, setup, loss, config), role=AGGREGATOR))
+    result = inp.simulation.run(parties, seed=inp.seed)
+    history = result.outputs[m]
+    per_sweep = [history[s * setup.k:(s + 1) * setup.k] for s in range(setup.sweeps)]
+    survivors = [u for u in range(m) if u in result.outputs]
+    bounds = np.cumsum([0, *(shard.shape[0] for shard in inp.shards)])
+    W, T = np.zeros((n, setup.k)), np.array(T0, dtype=np.float64)
+    for calls in per_sweep:  # the centralized reference, sweep by sweep on who took part
+        rows = np.concatenate([np.arange(bounds[u], bounds[u + 1]) for u in calls[0]])
+        W[rows], T = rri_sweep(as_row_block(inp.data[rows], loss), W[rows], T,  # type: ignore[arg-type]
+                               setup.params)
+    T_private = result.outputs[survivors[0]].T
+    metrics: dict[str, Any] = {
+        "survivors": survivors,
+        "dropped": [u for u in range(m) if u not in survivors],
+        "sites_per_sweep": [len(calls[0]) for calls in per_sweep],
+        "mid_sweep_dropout": any(len(set(calls)) > 1 for calls in per_sweep),
+        "max_abs_diff_vs_centralized_survivors": float(np.max(np.abs(T_private - T))),
+        "same_T_at_every_survivor": all(np.array_equal(result.outputs[u].T, T_private)
+                                        for u in survivors),
+        "n": n, "d": d, "k": setup.k, "sweeps": setup.sweeps,
+    }
+    outputs = {"T": T_private, **{f"W_{u}": result.outputs[u].W for u in survivors}}
+    return AlgorithmRun(result=result, outputs=outputs, metrics=metrics,
+                        communication_by_phase=True)
+
+
+def _secagg_site(T0: np.ndarray, setup: NmfSetup, config: SecAggConfig) -> Any:
+    def program(ctx: Any, X: Any) -> Any:
+        return pd_nmf(ctx, X, setup.k, sweeps=setup.sweeps, params=setup.params,
+                      loss=setup.loss, T0=T0, secagg_config=config)
+
+    return program
+
+
+def _secagg_aggregator(d: int, setup: NmfSetup, loss: str, config: SecAggConfig) -> Any:
+    def program(ctx: Any) -> Any:
+        with ctx.in_phase("iter"):
+            return (yield from pd_nmf_iter_aggregator(ctx, n_features=d, k=setup.k,
+                                                      sweeps=setup.sweeps, loss=loss,
+                                                      secagg_config=config))
+
+    return program
+
+
 PD_NMF = Algorithm(
     name="pd_nmf",
     summary="PD-NMF: PD-NMF-Init then PD-NMF-Iter over SecureSum; W^(m) never leaves party m",
     reference="Tsikhanovich thesis (seed 001), §2.2, Algorithms 7 and 8; Theorem 2",
-    params=NMF_PARAMS,
+    params={
+        **NMF_PARAMS,
+        "secure_sum": Param("secure_sum", choice("secure_sum", "secagg"),
+                            "secure_sum | secagg (dropout-tolerant, with an aggregator)"),
+        "secagg_threshold": Param(0, integer(low=0), "secagg: t (0: ⌊M/2⌋ + 1)"),
+        "secagg_timeout_s": Param(1.0, number(0.0), "secagg: the aggregator's wait per round"),
+    },
     run=_run_pd_nmf,
     data_kind="topics",
     nonnegative=True,
