@@ -6,6 +6,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
+# The suite runs on two shared cores: one BLAS/OpenMP thread per process, so that a test's
+# numpy calls do not oversubscribe them (benchmarks pin their own threads with threadpoolctl).
+SINGLE_THREADED := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 NUMBA_NUM_THREADS=1
+
 .PHONY: .venv run test test-all bench lint clean
 
 $(STAMP): pyproject.toml
@@ -20,10 +24,10 @@ run: $(STAMP)
 	$(BIN)/mpcsim run scenarios/quickstart.toml
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not slow"
+	$(SINGLE_THREADED) $(BIN)/python -m pytest -q -m "not slow"
 
 test-all: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(SINGLE_THREADED) $(BIN)/python -m pytest -q
 
 bench: $(STAMP)
 	@for script in benchmarks/*.py; do echo "# $$script" >&2; $(BIN)/python $$script || exit 1; done

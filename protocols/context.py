@@ -37,7 +37,7 @@ import numpy as np
 from protocols.effects import Call
 from protocols.errors import MpcsimError
 from protocols.field import FixedPoint, PrimeField
-from protocols.prg import field_stream, field_streams, pair_mask_sum
+from protocols.prg import field_stream, field_streams, pair_mask_sum, signed_stream_sum
 
 STREAMS_PER_CALL = 1 << 16
 
@@ -85,6 +85,41 @@ def pairwise_mask_from_streams(
         plus.append(second if party < peer else first)
         minus.append(first if party < peer else second)
     return field.combine(plus, minus) if plus else field.zeros(half)
+
+
+def one_stream_mask_from_streams(
+    field: PrimeField, party: int, peers: tuple[int, ...], streams: np.ndarray
+) -> np.ndarray:
+    """Σ_{j>i} s_ij − Σ_{j<i} s_ij for party i, from its stream s_ij with each peer j.
+
+    The one-stream pairwise mask: the lower party of a pair adds the pair's stream, the
+    higher one subtracts it, so every pair's contribution cancels in the sum over parties.
+    ``streams`` has shape (len(peers), n).
+    """
+    plus = [row for peer, row in zip(peers, streams, strict=True) if party < peer]
+    minus = [row for peer, row in zip(peers, streams, strict=True) if party > peer]
+    if not plus and not minus:
+        return field.zeros(streams.shape[1] if streams.ndim == 2 else 0)
+    if not plus:  # the highest party only subtracts
+        return field.neg(field.sum_arrays(minus))
+    return field.combine(plus, minus)
+
+
+def one_stream_mask(
+    randomness: Randomness, party: int, peers: tuple[int, ...], call: Call, n: int,
+    field: PrimeField, sub: int = 0,
+) -> np.ndarray:
+    """The one-stream pairwise mask of ``party`` (:func:`one_stream_mask_from_streams`).
+
+    With the default :class:`AesRandomness` the streams are never materialised
+    (:meth:`AesRandomness.pairwise_signed_sum`); any other source (an audit's tape, the
+    recording wrapper) is asked for the streams, one n-element stream per pair, so that it
+    sees and records exactly the streams the mask is made of.
+    """
+    if isinstance(randomness, AesRandomness):
+        return randomness.pairwise_signed_sum(peers, call, n, sub)
+    streams = randomness.pairwise_many(peers, call, n, sub)
+    return one_stream_mask_from_streams(field, party, peers, streams)
 
 
 def stream_number(call: Call, sub: int) -> int:
@@ -155,6 +190,16 @@ class AesRandomness:
         seeds = self._claim_seeds(peers, stream)
         signs = [1 if self.party < peer else -1 for peer in peers]
         return pair_mask_sum(seeds, signs, stream, half, self.field)
+
+    def pairwise_signed_sum(
+        self, peers: tuple[int, ...], call: Call, n: int, sub: int = 0
+    ) -> np.ndarray:
+        """:func:`one_stream_mask_from_streams` of the n-element streams, fused
+        (:func:`protocols.prg.signed_stream_sum`)."""
+        stream = stream_number(call, sub)
+        seeds = self._claim_seeds(peers, stream)
+        signs = [1 if self.party < peer else -1 for peer in peers]
+        return signed_stream_sum(seeds, signs, stream, n, self.field)
 
     def _claim_seeds(self, peers: tuple[int, ...], stream: int) -> list[bytes]:
         seeds = []

@@ -11,8 +11,8 @@ seeds digest recommends (``spec/seeds_digest.md`` §6 item 2), each stream is de
   key from :func:`derive_key`) is the AES-256 key;
 * the 16-byte counter block is ``stream`` (the invocation counter, an unsigned 64-bit number)
   in its upper 8 bytes and the block counter, starting at 0, in its lower 8 bytes, both
-  big-endian. This is exactly pycryptodome's ``AES.MODE_CTR`` with
-  ``nonce=stream.to_bytes(8, "big")`` and ``initial_value=0`` (NIST SP 800-38A counter mode);
+  big-endian (NIST SP 800-38A counter mode; pycryptodome's ``AES.MODE_CTR`` with
+  ``nonce=stream.to_bytes(8, "big")`` and ``initial_value=0``);
 * the keystream is read as little-endian ``uint64`` words, and
   :meth:`~protocols.field.PrimeField.from_words` masks each word (or each group of
   ``words_per_element()`` words, for fields wider than 64 bits) to the bit length of p and
@@ -24,22 +24,16 @@ output is a deterministic function of (key, stream) alone, exactly uniform over 
 the pseudo-randomness of AES), and the first n elements do not depend on how many are asked
 for (prefix property). How much keystream is drawn per pass is only a performance choice.
 
-The keystream is computed in one of two equivalent ways, chosen by measurement (pycryptodome
-4.4 with AES-NI, 2-core machine, GF(2^61 − 1)):
-
-* ECB on counter blocks — the counter blocks of a short stream are built with numpy and
-  encrypted by one ``AES.MODE_ECB`` object, which is cheaper to create than a CTR object
-  (~4 µs against ~7 µs). :func:`field_streams` (many keys, one stream number: the SecureSum
-  pattern, party i's masks with all of its peers for one invocation) builds the blocks once
-  for all keys and masks the keystream of about 512 KiB of keys at a time: ~11 µs per
-  2000-element stream, against ~18 µs per :func:`field_stream` call;
-* ``AES.MODE_CTR`` — long streams (and the continuation of a short one that came up short)
-  are encrypted in 512 KiB passes into one reused buffer, so that masking runs on
-  cache-resident data: ~360·10^6 elements/s for 2·10^6-element streams.
-
-Both are tested to give the same elements. Key derivation (:func:`hkdf_sha256`,
-:func:`derive_key`) is RFC 5869 HKDF on the standard library's ``hmac`` (pycryptodome's pure
-Python HKDF costs ~80 µs a call; this one a few µs).
+The keystream comes from OpenSSL's AES-256-CTR through the `cryptography` package, which
+measured ~2× faster than pycryptodome's CTR (and than its ECB on numpy-built counter blocks) on
+this machine, for 16 KiB and 1 MiB alike (``benchmarks/crypto.py``); the tests check it against
+pycryptodome's ``AES.MODE_CTR``, so the bytes are those of the layout above. Short streams are
+one ``update`` of zeros; :func:`field_streams` (many keys, one stream number: the SecureSum
+pattern) masks the keystream of about 512 KiB of keys at a time; long streams (and the
+continuation of a short one that came up short) are encrypted in 512 KiB passes into one
+reused buffer, so that masking runs on cache-resident data. Key derivation
+(:func:`hkdf_sha256`, :func:`derive_key`) is RFC 5869 HKDF from `cryptography` as well (a few
+µs a call; pycryptodome's pure-Python HKDF costs ~80 µs), tested against the RFC's vectors.
 
 Nothing here keeps state between calls and nothing draws system randomness: every key comes
 from seed bytes the caller passes in.
@@ -47,21 +41,21 @@ from seed bytes the caller passes in.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import math
 import operator
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
-from Crypto.Cipher import AES
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from protocols.errors import InputError
 from protocols.field import MERSENNE61, Mersenne61Field, PrimeField, reduce61_inplace
 
 if TYPE_CHECKING:
-    from Crypto.Cipher._mode_ctr import CtrMode
+    from cryptography.hazmat.primitives.ciphers import CipherContext
 
 __all__ = [
     "BLOCK_BYTES",
@@ -75,6 +69,7 @@ __all__ = [
     "hkdf_sha256",
     "keystream_words",
     "pair_mask_sum",
+    "signed_stream_sum",
 ]
 
 KEY_BYTES = 32
@@ -97,6 +92,7 @@ PRG_KEY_SALT = b"mpcsim/prg/derive_key/v1"
 
 _HASH_BYTES = 32
 _WORD_BYTES = 8
+_SLACK_WORDS = 2  # OpenSSL's update_into wants len(data) + 15 bytes of room
 _MAX_STREAMS_REJECTIONS = 0.01  # batch path when fewer rejections than this are expected
 
 
@@ -133,13 +129,9 @@ def hkdf_sha256(ikm: bytes, salt: bytes, info: bytes, length: int) -> bytes:
     length = _as_count(length, "length")
     if length > 255 * _HASH_BYTES:
         raise InputError(f"length = {length} exceeds the HKDF-SHA256 maximum {255 * _HASH_BYTES}")
-    prk = hmac.digest(salt or bytes(_HASH_BYTES), ikm, hashlib.sha256)
-    blocks: list[bytes] = []
-    previous = b""
-    for i in range(1, -(-length // _HASH_BYTES) + 1):
-        previous = hmac.digest(prk, previous + info + bytes((i,)), hashlib.sha256)
-        blocks.append(previous)
-    return b"".join(blocks)[:length]
+    if length == 0:
+        return b""
+    return HKDF(hashes.SHA256(), length, salt or bytes(_HASH_BYTES), info).derive(ikm)
 
 
 def derive_key(seed: bytes, label: str) -> bytes:
@@ -202,13 +194,20 @@ def keystream_words(key: bytes, stream: int, n_words: int, start_block: int = 0)
     start_block = _as_count(start_block, "start_block")
     if start_block > MAX_STREAM:
         raise InputError(f"start_block = {start_block} is out of range [0, 2^64 − 1]")
+    if start_block + -(-n_words // 2) > MAX_STREAM + 1:
+        raise InputError(f"{n_words} words from block {start_block} overflow the block counter")
     cipher = _ctr(key, stream, start_block)
-    return np.frombuffer(cipher.encrypt(bytes(_WORD_BYTES * n_words)), dtype=np.uint64).copy()
+    return np.frombuffer(cipher.update(bytes(_WORD_BYTES * n_words)), dtype=np.uint64).copy()
 
 
-def _ctr(key: bytes, stream: int, start_block: int = 0) -> CtrMode:
-    """An AES-256-CTR cipher whose counter block is ``stream`` ‖ ``start_block``."""
-    return AES.new(key, AES.MODE_CTR, nonce=stream.to_bytes(8, "big"), initial_value=start_block)
+def _ctr(key: bytes, stream: int, start_block: int = 0) -> CipherContext:
+    """An AES-256-CTR keystream whose counter block is ``stream`` ‖ ``start_block``.
+
+    OpenSSL's CTR increments the whole 128-bit block; within a stream the lower 64 bits never
+    carry (streams are far shorter than 2^64 blocks), so this is the 64-bit-counter layout.
+    """
+    counter = stream.to_bytes(8, "big") + start_block.to_bytes(8, "big")
+    return Cipher(algorithms.AES(key), modes.CTR(counter)).encryptor()
 
 
 # -- field elements ------------------------------------------------------------------------
@@ -298,7 +297,7 @@ def field_streams(keys: Sequence[bytes], stream: int, n: int, field: PrimeField)
         return out
 
     n_words = n * per
-    counter_bytes = _counter_blocks(stream, -(-n_words // 2))
+    zeros = bytes(_WORD_BYTES * n_words)
     out = np.empty((n_keys, n), dtype=field.dtype)
     # Keys are processed in groups of about CHUNK_WORDS keystream words, so that masking and
     # rejection run on cache-resident data (one pass over a 16 MB batch is twice as slow).
@@ -306,7 +305,7 @@ def field_streams(keys: Sequence[bytes], stream: int, n: int, field: PrimeField)
     for start in range(0, n_keys, group):
         keys_here = key_list[start : start + group]
         words = np.frombuffer(
-            b"".join([AES.new(key, AES.MODE_ECB).encrypt(counter_bytes) for key in keys_here]),
+            b"".join([_ctr(key, stream).update(zeros) for key in keys_here]),
             dtype=np.uint64,
         ).reshape(len(keys_here), -1)[:, :n_words]
         accepted = field.from_words(words.reshape(-1))
@@ -359,16 +358,8 @@ def pair_mask_sum(
     -------
     numpy.ndarray of ``field.dtype``, shape (half,)
     """
-    if isinstance(keys, (bytes, bytearray, memoryview, str)):
-        raise InputError("keys must be a sequence of 32-byte keys, not a single bytes object")
-    key_list = [_as_key(k, f"keys[{i}]") for i, k in enumerate(keys)]
-    sign_list = [int(s) for s in signs]
-    if len(sign_list) != len(key_list) or any(s not in (1, -1) for s in sign_list):
-        raise InputError("signs must hold +1 or -1 for every key")
-    stream = _as_stream(stream)
-    half = _as_count(half, "half")
-    _check_field(field)
-    if isinstance(field, Mersenne61Field) and key_list and half >= FUSE_MIN_HALF:
+    key_list, sign_list, stream, half = _signed_arguments(keys, signs, stream, half, field)
+    if _fuses(field, key_list, half):
         fused = _pair_mask_sum_61(key_list, sign_list, stream, half)
         if fused is not None:
             return fused
@@ -380,48 +371,126 @@ def pair_mask_sum(
     return field.combine(plus, minus)
 
 
+def signed_stream_sum(
+    keys: Sequence[bytes], signs: Sequence[int], stream: int, n: int, field: PrimeField
+) -> np.ndarray:
+    """Σ_k signs[k]·s_k of the ``n``-element streams s_k = ``field_stream(keys[k], stream, n)``.
+
+    The one-stream pairwise mask (the usual form, e.g. Bonawitz et al. 2017): the pair
+    {i, j}, i < j, draws one n-element stream s_ij per invocation; i adds it and j subtracts
+    it, so the masks cancel in the sum. It costs half the keystream of :func:`pair_mask_sum`
+    (whose two shares per pair enter only through their difference, which is distributed as
+    one uniform stream). For GF(2^61 − 1) and n ≥ :data:`FUSE_MIN_HALF` the sum is formed
+    block by block without materialising the streams, as in :func:`pair_mask_sum`.
+
+    Parameters
+    ----------
+    keys : sequence of bytes
+        K 32-byte keys.
+    signs : sequence of int
+        +1 or −1 for each key.
+    stream : int
+        Stream number in [0, 2^64).
+    n : int
+        Stream length, ≥ 0.
+    field : PrimeField
+
+    Returns
+    -------
+    numpy.ndarray of ``field.dtype``, shape (n,)
+    """
+    key_list, sign_list, stream, n = _signed_arguments(keys, signs, stream, n, field)
+    if _fuses(field, key_list, n):
+        fused = _signed_sum_61([(k, 0, s) for k, s in zip(key_list, sign_list, strict=True)],
+                               stream, n)
+        if fused is not None:
+            return fused
+    if not key_list:
+        return field.zeros(n)
+    streams = field_streams(key_list, stream, n, field)
+    plus = [row for row, s in zip(streams, sign_list, strict=True) if s > 0]
+    minus = [row for row, s in zip(streams, sign_list, strict=True) if s < 0]
+    if not plus:  # the highest party of the pairs only subtracts
+        return field.neg(field.sum_arrays(minus))
+    return field.combine(plus, minus)
+
+
+def _signed_arguments(
+    keys: Sequence[bytes], signs: Sequence[int], stream: int, n: int, field: PrimeField
+) -> tuple[list[bytes], list[int], int, int]:
+    """The checked arguments of :func:`pair_mask_sum` and :func:`signed_stream_sum`."""
+    if isinstance(keys, (bytes, bytearray, memoryview, str)):
+        raise InputError("keys must be a sequence of 32-byte keys, not a single bytes object")
+    key_list = [_as_key(k, f"keys[{i}]") for i, k in enumerate(keys)]
+    sign_list = [int(s) for s in signs]
+    if len(sign_list) != len(key_list) or any(s not in (1, -1) for s in sign_list):
+        raise InputError("signs must hold +1 or -1 for every key")
+    stream = _as_stream(stream)
+    n = _as_count(n, "n")
+    _check_field(field)
+    return key_list, sign_list, stream, n
+
+
+def _fuses(field: PrimeField, keys: list[bytes], n: int) -> bool:
+    """Whether the fused GF(2^61 − 1) path applies (below FUSE_MIN_HALF batching is faster)."""
+    return isinstance(field, Mersenne61Field) and bool(keys) and n >= FUSE_MIN_HALF
+
+
 def _pair_mask_sum_61(
     keys: list[bytes], signs: list[int], stream: int, half: int
 ) -> np.ndarray | None:
     """The fused GF(2^61 − 1) path of :func:`pair_mask_sum`; None if a word was rejected."""
+    terms = []
+    for key, sign in zip(keys, signs, strict=True):
+        terms += [(key, half, sign), (key, 0, -sign)]  # sign·(second half − first half)
+    return _signed_sum_61(terms, stream, half)
+
+
+def _signed_sum_61(
+    terms: list[tuple[bytes, int, int]], stream: int, n: int
+) -> np.ndarray | None:
+    """Σ sign·(words offset … offset + n − 1 of the key's stream), over GF(2^61 − 1).
+
+    Each term is (key, offset in words, ±1); element i of a stream is its keystream word i
+    masked to 61 bits as long as no earlier word was rejected, so each block of each term is
+    drawn at its keystream offset straight into a cache-sized buffer and added to the running
+    sum. Returns None if a drawn word is rejected (probability 2^−61 each): the caller then
+    recomputes from materialised streams, so the result is always exact.
+    """
     p = np.uint64(MERSENNE61)
-    nonce = stream.to_bytes(8, "big")
     block = CHUNK_WORDS
     zeros = memoryview(bytearray(_WORD_BYTES * (block + 1)))
-    buffers = [np.empty(block + 1, dtype=np.uint64) for _ in range(2)]
-    views = [memoryview(b).cast("B") for b in buffers]
+    # update_into needs a block's worth of slack (15 bytes) past the output
+    buf = np.empty(block + 1 + _SLACK_WORDS, dtype=np.uint64)
+    view = memoryview(buf).cast("B")
     acc = np.empty(block, dtype=np.uint64)
     tmp = np.empty(block, dtype=np.uint64)
-    out = np.empty(half, dtype=np.uint64)
-    for start in range(0, half, block):
-        n = min(block, half - start)
-        a, t = acc[:n], tmp[:n]
+    out = np.empty(n, dtype=np.uint64)
+    for start in range(0, n, block):
+        size_n = min(block, n - start)
+        a, t = acc[:size_n], tmp[:size_n]
         a[:] = 0
         pending = 0
-        for key, sign in zip(keys, signs, strict=True):
-            halves = []
-            for word, buf, view in zip((start, half + start), buffers, views, strict=True):
-                skip = word % 2  # the first word may sit in the second half of a block
-                size = _WORD_BYTES * (n + skip)
-                AES.new(key, AES.MODE_CTR, nonce=nonce, initial_value=word // 2).encrypt(
-                    zeros[:size], output=view[:size]
-                )
-                words = buf[skip : skip + n]
-                np.bitwise_and(words, p, out=words)
-                if np.any(words == p):  # a rejected candidate: positions shift
-                    return None
-                halves.append(words)
-            first, second = halves
-            plus, minus = (second, first) if sign > 0 else (first, second)
-            np.add(a, plus, out=a)
-            np.subtract(p, minus, out=t)  # −r enters as p − r, in [1, p]
-            np.add(a, t, out=a)
-            pending += 2
+        for key, offset, sign in terms:
+            word = offset + start
+            skip = word % 2  # the first word may sit in the second half of a block
+            size = _WORD_BYTES * (size_n + skip)
+            _ctr(key, stream, word // 2).update_into(zeros[:size], view)
+            words = buf[skip : skip + size_n]
+            np.bitwise_and(words, p, out=words)
+            if np.any(words == p):  # a rejected candidate: positions shift
+                return None
+            if sign > 0:
+                np.add(a, words, out=a)
+            else:
+                np.subtract(p, words, out=t)  # −r enters as p − r, in [1, p]
+                np.add(a, t, out=a)
+            pending += 1
             if pending >= 6:  # a < 7·2^61 < 2^64
                 reduce61_inplace(a, t)
                 pending = 0
         reduce61_inplace(a, t)
-        out[start : start + n] = a
+        out[start : start + size_n] = a
     return out
 
 
@@ -443,7 +512,7 @@ def _field_stream(
     count = _candidates(field, n)
     if count * per <= CHUNK_WORDS:
         used = count * per
-        keystream = AES.new(key, AES.MODE_ECB).encrypt(_counter_blocks(stream, -(-used // 2)))
+        keystream = _ctr(key, stream).update(bytes(_WORD_BYTES * used))
         first = field.from_words(np.frombuffer(keystream, dtype=np.uint64)[:used])
         if len(first) >= n:
             first = first[:n]
@@ -457,28 +526,20 @@ def _field_stream(
     out[:filled] = first
     cipher = _ctr(key, stream, used // 2)
     if used % 2:
-        cipher.encrypt(bytes(_WORD_BYTES))  # skip the half block already consumed
+        cipher.update(bytes(_WORD_BYTES))  # skip the half block already consumed
     zeros = memoryview(bytearray(_WORD_BYTES * CHUNK_WORDS))
-    buffer = np.empty(CHUNK_WORDS, dtype=np.uint64)
+    buffer = np.empty(CHUNK_WORDS + _SLACK_WORDS, dtype=np.uint64)
     buffer_bytes = memoryview(buffer).cast("B")
     max_count = CHUNK_WORDS // per
     while filled < n:
         count = min(_candidates(field, n - filled), max_count)
         size = _WORD_BYTES * per * count
-        cipher.encrypt(zeros[:size], output=buffer_bytes[:size])
+        cipher.update_into(zeros[:size], buffer_bytes)
         accepted = field.from_words(buffer[: per * count])
         take = min(len(accepted), n - filled)
         out[filled : filled + take] = accepted[:take]
         filled += take
     return out
-
-
-def _counter_blocks(stream: int, n_blocks: int) -> bytes:
-    """Counter blocks ``stream ‖ i`` (two big-endian 64-bit halves) for i = 0 … n_blocks − 1."""
-    blocks = np.empty((n_blocks, 2), dtype=">u8")
-    blocks[:, 0] = stream
-    blocks[:, 1] = np.arange(n_blocks, dtype=np.uint64)
-    return blocks.tobytes()
 
 
 def _rejection_rate(field: PrimeField) -> float:

@@ -9,24 +9,34 @@ Table 2.1 notation: party i splits x̂_i into shares r_i^(j), one per party j, w
 Σ_j r_i^(j) = x̂_i. Party j forms the column sum r^(j) = Σ_i r_i^(j) and every party adds up
 the column sums: Σ_j r^(j) = Σ_i x̂_i.
 
-Two variants:
+Three variants:
 
 ``explicit``
     Party i draws r_i^(j) uniformly for every j ≠ i from its private stream, sets
     r_i^(i) = x̂_i − Σ_{j≠i} r_i^(j), sends r_i^(j) to party j (round 1), then sends its column
     sum r^(j) to the M − 1 others (round 2).
-``prg``
+``prg_two_share``
     "Party i, j simply have to coordinate a random seed for their corresponding PRNGs": the
     pair {i, j} derives one AES-CTR stream of 2d elements per invocation from the mask seed
     agreed in key agreement; its first d elements are r_lo^(hi) and the last d are r_hi^(lo)
     (lo < hi the two ids). Both know both shares, so no share is sent; each party sends only
     its column sum (one round). The column sum of party j is then
-    r^(j) = x̂_j + Σ_{i≠j} (r_i^(j) − r_j^(i)), the familiar pairwise-mask form.
+    r^(j) = x̂_j + Σ_{i≠j} (r_i^(j) − r_j^(i)), the familiar pairwise-mask form. This is the
+    thesis's text, kept for fidelity.
+``prg`` (the default)
+    The same protocol with half the AES work: the two shares of a pair enter only through
+    their difference r_i^(j) − r_j^(i), which is one uniform element, so the pair draws one
+    d-element stream s_lo,hi per invocation; the lower party adds it, the higher subtracts it:
+    r^(j) = x̂_j + Σ_{i>j} s_j,i − Σ_{i<j} s_i,j. Column sums have exactly the distribution
+    of ``prg_two_share`` (the difference of two independent uniform elements is uniform and
+    independent of either's sum), messages and costs are the same; only the keystream — and
+    so the values in the views for a given seed — differ. Departure from the thesis's text,
+    for speed; the audits run on both.
 
 Declared cost per party per invocation of a length-d vector (:func:`declared_cost`): explicit
-— 2 rounds, 2(M−1) messages, 2(M−1)d elements sent (and as many received); prg — 1 round,
-M−1 messages, (M−1)d elements sent. The thesis's "2(M − 1)d longs" for the PRG variant counts
-sent plus received. A contract test holds the ledger to these formulas.
+— 2 rounds, 2(M−1) messages, 2(M−1)d elements sent (and as many received); prg and
+prg_two_share — 1 round, M−1 messages, (M−1)d elements sent. The thesis's "2(M − 1)d longs"
+for the PRG variant counts sent plus received. A contract test holds the ledger to these formulas.
 
 Security: the coalition's view — its inputs, its randomness, and the column sums (and, for
 ``explicit``, the shares) it receives — is uniform subject to the sum, as long as at least
@@ -45,14 +55,23 @@ from typing import Any, Literal
 
 import numpy as np
 
-from protocols.context import PartyContext, pairwise_mask_from_streams
+from protocols.context import (
+    PartyContext,
+    one_stream_mask,
+    one_stream_mask_from_streams,
+    pairwise_mask_from_streams,
+)
 from protocols.effects import Call, Input, Output, RecvEach, SendEach
 from protocols.errors import InputError
 from protocols.field import PrimeField
 from protocols.simulator import CallView, MessageKey, SimulatorMismatch, uniform_with_sum
 
-Variant = Literal["explicit", "prg"]
+Variant = Literal["explicit", "prg", "prg_two_share"]
 VARIANTS: tuple[str, ...] = ("prg", "explicit")
+"""The variants the planted-leak suites audit (``prg`` is the default)."""
+ALL_VARIANTS: tuple[str, ...] = (*VARIANTS, "prg_two_share")
+"""Every variant a program or scenario may select; ``prg_two_share`` is the thesis's literal
+form, kept for fidelity (same messages and distribution as ``prg``, twice the keystream)."""
 PROTOCOL = "secure_sum"
 
 
@@ -68,6 +87,7 @@ class Cost:
 COST_FORMULAS: dict[str, dict[str, str]] = {
     "explicit": {"rounds": "2", "messages_sent": "2(M-1)", "elements_sent": "2(M-1)d"},
     "prg": {"rounds": "1", "messages_sent": "M-1", "elements_sent": "(M-1)d"},
+    "prg_two_share": {"rounds": "1", "messages_sent": "M-1", "elements_sent": "(M-1)d"},
 }
 
 
@@ -81,8 +101,8 @@ def declared_cost(variant: str, n_parties: int, length: int) -> Cost:
 
 
 def check_variant(variant: str) -> str:
-    if variant not in VARIANTS:
-        raise InputError(f"SecureSum variant {variant!r} is unknown; use one of {VARIANTS}")
+    if variant not in ALL_VARIANTS:
+        raise InputError(f"SecureSum variant {variant!r} is unknown; use one of {ALL_VARIANTS}")
     return variant
 
 
@@ -154,7 +174,7 @@ def secure_sum_field(
     if variant == "explicit":
         colsum = yield from _explicit_column_sum(ctx, call, x_hat)
     else:
-        colsum = _prg_column_sum(ctx, call, x_hat)
+        colsum = _prg_column_sum(ctx, call, x_hat, variant)
     peers = ctx.peers
     yield SendEach(dict.fromkeys(peers, colsum), call, "column_sum")
     received = yield RecvEach(peers, call, "column_sum")
@@ -175,13 +195,21 @@ def _explicit_column_sum(
     return column_sum(field, kept, [shares_in[p] for p in peers])
 
 
-def _prg_column_sum(ctx: PartyContext, call: Call, x_hat: np.ndarray) -> np.ndarray:
+def _prg_column_sum(
+    ctx: PartyContext, call: Call, x_hat: np.ndarray, variant: str
+) -> np.ndarray:
     """r^(i) = x̂_i − Σ_j r_i^(j) + Σ_j r_j^(i) (Table 2.1's column sum, shares from the PRG).
 
-    The randomness returns the net mask Σ_j (r_j^(i) − r_i^(j)) directly, so that the shares
-    need not be materialised (:func:`protocols.prg.pair_mask_sum`).
+    ``prg_two_share``: the randomness returns the net mask Σ_j (r_j^(i) − r_i^(j)) of the
+    2d-element pair streams directly (:func:`protocols.prg.pair_mask_sum`); ``prg``: the
+    one-stream mask Σ_{j>i} s_ij − Σ_{j<i} s_ij of d-element streams
+    (:func:`protocols.context.one_stream_mask`). Neither materialises the streams.
     """
-    mask = ctx.randomness.pairwise_mask(ctx.peers, call, len(x_hat))
+    if variant == "prg_two_share":
+        mask = ctx.randomness.pairwise_mask(ctx.peers, call, len(x_hat))
+    else:
+        mask = one_stream_mask(ctx.randomness, ctx.party, ctx.peers, call, len(x_hat),
+                               ctx.field)
     return ctx.field.add(x_hat, mask)
 
 
@@ -215,8 +243,9 @@ class SecureSumSimulator:
 
     Parameters
     ----------
-    variant : {"prg", "explicit"}, optional
-        The SecureSum variant the call implements.
+    variant : {"prg", "explicit", "prg_two_share"}, optional
+        The SecureSum variant the call implements (both PRG forms are simulated alike; the
+        length of the recorded pair streams, d or 2d, tells them apart).
     """
 
     variant: str | None = None
@@ -258,11 +287,15 @@ def _simulate_prg(view: CallView, rng: np.random.Generator, n: int) -> dict[Mess
     total = np.ravel(view.output("sum"))
     d = total.size
     mine = [np.ravel(view.sent_by(m, honest[0], "column_sum")) for m in members]
-    known = np.stack([
-        pairwise_mask_from_streams(
-            field, h, members, np.stack([np.ravel(view.pair_stream(h, m)) for m in members]), d)
-        for h in honest
-    ])
+
+    def known_mask(h: int) -> np.ndarray:
+        """Honest h's mask terms with the members: one-stream (d) or two-share (2d) streams."""
+        streams = np.stack([np.ravel(view.pair_stream(h, m)) for m in members])
+        if streams.shape[1] == d:  # prg: one d-element stream per pair
+            return one_stream_mask_from_streams(field, h, members, streams)
+        return pairwise_mask_from_streams(field, h, members, streams, d)
+
+    known = np.stack([known_mask(h) for h in honest])
     sums = uniform_with_sum(field, rng, n, known, field.sub(total, field.sum_arrays(mine)))
     out: dict[MessageKey, np.ndarray] = {}
     for m in members:

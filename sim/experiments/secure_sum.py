@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from parties.party import site_parties
-from protocols.secure_sum import VARIANTS, declared_cost, secure_sum
+from protocols.secure_sum import ALL_VARIANTS, declared_cost, secure_sum
 from sim.entry import Algorithm, AlgorithmRun, Param, RunInput, choice
 from sim.privacy import AuditTarget, first_call_inputs, secure_sum_program
 
@@ -49,7 +49,7 @@ SECURE_SUM = Algorithm(
     name="secure_sum",
     summary="SecureSum of the parties' column sums (explicit shares or PRG-seeded shares)",
     reference="Tsikhanovich thesis (seed 001), §2.2 and Table 2.1",
-    params={"variant": Param("prg", choice(*VARIANTS), "prg | explicit")},
+    params={"variant": Param("prg", choice(*ALL_VARIANTS), " | ".join(ALL_VARIANTS))},
     run=_run,
     data_kind="uniform",
 )

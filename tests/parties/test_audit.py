@@ -341,15 +341,17 @@ def test_exact_honest_full_enumeration(variant: str, prime: int) -> None:
     inputs = [field_.elements([v]) for v in (1, 3, 2)]
     result = audit(secure_sum_program(variant), inputs, (0,), prime=prime, method="exact",
                    max_runs=10**6)
-    mine = 2 if variant == "explicit" else 4  # party 0's share draws / its two pair streams
+    # party 0's share draws / its two pair streams (1 element each for prg, 2 for two shares)
+    mine = 4 if variant == "prg_two_share" else 2
+    tape = 3 if variant == "prg" else 6  # prg: 3 pairs × 1 element
     assert result.verdict == "private"
     assert result.power == {"exact": True, "coalition_tapes_checked": prime**mine}
     d = result.details
     assert d["coalition_randomness"] == "all"
     # x̂_1 + x̂_2 fixed: p splits, A and p − 1 more
     assert d["honest_inputs_with_same_output"] == prime - 1
-    assert d["honest_tape_elements"] + d["coalition_tape_elements"] == 6
-    assert d["runs"] == prime * prime**6 + prime**2 + 1
+    assert d["honest_tape_elements"] + d["coalition_tape_elements"] == tape
+    assert d["runs"] == prime * prime**tape + prime**2 + 1
 
 
 @pytest.mark.parametrize("variant", ["prg", pytest.param("explicit", marks=pytest.mark.slow)])
@@ -364,7 +366,7 @@ def test_exact_honest_private_for_every_coalition(variant: str) -> None:
 
 def test_exact_power_states_the_sampled_fraction() -> None:
     """Sampled coalition randomness: a leak on a fraction f of its values is caught w.p. 0.9."""
-    result = exact(secure_sum_program("prg"), F5, 3, (0,), tapes=3)
+    result = exact(secure_sum_program("prg_two_share"), F5, 3, (0,), tapes=3)
     assert result.verdict == "private"
     power = result.power
     assert power["exact"] is False and power["coalition_tapes_checked"] == 3
@@ -378,10 +380,12 @@ def test_exact_power_states_the_sampled_fraction() -> None:
 
 def test_exact_refuses_an_enumeration_beyond_max_runs() -> None:
     inputs = [F5.elements([v]) for v in (1, 3, 2)]
-    # coalition {0}, prg: 5 input sets × 5^2 honest tapes = 125 runs, plus 25 + 1 to find them
+    # coalition {0}, the two-share form: 5 input sets × 5^2 honest tapes = 125 runs, plus
+    # 25 + 1 to find them
     with pytest.raises(InputError, match=r"5 input sets × 5\^2 honest tapes .* max_runs = 150"):
-        audit(secure_sum_program("prg"), inputs, (0,), prime=5, method="exact", max_runs=150)
-    result = audit(secure_sum_program("prg"), inputs, (0,), prime=5, method="exact",
+        audit(secure_sum_program("prg_two_share"), inputs, (0,), prime=5, method="exact",
+              max_runs=150)
+    result = audit(secure_sum_program("prg_two_share"), inputs, (0,), prime=5, method="exact",
                    max_runs=3 * 125 + 26)
     assert result.details["coalition_randomness"] == "sampled"
     assert result.details["assignments_checked"] == 3

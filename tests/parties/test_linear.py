@@ -213,7 +213,7 @@ def test_coalitions_share_one_set_of_probes():
     def counting(ctx, x):
         if ctx.party == 0:
             calls.append(1)
-        return (yield from secure_sum_program("prg")(ctx, x))
+        return (yield from secure_sum_program("prg_two_share")(ctx, x))
 
     chosen = list(itertools.combinations(range(4), 2))
     linear_audits(SimPyRunner(P), builder(counting), [1] * 4, chosen, probes=2)

@@ -61,8 +61,9 @@ def test_a_view_holds_inputs_outputs_and_draws(variant: str) -> None:
         assert 9 not in view.seeds.values()
         n_draws = 1 if variant == "explicit" else 3  # one private stream, or one per peer
         assert len(view.draws) == n_draws
-        assert sum(np.size(v) for _, v in view.draws) == 3 * 3 * (1 if variant == "explicit"
-                                                                    else 2)
+        # explicit: (M−1)·d private elements; prg: d per pair; prg_two_share: 2d per pair
+        assert sum(np.size(v) for _, v in view.draws) == 3 * 3 * (
+            2 if variant == "prg_two_share" else 1)
     _, quiet = run(variant, record_draws=False)
     assert all(not v.draws for v in quiet.views.values())
 

@@ -12,6 +12,8 @@ import pytest
 from Crypto.Hash import SHA256
 from Crypto.Protocol.DH import import_x25519_public_key, key_agreement
 from Crypto.Protocol.KDF import HKDF
+from Crypto.PublicKey import ECC
+from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PublicKey
 
 from protocols import channels
 from protocols.channels import (
@@ -48,13 +50,9 @@ def test_keypair_matches_rfc7748_and_is_deterministic() -> None:
     assert alice.public == ALICE_PUBLIC
     assert keypair(BOB_PRIVATE).public == BOB_PUBLIC
     private, public = keypair(ALICE_PRIVATE)  # unpacks as a pair
-    assert public == ALICE_PUBLIC and private == alice.private
-    assert (
-        key_agreement(
-            static_priv=alice.private, static_pub=import_x25519_public_key(BOB_PUBLIC), kdf=bytes
-        )
-        == SHARED
-    )
+    assert public == ALICE_PUBLIC
+    assert private.private_bytes_raw() == alice.private.private_bytes_raw() == ALICE_PRIVATE
+    assert alice.private.exchange(X25519PublicKey.from_public_bytes(BOB_PUBLIC)) == SHARED
     assert "d=" not in repr(alice) and ALICE_PUBLIC.hex() in repr(alice)
 
 
@@ -64,6 +62,12 @@ def test_agree_is_rfc7748_secret_through_hkdf() -> None:
     okm = HKDF(SHARED, 64, channels.PAIR_KEY_SALT, SHA256, 1, info)
     assert keys == PairKeys(channel_key=okm[:32], mask_seed=okm[32:])
     assert agree(keypair(BOB_PRIVATE).private, ALICE_PUBLIC, 3, 7) == keys
+    # pycryptodome's X25519 (the library the keys came from before) gives the same keys
+    pyc_alice = ECC.construct(curve="Curve25519", seed=ALICE_PRIVATE)
+    secret = key_agreement(static_priv=pyc_alice,
+                           static_pub=import_x25519_public_key(BOB_PUBLIC), kdf=bytes)
+    assert secret == SHARED
+    assert agree(pyc_alice, BOB_PUBLIC, 7, 3) == keys
     assert "channel_key" not in repr(keys)
 
 
@@ -122,6 +126,9 @@ def test_agree_validates_ids_and_private_key() -> None:
         agree(a.private.public_key(), b.public, 0, 1)
     with pytest.raises(InputError, match="own_private"):
         agree(a.public, b.public, 0, 1)
+    with pytest.raises(InputError, match="own_private"):
+        agree(ECC.construct(curve="Curve25519", seed=bytes(range(32))).public_key(), b.public,
+              0, 1)
     with pytest.raises(InputError, match="seed"):
         keypair(bytes(31))
 

@@ -17,6 +17,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Generator
 from fractions import Fraction
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -32,9 +33,9 @@ from protocols.effects import Call, Send, SendEach
 from protocols.errors import FieldOverflowError, InputError, ProtocolAbort
 from protocols.field import FixedPoint, prime_field
 from protocols.secure_sum import (
+    ALL_VARIANTS,
     COST_FORMULAS,
     PROTOCOL,
-    VARIANTS,
     column_sum,
     declared_cost,
     own_share,
@@ -123,7 +124,7 @@ CONTRACT = [
     pytest.param(prime, f, m, variant, id=f"{name}-M{m}-{variant}")
     for name, prime, f in CONTRACT_FIELDS
     for m in CONTRACT_PARTIES
-    for variant in VARIANTS
+    for variant in ALL_VARIANTS
 ]
 
 
@@ -270,7 +271,7 @@ ABORT_CASES = [
     pytest.param(prime, f, m, variant, step, id=f"{name}-M{m}-{variant}-{step}")
     for name, prime, f in CONTRACT_FIELDS
     for m in CONTRACT_PARTIES
-    for variant in VARIANTS
+    for variant in ALL_VARIANTS
     for step in (("share", "column_sum") if variant == "explicit" else ("column_sum",))
 ]
 
@@ -302,7 +303,7 @@ def test_contract_abort_reaches_every_waiting_peer(prime: int, frac_bits: int, m
 # -- issue 2 "Done when": M = 2..8 ---------------------------------------------------------
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", ALL_VARIANTS)
 @pytest.mark.parametrize("m", range(2, 9))
 def test_elements_per_party_and_accuracy_for_2_to_8_parties(m: int, variant: str) -> None:
     d, f = 10, 24
@@ -327,7 +328,7 @@ def test_elements_per_party_and_accuracy_for_2_to_8_parties(m: int, variant: str
     m=st.integers(min_value=2, max_value=6),
     d=st.integers(min_value=1, max_value=6),
     prime=st.sampled_from([P7, P31, P61]),
-    variant=st.sampled_from(VARIANTS),
+    variant=st.sampled_from(ALL_VARIANTS),
 )
 def test_property_any_parties_length_and_inputs_in_range(
     data: st.DataObject, m: int, d: int, prime: int, variant: str
@@ -429,7 +430,7 @@ def formula_value(text: str, m: int, d: int) -> int:
     return int(eval(expr, {"__builtins__": {}}, {"M": m, "d": d}))
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", ALL_VARIANTS)
 @pytest.mark.parametrize(("m", "d"), [(2, 1), (3, 7), (8, 1000), (100, 3)])
 def test_declared_cost_formulas(variant: str, m: int, d: int) -> None:
     cost = declared_cost(variant, m, d)
@@ -489,12 +490,8 @@ def test_explicit_shares_are_the_private_draws_and_column_sums_add_up(m: int) ->
             assert [int(v) for v in msg.payload] == expected
 
 
-@pytest.mark.parametrize("m", [2, 3, 5])
-def test_prg_column_sum_is_input_plus_pairwise_mask_differences(m: int) -> None:
-    """r^(j) = x̂_j + Σ_{i≠j} (r_i^(j) − r_j^(i)) with the pair streams both ends recorded."""
-    case = Case(P61, 24, m, "prg")
-    result = case.run(record_draws=True)
-    fixed = FixedPoint(prime_field(P61), 24)
+def _recorded_pair_streams(result: Any, m: int, length: int) -> dict[tuple[int, int], list[int]]:
+    """Every pair's stream as both of its ends recorded it (they must agree)."""
     streams: dict[tuple[int, int], list[int]] = {}
     for p in range(m):
         for key, values in result.views[p].draws:
@@ -502,8 +499,40 @@ def test_prg_column_sum_is_input_plus_pairwise_mask_differences(m: int) -> None:
             assert kind == "pair"
             values = [int(v) for v in values]
             assert streams.setdefault((lo, hi), values) == values  # both ends drew the same
-            assert len(values) == 2 * D
+            assert len(values) == length
     assert sorted(streams) == [(a, b) for a in range(m) for b in range(a + 1, m)]
+    return streams
+
+
+@pytest.mark.parametrize("m", [2, 3, 5])
+def test_one_stream_column_sum_adds_the_lower_partys_stream_and_subtracts_the_higher(
+    m: int,
+) -> None:
+    """prg: r^(j) = x̂_j + Σ_{i>j} s_ji − Σ_{i<j} s_ij, one d-element stream per pair."""
+    case = Case(P61, 24, m, "prg")
+    result = case.run(record_draws=True)
+    fixed = FixedPoint(prime_field(P61), 24)
+    streams = _recorded_pair_streams(result, m, D)
+    for j in range(m):
+        x_hat = [int(v) for v in fixed.encode(case.inputs[j])]
+        expected = [
+            (x_hat[c] + sum(streams[(j, i)][c] for i in range(j + 1, m))
+             - sum(streams[(i, j)][c] for i in range(j))) % P61
+            for c in range(D)
+        ]
+        for peer in (p for p in range(m) if p != j):
+            (msg,) = [g for g in result.views[peer].received
+                      if g.sender == j and g.protocol == PROTOCOL]
+            assert [int(v) for v in msg.payload] == expected
+
+
+@pytest.mark.parametrize("m", [2, 3, 5])
+def test_prg_column_sum_is_input_plus_pairwise_mask_differences(m: int) -> None:
+    """prg_two_share: r^(j) = x̂_j + Σ_{i≠j} (r_i^(j) − r_j^(i)), both ends recorded."""
+    case = Case(P61, 24, m, "prg_two_share")
+    result = case.run(record_draws=True)
+    fixed = FixedPoint(prime_field(P61), 24)
+    streams = _recorded_pair_streams(result, m, 2 * D)
     for j in range(m):
         x_hat = [int(v) for v in fixed.encode(case.inputs[j])]
         expected = []
@@ -534,7 +563,7 @@ def twice_program(variant: str):
     return program
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", ALL_VARIANTS)
 def test_two_calls_in_one_program_draw_different_masks(variant: str) -> None:
     m = 3
     xs = [np.full(D, 1.5 * (i + 1)) for i in range(m)]
@@ -589,7 +618,7 @@ def make_context(party: int, m: int, prime: int = P61, frac_bits: int = 24) -> P
     )
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", ALL_VARIANTS)
 def test_overflow_is_raised_before_the_first_effect(variant: str) -> None:
     m = 4
     ctx = make_context(0, m)
@@ -602,7 +631,7 @@ def test_overflow_is_raised_before_the_first_effect(variant: str) -> None:
     assert ctx.new_call("probe").index == 0  # no protocol call was even started
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", ALL_VARIANTS)
 def test_overflow_in_a_run_sends_nothing_and_aborts_everyone(variant: str) -> None:
     m = 3
     bound_m = float(Fraction((P61 - 1) // 2 // m, 1 << 24))
@@ -627,7 +656,7 @@ def test_overflow_in_a_run_sends_nothing_and_aborts_everyone(variant: str) -> No
 
 @pytest.mark.parametrize(("prime", "frac_bits", "width", "big"),
                          [((1 << 127) - 1, 60, 16, 1e15), ((1 << 64) - 59, 20, 8, 1e9)])
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", ALL_VARIANTS)
 def test_wide_fields_sum_exactly_and_count_their_width(prime: int, frac_bits: int, width: int,
                                                        big: float, variant: str) -> None:
     m, d = 3, 2
@@ -644,6 +673,14 @@ def test_wide_fields_sum_exactly_and_count_their_width(prime: int, frac_bits: in
     assert sum(r.elements for r in rows if r.sender == 0) == expected_elements_sent(variant, m, d)
 
 
+def _party_1_randomness(field: Any, peers: tuple[int, ...]) -> AesRandomness:
+    """Party 1's AES randomness with fixed pair seeds for ``peers``."""
+    r = AesRandomness(field, b"\x02" * 32, party=1)
+    for peer in peers:
+        r.set_pair_seed(peer, bytes([peer + 1]) * 32)
+    return r
+
+
 def test_fused_pairwise_mask_equals_the_mask_from_the_recorded_streams() -> None:
     """AesRandomness.pairwise_mask (fused, streams never materialised) must equal the net mask
     computed from the streams one by one, which is what recording runs (audits) use."""
@@ -653,12 +690,7 @@ def test_fused_pairwise_mask_equals_the_mask_from_the_recorded_streams() -> None
     field = prime_field("2^61-1")
     peers = (0, 2, 5)
     call = Call("secure_sum", 3)
-
-    def source() -> AesRandomness:
-        r = AesRandomness(field, b"\x02" * 32, party=1)
-        for peer in peers:
-            r.set_pair_seed(peer, bytes([peer + 1]) * 32)
-        return r
+    source = partial(_party_1_randomness, field, peers)
 
     fused = source().pairwise_mask(peers, call, 1001)
     streams = source().pairwise_many(peers, call, 2 * 1001)
@@ -669,3 +701,25 @@ def test_fused_pairwise_mask_equals_the_mask_from_the_recorded_streams() -> None
             expected[i] += sign * (int(row[1001 + i]) - int(row[i]))
     assert [int(v) for v in fused] == [v % field.p for v in expected]
     assert np.array_equal(fused, pairwise_mask_from_streams(field, 1, peers, streams, 1001))
+
+
+@pytest.mark.parametrize("n", [1001, 3 * (1 << 13) + 5])  # the batched and the fused path
+def test_fused_one_stream_mask_equals_the_mask_from_the_recorded_streams(n: int) -> None:
+    """AesRandomness.pairwise_signed_sum (one-stream mask, never materialised) equals
+    Σ_{j>i} s_ij − Σ_{j<i} s_ij computed element by element from the streams."""
+    from protocols.context import one_stream_mask, one_stream_mask_from_streams
+    from protocols.effects import Call
+
+    field = prime_field("2^61-1")
+    peers = (0, 2, 5)
+    call = Call("secure_sum", 3)
+    source = partial(_party_1_randomness, field, peers)
+
+    fused = one_stream_mask(source(), 1, peers, call, n, field)
+    streams = source().pairwise_many(peers, call, n)
+    expected = [0] * n
+    for peer, row in zip(peers, streams, strict=True):
+        sign = 1 if 1 < peer else -1
+        expected = [e + sign * int(v) for e, v in zip(expected, row, strict=True)]
+    assert [int(v) for v in fused] == [v % field.p for v in expected]
+    assert np.array_equal(fused, one_stream_mask_from_streams(field, 1, peers, streams))

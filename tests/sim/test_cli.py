@@ -360,17 +360,18 @@ def test_installed_mpcsim_script(tmp_path: Path) -> None:
 
 
 def test_exact_audit_honours_max_runs(tmp_path: Path) -> None:
-    """PRG SecureSum, M = 3, GF(5), coalition {0}: the honest tape is the pair {1, 2}'s
-    2-element stream and 5 honest input sets share the sum (5·5^2 = 125 runs per value of the
-    coalition's own randomness, after 5^2 + 1 runs to find the input sets), so max_runs = 1000
-    checks (1000 − 26) // 125 = 7 sampled values of the coalition's 4 tape elements (of 5^4)."""
+    """PRG SecureSum in the thesis's two-share form (the scenario selects ``prg_two_share``),
+    M = 3, GF(5), coalition {0}: the honest tape is the pair {1, 2}'s 2-element stream and 5
+    honest input sets share the sum (5·5^2 = 125 runs per value of the coalition's own
+    randomness, after 5^2 + 1 runs to find the input sets), so max_runs = 1000 checks
+    (1000 − 26) // 125 = 7 sampled values of the coalition's 4 tape elements (of 5^4)."""
     from sim.runner import run_scenario
 
     scenario = {
         "seed": 3,
         "network": {"parties": 3},
         "data": {"source": "synthetic", "rows": 9, "cols": 2},
-        "algorithm": {"name": "secure_sum", "variant": "prg"},
+        "algorithm": {"name": "secure_sum", "variant": "prg_two_share"},
         "audit": [{"coalition": [0], "method": "exact", "max_runs": 1000}],
     }
     audit = run_scenario(scenario).report["privacy"][0]
