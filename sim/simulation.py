@@ -33,7 +33,7 @@ from protocols.context import (
     pairwise_mask_from_streams,
 )
 from protocols.effects import Call
-from protocols.errors import InputError
+from protocols.errors import InputError, PartyInputError, ProtocolAbort
 from protocols.field import FixedPoint, PrimeField, prime_field
 from protocols.key_agreement import key_agreement
 from sim.ledger import Ledger
@@ -63,13 +63,7 @@ class Result:
         return tuple(p for p, r in sorted(self.roles.items()) if r == "site")
 
     def coalition(self, members: Sequence[int]) -> Coalition:
-        """The union of the views of ``members``."""
-        unknown = [m for m in members if m not in self.views]
-        if unknown:
-            raise InputError(
-                f"coalition names part{'ies' if len(unknown) > 1 else 'y'} {unknown}, "
-                f"but the run has parties {sorted(self.views)}"
-            )
+        """The union of the views of ``members`` (see :meth:`parties.view.Coalition.of`)."""
         return Coalition.of(members, self.views)
 
 
@@ -222,7 +216,12 @@ class Simulation:
         self.interceptor = interceptor
 
     def run(self, parties: Sequence[Party], seed: int | None = None) -> Result:
-        """Run every party's program; raise ``ProtocolAbort`` if any party fails."""
+        """Run every party's program; raise ``ProtocolAbort`` if any party fails.
+
+        Key agreement is labelled phase ``setup`` in the ledger. A failure caused by a party's
+        input (an :class:`~protocols.errors.InputError`) is raised as
+        :class:`~protocols.errors.PartyInputError`, which is both.
+        """
         sites, roles = check_parties(parties)
         run_seed = seed if seed is not None else self.seed
         if run_seed is None:
@@ -268,7 +267,13 @@ class Simulation:
         driver = SimPyDriver(network, sealing=self.sealing, interceptor=self.interceptor,
                              record_messages=self.record_views)
         start = time.perf_counter()
-        outcome = driver.run(contexts, programs, views)
+        try:
+            outcome = driver.run(contexts, programs, views)
+        except ProtocolAbort as abort:
+            cause = abort.__cause__
+            if isinstance(cause, InputError) and not isinstance(abort, InputError):
+                raise PartyInputError(abort.party, abort.round, str(cause)) from cause
+            raise
         wall = time.perf_counter() - start
         for pid, ctx in contexts.items():
             if ctx.mask_seeds:
@@ -299,7 +304,8 @@ class Simulation:
     def _program(self, party: Party) -> Callable[[PartyContext], Any]:
         def run(ctx: PartyContext) -> Any:
             if self.keys == "x25519":
-                yield from key_agreement(ctx)
+                with ctx.in_phase("setup"):
+                    yield from key_agreement(ctx)
             return (yield from party.program(ctx, **party.inputs))
 
         return run
