@@ -9,6 +9,18 @@ outputs, metrics, the protocol its audits examine, and plots.
 The entries themselves live in :mod:`sim.experiments`, one module per algorithm or experiment,
 and import this module; :mod:`sim.catalog` collects them. Imports run one way:
 ``sim.entry ← sim.experiments ← sim.catalog``.
+
+Scale (:class:`Workload`)
+-------------------------
+Before a run starts, the runner asks the entry what it will cost: ``estimate`` maps the
+scenario's sizes (:class:`EstimateInput`) to a :class:`Workload` — messages and field elements
+over the whole run, from the protocols' declared cost formulas, the number of simulations, and
+the local arithmetic. :mod:`sim.estimate` turns that into memory and time, shows it, and refuses
+a run that cannot fit in memory. An entry without ``estimate`` gets :func:`data_only`, which
+counts the data and nothing else (and says so).
+
+This module imports nothing heavy, so that ``mpcsim list`` and ``--help`` answer at once: an
+entry's module imports its algorithm inside ``run``.
 """
 
 from __future__ import annotations
@@ -17,24 +29,35 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from protocols.errors import ScenarioError
-from sim.scenario import Scenario, check_choice, check_int, check_number
+from sim.checks import Choice, Integer, Number
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from parties.audit import Progress
     from sim.privacy import AuditTarget
+    from sim.scenario import Scenario
     from sim.simulation import Result, Simulation
 
 
 @dataclass(frozen=True)
 class Param:
-    """One scenario key of an algorithm: its default and a check that normalises it."""
+    """One scenario key of an algorithm: its default, a check that normalises it, what it means.
+
+    ``check(name, value)`` returns the normalised value or raises
+    :class:`~protocols.errors.ScenarioError`; checks built by :func:`integer`, :func:`number`
+    and :func:`choice` also describe their range (:meth:`allowed`).
+    """
 
     default: Any
     check: Callable[[str, Any], Any]
     help: str = ""
+
+    def allowed(self) -> str:
+        """The documented range or choices of the key ("" if the check cannot say)."""
+        describe = getattr(self.check, "describe", None)
+        return describe() if describe is not None else ""
 
 
 @dataclass
@@ -65,15 +88,110 @@ class AlgorithmRun:
 
 
 @dataclass(frozen=True)
+class EstimateInput:
+    """What an entry's ``estimate`` receives: the scenario, its checked keys, the data's shape.
+
+    Attributes
+    ----------
+    scenario : Scenario
+    params : dict
+        The ``[algorithm]`` keys after :meth:`Algorithm.validate`.
+    n_rows, n_cols : int
+        The shape of the pooled data (synthetic: from the scenario; a file: as loaded).
+    missing : bool
+        Whether the data has unobserved entries (NaN): synthetic ratings, or a loaded file
+        that holds NaN.
+    """
+
+    scenario: Scenario
+    params: dict[str, Any]
+    n_rows: int
+    n_cols: int
+    missing: bool = False
+
+    @property
+    def n_parties(self) -> int:
+        return self.scenario.n_parties
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What a run will cost, as an entry declares it before the run.
+
+    Attributes
+    ----------
+    messages : int
+        Messages over the whole run (every simulation), from the declared cost formulas. Key
+        agreement is added by :mod:`sim.estimate` (M(M − 1) messages per simulation).
+    elements : int
+        Field elements those messages carry.
+    simulations : int
+        Simulated runs (e.g. trials × initialisations).
+    flops : float
+        Local arithmetic outside the protocols (e.g. centralized NMF sweeps), in floating-point
+        operations.
+    working_bytes : int
+        Memory the algorithm holds beyond the data and the messages (models, copies).
+    basis : str
+        How the figures were derived, for the message a user sees.
+    """
+
+    messages: int = 0
+    elements: int = 0
+    simulations: int = 1
+    flops: float = 0.0
+    working_bytes: int = 0
+    basis: str = ""
+
+    def __add__(self, other: Workload) -> Workload:
+        """Two parts of one simulation (or of the same runs): messages, elements, work add up."""
+        return Workload(
+            self.messages + other.messages, self.elements + other.elements,
+            max(self.simulations, other.simulations), self.flops + other.flops,
+            self.working_bytes + other.working_bytes,
+            "; ".join(b for b in (self.basis, other.basis) if b),
+        )
+
+    def times(self, runs: int) -> Workload:
+        """The same workload repeated in ``runs`` simulations."""
+        return Workload(runs * self.messages, runs * self.elements, runs * self.simulations,
+                        runs * self.flops, self.working_bytes, self.basis)
+
+
+def data_only(inp: EstimateInput) -> Workload:
+    """The default estimate: no declared cost, so only the data counts (and the basis says so)."""
+    return Workload(simulations=1, basis="no declared cost; data only")
+
+
+@dataclass(frozen=True)
 class Algorithm:
-    """A catalogue entry."""
+    """A catalogue entry.
+
+    Attributes
+    ----------
+    name, summary, reference : str
+        The scenario's ``[algorithm] name``, one line for ``mpcsim list``, the paper and its
+        algorithm number.
+    params : mapping of str to Param
+        The ``[algorithm]`` keys.
+    run : callable
+        ``run(RunInput) -> AlgorithmRun``.
+    estimate : callable
+        ``estimate(EstimateInput) -> Workload``, from the declared cost formulas of the
+        protocols the entry runs; :func:`data_only` by default.
+    data_kind : str
+        The synthetic kind used when a scenario asks for synthetic data without a kind.
+    nonnegative, allow_missing : bool
+        Data checks at load time: negative values refused; NaN accepted as "unobserved".
+    """
 
     name: str
     summary: str
     reference: str
     params: Mapping[str, Param]
     run: Callable[[RunInput], AlgorithmRun]
-    data_kind: str = "uniform"  # the synthetic kind used when a scenario asks for synthetic data
+    estimate: Callable[[EstimateInput], Workload] = data_only
+    data_kind: str = "uniform"
     nonnegative: bool = False
     allow_missing: bool = False
 
@@ -96,16 +214,17 @@ class Algorithm:
 # -- reusable checks ---------------------------------------------------------------------------
 
 
-def choice(*options: str) -> Callable[[str, Any], Any]:
+def choice(*options: str) -> Choice:
     """A check that the value is one of ``options``."""
-    return lambda name, value: check_choice(name, value, options)
+    return Choice(tuple(options))
 
 
-def integer(low: int | None = None, high: int | None = None) -> Callable[[str, Any], int]:
+def integer(low: int | None = None, high: int | None = None) -> Integer:
     """A check that the value is an integer in [low, high]."""
-    return lambda name, value: check_int(name, value, low, high)
+    return Integer(low, high)
 
 
-def number(low: float | None = None) -> Callable[[str, Any], float]:
-    """A check that the value is a finite number ≥ low."""
-    return lambda name, value: check_number(name, value, low)
+def number(low: float | None = None, high: float | None = None, *, strict_low: bool = False,
+           strict_high: bool = False) -> Number:
+    """A check that the value is a finite number in [low, high] (strict: bound excluded)."""
+    return Number(low, high, strict_low, strict_high)

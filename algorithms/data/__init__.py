@@ -16,7 +16,12 @@ from the modules below, which may move:
 ==================  ===========================================================================
 """
 
-from algorithms.data.checks import Matrix, check_finite, check_nonnegative
+from algorithms.data.checks import (
+    Matrix,
+    check_finite,
+    check_nonnegative,
+    check_shards_observed,
+)
 from algorithms.data.dataset import Dataset, DatasetKind, load_dataset
 from algorithms.data.holdout import EntryHoldout, RowHoldout, holdout_entries, holdout_rows
 from algorithms.data.matrix_files import MATRIX_SUFFIXES, load_matrix
@@ -57,6 +62,7 @@ __all__ = [
     "SyntheticRatings",
     "check_finite",
     "check_nonnegative",
+    "check_shards_observed",
     "holdout_entries",
     "holdout_rows",
     "load_dataset",

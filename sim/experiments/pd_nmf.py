@@ -17,6 +17,15 @@ sum. From W = 0 without regularisers, RRI's iterates of WT do not depend on the 
 rows; the scale only splits the product between W and T, and an unnormalised start in a wide
 matrix (large d) leaves W tiny, where fixed-point encoding loses relative precision (see the
 precision note of :mod:`algorithms.nmf.pd_nmf`).
+
+``loss = "auto"`` is resolved once, on the pooled data: the observed-entries loss if any entry
+is NaN, else the full loss; every party runs with that loss, so that a party whose rows happen
+to have no missing entry sums statistics of the same length (2d) as the others.
+
+The workload (:func:`nmf_workload`) is PD-NMF's declared cost: PD-NMF-Init's SecureSum of the
+k×d random topics and its ``init_iterations`` sweeps of k SecureSums of d + 1 elements, then
+``iterations`` sweeps of k SecureSums of the T statistic (d + 1 or 2d elements), plus the
+local arithmetic of the sweeps and of the centralized reference.
 """
 
 from __future__ import annotations
@@ -24,75 +33,90 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import scipy.sparse as sp
-from scipy.optimize import linear_sum_assignment
-
-from algorithms import data as data_io
-from algorithms.nmf.nndsvd import nndsvd
-from algorithms.nmf.objective import objective
-from algorithms.nmf.pd_nmf import (
-    INITS,
-    InitSettings,
-    declared_sweep_elements,
-    normalize_rows,
-    pd_nmf,
-    total_objective,
-)
-from algorithms.nmf.row_blocks import as_row_block, zero_filled
-from algorithms.nmf.rri import rri_sweep
-from algorithms.nmf.rri_steps import RRIParams
-from parties.party import site_parties
 from protocols.errors import InputError, ScenarioError
-from protocols.secure_sum import VARIANTS
-from sim import plots
-from sim.entry import Algorithm, AlgorithmRun, Param, RunInput, choice, integer, number
-from sim.privacy import AuditTarget, first_call_inputs
-from sim.simulation import Result
+from sim.entry import (
+    Algorithm,
+    AlgorithmRun,
+    EstimateInput,
+    Param,
+    RunInput,
+    Workload,
+    choice,
+    integer,
+    number,
+)
+from sim.experiments.secure_sum import VARIANTS, secure_sum_workload
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from algorithms.nmf.pd_nmf import InitSettings
+    from algorithms.nmf.rri_steps import RRIParams
+    from sim.simulation import Result
 
 INIT_SEED_KEY = 1_000_002
+INITS = ("random", "random_2x", "nndsvd", "pd_nmf_init", "pd_svd")
+"""PD-NMF's initialisations (:data:`algorithms.nmf.pd_nmf.INITS`; a test holds them equal)."""
+MAX_K = 10_000
+MAX_SWEEPS = 100_000
+MAX_PENALTY = 1e6
 
 
-def _check_init(name: str, value: Any) -> Any:
-    if isinstance(value, dict):
-        if set(value) != {"path"} or not isinstance(value["path"], str):
+@dataclass(frozen=True)
+class InitCheck:
+    """The ``init`` key: a named initialisation or ``{ path = "T0.npy" }``."""
+
+    def __call__(self, name: str, value: Any) -> Any:
+        if isinstance(value, dict):
+            if set(value) != {"path"} or not isinstance(value["path"], str):
+                raise ScenarioError(
+                    f"{name} = {value!r}: a T0 file is given as {{ path = \"T0.npy\" }}"
+                )
+            return {"path": value["path"]}
+        if value not in INITS:
+            available = [i for i in INITS if i != "pd_svd"]
             raise ScenarioError(
-                f"{name} = {value!r}: a T0 file is given as {{ path = \"T0.npy\" }}"
+                f"{name} = {value!r} is unknown; use one of {', '.join(available)} or "
+                "{ path = \"T0.npy\" }"
             )
-        return {"path": value["path"]}
-    if value not in INITS:
-        available = [i for i in INITS if i != "pd_svd"]
-        raise ScenarioError(
-            f"{name} = {value!r} is unknown; use one of {', '.join(available)} or "
-            "{ path = \"T0.npy\" }"
-        )
-    if value == "pd_svd":
-        raise ScenarioError(
-            f"{name} = 'pd_svd' needs PD-SVD (thesis Algorithm 10), which mpcsim does not "
-            "implement yet; use pd_nmf_init, nndsvd, random or random_2x"
-        )
-    return value
+        if value == "pd_svd":
+            raise ScenarioError(
+                f"{name} = 'pd_svd' needs PD-SVD (thesis Algorithm 10), which mpcsim does not "
+                "implement yet; use pd_nmf_init, nndsvd, random or random_2x"
+            )
+        return value
+
+    def describe(self) -> str:
+        return " | ".join(i for i in INITS if i != "pd_svd") + ' | { path = "T0.npy" }'
 
 
-def _optional_int(name: str, value: Any) -> int | None:
-    return None if value is None else integer(low=1)(name, value)
+@dataclass(frozen=True)
+class SweepsOrIterations:
+    """``init_iterations``: a sweep count, or absent for ``iterations``."""
+
+    def __call__(self, name: str, value: Any) -> int | None:
+        return None if value is None else integer(1, MAX_SWEEPS)(name, value)
+
+    def describe(self) -> str:
+        return f"integer, 1 ≤ x ≤ {MAX_SWEEPS}; default: iterations"
 
 
 NMF_PARAMS: dict[str, Param] = {
-    "k": Param(5, integer(low=1), "number of topics, 1 ≤ k ≤ min(n, d)"),
-    "iterations": Param(30, integer(low=1), "sweeps of PD-NMF-Iter"),
-    "form": Param("topic", choice("topic", "plain"), "topic | plain"),
+    "k": Param(5, integer(1, MAX_K), "number of topics; also k ≤ min(n, d)"),
+    "iterations": Param(30, integer(1, MAX_SWEEPS), "sweeps of PD-NMF-Iter"),
+    "form": Param("topic", choice("topic", "plain"), "topic: rows on simplices; plain: W, T ≥ 0"),
     "variant": Param("prg", choice(*VARIANTS), "SecureSum variant"),
-    "init": Param("pd_nmf_init", _check_init, "initialisation"),
-    "l1_w": Param(0.0, number(), "ℓ1 on W"),
-    "l2_w": Param(0.0, number(), "ℓ2 on W"),
-    "l1_t": Param(0.0, number(), "ℓ1 on T"),
-    "l2_t": Param(0.0, number(), "ℓ2 on T"),
-    "loss": Param("auto", choice("auto", "full", "observed"), "observed: NaN = unobserved"),
-    "init_iterations": Param(None, _optional_int, "sweeps of PD-NMF-Init step 9"),
-    "local_iterations": Param(200, integer(low=1), "cap on the local RRI-NMF of step 2"),
+    "init": Param("pd_nmf_init", InitCheck(), "initialisation"),
+    "l1_w": Param(0.0, number(0.0, MAX_PENALTY), "ℓ1 on W"),
+    "l2_w": Param(0.0, number(-MAX_PENALTY, MAX_PENALTY), "ℓ2 on W (< 0 only in the topic form)"),
+    "l1_t": Param(0.0, number(0.0, MAX_PENALTY), "ℓ1 on T"),
+    "l2_t": Param(0.0, number(-MAX_PENALTY, MAX_PENALTY), "ℓ2 on T (< 0 only in the topic form)"),
+    "loss": Param("auto", choice("auto", "full", "observed"),
+                  "auto: observed if the data holds NaN (= unobserved), else full"),
+    "init_iterations": Param(None, SweepsOrIterations(), "sweeps of PD-NMF-Init step 9"),
+    "local_iterations": Param(200, integer(1, MAX_SWEEPS), "cap on the local RRI-NMF of step 2"),
 }
 
 
@@ -110,7 +134,17 @@ class NmfSetup:
 
     @classmethod
     def from_params(cls, p: dict[str, Any], X: Any) -> NmfSetup:
-        """Validate the NMF keys against the data ``X`` (its shape and missing entries)."""
+        """Validate the NMF keys against the data ``X`` (its shape and missing entries).
+
+        ``loss = "auto"`` becomes ``"observed"`` if the pooled X holds NaN, else ``"full"``,
+        so that every party runs with the same loss.
+        """
+        import numpy as np
+        import scipy.sparse as sp
+
+        from algorithms.nmf.pd_nmf import InitSettings
+        from algorithms.nmf.rri_steps import RRIParams
+
         n, d = X.shape
         k = p["k"]
         if k > min(n, d):
@@ -141,12 +175,21 @@ class NmfSetup:
         sweeps = p["iterations"] * (2 if p["init"] == "random_2x" else 1)
         settings = InitSettings(sweeps=p["init_iterations"] or p["iterations"],
                                 local_max_iter=p["local_iterations"])
-        return cls(k, sweeps, params, p["variant"], p["init"], p["loss"], settings)
+        loss = p["loss"] if p["loss"] != "auto" else ("observed" if missing else "full")
+        return cls(k, sweeps, params, p["variant"], p["init"], loss, settings)
 
 
 def public_start(setup: NmfSetup, X: Any, seed: int, base_dir: Path,
                  init: Any = None) -> np.ndarray | None:
     """The public T0 of the non-private initialisations (None for ``pd_nmf_init``)."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    from algorithms import data as data_io
+    from algorithms.nmf.nndsvd import nndsvd
+    from algorithms.nmf.pd_nmf import normalize_rows
+    from algorithms.nmf.row_blocks import zero_filled
+
     init = setup.init if init is None else init
     d = X.shape[1]
     if isinstance(init, dict):
@@ -180,6 +223,11 @@ def centralized_sweeps(X: Any, T0: np.ndarray, sweeps: int, setup: NmfSetup,
                        callback: Callable[[np.ndarray, np.ndarray], None] | None = None,
                        ) -> tuple[np.ndarray, np.ndarray]:
     """Centralized RRI-NMF (Algorithm 2) from T0 with W = 0, for a fixed number of sweeps."""
+    import numpy as np
+
+    from algorithms.nmf.row_blocks import as_row_block
+    from algorithms.nmf.rri import rri_sweep
+
     block = as_row_block(X, setup.loss)  # type: ignore[arg-type]
     W = np.zeros((X.shape[0], setup.k))
     T = np.array(T0, dtype=np.float64, copy=True)
@@ -192,6 +240,9 @@ def centralized_sweeps(X: Any, T0: np.ndarray, sweeps: int, setup: NmfSetup,
 
 def run_pd_nmf(inp: RunInput, setup: NmfSetup, T0: np.ndarray | None) -> tuple[Result, list]:
     """Simulate PD-NMF on the scenario's shards; returns the result and each party's model."""
+    from algorithms.nmf.pd_nmf import pd_nmf
+    from parties.party import site_parties
+
     parties = site_parties(
         lambda ctx, X: pd_nmf(ctx, X, setup.k, sweeps=setup.sweeps, params=setup.params,
                               variant=setup.variant, loss=setup.loss, T0=T0,
@@ -204,6 +255,9 @@ def run_pd_nmf(inp: RunInput, setup: NmfSetup, T0: np.ndarray | None) -> tuple[R
 
 def topic_recovery(true_topics: np.ndarray, topics: np.ndarray) -> float:
     """Mean cosine similarity of the best one-to-one matching of learned to planted topics."""
+    import numpy as np
+    from scipy.optimize import linear_sum_assignment
+
     a = true_topics / np.maximum(np.linalg.norm(true_topics, axis=1, keepdims=True), 1e-300)
     b = topics / np.maximum(np.linalg.norm(topics, axis=1, keepdims=True), 1e-300)
     cos = a @ b.T
@@ -212,6 +266,12 @@ def topic_recovery(true_topics: np.ndarray, topics: np.ndarray) -> float:
 
 
 def _run_pd_nmf(inp: RunInput) -> AlgorithmRun:
+    import numpy as np
+
+    from algorithms.nmf.pd_nmf import declared_sweep_elements, total_objective
+    from sim import plots
+    from sim.privacy import AuditTarget, first_call_inputs
+
     setup = NmfSetup.from_params(inp.params, inp.data)
     T0 = public_start(setup, inp.data, inp.seed, inp.scenario.base_dir)
     result, models = run_pd_nmf(inp, setup, T0)
@@ -223,7 +283,6 @@ def _run_pd_nmf(inp: RunInput) -> AlgorithmRun:
     n, d = inp.data.shape
     iter_rows = result.ledger.select(phase="iter", protocol="secure_sum")
     sent = [sum(r.elements for r in iter_rows if r.sender == m) for m in result.sites]
-    block_loss = as_row_block(inp.shards[0], setup.loss).loss  # type: ignore[arg-type]
     metrics: dict[str, Any] = {
         "objective": history[-1] if history else None,
         "objective_history": history,
@@ -234,7 +293,7 @@ def _run_pd_nmf(inp: RunInput) -> AlgorithmRun:
         "same_T_at_every_party": all(np.array_equal(m.T, T) for m in models),
         "elements_sent_per_party_per_sweep": sent[0] / setup.sweeps if setup.sweeps else 0,
         "declared_elements_sent_per_party_per_sweep": declared_sweep_elements(
-            setup.variant, len(models), d, setup.k, block_loss),
+            setup.variant, len(models), d, setup.k, setup.loss),
         "n": n, "d": d, "k": setup.k, "sweeps": setup.sweeps,
     }
     if len(set(sent)) != 1:
@@ -257,6 +316,12 @@ def _run_pd_nmf(inp: RunInput) -> AlgorithmRun:
 
 
 def _run_rri_nmf(inp: RunInput) -> AlgorithmRun:
+    import numpy as np
+
+    from algorithms.nmf.objective import objective
+    from algorithms.nmf.row_blocks import as_row_block
+    from sim import plots
+
     setup = NmfSetup.from_params(inp.params, inp.data)
     if setup.init == "pd_nmf_init":
         raise ScenarioError("algorithm.init = 'pd_nmf_init' is distributed; rri_nmf takes "
@@ -280,12 +345,60 @@ def _run_rri_nmf(inp: RunInput) -> AlgorithmRun:
     )
 
 
+SWEEP_FLOPS = 8.0
+"""Floating-point operations per topic, row and column of one RRI sweep (statistics of steps
+1 and 3, the objective), as counted for the time estimate."""
+
+
+def nmf_workload(inp: EstimateInput, params: dict[str, Any] | None = None,
+                 n_rows: int | None = None, *, private: bool = True) -> Workload:
+    """PD-NMF's declared cost (or, with ``private=False``, centralized RRI-NMF's arithmetic).
+
+    Parameters
+    ----------
+    inp : EstimateInput
+    params : dict, optional
+        The NMF keys (default: ``inp.params``), e.g. with another ``init``.
+    n_rows : int, optional
+        Rows taking part (default: all of the data).
+    private : bool
+        PD-NMF among the parties (messages, and the centralized reference the report compares
+        with), or the centralized algorithm alone.
+    """
+    p = inp.params if params is None else params
+    n = inp.n_rows if n_rows is None else n_rows
+    d = inp.n_cols
+    k = min(p["k"], n, d)
+    observed = p["loss"] == "observed" or (p["loss"] == "auto" and inp.missing)
+    sweeps = p["iterations"] * (2 if p["init"] == "random_2x" else 1)
+    sweep_flops = SWEEP_FLOPS * k * n * d
+    if not private:
+        return Workload(flops=sweeps * sweep_flops, working_bytes=8 * k * (n + d),
+                        basis="centralized sweeps")
+    length = 2 * d if observed else d + 1
+    work = secure_sum_workload(p["variant"], inp.n_parties, length, calls=sweeps * k)
+    work = work + Workload(flops=2 * sweeps * sweep_flops, working_bytes=16 * k * (n + d))
+    if p["init"] == "pd_nmf_init":
+        init_sweeps = p["init_iterations"] or p["iterations"]
+        work = (work + secure_sum_workload(p["variant"], inp.n_parties, k * d)
+                + secure_sum_workload(p["variant"], inp.n_parties, d + 1,
+                                      calls=init_sweeps * k)
+                + Workload(flops=p["local_iterations"] * sweep_flops))
+    return Workload(work.messages, work.elements, 1, work.flops, work.working_bytes,
+                    "PD-NMF's declared SecureSum cost per sweep and topic")
+
+
+def _estimate_rri_nmf(inp: EstimateInput) -> Workload:
+    return nmf_workload(inp, private=False)
+
+
 PD_NMF = Algorithm(
     name="pd_nmf",
     summary="PD-NMF: PD-NMF-Init then PD-NMF-Iter over SecureSum; W^(m) never leaves party m",
     reference="Tsikhanovich thesis (seed 001), §2.2, Algorithms 7 and 8; Theorem 2",
     params=NMF_PARAMS,
     run=_run_pd_nmf,
+    estimate=nmf_workload,
     data_kind="topics",
     nonnegative=True,
     allow_missing=True,
@@ -297,6 +410,7 @@ RRI_NMF = Algorithm(
     reference="Tsikhanovich thesis (seed 001), Algorithm 2 and Eq. 2.31",
     params=NMF_PARAMS,
     run=_run_rri_nmf,
+    estimate=_estimate_rri_nmf,
     data_kind="topics",
     nonnegative=True,
     allow_missing=True,
