@@ -134,6 +134,9 @@ class Workload:
         Memory the algorithm holds beyond the data and the messages (models, copies).
     basis : str
         How the figures were derived, for the message a user sees.
+    audited_length : int
+        Elements each party inputs to the protocol call an ``[[audit]]`` examines (0: the
+        data's column count).
     """
 
     messages: int = 0
@@ -142,6 +145,7 @@ class Workload:
     flops: float = 0.0
     working_bytes: int = 0
     basis: str = ""
+    audited_length: int = 0
 
     def __add__(self, other: Workload) -> Workload:
         """Two parts of one simulation (or of the same runs): messages, elements, work add up."""
@@ -150,12 +154,19 @@ class Workload:
             max(self.simulations, other.simulations), self.flops + other.flops,
             self.working_bytes + other.working_bytes,
             "; ".join(b for b in (self.basis, other.basis) if b),
+            self.audited_length or other.audited_length,
         )
 
     def times(self, runs: int) -> Workload:
         """The same workload repeated in ``runs`` simulations."""
         return Workload(runs * self.messages, runs * self.elements, runs * self.simulations,
-                        runs * self.flops, self.working_bytes, self.basis)
+                        runs * self.flops, self.working_bytes, self.basis, self.audited_length)
+
+    def described(self, basis: str, simulations: int | None = None) -> Workload:
+        """This workload with another basis (and number of simulations)."""
+        return Workload(self.messages, self.elements,
+                        self.simulations if simulations is None else simulations, self.flops,
+                        self.working_bytes, basis, self.audited_length)
 
 
 def data_only(inp: EstimateInput) -> Workload:

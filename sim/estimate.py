@@ -50,9 +50,10 @@ class Costs:
         array object.
     element_bytes : float
         Memory per field element carried: the payload kept in the receiver's view.
-    message_s : float
-        Wall time per message: the driver's event, encoding, sealing, and for key agreement
-        the X25519 exchange.
+    message_s, unsealed_message_s : float
+        Wall time per message: the driver's event, encoding, sealing (AES-GCM) and, for key
+        agreement, the X25519 exchange; without sealing (``network.sealing = false`` and the
+        audits' re-runs).
     element_s : float
         Wall time per element: encoding, masks (AES-CTR), field sums.
     flop_s : float
@@ -60,17 +61,23 @@ class Costs:
     data_copies : float
         How many copies of the data matrix exist at the peak: the generated or loaded matrix,
         the generator's temporaries, the parties' shards, the algorithms' dense views.
-    base_bytes : float
-        The interpreter and its libraries.
+    audit_element_bytes : float
+        Memory per element a statistical audit keeps: every trial's coalition view (received
+        shares and recorded mask draws) for both input sets.
+    base_bytes, base_s : float
+        The interpreter and its libraries: memory, and the time to load them.
     """
 
     message_bytes: float = 2_000.0
     element_bytes: float = 16.0
     message_s: float = 250e-6
+    unsealed_message_s: float = 80e-6
     element_s: float = 0.1e-6
     flop_s: float = 1e-9
     data_copies: float = 4.0
-    base_bytes: float = 200e6
+    audit_element_bytes: float = 64.0
+    base_bytes: float = 130e6
+    base_s: float = 1.5
 
 
 COSTS = Costs()
@@ -141,13 +148,16 @@ def _audit_workload(spec: AuditSpec, n_parties: int, length: int) -> Workload:
     """A rough workload of one [[audit]]: the audited SecureSum re-run many times.
 
     Statistical audits run the protocol ``trials`` times on each of two input sets (without
-    key agreement: pre-shared keys); exact audits enumerate up to ``max_runs`` tapes of a
-    one-element SecureSum. Explicit shares (the costlier variant) are assumed.
+    key agreement: pre-shared keys) and keep the coalition's views of every trial (received
+    shares and mask draws, about three vectors per coalition member and peer); exact audits
+    enumerate up to ``max_runs`` tapes of a one-element SecureSum. Explicit shares (the
+    costlier variant) are assumed.
     """
     per_call = 2 * n_parties * (n_parties - 1)  # explicit SecureSum: 2(M − 1) messages each
     if spec.method == "statistical":
         runs = 2 * spec.trials
-        return Workload(runs * per_call, runs * per_call * length, runs, 0.0, 0, "")
+        kept = runs * len(spec.coalition) * (n_parties - 1) * length * 3
+        return Workload(runs * per_call, runs * per_call * length, runs, 0.0, kept, "")
     runs = spec.max_runs
     return Workload(runs * per_call, runs * per_call, runs, 0.0, 0, "")
 
@@ -177,17 +187,22 @@ def estimate_run(scenario: Scenario, entry: Algorithm, params: dict[str, Any], n
     messages = work.messages + agreement
     elements = work.elements
     simulations = work.simulations
+    message_s = costs.message_s if scenario.sealing else costs.unsealed_message_s
+    seconds = message_s * messages  # the algorithm's own messages, then the audits' re-runs
+    audit_bytes = 0.0
     for spec in scenario.audits:
-        audit = _audit_workload(spec, m, n_cols)
+        audit = _audit_workload(spec, m, work.audited_length or n_cols)
         messages += audit.messages
         elements += audit.elements
         simulations += audit.simulations
+        seconds += costs.unsealed_message_s * audit.messages
+        audit_bytes = max(audit_bytes, costs.audit_element_bytes * audit.working_bytes)
     data_bytes = 8.0 * n_rows * n_cols * costs.data_copies
-    memory = (costs.base_bytes + data_bytes + work.working_bytes
-              + costs.message_bytes * (work.messages + agreement) / max(work.simulations, 1)
-              + costs.element_bytes * work.elements / max(work.simulations, 1))
-    seconds = (costs.message_s * messages + costs.element_s * elements
-               + costs.flop_s * work.flops + 1e-9 * data_bytes)
+    run_bytes = (costs.message_bytes * (work.messages + agreement) / max(work.simulations, 1)
+                 + costs.element_bytes * work.elements / max(work.simulations, 1))
+    memory = (costs.base_bytes + data_bytes + work.working_bytes + max(run_bytes, audit_bytes))
+    seconds += (costs.base_s + costs.element_s * elements + costs.flop_s * work.flops
+                + 1e-9 * data_bytes)
     basis = work.basis or "no declared cost"
     if scenario.audits:
         basis += f"; {len(scenario.audits)} audit{'s' if len(scenario.audits) > 1 else ''}"

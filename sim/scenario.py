@@ -31,7 +31,7 @@ from typing import Any
 from protocols.errors import InputError, ScenarioError
 from protocols.field import FixedPoint, parse_prime, prime_field
 from sim.checks import check_choice, check_int, check_number, shown
-from sim.network import BANDWIDTH_MBPS_RANGE, LATENCY_MS_RANGE, TOPOLOGIES
+from sim.network import BANDWIDTH_MBPS_RANGE, LATENCY_MS_RANGE, TOPOLOGIES, Network
 
 __all__ = [
     "RANGES",
@@ -283,8 +283,6 @@ def _validate_network(net: dict[str, Any]) -> dict[str, Any]:
                 if end not in link:
                     raise ScenarioError(f"network.links[{i}] needs '{end}', a party id")
                 check_int(f"network.links[{i}].{end}", link[end], 0, n_parties - 1)
-        from sim.network import Network
-
         try:
             Network.build(n_parties, topology, latency, bandwidth, links)
         except ScenarioError:

@@ -117,8 +117,8 @@ def _estimate(inp: EstimateInput) -> Workload:
     total = Workload()
     for init in p["inits"]:
         total = total + nmf_workload(inp, {**p, "init": init}).times(p["trials"])
-    return Workload(total.messages, total.elements, len(p["inits"]) * p["trials"], total.flops,
-                    total.working_bytes, "PD-NMF's declared cost × initialisations × trials")
+    return total.described("PD-NMF's declared cost × initialisations × trials",
+                           len(p["inits"]) * p["trials"])
 
 
 INIT_COMPARISON = Algorithm(

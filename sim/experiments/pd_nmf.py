@@ -348,6 +348,10 @@ def _run_rri_nmf(inp: RunInput) -> AlgorithmRun:
 SWEEP_FLOPS = 8.0
 """Floating-point operations per topic, row and column of one RRI sweep (statistics of steps
 1 and 3, the objective), as counted for the time estimate."""
+TYPICAL_LOCAL_SWEEPS = 50
+"""Sweeps a local RRI-NMF (PD-NMF-Init step 2, the uplift's local models) typically needs to
+reach its tolerance (it stops at ``local_iterations`` at the latest); counted for the time
+estimate."""
 
 
 def nmf_workload(inp: EstimateInput, params: dict[str, Any] | None = None,
@@ -377,15 +381,17 @@ def nmf_workload(inp: EstimateInput, params: dict[str, Any] | None = None,
                         basis="centralized sweeps")
     length = 2 * d if observed else d + 1
     work = secure_sum_workload(p["variant"], inp.n_parties, length, calls=sweeps * k)
-    work = work + Workload(flops=2 * sweeps * sweep_flops, working_bytes=16 * k * (n + d))
+    work = work + Workload(flops=2 * sweeps * sweep_flops, working_bytes=16 * k * (n + d),
+                           audited_length=length)
     if p["init"] == "pd_nmf_init":
         init_sweeps = p["init_iterations"] or p["iterations"]
-        work = (work + secure_sum_workload(p["variant"], inp.n_parties, k * d)
+        local = min(p["local_iterations"], TYPICAL_LOCAL_SWEEPS)
+        work = (Workload(audited_length=k * d)  # the first SecureSum: the random topics
+                + work + secure_sum_workload(p["variant"], inp.n_parties, k * d)
                 + secure_sum_workload(p["variant"], inp.n_parties, d + 1,
                                       calls=init_sweeps * k)
-                + Workload(flops=p["local_iterations"] * sweep_flops))
-    return Workload(work.messages, work.elements, 1, work.flops, work.working_bytes,
-                    "PD-NMF's declared SecureSum cost per sweep and topic")
+                + Workload(flops=local * sweep_flops))
+    return work.described("PD-NMF's declared SecureSum cost per sweep and topic", 1)
 
 
 def _estimate_rri_nmf(inp: EstimateInput) -> Workload:

@@ -59,7 +59,7 @@ def secure_sum_workload(variant: str, n_parties: int, length: int, calls: int = 
 
 def _estimate(inp: EstimateInput) -> Workload:
     w = secure_sum_workload(inp.params["variant"], inp.n_parties, inp.n_cols)
-    return Workload(messages=w.messages, elements=w.elements,
+    return Workload(messages=w.messages, elements=w.elements, audited_length=inp.n_cols,
                     basis="SecureSum's declared cost on the d column sums")
 
 

@@ -39,7 +39,14 @@ from sim.entry import (
     integer,
     number,
 )
-from sim.experiments.pd_nmf import NMF_PARAMS, NmfSetup, nmf_workload, public_start, run_pd_nmf
+from sim.experiments.pd_nmf import (
+    NMF_PARAMS,
+    TYPICAL_LOCAL_SWEEPS,
+    NmfSetup,
+    nmf_workload,
+    public_start,
+    run_pd_nmf,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -172,11 +179,11 @@ def _run(inp: RunInput) -> AlgorithmRun:
 def _estimate(inp: EstimateInput) -> Workload:
     p = inp.params
     train_rows = inp.n_rows - round(p["holdout"] * inp.n_rows) if not inp.missing else inp.n_rows
-    local = nmf_workload(inp, {**p, "iterations": p["local_iterations"], "init": "random"},
-                         train_rows, private=False)
+    sweeps = min(p["local_iterations"], TYPICAL_LOCAL_SWEEPS)  # each stops at its tolerance
+    local = nmf_workload(inp, {**p, "iterations": sweeps, "init": "random"}, train_rows,
+                         private=False)
     work = nmf_workload(inp, p, train_rows) + local.times(p["local_restarts"])
-    return Workload(work.messages, work.elements, 1, work.flops, work.working_bytes,
-                    "PD-NMF's declared cost, plus the local restarts")
+    return work.described("PD-NMF's declared cost, plus the local restarts", 1)
 
 
 UPLIFT = Algorithm(

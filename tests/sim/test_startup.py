@@ -1,0 +1,73 @@
+"""The command line answers ``--help``, ``list`` and argument errors without loading heavy modules.
+
+No timing is asserted (``benchmarks/startup.py`` prints the figures); what is tested is the
+cause of a slow start: which modules a fresh interpreter has imported when the command is done.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+HEAVY = ("numpy", "scipy", "networkx", "simpy", "matplotlib", "galois", "Crypto", "sklearn",
+         "algorithms", "parties", "sim.simulation", "sim.runner", "sim.report", "sim.network")
+
+PROBE = """
+import contextlib, io, json, sys
+from sim.cli import main
+out, err = io.StringIO(), io.StringIO()
+with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    try:
+        code = main(sys.argv[1:])
+    except SystemExit as exc:
+        code = exc.code
+print(json.dumps({"code": code, "err": err.getvalue(), "out": out.getvalue(),
+                  "modules": sorted(sys.modules)}))
+"""
+
+
+def loaded(*argv: str) -> dict:
+    done = subprocess.run([sys.executable, "-c", PROBE, *argv], cwd=ROOT, capture_output=True,
+                          text=True, check=True)
+    return json.loads(done.stdout)
+
+
+def heavy(modules: list[str]) -> list[str]:
+    return sorted(m for m in modules
+                  if any(m == h or m.startswith(h + ".") for h in HEAVY))
+
+
+@pytest.mark.parametrize(("argv", "code", "expect"), [
+    (["--help"], 0, "usage: mpcsim"),
+    (["run", "--help"], 0, "--out DIR"),
+    (["list"], 0, "pd_nmf_init_comparison"),
+    (["list", "pd_nmf"], 0, "integer, 1 ≤ x ≤ 10000"),
+    (["run"], 2, "error: the following arguments are required: scenario"),
+    (["frobnicate"], 2, "error: argument command: invalid choice"),
+    (["run", "x.toml", "--seed", "many"], 2, "error: argument --seed: invalid int value"),
+    ([], 2, "error: the following arguments are required: command"),
+])
+def test_quick_commands_load_nothing_heavy(argv, code, expect):
+    result = loaded(*argv)
+    assert result["code"] == code
+    assert expect in result["out"] + result["err"]
+    assert heavy(result["modules"]) == []
+
+
+def test_the_probe_sees_heavy_modules_when_they_are_loaded():
+    """The check has the power to fail: a run does load the simulator."""
+    result = loaded("run", str(ROOT / "scenarios" / "missing.toml"))
+    assert result["code"] == 2 and "does not exist" in result["err"]
+    assert "numpy" in heavy(result["modules"])
+
+
+def test_an_unknown_algorithm_in_list_is_one_error_line():
+    result = loaded("list", "secure_product")
+    assert result["code"] == 2
+    assert result["err"].startswith("error: algorithm.name = 'secure_product' is unknown")
+    assert heavy(result["modules"]) == []
