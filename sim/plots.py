@@ -77,3 +77,39 @@ def uplift(parties: list[dict[str, Any]], measure: str, k: int) -> Any:
     ax.set_ylabel(f"uplift: % decrease of {measure}")
     ax.set_title(f"learning uplift from PD-NMF (k = {k})")
     return fig
+
+
+def collusion(findings: list[dict[str, Any]], threshold: int) -> Any:
+    """CAPE: noise left on an honest site's release / τ² against the colluding sites c."""
+    fig, ax = _axes()
+    c = [f["colluding_sites"] for f in findings]
+    for key, label, style in (("view_only", "view only", "o"),
+                              ("side_information", "with side information", "s")):
+        ax.plot(c, [f[f"{key}_analytic"] / f["tau2"] for f in findings], "-", lw=1,
+                label=f"{label} (theory)")
+        ax.plot(c, [(f[key] or float("nan")) / f["tau2"] for f in findings], style,
+                label=f"{label} (from the views)")
+    ax.axhline(1.0, color="grey", lw=0.8, ls="--", label="τ² (the site's own guarantee)")
+    ax.axvline(threshold + 0.5, color="red", lw=0.8, ls=":", label="paper: c ≤ ⌈S/3⌉ − 1")
+    ax.set_xlabel("colluding sites c (with the aggregator)")
+    ax.set_ylabel("residual noise variance / τ²")
+    ax.set_title("CAPE: noise left on an honest site's release")
+    ax.legend(fontsize=7)
+    return fig
+
+
+def sweep(x: list[float], curves: dict[str, list[float]], xlabel: str, ylabel: str, title: str,
+          logx: bool = True, reference: dict[str, float] | None = None) -> Any:
+    """One line per method against a swept parameter (seed 003, Figures 2–5)."""
+    fig, ax = _axes((6.5, 4.2))
+    for name, values in curves.items():
+        ax.plot(x, values, "o-", label=name)
+    for name, value in (reference or {}).items():
+        ax.axhline(value, color="grey", lw=0.8, ls="--", label=name)
+    if logx:
+        ax.set_xscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    return fig

@@ -243,6 +243,9 @@ def _load_data(scenario: Scenario, entry: Algorithm, seed: int) -> tuple[Any, di
         dataset = data_io.load_dataset(spec["path"], file_format=spec.get("format"),
                                        vocab_path=spec.get("vocab"))
         name = f"data file {str(spec['path'])!r}"
+    elif spec["source"] == "digits":
+        dataset = data_io.bundled_dataset("digits")
+        name = "the bundled digits data"
     else:
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(DATA_SEED_KEY,)))
         kind = spec.get("kind", entry.data_kind)

@@ -52,8 +52,8 @@ FILE_KEYS = {"path", "format", "vocab"}
 DATA_KEYS = {"source", "partition"} | SYNTHETIC_KEYS | FILE_KEYS
 AUDIT_KEYS = {"coalition", "method", "trials", "alpha", "prime", "max_runs"}
 AUDIT_METHODS = ("statistical", "exact")
-DATA_SOURCES = ("synthetic", "file")
-SYNTHETIC_KINDS = ("uniform", "topics", "ratings")
+DATA_SOURCES = ("synthetic", "file", "digits")
+SYNTHETIC_KINDS = ("uniform", "topics", "ratings", "spiked", "mog", "stm")
 FILE_FORMATS = ("npy", "npz", "csv", "uci", "movielens")
 
 MAX_PARTIES = 10_000
@@ -310,6 +310,13 @@ def _validate_data(data: dict[str, Any], base: Path, n_parties: int) -> dict[str
     source = check_choice("data.source", data.get("source", "synthetic"), DATA_SOURCES)
     out = dict(data)
     out["source"] = source
+    if source == "digits":  # scikit-learn's bundled digits: nothing to configure
+        extra = sorted(set(data) - {"source", "partition"})
+        if extra:
+            raise ScenarioError(
+                f"data.{extra[0]} is not used with source = 'digits' (a fixed 1,797 × 64 data "
+                "set); only 'partition' may be given"
+            )
     other = FILE_KEYS if source == "synthetic" else SYNTHETIC_KEYS
     misplaced = sorted(set(data) & other)
     if misplaced:
@@ -329,7 +336,7 @@ def _validate_data(data: dict[str, Any], base: Path, n_parties: int) -> dict[str
         for key in ("k", "density", "noise", "doc_length", "alpha", "beta"):
             if key in data:
                 out[key] = _ranged(f"data.{key}", data[key])
-    else:
+    elif source == "file":
         if "path" not in data:
             raise ScenarioError("[data] source = 'file' needs 'path'")
         out["path"] = _existing_file("data.path", data["path"], base)

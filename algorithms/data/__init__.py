@@ -10,12 +10,15 @@ from the modules below, which may move:
 ``movielens``       MovieLens ``ratings.dat``
 ``text_files``      line-numbered parsing of numeric text, shared by the readers above
 ``synthetic``       synthetic topic corpora, ratings and uniform data
+``latent``          seed 003's spiked-covariance, Gaussian-mixture and single-topic data
+``bundled``         data shipped in a dependency: scikit-learn's digits (extra ``datasets``)
 ``partition``       one contiguous block of rows per party
 ``holdout``         held-out rows and entries (thesis §3.3.1)
 ``checks``          finiteness and sign checks, argument checks
 ==================  ===========================================================================
 """
 
+from algorithms.data.bundled import BUNDLED, bundled_dataset, load_digits
 from algorithms.data.checks import (
     Matrix,
     check_finite,
@@ -24,6 +27,7 @@ from algorithms.data.checks import (
 )
 from algorithms.data.dataset import Dataset, DatasetKind, load_dataset
 from algorithms.data.holdout import EntryHoldout, RowHoldout, holdout_entries, holdout_rows
+from algorithms.data.latent import SyntheticLatent, synthetic_mog, synthetic_spiked, synthetic_stm
 from algorithms.data.matrix_files import MATRIX_SUFFIXES, load_matrix
 from algorithms.data.movielens import MovieLensRatings, read_movielens, write_movielens
 from algorithms.data.partition import partition_rows, split_rows
@@ -44,6 +48,7 @@ from algorithms.data.synthetic import (
 from algorithms.data.uci import BagOfWords, read_uci_bow, tf_rows, uci_vocab_path, write_uci_bow
 
 __all__ = [
+    "BUNDLED",
     "DEFAULT_ALPHA",
     "DEFAULT_BETA",
     "DEFAULT_DOC_LENGTH",
@@ -59,13 +64,16 @@ __all__ = [
     "MovieLensRatings",
     "RowHoldout",
     "SyntheticCorpus",
+    "SyntheticLatent",
     "SyntheticRatings",
+    "bundled_dataset",
     "check_finite",
     "check_nonnegative",
     "check_shards_observed",
     "holdout_entries",
     "holdout_rows",
     "load_dataset",
+    "load_digits",
     "load_matrix",
     "partition_rows",
     "read_movielens",
@@ -73,7 +81,10 @@ __all__ = [
     "split_rows",
     "synthetic_dataset",
     "synthetic_matrix",
+    "synthetic_mog",
     "synthetic_ratings",
+    "synthetic_spiked",
+    "synthetic_stm",
     "synthetic_topic_corpus",
     "tf_rows",
     "uci_vocab_path",

@@ -43,6 +43,7 @@ import numpy as np
 
 from algorithms.data.checks import Matrix, check_rng, int_arg, real_arg, show, whole
 from algorithms.data.dataset import Dataset
+from algorithms.data.latent import synthetic_mog, synthetic_spiked, synthetic_stm
 from algorithms.data.movielens import RATING_MAX, RATING_MIN
 from protocols.errors import ScenarioError
 
@@ -70,7 +71,7 @@ DEFAULT_BETA = 0.05
 DEFAULT_USER_CONCENTRATION = 0.5
 """Symmetric Dirichlet concentration of the synthetic users' tastes over the k archetypes."""
 
-SYNTHETIC_KINDS = ("uniform", "topics", "ratings")
+SYNTHETIC_KINDS = ("uniform", "topics", "ratings", "spiked", "mog", "stm")
 UNIFORM_SUM_LIMIT = float(2**28)
 """Largest ``rows · high`` allowed for synthetic uniform data (see the module docstring)."""
 
@@ -263,6 +264,9 @@ _SYNTHETIC_PARAMS: dict[str, tuple[str, ...]] = {
     "uniform": ("high",),
     "topics": ("k", "doc_length", "alpha", "beta"),
     "ratings": ("k", "density", "noise"),
+    "spiked": ("k",),
+    "mog": ("k", "noise"),
+    "stm": ("k", "doc_length"),
 }
 
 
@@ -281,7 +285,11 @@ def synthetic_dataset(
         Shape (n_samples, n_features) of the matrix.
     rng : numpy.random.Generator
         The only source of randomness.
-    kind : {"uniform", "topics", "ratings"}
+    kind : {"uniform", "topics", "ratings", "spiked", "mog", "stm"}
+        ``"spiked"``, ``"mog"``, ``"stm"``: seed 003's data (:mod:`algorithms.data.latent`;
+        parameters ``k``, default 5, the signal rank or number of components; ``noise`` for
+        ``mog``, the variance before scaling, default 0.05; ``doc_length`` for ``stm``,
+        default 3), with ``covariance`` or ``means``, ``weights``, ``sigma2`` as truth.
         ``"uniform"``: i.i.d. U[0, high) entries (the quickstart's SecureSum input; parameter
         ``high``, default 1). ``"topics"``: TF rows of an LDA corpus (parameters ``k`` default
         5, ``doc_length``, ``alpha``, ``beta``). ``"ratings"``: 1..5 ratings with NaN where
@@ -333,6 +341,8 @@ def synthetic_dataset(
             )
         return Dataset(rng.random((rows, cols)) * float(high), "matrix", source)
     k = params.get("k", 5)
+    if kind in ("spiked", "mog", "stm"):
+        return _latent_dataset(rows, cols, rng, kind, k, params)
     if kind == "topics":
         corpus = synthetic_topic_corpus(
             rows,
@@ -359,6 +369,21 @@ def synthetic_dataset(
         "item_factors": data.item_factors,
     }
     return Dataset(data.ratings, "ratings", source, truth=truth)
+
+
+def _latent_dataset(rows: int, cols: int, rng: np.random.Generator, kind: str, k: Any,
+                    params: dict[str, Any]) -> Dataset:
+    """Seed 003's synthetic data (:mod:`algorithms.data.latent`) as a :class:`Dataset`."""
+    source = f"synthetic:{kind}"
+    if kind == "spiked":
+        data = synthetic_spiked(rows, cols, k, rng)
+        return Dataset(data.X, "matrix", source, truth={"covariance": data.covariance})
+    if kind == "mog":
+        data = synthetic_mog(rows, cols, k, rng, variance=params.get("noise", 0.05))
+        truth = {"means": data.means, "weights": data.weights, "sigma2": np.array(data.sigma2)}
+        return Dataset(data.X, "matrix", source, truth=truth)
+    data = synthetic_stm(rows, cols, k, rng, doc_length=params.get("doc_length", 3))
+    return Dataset(data.X, "topics", source, truth={"means": data.means, "weights": data.weights})
 
 
 def synthetic_matrix(
