@@ -26,32 +26,14 @@ are asserted by the tests.
 from __future__ import annotations
 
 import itertools
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import scipy.sparse as sp
-
-from algorithms.cape.moments import check_unit_ball
-from algorithms.cape.pca import (
-    ORDERS,
-    analyze_gauss,
-    cape_pca_aggregator,
-    cape_pca_noise_generator,
-    cape_pca_site,
-    captured_energy,
-    check_rank,
-    pca_plan,
-    second_moment,
-    sensitivity,
-    top_eigenvectors,
-)
-from algorithms.cape.symmetric import matrix_size
-from protocols.accounting import Release
 from protocols.errors import ScenarioError
-from sim import plots
+from sim.console import table
 from sim.entry import Algorithm, AlgorithmRun, Param, RunInput, choice, integer
 from sim.experiments.cape_setup import (
     ACCOUNTING_HEADERS,
+    ORDERS,
     PRIVACY_PARAMS,
     accounting,
     accounting_rows,
@@ -59,8 +41,11 @@ from sim.experiments.cape_setup import (
     check_list,
     trial_seed,
 )
-from sim.report import table
-from sim.simulation import Result
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from sim.simulation import Result
 
 METHODS = ("cape", "pooled_ag", "conventional", "local", "nonprivate")
 SWEEPABLE = ("epsilon", "delta", "samples_per_site")
@@ -81,6 +66,12 @@ PARAMS: dict[str, Param] = {
 
 def _trial_data(inp: RunInput, p: dict[str, Any], rng: np.random.Generator) -> list[np.ndarray]:
     """The sites' samples for one trial, preprocessed."""
+
+    import numpy as np
+    import scipy.sparse as sp
+
+    from algorithms.cape.moments import check_unit_ball
+
     S = len(inp.shards)
     pool = inp.data.toarray() if sp.issparse(inp.data) else np.asarray(inp.data, dtype=float)
     if p["samples_per_site"]:
@@ -103,6 +94,11 @@ def _trial_data(inp: RunInput, p: dict[str, Any], rng: np.random.Generator) -> l
 
 
 def _a_true(inp: RunInput, p: dict[str, Any]) -> np.ndarray:
+    import numpy as np
+    import scipy.sparse as sp
+
+    from algorithms.cape.pca import second_moment
+
     truth = inp.extras.get("covariance")
     if truth is not None:
         return np.asarray(truth)
@@ -115,6 +111,13 @@ def _a_true(inp: RunInput, p: dict[str, Any]) -> np.ndarray:
 
 def _simulate(inp: RunInput, shards: list[np.ndarray], p: dict[str, Any], scheme: str,
               seed: int) -> tuple[Result, np.ndarray]:
+    from algorithms.cape.pca import (
+        cape_pca_aggregator,
+        cape_pca_noise_generator,
+        cape_pca_site,
+        pca_plan,
+    )
+
     D = shards[0].shape[1]
     plan = pca_plan([len(s) for s in shards], p["epsilon"], p["delta"], scheme,
                     p["sensitivity"], p["aggregator_noise"])
@@ -131,6 +134,17 @@ def _simulate(inp: RunInput, shards: list[np.ndarray], p: dict[str, Any], scheme
 
 def pca_point(inp: RunInput, p: dict[str, Any], stage: str = "trials") -> dict[str, Any]:
     """Every method's q over ``p["trials"]`` trials at one setting of the keys."""
+
+    import numpy as np
+
+    from algorithms.cape.pca import (
+        analyze_gauss,
+        captured_energy,
+        check_rank,
+        second_moment,
+        top_eigenvectors,
+    )
+
     A_true = _a_true(inp, p)
     check_rank(p["k"], A_true.shape[0])
     q: dict[str, list[float]] = {m: [] for m in METHODS}
@@ -163,6 +177,11 @@ def pca_point(inp: RunInput, p: dict[str, Any], stage: str = "trials") -> dict[s
 
 
 def _accounting(p: dict[str, Any], sizes: list[int]) -> dict[str, Any]:
+    import numpy as np
+
+    from algorithms.cape.pca import pca_plan, sensitivity
+    from protocols.accounting import Release
+
     plan = pca_plan(sizes, p["epsilon"], p["delta"], "cape", p["sensitivity"],
                     p["aggregator_noise"])
     s = int(np.argmin(sizes))
@@ -186,6 +205,8 @@ def _metrics(q: dict[str, np.ndarray]) -> dict[str, Any]:
 
 
 def _run(inp: RunInput) -> AlgorithmRun:
+    from algorithms.cape.symmetric import matrix_size
+
     p = inp.params
     point = pca_point(inp, p)
     metrics = _metrics(point["q"])
@@ -238,6 +259,10 @@ def sweep_points(inp: RunInput, params: dict[str, Any], base: dict[str, Param],
 
 
 def _run_sweep(inp: RunInput) -> AlgorithmRun:
+    import numpy as np
+
+    from sim import plots
+
     p = inp.params
     values, points = sweep_points(inp, p, PARAMS, pca_point)
     curves = {m: [float(pt["q"][m].mean()) for pt in points] for m in METHODS}

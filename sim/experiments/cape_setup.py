@@ -10,29 +10,35 @@ from the scenario seed and the trial number, so a scenario replays byte for byte
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from parties.party import Party
-from protocols.accounting import Release, account
-from protocols.correlated_noise import AGGREGATOR, NOISE_GENERATOR, NOISE_KINDS, SCHEMES
 from protocols.errors import ScenarioError
-from sim.entry import Param, choice
-from sim.scenario import check_number
+from sim.entry import Param, choice, number
+
+if TYPE_CHECKING:
+    from parties.party import Party
+    from protocols.accounting import Release
 
 TRIAL_SEED_KEY = 1_000_011
 
+# The vocabulary of the CAPE modules, spelled out here so that the catalogue loads without
+# numpy (``mpcsim list`` answers at once); tests/sim/test_startup.py holds each equal
+# to its source.
+NOISE_KINDS = ("float", "discrete")
+"""As :data:`protocols.correlated_noise.NOISE_KINDS`."""
+SCHEMES = ("cape", "conventional")
+"""As :data:`protocols.correlated_noise.SCHEMES`."""
+ORDERS = ("eigenvalue", "abs")
+"""As :data:`algorithms.cape.pca.ORDERS`."""
+MODELS = ("stm", "mog")
+"""As :data:`algorithms.cape.moments.MODELS`."""
+MODES = ("paper", "robust")
+"""As :data:`algorithms.cape.tensor_power.MODES`."""
 
-def _epsilon(name: str, value: Any) -> float:
-    return check_number(name, value, 0.0, strict=True)
 
-
-def _delta(name: str, value: Any) -> float:
-    v = check_number(name, value, 0.0, strict=True)
-    if v >= 1:
-        raise ScenarioError(f"{name} = {value} must lie in the open interval (0, 1)")
-    return v
+MAX_EPSILON = 1000.0
+_epsilon = number(0.0, MAX_EPSILON, strict_low=True)  # 0 < ε ≤ 1000
+_delta = number(0.0, 1.0, strict_low=True, strict_high=True)  # 0 < δ < 1
 
 
 def _flag(name: str, value: Any) -> bool:
@@ -42,11 +48,11 @@ def _flag(name: str, value: Any) -> bool:
 
 
 def epsilon_param(default: float) -> Param:
-    return Param(default, _epsilon, "ε > 0")
+    return Param(default, _epsilon, "ε")
 
 
 def delta_param(default: float) -> Param:
-    return Param(default, _delta, "0 < δ < 1")
+    return Param(default, _delta, "δ")
 
 
 PRIVACY_PARAMS: dict[str, Param] = {
@@ -76,6 +82,10 @@ def cape_parties(
     noise_generator: tuple[Callable[..., Any], Mapping[str, Any]] | None,
 ) -> list[Party]:
     """Sites 0..S−1, the aggregator (S) and, if given, the noise generator (S + 1)."""
+
+    from parties.party import Party
+    from protocols.correlated_noise import AGGREGATOR, NOISE_GENERATOR
+
     S = len(site_inputs)
     parties = [Party(s, site_program, dict(kw)) for s, kw in enumerate(site_inputs)]
     parties.append(Party(S, aggregator[0], dict(aggregator[1]), role=AGGREGATOR))
@@ -87,6 +97,9 @@ def cape_parties(
 
 def trial_seed(seed: int, trial: int) -> int:
     """The seed of trial ``trial`` (trial 0 runs with the scenario seed itself)."""
+
+    import numpy as np
+
     if trial == 0:
         return seed
     return int(np.random.SeedSequence(seed, spawn_key=(TRIAL_SEED_KEY, trial)).generate_state(
@@ -98,6 +111,9 @@ def accounting(site: Sequence[Release], aggregate: Sequence[Release],
     """The report's ``accounting`` block: per site (its releases alone) and for the aggregate,
     each composed over the algorithm's stages (:func:`protocols.accounting.account`; ε is
     reported at ``delta``, by default the paper's total δ)."""
+
+    from protocols.accounting import account
+
     return {"site": account(site, delta), "aggregate": account(aggregate, delta)}
 
 

@@ -71,3 +71,19 @@ def test_an_unknown_algorithm_in_list_is_one_error_line():
     assert result["code"] == 2
     assert result["err"].startswith("error: algorithm.name = 'secure_product' is unknown")
     assert heavy(result["modules"]) == []
+
+
+def test_vocabulary_spelled_out_for_the_catalogue_equals_its_source():
+    """Entries spell out their algorithms' choices so as not to import them; the copies agree."""
+    from algorithms.cape.moments import MODELS
+    from algorithms.cape.pca import ORDERS
+    from algorithms.cape.tensor_power import MODES
+    from algorithms.nmf.pd_nmf import INITS
+    from protocols.correlated_noise import NOISE_KINDS, SCHEMES
+    from protocols.secure_sum import VARIANTS
+    from sim.experiments import cape_setup, pd_nmf, secure_sum
+
+    assert secure_sum.VARIANTS == VARIANTS
+    assert pd_nmf.INITS == INITS
+    assert (cape_setup.NOISE_KINDS, cape_setup.SCHEMES) == (NOISE_KINDS, SCHEMES)
+    assert (cape_setup.ORDERS, cape_setup.MODELS, cape_setup.MODES) == (ORDERS, MODELS, MODES)
