@@ -124,15 +124,15 @@ class Estimate:
 
 def human_bytes(n: float) -> str:
     """``n`` bytes as "12 MB", "3.4 GB", ... (powers of 1000)."""
-    for unit in ("B", "kB", "MB", "GB", "TB", "PB"):
-        if abs(n) < 1000 or unit == "PB":
+    for unit in ("B", "kB", "MB", "GB", "TB"):
+        if abs(n) < 1000:
             return f"{n:.3g} {unit}" if unit != "B" else f"{int(n)} B"
         n /= 1000
-    return f"{n:.3g} PB"  # pragma: no cover - the loop returns
+    return f"{n:.3g} PB" if n < 1000 else f"{n:,.0f} PB"
 
 
 def human_seconds(s: float) -> str:
-    """``s`` seconds as "0.5 s", "3 min", "2.1 h", "4 days"."""
+    """``s`` seconds as "under a second", "3 s", "12 min", "2.1 h", "40 days", "3.5 years"."""
     if s < 1:
         return "under a second"
     if s < 60:
@@ -141,7 +141,10 @@ def human_seconds(s: float) -> str:
         return f"{s / 60:.2g} min"
     if s < 86400 * 2:
         return f"{s / 3600:.2g} h"
-    return f"{s / 86400:.3g} days"
+    if s < 86400 * 730:
+        return f"{s / 86400:.0f} days"
+    years = s / (86400 * 365.25)
+    return f"{years:.3g} years" if years < 1000 else f"{years:,.0f} years"
 
 
 def _audit_workload(spec: AuditSpec, n_parties: int, length: int) -> Workload:

@@ -119,6 +119,10 @@ def _first_bad(X: object, bad_of: Any) -> tuple[int, int, float, int] | None:
     return int(rows[first]), int(cols[first]), float(values[first]), count
 
 
+def _entries_text(count: int, kind: str) -> str:
+    return f"{count} {kind} entr{'y' if count == 1 else 'ies'}"
+
+
 def _where(r: int, ranges: Sequence[tuple[int, int]] | None) -> str:
     """"row r" and, when the rows are partitioned, the party that holds it."""
     if ranges is None:
@@ -165,7 +169,7 @@ def check_finite(
                "remove or impute them (NaN means 'unobserved' only for algorithms that accept "
                "missing ratings)")
         raise DataError(
-            f"{what}: {_where(r, ranges)}, column {c} holds {v!r} ({count} {kind} entries); "
+            f"{what}: {_where(r, ranges)}, column {c} holds {v!r} ({_entries_text(count, kind)}); "
             f"this algorithm needs finite values — {fix}"
         )
 
@@ -194,7 +198,8 @@ def check_nonnegative(
     if found is not None:
         r, c, v, count = found
         raise DataError(
-            f"{what}: {_where(r, ranges)}, column {c} holds {v!r} ({count} negative entries); "
+            f"{what}: {_where(r, ranges)}, column {c} holds {v!r} "
+            f"({_entries_text(count, 'negative')}); "
             "NMF needs non-negative data — shift, clip or drop those values"
         )
 
