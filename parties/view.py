@@ -10,17 +10,117 @@ members' views; the honest-but-curious model lets the members pool everything th
 When a run records mask draws (audits ask for it), ``draws`` also holds every field element a
 party drew from its :class:`~protocols.context.Randomness`, keyed by stream; the draws are
 functions of the seeds, recorded so that an audit can treat them as part of the view.
+
+Every record is an immutable copy (:func:`frozen`): read-only arrays, tuples, read-only
+mappings. Nothing a program holds — the payload it received, the value it put into an
+``Input`` or ``Output``, the masks it drew, its own input arrays — is the object the view
+records, so neither the program nor the caller can change a view after the fact.
 """
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
 from protocols.effects import Call
 from protocols.errors import InputError
+
+_SCALARS = (type(None), bool, int, float, complex, str, bytes, np.generic, Call, range)
+_SPARSE_ARRAYS = ("data", "indices", "indptr")
+
+
+def frozen(value: Any) -> Any:
+    """An immutable copy of ``value``, for a view record.
+
+    * numpy arrays become read-only copies; a numeric array's memory is then an immutable
+      ``bytes`` object, so it can never be made writeable again. Read-only arrays of that
+      kind are already immutable and are returned as they are (no copy).
+    * lists and tuples become tuples, sets frozensets, mappings read-only mappings
+      (``types.MappingProxyType``) — each of frozen values;
+    * frozen dataclasses are rebuilt from frozen fields; scipy CSR/CSC/BSR matrices are
+      copied with read-only arrays;
+    * numbers, strings, bytes, numpy scalars and ``Call`` are immutable already;
+    * anything else is deep-copied — an independent copy, though not an immutable one
+      (:func:`is_immutable` tells the two apart).
+    """
+    if isinstance(value, _SCALARS):
+        return value
+    if isinstance(value, np.ndarray):
+        return value if _is_sealed_array(value) else _frozen_array(value)
+    if isinstance(value, list | tuple):
+        items = [frozen(v) for v in value]
+        return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
+    if isinstance(value, set | frozenset):
+        return frozenset(frozen(v) for v in value)
+    if isinstance(value, Mapping):
+        return MappingProxyType({k: frozen(v) for k, v in value.items()})
+    if _is_frozen_dataclass(value):
+        changes = {f.name: frozen(getattr(value, f.name))
+                   for f in dataclasses.fields(value) if f.init}
+        return dataclasses.replace(value, **changes)
+    sparse = sys.modules.get("scipy.sparse")
+    if sparse is not None and sparse.issparse(value) and all(
+            isinstance(getattr(value, a, None), np.ndarray) for a in _SPARSE_ARRAYS):
+        out = value.copy()
+        for name in _SPARSE_ARRAYS:
+            setattr(out, name, _frozen_array(getattr(out, name)))
+        return out
+    return copy.deepcopy(value)
+
+
+def is_immutable(value: Any) -> bool:
+    """Whether ``value`` cannot be changed through its public interface.
+
+    True for what :func:`frozen` makes of numbers, strings, numeric arrays, tuples, sets,
+    mappings and frozen dataclasses of such values; False for ``object`` arrays (their
+    WRITEABLE flag can be set again), sparse matrices (their arrays can be rebound) and
+    anything :func:`frozen` deep-copies.
+    """
+    if isinstance(value, _SCALARS):
+        return True
+    if isinstance(value, np.ndarray):
+        return _is_sealed_array(value)
+    if isinstance(value, tuple | frozenset):
+        return all(is_immutable(v) for v in value)
+    if isinstance(value, MappingProxyType):
+        return all(is_immutable(v) for v in value.values())
+    if _is_frozen_dataclass(value):
+        return all(is_immutable(getattr(value, f.name)) for f in dataclasses.fields(value))
+    return False
+
+
+def _frozen_array(arr: np.ndarray) -> np.ndarray:
+    if arr.dtype.hasobject:
+        out = np.empty(arr.shape, dtype=arr.dtype)
+        out[...] = [frozen(v) for v in arr.ravel().tolist()] if arr.ndim else frozen(arr[()])
+        out.flags.writeable = False
+        return out
+    contiguous = np.ascontiguousarray(arr)
+    return np.frombuffer(contiguous.tobytes(), dtype=arr.dtype).reshape(arr.shape)
+
+
+def _is_sealed_array(arr: np.ndarray) -> bool:
+    """A read-only array whose memory is a ``bytes`` object (it cannot be made writeable)."""
+    base: Any = arr
+    while isinstance(base, np.ndarray):
+        if base.flags.writeable or base.dtype.hasobject:
+            return False
+        base = base.base
+    if isinstance(base, memoryview):
+        return base.readonly and isinstance(base.obj, bytes)
+    return isinstance(base, bytes)
+
+
+def _is_frozen_dataclass(value: Any) -> bool:
+    params = getattr(type(value), "__dataclass_params__", None)
+    return params is not None and params.frozen and not isinstance(value, type)
 
 
 @dataclass(frozen=True)

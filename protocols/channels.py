@@ -17,8 +17,23 @@ an authenticated channel for the messages the protocols exchange:
   16-byte tag; any change to ciphertext, tag, nonce or associated data (or a wrong key) makes
   :func:`open_sealed` raise :class:`~protocols.errors.AuthenticationError`.
   :func:`message_nonce` builds a nonce unique per (directed pair, message counter), which is
-  what GCM needs: both directions of a pair share one channel key. A sealed message costs
-  :data:`SEAL_OVERHEAD_BYTES` (tag + the nonce sent with it) on the wire.
+  what GCM needs: both directions of a pair share one channel key.
+* :func:`seal_message` / :func:`open_message` — one message of a directed channel: the
+  nonce travels in front of ciphertext ‖ tag (:data:`SEAL_OVERHEAD_BYTES` = 28 bytes more
+  than the plaintext), and it carries the channel's explicit sequence number, which the
+  receiver checks against the number it expects next (channels are FIFO), so a replayed,
+  reordered or dropped message is refused. The associated data (:func:`associated_data`) is
+  typed and length-prefixed — sender, receiver, sequence number and the driver's header
+  (protocol, call, step, round) — so two different headers never authenticate as one.
+
+Where keys come from. These functions take key material as bytes and never draw randomness.
+A seeded simulation derives every key seed from the scenario seed, so a run replays byte for
+byte — and two seeded runs with the same seed reuse (key, nonce) pairs, which is harmless
+inside a simulation and fatal on a real network. A run on a real network must therefore draw
+its key seeds from the operating system (``Simulation(..., key_source="os")``, which the MPI
+driver uses): every run then has fresh keys, and under a fresh key the counter nonces are
+unique, which is all GCM asks (TLS 1.3 numbers its records the same way; a random nonce would
+add only a birthday bound).
 
 Departures and costs. The HKDF is implemented on the standard library's ``hmac`` (a few µs)
 rather than pycryptodome's pure-Python ``HKDF`` (~80 µs); it is tested against both the RFC 5869
@@ -46,6 +61,7 @@ if TYPE_CHECKING:
     from Crypto.Cipher._mode_gcm import GcmMode
 
 __all__ = [
+    "AAD_LABEL",
     "KEY_BYTES",
     "NONCE_BYTES",
     "PAIR_KEY_SALT",
@@ -56,10 +72,13 @@ __all__ = [
     "KeyPair",
     "PairKeys",
     "agree",
+    "associated_data",
     "keypair",
     "message_nonce",
+    "open_message",
     "open_sealed",
     "seal",
+    "seal_message",
 ]
 
 SEED_BYTES = 32
@@ -78,12 +97,16 @@ TAG_BYTES = 16
 """AES-GCM authentication tag length."""
 
 SEAL_OVERHEAD_BYTES = TAG_BYTES + NONCE_BYTES
-"""Bytes a sealed message adds on the wire: the 16-byte tag plus the 12-byte nonce (28)."""
+"""Bytes a sealed message adds on the wire: the 12-byte nonce in front, the 16-byte tag (28)."""
+
+AAD_LABEL = b"mpcsim/channels/aad/v1"
+"""First bytes of every :func:`associated_data` (a fixed project label)."""
 
 PAIR_KEY_SALT = b"mpcsim/channels/pair-keys/v1"
 """HKDF salt of :func:`agree` (a fixed project label)."""
 
 _PAIR_KEY_INFO = b"mpcsim pair keys"
+_INT_FIELD = b"i" + (8).to_bytes(4, "big")
 _ID_LIMIT = 1 << 64
 _NONCE_PARTY_LIMIT = 1 << 24
 _NONCE_COUNTER_LIMIT = 1 << 48
@@ -312,18 +335,147 @@ def open_sealed(
     cipher = _gcm(key, nonce)
     sealed = _as_bytes(sealed, "sealed")
     cipher.update(_as_bytes(aad, "aad"))
-    who = _describe(sender, receiver)
     if len(sealed) < TAG_BYTES:
+        who = _describe(sender, receiver)
         raise AuthenticationError(
             f"sealed message{who} is {len(sealed)} bytes, too short to hold a {TAG_BYTES}-byte tag"
         )
     try:
         return cipher.decrypt_and_verify(sealed[:-TAG_BYTES], sealed[-TAG_BYTES:])
     except ValueError:
+        who = _describe(sender, receiver)
         raise AuthenticationError(
             f"sealed message{who} failed AES-GCM authentication: its ciphertext, tag, nonce or "
             "associated data were altered, or the key is wrong"
         ) from None
+
+
+def associated_data(*fields: int | str) -> bytes:
+    """An unambiguous byte string binding ``fields`` (GCM's associated data).
+
+    Layout: the label :data:`AAD_LABEL`, the number of fields (4 bytes), then per field a type
+    byte (``i`` for an integer, ``s`` for text), its length (4 bytes) and its bytes — integers
+    as 8-byte unsigned big-endian, text as UTF-8; all lengths big-endian. Every field is
+    length-prefixed and typed, so two different field lists never give the same bytes
+    (``(1, "2.3")`` and ``(12, ".3")`` differ, as do ``("a", "bc")`` and ``("ab", "c")``).
+
+    Parameters
+    ----------
+    *fields : int or str
+        Integers in [0, 2^64) and strings.
+
+    Returns
+    -------
+    bytes
+
+    Raises
+    ------
+    InputError
+        If a field is neither an integer in range nor a string.
+    """
+    parts = [AAD_LABEL, len(fields).to_bytes(4, "big")]
+    for value in fields:
+        if type(value) is str:
+            raw = value.encode("utf-8")
+            parts.append(b"s" + len(raw).to_bytes(4, "big") + raw)
+        else:
+            if type(value) is not int or not 0 <= value < _ID_LIMIT:  # bools, numpy ints, ...
+                value = _as_id(value, "associated data field", _ID_LIMIT)
+            parts.append(_INT_FIELD + value.to_bytes(8, "big"))
+    return b"".join(parts)
+
+
+def seal_message(
+    key: bytes, sender: int, receiver: int, sequence: int, plaintext: bytes,
+    header: tuple[int | str, ...] = (),
+) -> bytes:
+    """Seal message number ``sequence`` of the directed channel sender → receiver.
+
+    The sealed message is nonce ‖ ciphertext ‖ tag (:data:`SEAL_OVERHEAD_BYTES` more than the
+    plaintext). The nonce is :func:`message_nonce` (sender, receiver, sequence); the
+    associated data is :func:`associated_data` (sender, receiver, sequence, *header), so the
+    message is bound to its channel, its place in the channel and whatever the header names
+    (the driver binds protocol, call, step and round).
+
+    Parameters
+    ----------
+    key : bytes
+        The pair's 32-byte channel key.
+    sender, receiver : int
+        Party ids in [0, 2^24).
+    sequence : int
+        The message's number on this directed channel, 0, 1, 2, ... in sending order,
+        below 2^48; never reused under one key.
+    plaintext : bytes
+        The payload's wire encoding.
+    header : tuple of int or str
+        Further fields the receiver must agree on.
+
+    Returns
+    -------
+    bytes
+    """
+    nonce = message_nonce(sender, receiver, sequence)
+    aad = associated_data(sender, receiver, sequence, *header)
+    return nonce + seal(key, nonce, plaintext, aad)
+
+
+def open_message(
+    key: bytes, sender: int, receiver: int, sequence: int, sealed: bytes,
+    header: tuple[int | str, ...] = (),
+) -> bytes:
+    """Check and open a message sealed by :func:`seal_message`.
+
+    The receiver passes the sequence number it expects next on the channel (channels are
+    FIFO), so a replayed, reordered or dropped message is refused even before the tag is
+    checked; any change to the bytes, the header or the key fails authentication.
+
+    Parameters
+    ----------
+    key : bytes
+        The pair's 32-byte channel key.
+    sender, receiver : int
+        The channel's endpoints.
+    sequence : int
+        The number the receiver expects next from ``sender``.
+    sealed : bytes
+        nonce ‖ ciphertext ‖ tag, as received.
+    header : tuple of int or str
+        The fields the sender bound, as the receiver knows them.
+
+    Returns
+    -------
+    bytes
+        The plaintext.
+
+    Raises
+    ------
+    AuthenticationError
+        If the message is too short, its nonce names another channel or another sequence
+        number, or GCM authentication fails; the message names sender and receiver.
+    """
+    data = _as_bytes(sealed, "sealed")
+    if len(data) < SEAL_OVERHEAD_BYTES:
+        raise AuthenticationError(
+            f"sealed message{_describe(sender, receiver)} is {len(data)} bytes, shorter than the "
+            f"{SEAL_OVERHEAD_BYTES}-byte nonce and tag"
+        )
+    expected = message_nonce(sender, receiver, sequence)
+    nonce = data[:NONCE_BYTES]
+    if nonce[:6] != expected[:6]:
+        raise AuthenticationError(
+            f"sealed message{_describe(sender, receiver)} carries the nonce of another channel "
+            f"(party {int.from_bytes(nonce[:3], 'big')} to party "
+            f"{int.from_bytes(nonce[3:6], 'big')})"
+        )
+    if nonce != expected:
+        who = _describe(sender, receiver)
+        raise AuthenticationError(
+            f"sealed message{who} is number {int.from_bytes(nonce[6:], 'big')} on its channel "
+            f"where number {sequence} was expected: a replayed, reordered or dropped message"
+        )
+    aad = associated_data(sender, receiver, sequence, *header)
+    return open_sealed(key, nonce, data[NONCE_BYTES:], aad, sender=sender, receiver=receiver)
 
 
 def _gcm(key: bytes, nonce: bytes) -> GcmMode:

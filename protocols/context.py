@@ -11,13 +11,25 @@ Randomness is injected (DESIGN.md): by default masks come from AES-CTR streams
 (after key agreement), numbered by the call counter so that every invocation draws fresh
 masks. An audit may substitute another :class:`Randomness` — for instance, one that enumerates
 every mask in a tiny field.
+
+Trust boundary. A context is this party's alone: nothing reachable from it through
+attributes, items, closures or bound methods leads to another party's state or to the run
+seed. Its generator is seeded with the party's own derived seed (so
+``rng.bit_generator.seed_seq.entropy`` is that seed, never the run's), its roles are a
+read-only copy, its field and fixed point are its own objects (the field refuses assignment),
+its keys are its own pairs' keys. Python cannot sandbox a program in one process: the garbage
+collector (``gc.get_referrers``, ``gc.get_objects``), frame walking (``sys._getframe``,
+``f_back``) and monkeypatching shared modules reach past any context, and are outside the
+model; the MPI driver's one process per party closes them. A program that writes into its
+own context's private state changes only its own behaviour and records. README, "Trust
+boundary", lists the guarantees and the tests in ``tests/isolation`` that attack them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Protocol
 
 import numpy as np
@@ -157,11 +169,13 @@ class AesRandomness:
         return seeds
 
 
-@dataclass
 class PartyContext:
     """Everything a party program may use.
 
-    Attributes
+    Built by the simulation for one party, and shared with no other: every attribute is
+    either immutable or this party's own object (see the module docstring).
+
+    Parameters
     ----------
     party : int
         This party's id. Data-holding parties have ids 0..M−1; other roles follow.
@@ -170,29 +184,59 @@ class PartyContext:
     parties : tuple of int
         Ids of the M data-holding parties.
     roles : mapping of int to str
-        Role of every participant (data holders and others).
+        Role of every participant (data holders and others); the context keeps a read-only
+        copy.
     fixed : FixedPoint
-        Field and fixed-point precision shared by all parties.
-    rng : numpy.random.Generator
-        This party's generator for local random choices (never shared).
+        Field and fixed-point precision (this party's own objects).
     randomness : Randomness
         This party's source of field-element masks.
+    rng : numpy.random.Generator, optional
+        This party's generator for local random choices (never shared).
+    rng_seed : bytes
+        Seed of the generator when ``rng`` is not given: it is built on first use
+        (:func:`party_rng`), so programs that never draw locally do not pay for it.
     key_seed : bytes
         32 bytes from which this party's X25519 key pair is derived.
     """
 
-    party: int
-    role: str
-    parties: tuple[int, ...]
-    roles: Mapping[int, str]
-    fixed: FixedPoint
-    rng: np.random.Generator
-    randomness: Randomness
-    key_seed: bytes = b""
-    channel_keys: dict[int, bytes] = field(default_factory=dict)
-    mask_seeds: dict[int, bytes] = field(default_factory=dict)
-    phase: str = ""
-    _calls: int = 0
+    def __init__(
+        self,
+        *,
+        party: int,
+        role: str,
+        parties: tuple[int, ...],
+        roles: Mapping[int, str],
+        fixed: FixedPoint,
+        randomness: Randomness,
+        rng: np.random.Generator | None = None,
+        rng_seed: bytes = b"",
+        key_seed: bytes = b"",
+    ) -> None:
+        self.party = party
+        self.role = role
+        self.parties = tuple(parties)
+        self.roles: Mapping[int, str] = MappingProxyType(dict(roles))
+        self.fixed = fixed
+        self.randomness = randomness
+        self._rng = rng
+        self._rng_seed = rng_seed
+        self.key_seed = key_seed
+        self.channel_keys: dict[int, bytes] = {}
+        self.mask_seeds: dict[int, bytes] = {}
+        self.phase = ""
+        self._calls = 0
+
+    def __repr__(self) -> str:
+        return f"PartyContext(party={self.party}, role={self.role!r})"
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """This party's generator for local random choices (never shared)."""
+        if self._rng is None:
+            if not self._rng_seed:
+                raise MpcsimError(f"party {self.party}'s context has no generator and no seed")
+            self._rng = party_rng(self._rng_seed)
+        return self._rng
 
     @property
     def field(self) -> PrimeField:
@@ -231,3 +275,11 @@ class PartyContext:
         set_seed = getattr(self.randomness, "set_pair_seed", None)
         if set_seed is not None:
             set_seed(peer, mask_seed)
+
+
+def party_rng(seed: bytes) -> np.random.Generator:
+    """A party's numpy generator, seeded with its own seed bytes (big-endian integer).
+
+    ``rng.bit_generator.seed_seq.entropy`` is then that integer: the party's own value.
+    """
+    return np.random.default_rng(np.random.SeedSequence(int.from_bytes(seed, "big")))

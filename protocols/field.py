@@ -31,6 +31,7 @@ decodes the sum. This module provides both halves:
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -126,6 +127,21 @@ class PrimeField(ABC):
 
     p: int
     dtype: np.dtype
+
+    def __init__(self) -> None:
+        object.__setattr__(self, "_frozen", True)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        """Fields are values: once built, their attributes cannot be assigned."""
+        if self.__dict__.get("_frozen"):
+            raise AttributeError(f"{type(self).__name__} is immutable; cannot set {name!r}")
+        object.__setattr__(self, name, value)
+
+    def __copy__(self) -> PrimeField:
+        """An equal field object of one's own (the simulation gives one to each party)."""
+        twin = object.__new__(type(self))
+        twin.__dict__.update(self.__dict__)
+        return twin
 
     @property
     def bits(self) -> int:
@@ -469,6 +485,7 @@ class SmallPrimeField(PrimeField):
             raise InputError(f"{p} is not a prime below 2^31")
         self.p = int(p)
         self._p = np.int64(p)
+        super().__init__()
 
     def elements(self, values: object) -> np.ndarray:
         arr = np.asarray(values)
@@ -546,6 +563,7 @@ class GaloisField(PrimeField):
             raise InputError(f"{p} is not prime")
         self.p = int(p)
         self.dtype = np.dtype(np.int64) if self.p < (1 << 31) else np.dtype(object)
+        super().__init__()
         # A GaloisField for p < 2^31 exists as the reference SmallPrimeField is tested against.
 
     @cached_property
@@ -604,6 +622,17 @@ class GaloisField(PrimeField):
         return self._unwrap(np.asarray(total) if not hasattr(total, "view") else total)
 
 
+def _check_summands(n_summands: object) -> int:
+    if isinstance(n_summands, bool) or not isinstance(n_summands, int | np.integer):
+        raise InputError(f"n_summands = {n_summands!r} must be an integer of at least 1")
+    if n_summands < 1:
+        raise InputError(
+            f"n_summands = {n_summands} is out of range: it counts the values a protocol sums "
+            "(M for SecureSum), at least 1"
+        )
+    return int(n_summands)
+
+
 def prime_field(p: int | str) -> PrimeField:
     """GF(p): the uint64 path for 2^61 − 1, int64 below 2^31, galois for any other prime."""
     prime = parse_prime(p)
@@ -646,9 +675,7 @@ class FixedPoint:
 
     def bound(self, n_summands: int = 1) -> float:
         """Largest |x| whose encoding can be summed ``n_summands`` times without wrapping."""
-        if n_summands < 1:
-            raise ValueError("n_summands must be at least 1")
-        limit = self.half // n_summands
+        limit = self.half // _check_summands(n_summands)
         as_float = float(limit)  # rounds to nearest, possibly above the integer limit
         if as_float > limit:
             as_float = math.nextafter(as_float, 0.0)
@@ -666,8 +693,20 @@ class FixedPoint:
             at most ``bound(n_summands)`` so that the sum cannot wrap around the field.
         what : str
             Name used in error messages.
+
+        Raises
+        ------
+        EncodingError
+            If ``x`` holds anything but real numbers (text, complex, None, ragged lists) or
+            NaN/infinity.
+        FieldOverflowError
+            If a value exceeds ``bound(n_summands)``, including integers too large for a
+            float (10^400).
+        InputError
+            If ``n_summands`` is not an integer of at least 1.
         """
-        arr = np.asarray(x, dtype=np.float64)
+        n_summands = _check_summands(n_summands)
+        arr = self._real_array(x, n_summands, what)
         low, high = (float(arr.min()), float(arr.max())) if arr.size else (0.0, 0.0)
         if not (np.isfinite(low) and np.isfinite(high)):  # NaN and ±inf reach min or max
             bad = arr[~np.isfinite(arr)].ravel()[0]
@@ -694,6 +733,37 @@ class FixedPoint:
             return self.field.elements(scaled.astype(np.int64))
         ints = np.array([int(v) for v in scaled.ravel().tolist()], dtype=object)
         return self.field.elements(ints.reshape(arr.shape))
+
+    def _real_array(self, x: object, n_summands: int, what: str) -> np.ndarray:
+        """``x`` as float64, refusing text, complex numbers and other non-reals.
+
+        An integer too large for a float (10^400) is a :class:`FieldOverflowError`, as any
+        value beyond the bound is.
+        """
+        try:
+            arr = np.asarray(x)
+        except (TypeError, ValueError) as exc:
+            raise EncodingError(f"{what} is not an array of real numbers: {exc}") from None
+        if arr.dtype.kind in "biuf":
+            return arr.astype(np.float64, copy=False)
+        if arr.dtype.kind != "O":
+            hint = "; convert text with float() first" if arr.dtype.kind in "US" else ""
+            raise EncodingError(
+                f"{what} has dtype {arr.dtype}; only real numbers (bool, int, float) can be "
+                f"encoded{hint}"
+            )
+        out = np.empty(arr.shape, dtype=np.float64)
+        flat = out.reshape(-1)
+        for i, v in enumerate(arr.reshape(-1).tolist()):
+            if isinstance(v, str | bytes) or not isinstance(v, numbers.Real):
+                raise EncodingError(
+                    f"{what} holds {v!r} ({type(v).__name__}); only real numbers can be encoded"
+                )
+            try:
+                flat[i] = float(v)
+            except OverflowError:
+                raise FieldOverflowError(v, self.bound(n_summands), what) from None
+        return out
 
     def decode(self, a: np.ndarray) -> np.ndarray:
         """Decode field elements to reals (upper half of the field is negative)."""

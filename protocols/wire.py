@@ -7,7 +7,9 @@ per dimension) and the elements in little-endian order. Field elements wider tha
 ``width`` bytes each — the field's element size, or 16 for values below 2^128 — so that the
 length of a message does not depend on the values it carries. Raw ``uint8`` arrays are
 *opaque bytes* (keys, ciphertexts) and count as
-zero elements; every other dtype counts one element per entry.
+zero elements; every other dtype counts one element per entry. Elements of GF(2^127 − 1) in the
+MPC engine's representation (records of two little-endian uint64 limbs, dtype code 6) are
+written as their 16 bytes and count one element each.
 
 The ledger counts ``payload_elements`` and the length of this encoding (plus the sealing
 overhead when the channel is sealed).
@@ -18,24 +20,34 @@ from __future__ import annotations
 import math
 import numbers
 import struct
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from protocols.errors import MpcsimError
 
+if TYPE_CHECKING:
+    from protocols.field import PrimeField
+
 VERSION = 1
+MAX_NDIM = 64
+"""Most dimensions a payload may have (numpy's own limit)."""
+
+_OBJECT = 5
+_DIM_LIMIT = 1 << 63
 
 _DTYPES: dict[int, np.dtype] = {
     1: np.dtype("<u8"),
     2: np.dtype("<i8"),
     3: np.dtype("<f8"),
     4: np.dtype("u1"),
+    6: np.dtype([("lo", "<u8"), ("hi", "<u8")]),  # GF(2^127 − 1) records (protocols.mersenne127)
 }
 _NATIVE: dict[int, np.dtype] = {code: dtype.newbyteorder("=") for code, dtype in _DTYPES.items()}
 _CODES: dict[np.dtype, int] = {
     **{dtype: code for code, dtype in _DTYPES.items()},
     **{dtype.newbyteorder(">"): code for code, dtype in _DTYPES.items() if code != 4},
-    np.dtype(object): 5,
+    np.dtype(object): _OBJECT,
 }
 _HEADER = struct.Struct("<BBBB")
 
@@ -60,10 +72,10 @@ def encode(payload: np.ndarray, width: int | None = None) -> bytes:
     code = _CODES.get(arr.dtype)
     if code is None:
         raise WireFormatError(f"payload dtype {arr.dtype} has no wire encoding")
-    if arr.ndim > 255:
-        raise WireFormatError("payload has too many dimensions")
+    if arr.ndim > MAX_NDIM:
+        raise WireFormatError(f"payload has {arr.ndim} dimensions; at most {MAX_NDIM}")
     shape = struct.pack(f"<{arr.ndim}Q", *arr.shape)
-    if code == 5:
+    if code == _OBJECT:
         raw = arr.ravel().tolist()
         if not all(isinstance(v, numbers.Integral) and not isinstance(v, bool | np.bool_)
                    for v in raw):
@@ -85,38 +97,114 @@ def encode(payload: np.ndarray, width: int | None = None) -> bytes:
     return _HEADER.pack(VERSION, code, arr.ndim, dtype.itemsize) + shape + body
 
 
-def decode(data: bytes | bytearray | memoryview) -> np.ndarray:
-    """Parse bytes produced by :func:`encode` back into a (read-only) array."""
-    buf = memoryview(data)
+def decode(data: bytes | bytearray | memoryview, field: PrimeField | None = None) -> np.ndarray:
+    """Parse bytes produced by :func:`encode` back into a read-only array.
+
+    Received bytes are hostile until proven otherwise: every header field is checked before
+    anything is allocated, and whatever is wrong ends in :class:`WireFormatError` naming the
+    problem — never in another exception type, and never in an accepted wrong value.
+
+    Parameters
+    ----------
+    data : bytes-like
+        One encoded payload.
+    field : PrimeField, optional
+        The run's field. When given, a payload of the field's element dtype (``uint64`` for
+        2^61 − 1, ``int64`` below 2^31) and any ``object`` payload holds field elements,
+        each of which must lie in [0, p).
+
+    Returns
+    -------
+    numpy.ndarray
+        The payload, read-only. A numeric array's memory is an immutable ``bytes`` object, so
+        it cannot be made writeable again.
+
+    Raises
+    ------
+    WireFormatError
+        On a short or over-long buffer, an unknown version or dtype code, more than
+        :data:`MAX_NDIM` dimensions, a dimension of 2^63 or more, an element width that does
+        not match the dtype, or a field element outside [0, p).
+    """
+    if not isinstance(data, bytes | bytearray | memoryview):
+        raise WireFormatError(f"payload must be bytes, got {type(data).__name__}")
+    try:
+        buf = memoryview(data).cast("B")
+    except TypeError as exc:
+        raise WireFormatError(f"payload is not a contiguous byte buffer: {exc}") from None
     if len(buf) < _HEADER.size:
-        raise WireFormatError("payload shorter than its header")
+        raise WireFormatError(
+            f"payload of {len(buf)} bytes is shorter than its {_HEADER.size}-byte header"
+        )
     version, code, ndim, width = _HEADER.unpack_from(buf, 0)
     if version != VERSION:
         raise WireFormatError(f"payload wire version {version}, expected {VERSION}")
+    if code not in _NATIVE and code != _OBJECT:
+        raise WireFormatError(f"unknown payload dtype code {code}; known: 1 to {_OBJECT}")
+    if ndim > MAX_NDIM:
+        raise WireFormatError(f"payload has {ndim} dimensions; at most {MAX_NDIM} are allowed")
     offset = _HEADER.size + 8 * ndim
     if len(buf) < offset:
-        raise WireFormatError("payload shorter than its shape")
+        raise WireFormatError(
+            f"payload of {len(buf)} bytes is shorter than its {ndim}-dimensional shape"
+        )
     shape = struct.unpack_from(f"<{ndim}Q", buf, _HEADER.size)
+    itemsize = _NATIVE[code].itemsize if code in _NATIVE else 8
+    if code == _OBJECT:
+        if width == 0:
+            raise WireFormatError("integer payload element width is 0; expected 1 to 255")
+    elif width != itemsize:
+        raise WireFormatError(f"payload element width {width}, expected {itemsize}")
+    _check_shape(shape, itemsize)
     count = math.prod(shape)  # exact: an int64 product could wrap (even to 0)
-    if code == 5:
-        if width == 0 or len(buf) != offset + count * width:
-            raise WireFormatError("payload length does not match its shape")
+    if len(buf) != offset + count * width:
+        raise WireFormatError(
+            f"payload of {len(buf)} bytes does not match its shape {shape}: expected "
+            f"{offset + count * width} bytes"
+        )
+    if code == _OBJECT:
         raw = bytes(buf[offset:])
         values = [
             int.from_bytes(raw[i * width : (i + 1) * width], "little") for i in range(count)
         ]
-        return np.array(values, dtype=object).reshape(shape)
-    dtype = _NATIVE.get(code)
-    if dtype is None:
-        raise WireFormatError(f"unknown payload dtype code {code}")
-    if width != dtype.itemsize:
-        raise WireFormatError(f"payload element width {width}, expected {dtype.itemsize}")
-    if len(buf) != offset + count * dtype.itemsize:
-        raise WireFormatError("payload length does not match its shape")
-    arr = np.frombuffer(buf, dtype=_DTYPES[code], count=count, offset=offset)
-    if _DTYPES[code] != dtype:  # big-endian host: convert once
-        arr = arr.astype(dtype)
-    elif not buf.readonly:  # never alias a buffer the caller may still change
-        arr = arr.copy()
+        if field is not None and values and max(values) >= field.p:
+            raise WireFormatError(_out_of_field(max(values), field))
+        arr = np.empty(count, dtype=object)
+        arr[:] = values
+        arr = arr.reshape(shape)
         arr.flags.writeable = False
+        return arr
+    # The array's memory is an immutable bytes object (``data`` itself, or a copy of a
+    # buffer the caller may still change), so it can never be made writeable.
+    if isinstance(data, bytes):
+        arr = np.frombuffer(data, dtype=_DTYPES[code], count=count, offset=offset)
+    else:
+        arr = np.frombuffer(bytes(buf[offset:]), dtype=_DTYPES[code], count=count)
+    if _DTYPES[code] != _NATIVE[code]:  # big-endian host: convert once, then freeze
+        arr = np.frombuffer(arr.astype(_NATIVE[code]).tobytes(), dtype=_NATIVE[code])
+    if field is not None and count and arr.dtype == field.dtype:
+        high = int(arr.max())
+        if high >= field.p:
+            raise WireFormatError(_out_of_field(high, field))
+        if arr.dtype.kind == "i" and (low := int(arr.min())) < 0:
+            raise WireFormatError(_out_of_field(low, field))
     return arr.reshape(shape)
+
+
+def _check_shape(shape: tuple[int, ...], itemsize: int) -> None:
+    """Refuse dimensions numpy cannot represent, before any allocation."""
+    for axis, dim in enumerate(shape):
+        if dim >= _DIM_LIMIT:
+            raise WireFormatError(
+                f"payload dimension {axis} is {dim}; dimensions must be below 2^63"
+            )
+    nonzero = math.prod(dim for dim in shape if dim)
+    if nonzero * itemsize >= _DIM_LIMIT:  # numpy refuses such shapes even with a zero dim
+        raise WireFormatError(f"payload shape {shape} is too large for an array")
+
+
+def _out_of_field(value: int, field: PrimeField) -> str:
+    return (
+        f"payload holds {value}, which is not an element of {field.name}: field elements "
+        f"lie in [0, {field.p})"
+    )

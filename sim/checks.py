@@ -17,6 +17,7 @@ from typing import Any
 from protocols.errors import ScenarioError
 
 __all__ = [
+    "Boolean",
     "Choice",
     "Integer",
     "Number",
@@ -146,3 +147,17 @@ class Choice:
     def describe(self) -> str:
         """The allowed values, e.g. ``"prg | explicit"``."""
         return " | ".join(self.options)
+
+
+@dataclass(frozen=True)
+class Boolean:
+    """A check that a key is true or false (TOML booleans only, not 0/1 or "yes")."""
+
+    def __call__(self, name: str, value: Any) -> bool:
+        if not isinstance(value, bool):
+            raise ScenarioError(f"{name} = {shown(value)} must be true or false")
+        return value
+
+    def describe(self) -> str:
+        """The allowed values."""
+        return "true | false"

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from protocols.errors import ScenarioError
-from sim.checks import Choice, Integer, Number
+from sim.checks import Boolean, Choice, Integer, Number
 
 if TYPE_CHECKING:
     import numpy as np
@@ -72,6 +72,7 @@ class RunInput:
     seed: int
     progress: Progress | None = None
     extras: dict[str, Any] = field(default_factory=dict)  # e.g. ground truth of synthetic data
+    attack: dict[str, Any] | None = None  # the [attack] table, checked by Algorithm.attack
 
 
 @dataclass
@@ -205,6 +206,9 @@ class Algorithm:
     data_kind: str = "uniform"
     nonnegative: bool = False
     allow_missing: bool = False
+    min_parties: int = 2  # smallest network.parties (M ≥ 2 for a secure computation)
+    # checks the scenario's [attack] table given network.parties; None: no [attack] allowed
+    attack: Callable[[Mapping[str, Any], int], dict[str, Any]] | None = None
 
     def validate(self, given: Mapping[str, Any]) -> dict[str, Any]:
         """Check the ``[algorithm]`` table's keys; fill in defaults."""
@@ -239,3 +243,8 @@ def number(low: float | None = None, high: float | None = None, *, strict_low: b
            strict_high: bool = False) -> Number:
     """A check that the value is a finite number in [low, high] (strict: bound excluded)."""
     return Number(low, high, strict_low, strict_high)
+
+
+def boolean() -> Boolean:
+    """A check that the value is true or false (TOML booleans only)."""
+    return Boolean()

@@ -96,7 +96,7 @@ class Network:
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise InputError(f"network size {n!r} must be a positive integer")
         default = _check_link(latency_ms, bandwidth_mbps, "network")
-        graph = nx.Graph()
+        graph = nx.Graph(link=default)  # the link a participant added later gets if no edge exists
         graph.add_nodes_from(range(n))
         if links is not None:
             for i, spec in enumerate(links):
@@ -149,7 +149,8 @@ class Network:
         By default it gets a link to every existing participant (or to the hub in a star),
         with the parameters of an existing link.
         """
-        some_link = next(iter(self.graph.edges(data="link")))[2]
+        first = next(iter(self.graph.edges(data="link")), None)
+        some_link = first[2] if first is not None else self.graph.graph["link"]
         self.graph.add_node(node)
         targets = [HUB] if HUB in self.graph and attach_to is None else list(
             attach_to if attach_to is not None else self.participants

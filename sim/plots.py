@@ -32,13 +32,14 @@ def _style(i: int) -> dict[str, Any]:
     return {"linestyle": style, "linewidth": width, "zorder": 2 + i}
 
 
-def objective(curves: dict[str, list[float]], title: str) -> Any:
+def objective(curves: dict[str, list[float]], title: str, *, xlabel: str = "sweep",
+              ylabel: str = "objective E(W, T)") -> Any:
     """Objective against sweep, one line per curve (``pd_nmf``, ``rri_nmf``)."""
     fig, ax = _axes()
     for i, (name, values) in enumerate(curves.items()):
         ax.plot(np.arange(1, len(values) + 1), values, label=name, **_style(i))
-    ax.set_xlabel("sweep")
-    ax.set_ylabel("objective E(W, T)")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.legend()
     return fig
@@ -79,6 +80,18 @@ def uplift(parties: list[dict[str, Any]], measure: str, k: int) -> Any:
     return fig
 
 
+def convergence(curves: dict[str, list[float]], title: str) -> Any:
+    """Largest principal angle (radians, log scale) against iteration, one line per curve."""
+    fig, ax = _axes()
+    for name, values in curves.items():
+        ax.semilogy(np.arange(1, len(values) + 1), np.maximum(values, 1e-17), label=name)
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("largest principal angle to numpy's V_k (rad)")
+    ax.set_title(title, fontsize=9)
+    ax.legend()
+    return fig
+
+
 def collusion(findings: list[dict[str, Any]], threshold: int) -> Any:
     """CAPE: noise left on an honest site's release / τ² against the colluding sites c."""
     fig, ax = _axes()
@@ -112,4 +125,36 @@ def sweep(x: list[float], curves: dict[str, list[float]], xlabel: str, ylabel: s
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.legend(fontsize=8)
+    return fig
+
+
+def objective_vs_epsilon(epsilons: list[float], private: np.ndarray, nonprivate: float,
+                         initial: float, title: str) -> Any:
+    """DP objective against ε per release (seed 000, Figs. 4–8): mean ± sd over trials
+    (``private`` is trials × len(epsilons)), with the non-private and the initial levels."""
+    fig, ax = _axes()
+    mean = private.mean(axis=0)
+    sd = private.std(axis=0, ddof=1) if private.shape[0] > 1 else np.zeros_like(mean)
+    ax.errorbar(epsilons, mean, yerr=sd, marker="o", capsize=3, label="private (mean ± sd)")
+    ax.axhline(nonprivate, color="C2", ls="--", label="non-private")
+    ax.axhline(initial, color="grey", ls=":", label="initial (W0, H0)")
+    ax.set_xlabel("ε per release")
+    ax.set_ylabel("Objective Value (1/2N)‖V° − WH‖²")
+    ax.set_title(title, fontsize=9)
+    ax.legend()
+    return fig
+
+
+def grouped_bars(groups: list[str], series: dict[str, list[float]], ylabel: str,
+                 title: str) -> Any:
+    """One group of bars per row label, one bar per series (e.g. clean / attacked)."""
+    fig, ax = _axes((7.0, 4.2))
+    width = 0.8 / max(len(series), 1)
+    x = np.arange(len(groups))
+    for i, (label, values) in enumerate(series.items()):
+        ax.bar(x + (i - (len(series) - 1) / 2) * width, values, width, label=label)
+    ax.set_xticks(x, groups, rotation=15, fontsize=8)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=9)
+    ax.legend(loc="lower right", fontsize=8, framealpha=0.9)
     return fig

@@ -299,7 +299,10 @@ def write_files(out_dir: Path, files: Mapping[str, bytes]) -> list[Path]:
     Everything is first written into a fresh temporary directory beside ``out_dir``, which is
     then renamed to ``out_dir`` (one atomic rename). An earlier run's output in ``out_dir`` is
     first renamed aside and removed after the new one is in place. If writing fails, the
-    temporary directory is removed and ``out_dir`` is untouched.
+    temporary directory is removed and ``out_dir`` is untouched; a process killed at any
+    moment leaves a complete ``out_dir`` or none (and perhaps a hidden ``.NAME.*.tmp`` beside
+    it). The temporary directory is made with ``mkdir``, so ``out_dir`` gets the permissions
+    the umask gives.
 
     Raises
     ------

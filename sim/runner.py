@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from protocols.errors import InputError
+from protocols.errors import InputError, ScenarioError
 from sim import catalog, report
 from sim.entry import Algorithm, AlgorithmRun, RunInput
 from sim.estimate import Estimate, check_fits, estimate_run
@@ -96,6 +96,7 @@ class ScenarioPlan:
     shards: list[Any]
     extras: dict[str, Any]
     estimate: Estimate
+    attack: dict[str, Any] | None = None
 
     def describe(self) -> str:
         """One line: what will run, and its estimated cost."""
@@ -119,7 +120,7 @@ class ScenarioPlan:
         simulation = Simulation(network, prime=scenario.prime, frac_bits=scenario.frac_bits,
                                 seed=self.seed, sealing=scenario.sealing)
         inp = RunInput(scenario, self.params, self.data, self.shards, simulation, self.seed,
-                       progress, self.extras)
+                       progress, self.extras, self.attack)
         started = time.perf_counter()
         algorithm_run = self.entry.run(inp)  # a party's bad input raises PartyInputError
         audits = []
@@ -172,6 +173,17 @@ def plan_scenario(
     scenario = scenario.with_seed(seed)
     entry = catalog.get(scenario.algorithm.get("name"))
     params = entry.validate(scenario.algorithm)
+    if scenario.n_parties < entry.min_parties:
+        why = " (a secure computation needs M ≥ 2)" if entry.min_parties == 2 else ""
+        raise ScenarioError(
+            f"network.parties = {scenario.n_parties}: {entry.name} needs at least "
+            f"{entry.min_parties} data-holding parties{why}"
+        )
+    attack = None
+    if scenario.attack:
+        if entry.attack is None:
+            raise ScenarioError(f"algorithm {entry.name!r} has no attack model; remove [attack]")
+        attack = entry.attack(scenario.attack, scenario.n_parties)
     run_seed = scenario.seed if scenario.seed is not None else int(
         np.random.SeedSequence().entropy % (1 << 63)
     )
@@ -190,7 +202,8 @@ def plan_scenario(
                                 missing=missing)
         check_fits(estimate, what, memory_limit)
     shards = _split_and_check(matrix, scenario, entry, source_name)
-    return ScenarioPlan(scenario, entry, params, run_seed, matrix, shards, extras, estimate)
+    return ScenarioPlan(scenario, entry, params, run_seed, matrix, shards, extras, estimate,
+                        attack)
 
 
 def run_scenario(
@@ -243,6 +256,9 @@ def _load_data(scenario: Scenario, entry: Algorithm, seed: int) -> tuple[Any, di
         dataset = data_io.load_dataset(spec["path"], file_format=spec.get("format"),
                                        vocab_path=spec.get("vocab"))
         name = f"data file {str(spec['path'])!r}"
+    elif spec["source"] == "ratings":
+        dataset = data_io.load_ratings(spec["path"])
+        name = f"ratings file {str(spec['path'])!r}"
     elif spec["source"] == "digits":
         dataset = data_io.bundled_dataset("digits")
         name = "the bundled digits data"

@@ -6,8 +6,10 @@ Layout (README "Scenario format" has the full reference)::
     seed = 7                     # default: fresh entropy, recorded in the report
     [network]  parties (required), topology, latency_ms, bandwidth_mbps, sealing, [[links]]
     [field]    prime, frac_bits
-    [data]     source = "synthetic" (rows, cols, kind, ...) | "file" (path), partition
+    [data]     source = "synthetic" (rows, cols, kind, ...) | "file" (path) | "ratings" (path)
+               | "digits", partition
     [algorithm] name (required) and the algorithm's own keys
+    [attack]   the algorithm's attack model, if it has one (checked by its catalogue entry)
     [[audit]]  coalition, method, trials, ...
 
 Paths are relative to the scenario file. This module is the validation layer of the scenario
@@ -43,16 +45,20 @@ __all__ = [
     "load_scenario",
 ]
 
-TOP_KEYS = {"name", "seed", "description", "network", "field", "data", "algorithm", "audit"}
+TOP_KEYS = {
+    "name", "seed", "description", "network", "field", "data", "algorithm", "attack", "audit",
+}
 NETWORK_KEYS = {"parties", "topology", "latency_ms", "bandwidth_mbps", "sealing", "links"}
 LINK_KEYS = {"a", "b", "latency_ms", "bandwidth_mbps"}
 FIELD_KEYS = {"prime", "frac_bits"}
 SYNTHETIC_KEYS = {"rows", "cols", "kind", "k", "density", "noise", "doc_length", "alpha", "beta"}
 FILE_KEYS = {"path", "format", "vocab"}
+RATINGS_KEYS = {"source", "partition", "path"}
 DATA_KEYS = {"source", "partition"} | SYNTHETIC_KEYS | FILE_KEYS
 AUDIT_KEYS = {"coalition", "method", "trials", "alpha", "prime", "max_runs"}
 AUDIT_METHODS = ("statistical", "exact")
-DATA_SOURCES = ("synthetic", "file", "digits")
+DATA_SOURCES = ("synthetic", "file", "digits", "ratings")
+"""``ratings``: a ``user,item,rating`` CSV or MovieLens ``ratings.dat`` at ``path``."""
 SYNTHETIC_KINDS = ("uniform", "topics", "ratings", "spiked", "mog", "stm")
 FILE_FORMATS = ("npy", "npz", "csv", "uci", "movielens")
 
@@ -63,7 +69,7 @@ MAX_PRIME_DIGITS = 39  # 2^128 has 39 digits
 
 RANGES: dict[str, tuple[float | None, float | None]] = {
     "seed": (0, MAX_SEED),
-    "network.parties": (2, MAX_PARTIES),
+    "network.parties": (1, MAX_PARTIES),  # each algorithm's minimum: Algorithm.min_parties
     "network.latency_ms": LATENCY_MS_RANGE,
     "network.bandwidth_mbps": BANDWIDTH_MBPS_RANGE,
     "data.rows": (1, 100_000_000),
@@ -112,6 +118,7 @@ class Scenario:
     base_dir: Path
     description: str = ""
     source: dict[str, Any] = field(default_factory=dict)
+    attack: dict[str, Any] = field(default_factory=dict)
 
     @property
     def algorithm_name(self) -> str:
@@ -249,12 +256,14 @@ def _validate(raw: dict[str, Any], base: Path, default_name: str) -> Scenario:
     if not isinstance(audits_raw, list):
         raise ScenarioError("'audit' must be an array of tables [[audit]]")
     audits = tuple(_validate_audit(i, a, n_parties) for i, a in enumerate(audits_raw))
+    attack = _table(raw, "attack")
 
     return Scenario(
         name=name, seed=seed, n_parties=n_parties, topology=net["topology"],
         latency_ms=net["latency_ms"], bandwidth_mbps=net["bandwidth_mbps"],
         sealing=net["sealing"], links=net["links"], prime=prime, frac_bits=frac_bits, data=data,
         algorithm=dict(alg), audits=audits, base_dir=base, description=description, source=raw,
+        attack=dict(attack),
     )
 
 
@@ -310,7 +319,19 @@ def _validate_data(data: dict[str, Any], base: Path, n_parties: int) -> dict[str
     source = check_choice("data.source", data.get("source", "synthetic"), DATA_SOURCES)
     out = dict(data)
     out["source"] = source
-    if source == "digits":  # scikit-learn's bundled digits: nothing to configure
+    if source == "ratings":  # a user,item,rating CSV or MovieLens ratings.dat
+        extra = sorted(set(data) - RATINGS_KEYS)
+        if extra:
+            raise ScenarioError(
+                f"data.{extra[0]} is not used with source = 'ratings'; its keys are "
+                f"{', '.join(sorted(RATINGS_KEYS))}"
+            )
+        if "path" not in data:
+            raise ScenarioError(
+                "[data] source = 'ratings' needs 'path', a user,item,rating CSV or a MovieLens "
+                "ratings.dat file"
+            )
+    elif source == "digits":  # scikit-learn's bundled digits: nothing to configure
         extra = sorted(set(data) - {"source", "partition"})
         if extra:
             raise ScenarioError(
@@ -336,6 +357,8 @@ def _validate_data(data: dict[str, Any], base: Path, n_parties: int) -> dict[str
         for key in ("k", "density", "noise", "doc_length", "alpha", "beta"):
             if key in data:
                 out[key] = _ranged(f"data.{key}", data[key])
+    elif source == "ratings":
+        out["path"] = _existing_file("data.path", data["path"], base)
     elif source == "file":
         if "path" not in data:
             raise ScenarioError("[data] source = 'file' needs 'path'")

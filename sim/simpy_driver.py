@@ -4,20 +4,37 @@ Each program runs as a SimPy process. The driver interprets its effects
 (:mod:`protocols.effects`):
 
 * ``Send``/``SendEach`` — the payload is encoded (:mod:`protocols.wire`), sealed with AES-GCM
-  under the pair's channel key when sealing is on, timed over the route's links
-  (:mod:`sim.network`: store-and-forward, FIFO links) and delivered to the receiver's mailbox
-  at the simulated delivery time. The ledger gets one row per message.
+  under the pair's channel key when sealing is on (message number n of its directed channel),
+  timed over the route's links (:mod:`sim.network`: store-and-forward, FIFO links) and
+  delivered to the receiver's mailbox at the simulated delivery time. The ledger gets one row
+  per message.
 * ``Recv``/``RecvEach`` — wait until the message with that (sender, call, step) is in the
-  mailbox (arrival order does not matter), unseal, decode and record it in the receiver's view.
-* ``Input``/``Output`` — recorded in the party's view.
+  mailbox (arrival order does not matter), open it and record it in the receiver's view.
+* ``Input``/``Output`` — an immutable copy of the value is recorded in the party's view.
 
 A message's round is one more than the highest round its sender had received before sending.
 
-Failure never hangs a run: when a program raises, the driver raises
-:class:`~protocols.errors.ProtocolAbort` (party, round, reason) inside every peer that is
-waiting — and inside any peer that waits later — and the run ends with that abort. When no
-event is left but some party still waits for a message, that is a deadlock and ends the same
-way.
+Failure never hangs a run: when a program raises, the driver raises a
+:class:`~protocols.errors.ProtocolAbort` notice — "party m aborted in call c", no reason, no
+round, no cause — inside every peer that is waiting, and inside any peer that waits later;
+the run then ends with the full abort (party, round, call, reason, and the exception as
+``__cause__``), which only the run's caller receives. A failure's text may name a private
+value (an overflowing input), so it never reaches a peer. When no event is left but some
+party still waits for a message, that is a deadlock and ends the same way.
+
+Received bytes are hostile. The receiver numbers a channel's sealed messages as they arrive
+(links are FIFO) and opens each when its program asks for it — or at the end of the run, if
+it never does: the message must carry that number (:func:`protocols.channels.open_message`)
+and pass AES-GCM authentication against its header (protocol, call, step, round); then it is
+decoded with the run's field, so an element outside [0, p) is refused. A message that fails
+either, read or not, aborts the run as a failure of the receiving party, naming the sender —
+the program is not asked to handle it — and nothing else escapes :meth:`SimPyDriver.run`.
+
+What a program is handed. Received payloads are read-only arrays, and the view records an
+immutable copy of everything (:func:`parties.view.frozen`), so nothing a program holds is an
+object of its view. An exception the driver throws into a program is made by the driver for
+that program alone, with no traceback, cause or context: a traceback would carry the driver's
+frames, and with them every party's state.
 """
 
 from __future__ import annotations
@@ -30,12 +47,13 @@ from typing import Any
 import numpy as np
 import simpy
 
-from parties.view import Message, View
+from parties.view import Message, View, frozen
 from protocols import wire
-from protocols.channels import SEAL_OVERHEAD_BYTES, message_nonce, open_sealed, seal
+from protocols.channels import open_message, seal_message
 from protocols.context import PartyContext
 from protocols.effects import Call, Input, Output, Recv, RecvEach, Send, SendEach
 from protocols.errors import MpcsimError, ProtocolAbort
+from protocols.field import PrimeField
 from sim.ledger import Row
 from sim.network import Network
 
@@ -51,18 +69,37 @@ class _Envelope:
     step: str
     round: int
     data: bytes
-    nonce: bytes | None
+    sealed: bool
     row: Row  # the ledger row, completed with the delivery time on arrival
     row_index: int
     hops: tuple[tuple[tuple[object, object], Any], ...]
 
-    @property
-    def key(self) -> tuple[int, str, int, str]:
-        return (self.sender, self.call.protocol, self.call.index, self.step)
+
+def _header(call: Call, step: str, round_: int) -> tuple[int | str, ...]:
+    """What a sealed message's associated data binds besides its channel and number."""
+    return (call.protocol, call.index, step, round_)
 
 
-def _aad(sender: int, receiver: int, call: Call, step: str) -> bytes:
-    return f"{sender}>{receiver}|{call.tag(step)}".encode()
+def _from_program(exc: BaseException) -> BaseException:
+    """``exc`` as the program raised it: without the driver's frame its traceback gained.
+
+    An exception leaving a program passes through the driver's frame, which Python adds to
+    its traceback — and the program may still hold the exception object. Dropping that
+    frame keeps the driver's state (every party's context) out of the program's reach.
+    """
+    tb = exc.__traceback__
+    if tb is not None and tb.tb_frame.f_globals.get("__name__") == __name__:
+        exc.__traceback__ = tb.tb_next
+    return exc
+
+
+def _detached(exc: BaseException) -> BaseException:
+    """``exc`` without traceback, cause or context, fit to be thrown into a program."""
+    exc.__traceback__ = None
+    exc.__cause__ = None
+    exc.__context__ = None
+    exc.__suppress_context__ = False
+    return exc
 
 
 @dataclass
@@ -87,6 +124,9 @@ class SimPyDriver:
     record_messages : bool
         Append every received message to its receiver's view (off only for runs too large
         to keep them).
+    field : PrimeField, optional
+        The run's field: received payloads of its element dtype must hold elements of it
+        (:func:`protocols.wire.decode`). The driver's own object, never a party's.
     """
 
     def __init__(
@@ -96,11 +136,13 @@ class SimPyDriver:
         sealing: bool = True,
         interceptor: Interceptor | None = None,
         record_messages: bool = True,
+        field: PrimeField | None = None,
     ) -> None:
         self.network = network
         self.sealing = sealing
         self.interceptor = interceptor
         self.record_messages = record_messages
+        self.field = field
 
     def run(
         self,
@@ -140,12 +182,17 @@ class _Run:
         self.programs = programs
         self.views = views
         self.env = simpy.Environment()
-        self.mailbox: dict[int, dict[tuple[int, str, int, str], list[_Envelope]]] = {
+        # per receiver and (sender, protocol, call, step): arrived messages, each with its
+        # number on its channel when sealed
+        self.mailbox: dict[int, dict[tuple[int, str, int, str],
+                                     list[tuple[_Envelope, int | None]]]] = {
             p: {} for p in contexts
         }
         self.waiting: dict[int, tuple[tuple[int, str, int, str], simpy.Event]] = {}
         self.max_round: dict[int, int] = dict.fromkeys(contexts, 0)
-        self.counters: dict[tuple[int, int], int] = {}
+        self.last_call: dict[int, Call] = {}
+        self.counters: dict[tuple[int, int], int] = {}  # next sequence number to send
+        self.expected: dict[tuple[int, int], int] = {}  # next sequence number to receive
         self.link_free: dict[tuple[object, object], float] = {}
         self.rows: list[Row] = []
         self.outputs: dict[int, Any] = {}
@@ -166,23 +213,29 @@ class _Run:
                 ),
             )
             self.env.run()
+        if self.abort is None:
+            self._record_unread()
         if self.abort is not None:
             raise self.abort
-        self._record_unread()
         return DriverOutcome(self.outputs, self.rows, float(self.env.now))
 
     def _record_unread(self) -> None:
         """Put messages that arrived but were never asked for into their receivers' views.
 
         An honest-but-curious party sees everything delivered to it, whether or not its
-        program reads it; such messages follow the ones it read, in order of arrival.
+        program reads it; such messages follow the ones it read, in order of arrival. They are
+        opened here like the others, so a forged one aborts the run even unread.
         """
-        if not self.driver.record_messages:
-            return
         for pid in sorted(self.mailbox):
             for queue in self.mailbox[pid].values():
-                for envelope in queue:
-                    self.views[pid].received.append(self._message(pid, envelope))
+                for envelope, number in queue:
+                    try:
+                        message = self._open(envelope, number)
+                    except Exception as exc:  # a forged message that nobody read
+                        self._fail(pid, exc)
+                        return
+                    if self.driver.record_messages:
+                        self.views[pid].received.append(message)
 
     # -- one party's process ----------------------------------------------------------------
 
@@ -190,7 +243,7 @@ class _Run:
         try:
             gen = self.programs[pid](self.contexts[pid])
         except Exception as exc:  # a program that fails before its first effect
-            self._fail(pid, exc)
+            self._fail(pid, _from_program(exc))
             return
         value: Any = None
         error: BaseException | None = None
@@ -200,16 +253,19 @@ class _Run:
             except StopIteration as stop:
                 self.outputs[pid] = stop.value
                 return
-            except ProtocolAbort as exc:
+            except Exception as exc:
+                # a program that re-raises the notice it was given is done; anything else,
+                # a forged ProtocolAbort included, is this party's own failure
+                _from_program(exc)
                 if self.abort is None:
                     self._fail(pid, exc)
-                return
-            except Exception as exc:
-                self._fail(pid, exc)
                 return
             value, error = None, None
             try:
                 kind = type(effect)
+                call = getattr(effect, "call", None)
+                if call is not None:
+                    self.last_call[pid] = call
                 if kind is Send:
                     self._send(pid, effect.to, effect.payload, effect.call, effect.step,
                                effect.sealed)
@@ -228,15 +284,16 @@ class _Run:
                     value = got
                 elif kind is Input:
                     self.views[pid].protocol_inputs.append((effect.call, effect.label,
-                                                            effect.value))
+                                                            frozen(effect.value)))
                 elif kind is Output:
-                    self.views[pid].outputs.append((effect.call, effect.label, effect.value))
+                    self.views[pid].outputs.append((effect.call, effect.label,
+                                                    frozen(effect.value)))
                 else:
                     raise MpcsimError(f"party {pid} yielded {effect!r}, which is not an effect")
-            except ProtocolAbort as abort:
-                error = abort
+            except ProtocolAbort:
+                error = self._notice()
             except Exception as exc:
-                error = exc
+                error = _detached(exc)
 
     def _receive(
         self, pid: int, sender: int, call: Call, step: str
@@ -246,16 +303,26 @@ class _Run:
         key = (sender, call.protocol, call.index, step)
         queue = self.mailbox[pid].get(key)
         if queue:
-            envelope = queue.pop(0)
+            envelope, number = queue.pop(0)
             if not queue:
                 del self.mailbox[pid][key]
         else:
             if self.abort is not None:
-                raise self.abort
+                raise self._notice()
             event = self.env.event()
             self.waiting[pid] = (key, event)
-            envelope = yield event
-        return self._consume(pid, envelope)
+            envelope, number = yield event
+        try:
+            message = self._open(envelope, number)
+        except Exception as exc:  # hostile bytes: the receiver's failure, not its program's
+            self._fail(pid, exc)
+            raise self._notice() from None
+        self.max_round[pid] = max(self.max_round[pid], message.round)
+        if self.driver.record_messages:
+            self.views[pid].received.append(message)
+        payload = message.payload
+        # numeric payloads sit on immutable bytes (wire.decode); object arrays do not
+        return frozen(payload) if payload.dtype.hasobject else payload
 
     # -- messages ---------------------------------------------------------------------------
 
@@ -280,30 +347,29 @@ class _Run:
             if encoded is not None:
                 encoded[id(payload)] = cached
         data, elements = cached
-        nonce = None
+        sequence = None
+        round_ = self.max_round[pid] + 1
         if self.driver.sealing and sealed:
             channel_key = ctx.channel_keys.get(to)
             if channel_key is None:
                 raise MpcsimError(
                     f"party {pid} has no channel key for party {to}: sealing needs key agreement"
                 )
-            count = self.counters.get((pid, to), 0)
-            self.counters[(pid, to)] = count + 1
-            nonce = message_nonce(pid, to, count)
-            n_bytes = len(data) + SEAL_OVERHEAD_BYTES  # GCM tag + the nonce carried along
-            data = seal(channel_key, nonce, data, _aad(pid, to, call, step))
-        else:
-            n_bytes = len(data)
+            sequence = self.counters.get((pid, to), 0)
+            self.counters[(pid, to)] = sequence + 1
+            # nonce ‖ ciphertext ‖ tag: SEAL_OVERHEAD_BYTES more than the encoding
+            data = seal_message(channel_key, pid, to, sequence, data,
+                                _header(call, step, round_))
+        n_bytes = len(data)
         if self.driver.interceptor is not None:
             data = self.driver.interceptor(pid, to, call.tag(step), data)
         now = float(self.env.now)
         hops = self.network.route_links(pid, to)
-        round_ = self.max_round[pid] + 1
         row = Row(pid, to, call.protocol, call.index, step, ctx.phase, round_, elements, n_bytes,
                   len(hops), now, now)
         self.rows.append(row)  # the delivery time is filled in on arrival
-        envelope = _Envelope(pid, to, call, step, round_, data, nonce, row, len(self.rows) - 1,
-                             hops)
+        envelope = _Envelope(pid, to, call, step, round_, data, sequence is not None, row,
+                             len(self.rows) - 1, hops)
         self._forward(envelope, 0, now)
 
     def _forward(self, envelope: _Envelope, hop: int, t: float) -> None:
@@ -329,42 +395,64 @@ class _Run:
             self._forward(envelope, hop, now)
             return
         self.rows[envelope.row_index] = envelope.row._replace(delivered_s=now)
-        self._deliver(envelope)
-
-    def _deliver(self, envelope: _Envelope) -> None:
+        number = None
+        if envelope.sealed:  # the receiver numbers a channel's messages as they arrive (FIFO)
+            channel = (envelope.sender, envelope.receiver)
+            number = self.expected.get(channel, 0)
+            self.expected[channel] = number + 1
+        pending = (envelope, number)
+        key = (envelope.sender, envelope.call.protocol, envelope.call.index, envelope.step)
         waiting = self.waiting.get(envelope.receiver)
-        if waiting is not None and waiting[0] == envelope.key:
+        if waiting is not None and waiting[0] == key:
             del self.waiting[envelope.receiver]
-            waiting[1].succeed(envelope)
+            waiting[1].succeed(pending)
         else:
-            self.mailbox[envelope.receiver].setdefault(envelope.key, []).append(envelope)
+            self.mailbox[envelope.receiver].setdefault(key, []).append(pending)
 
-    def _consume(self, pid: int, envelope: _Envelope) -> np.ndarray:
-        """Unseal and decode a message the program asked for; record it in the view."""
-        message = self._message(pid, envelope)
-        self.max_round[pid] = max(self.max_round[pid], envelope.round)
-        if self.driver.record_messages:
-            self.views[pid].received.append(message)
-        return message.payload
+    def _open(self, envelope: _Envelope, number: int | None) -> Message:
+        """Check, unseal and decode a message: its view record.
 
-    def _message(self, pid: int, envelope: _Envelope) -> Message:
-        """The view record of an envelope, unsealed and decoded."""
+        A sealed message must be the ``number``-th to arrive on its channel and authenticate
+        under the receiver's key. It is opened when the program asks for it (or at the end of
+        the run), not on arrival: a receiver may still be agreeing on the key when a fast
+        peer's first sealed message reaches it.
+        """
+        receiver, sender = envelope.receiver, envelope.sender
         data = envelope.data
-        if envelope.nonce is not None:
-            data = open_sealed(self.contexts[pid].channel_keys[envelope.sender], envelope.nonce,
-                               data, _aad(envelope.sender, pid, envelope.call, envelope.step))
-        return Message(envelope.sender, envelope.call.protocol, envelope.call.index,
-                       envelope.step, envelope.round, wire.decode(data))
+        if number is not None:
+            key = self.contexts[receiver].channel_keys.get(sender)
+            if key is None:
+                raise MpcsimError(
+                    f"party {receiver} has no channel key for party {sender}, which sealed a "
+                    "message to it"
+                )
+            data = open_message(key, sender, receiver, number, data,
+                                _header(envelope.call, envelope.step, envelope.round))
+        try:
+            payload = wire.decode(data, self.driver.field)
+        except wire.WireFormatError as exc:
+            raise wire.WireFormatError(
+                f"party {receiver} received from party {sender} a payload it cannot read "
+                f"('{envelope.step}' of {envelope.call.protocol}#{envelope.call.index}): {exc}"
+            ) from None
+        return Message(sender, envelope.call.protocol, envelope.call.index, envelope.step,
+                       envelope.round, payload)
 
     # -- failure ----------------------------------------------------------------------------
 
+    def _notice(self) -> ProtocolAbort:
+        """A fresh notice of the run's abort, for one program: party and call, nothing else."""
+        abort = self.abort
+        if abort is None:  # every abort a program meets follows _fail, which sets it
+            raise MpcsimError("a notice was requested before any party failed")
+        return ProtocolAbort.notice(abort.party, abort.call)
+
     def _fail(self, pid: int, exc: BaseException) -> None:
         if self.abort is None:
-            if isinstance(exc, ProtocolAbort):
-                self.abort = exc
-            else:
-                self.abort = ProtocolAbort(pid, self.max_round[pid], f"{type(exc).__name__}: {exc}")
-                self.abort.__cause__ = exc
+            call = self.last_call.get(pid)
+            self.abort = ProtocolAbort(pid, self.max_round[pid], f"{type(exc).__name__}: {exc}",
+                                       f"{call.protocol}#{call.index}" if call else "")
+            self.abort.__cause__ = exc
         for other in sorted(self.waiting):
             _, event = self.waiting.pop(other)
-            event.fail(self.abort)
+            event.fail(self._notice())

@@ -7,25 +7,49 @@
 >>> float(result.outputs[0][0])
 6.0
 
-Randomness is spawned from the scenario seed with ``numpy.random.SeedSequence``, per party
-and per purpose (spawn key ``(party, purpose)``): purpose 0 is the party's numpy generator for
-local random choices, 1 its X25519 key seed, 2 its private mask key. With no seed, fresh
-entropy is drawn once and recorded in the result. Views record the seeds and the mask seeds
-agreed with peers, so every run replays exactly.
+Randomness. Each party's seeds are derived *one way* from the run seed (DESIGN.md spawns them
+with ``numpy.random.SeedSequence``; this departs from it on purpose): HKDF-SHA256 of the run
+seed with the salt :data:`SEED_SALT` and, as info, the party id and the purpose, typed and
+length-prefixed (:func:`party_seed`). Purposes: ``rng`` (the numpy generator for local random
+choices, seeded with the derived value, so ``ctx.rng.bit_generator.seed_seq.entropy`` is the
+party's own 256-bit value), ``x25519`` (its key seed) and ``masks`` (its private mask key).
+A ``SeedSequence(run_seed, spawn_key=...)`` would hand every party the run seed itself as its
+generator's entropy, and with it every other party's keys; a one-way derivation hands each
+party only its own. With no seed, fresh entropy is drawn once and returned in
+``Result.seed`` (the caller's, never a party's). Views record each party's own derived seeds
+and pair mask seeds, never the run seed, so every run replays exactly from its seed.
+
+Key material. ``key_source="seed"`` (the default) derives every key from the run seed, so a
+run replays byte for byte. ``key_source="os"`` draws the X25519 key seeds, the private mask
+keys and the pre-shared pair keys from the operating system (``os.urandom``) at the start of
+each run — what a run on a real network needs, since two seeded runs with one seed reuse
+(key, nonce) pairs. Outputs, the ledger and the parties' local random choices are unchanged;
+masks and ciphertexts differ from run to run.
+
+Isolation (see :mod:`protocols.context` for the trust boundary). Contexts share nothing
+mutable: each has its own field object, a read-only mapping of roles and its own keys. Party
+inputs are recorded as immutable copies (:func:`parties.view.frozen`), and the program is
+handed that record when it is immutable, or its own copy otherwise — never the caller's
+object, which therefore can change neither the record nor another party's input. The program
+wrapper closes over the party's own program and inputs only.
 """
 
 from __future__ import annotations
 
+import copy
+import hashlib
+import hmac
+import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from Crypto.Cipher import AES
 
-from parties.party import Party, check_parties
-from parties.view import Coalition, View
+from parties.party import Party, Program, check_parties
+from parties.view import Coalition, View, frozen, is_immutable
 from protocols.context import (
     AesRandomness,
     PartyContext,
@@ -40,15 +64,23 @@ from sim.ledger import Ledger
 from sim.network import Network
 from sim.simpy_driver import Interceptor, SimPyDriver
 
-PURPOSE_RNG, PURPOSE_KEYS, PURPOSE_MASKS, PURPOSE_PRESHARED = 0, 1, 2, 3
 KEY_SETUPS = ("x25519", "preshared", "none")
+KEY_SOURCES = ("seed", "os")
+SEED_SALT = b"mpcsim/sim/party-seeds/v1"
+"""HKDF salt of :func:`party_seed` and :func:`run_key` (a fixed project label)."""
+
+SEED_BYTES = 32
+_ID_LIMIT = 1 << 64
 
 RandomnessFactory = Callable[[int, PrimeField], Randomness]
 
 
 @dataclass
 class Result:
-    """What a run produced: outputs, ledger, views, times and the seed that replays it."""
+    """What a run produced: outputs, ledger, views, times and the seed that replays it.
+
+    ``seed`` is the run seed: the caller's to keep. No party ever held it.
+    """
 
     outputs: dict[int, Any]
     ledger: Ledger
@@ -67,34 +99,100 @@ class Result:
         return Coalition.of(members, self.views)
 
 
-def seed_bytes(seed: int, party: int, purpose: int) -> bytes:
-    """32 bytes of seed material for ``purpose`` of ``party``."""
-    state = np.random.SeedSequence(seed, spawn_key=(party, purpose)).generate_state(8, np.uint32)
-    return state.astype("<u4").tobytes()
+# -- one-way seed derivation ------------------------------------------------------------------
+
+
+def _labels(*fields: int | str) -> bytes:
+    """Typed, length-prefixed encoding of ids and labels (HKDF info): never ambiguous."""
+    parts = []
+    for value in fields:
+        if isinstance(value, str):
+            raw = value.encode()
+            parts.append(b"s" + len(raw).to_bytes(4, "big") + raw)
+        else:
+            parts.append(b"i\x00\x00\x00\x08" + value.to_bytes(8, "big"))
+    return b"".join(parts)
+
+
+def seed_key(run_seed: int) -> bytes:
+    """HKDF-Extract of the run seed: the pseudo-random key every seed is expanded from.
+
+    Input keying material: the run seed as minimal big-endian bytes (injective on
+    non-negative integers); salt :data:`SEED_SALT`.
+    """
+    if isinstance(run_seed, bool) or not isinstance(run_seed, int) or run_seed < 0:
+        raise InputError(f"seed = {run_seed!r} must be a non-negative integer")
+    ikm = run_seed.to_bytes(max(1, (run_seed.bit_length() + 7) // 8), "big")
+    return hmac.digest(SEED_SALT, ikm, hashlib.sha256)
+
+
+def _expand(prk: bytes, *labels: int | str) -> bytes:
+    """HKDF-Expand to one 32-byte block (RFC 5869 §2.3, T(1))."""
+    return hmac.digest(prk, _labels(*labels) + b"\x01", hashlib.sha256)
+
+
+def party_seed(run_seed: int | bytes, party: int, purpose: str) -> bytes:
+    """32 bytes of seed material for ``purpose`` of ``party``, derived one way from the seed.
+
+    HKDF-SHA256 (RFC 5869): extract with :func:`seed_key`, expand with info
+    ``"party" ‖ party ‖ purpose`` (each field typed and length-prefixed, ids as 8 bytes).
+    Knowing one party's output tells nothing about the run seed or another party's output.
+
+    Parameters
+    ----------
+    run_seed : int or bytes
+        The scenario seed (a non-negative integer), or its :func:`seed_key`.
+    party : int
+        The party id, in [0, 2^64).
+    purpose : str
+        ``"rng"``, ``"x25519"`` or ``"masks"`` (any label gives an independent seed).
+    """
+    if isinstance(party, bool) or not isinstance(party, int) or not 0 <= party < _ID_LIMIT:
+        raise InputError(f"party = {party!r} must be an integer in [0, 2^64)")
+    prk = run_seed if isinstance(run_seed, bytes) else seed_key(run_seed)
+    return _expand(prk, "party", party, purpose)
+
+
+def run_key(run_seed: int | bytes, purpose: str) -> bytes:
+    """32 bytes for a run-wide purpose (the pre-shared key setup), derived one way."""
+    prk = run_seed if isinstance(run_seed, bytes) else seed_key(run_seed)
+    return _expand(prk, "run", purpose)
+
+
+_PAIR_ID_LIMIT = 1 << 62
 
 
 def _preshared_blocks(pairs: np.ndarray) -> bytes:
-    """Four 16-byte counter blocks (lo, hi, j) per pair, j = 0..3, big-endian."""
-    pair_ids = (pairs[:, 0].astype(np.uint64) << np.uint64(32)) | pairs[:, 1].astype(np.uint64)
-    blocks = np.zeros((len(pairs), 4, 2), dtype=">u8")
-    blocks[:, :, 0] = pair_ids[:, None]
-    blocks[:, :, 1] = np.arange(4, dtype=np.uint64)[None, :]
+    """Four 16-byte blocks per pair: (j·2^62 + lo, hi), j = 0..3, two big-endian 64-bit words.
+
+    Each id keeps a whole fixed-width word (below 2^62), so distinct (pair, j) give distinct
+    blocks for every id a run can have — a packing of both ids into one 64-bit word collided
+    from 2^32 on.
+    """
+    blocks = np.empty((len(pairs), 4, 2), dtype=">u8")
+    blocks[:, :, 0] = pairs[:, :1] | (np.arange(4, dtype=np.uint64) << np.uint64(62))
+    blocks[:, :, 1] = pairs[:, 1:]
     return blocks.tobytes()
 
 
-def preshared_keys(seed: int, parties: Sequence[int]) -> dict[tuple[int, int], tuple[bytes, bytes]]:
+def preshared_keys(
+    seed: int | bytes, parties: Sequence[int], *, master: bytes | None = None
+) -> dict[tuple[int, int], tuple[bytes, bytes]]:
     """(channel key, mask seed) of every pair {lo, hi} under the pre-shared key model.
 
-    A trusted setup derives each pair's 64 bytes as AES-256-ECB of the counter blocks
-    (lo, hi, j), j = 0..3, under a master key spawned from the seed (a PRF per pair); all
-    pairs are derived in one batch.
+    A trusted setup derives each pair's 64 bytes as AES-256-ECB of its four blocks
+    (:func:`_preshared_blocks`) under a master key — :func:`run_key` of the seed (purpose
+    ``"preshared"``), or ``master``, e.g. drawn from the operating system — AES serving as a
+    PRF per pair. All pairs are derived in one batch.
     """
     ids = sorted(parties)
-    pairs = np.array([(a, b) for i, a in enumerate(ids) for b in ids[i + 1 :]], dtype=np.int64)
+    if ids and not 0 <= ids[0] <= ids[-1] < _PAIR_ID_LIMIT:
+        raise InputError(f"party ids must lie in [0, 2^62), got {ids[0]}..{ids[-1]}")
+    pairs = np.array([(a, b) for i, a in enumerate(ids) for b in ids[i + 1 :]], dtype=np.uint64)
     if len(pairs) == 0:
         return {}
-    master = seed_bytes(seed, -1 % (1 << 32), PURPOSE_PRESHARED)
-    material = AES.new(master, AES.MODE_ECB).encrypt(_preshared_blocks(pairs))
+    key = master if master is not None else run_key(seed, "preshared")
+    material = AES.new(key, AES.MODE_ECB).encrypt(_preshared_blocks(pairs.reshape(-1, 2)))
     out = {}
     for i, (a, b) in enumerate(pairs.tolist()):
         chunk = material[64 * i : 64 * (i + 1)]
@@ -109,22 +207,28 @@ def preshared_pair_keys(seed: int, a: int, b: int) -> tuple[bytes, bytes]:
 
 
 class _RecordingRandomness:
-    """Wraps a Randomness and records every draw in the party's view."""
+    """Wraps a Randomness and records an immutable copy of every draw.
 
-    def __init__(self, inner: Randomness, view: View) -> None:
+    It holds its own list of records (the simulation moves them into the party's view after
+    the run), never the view: a program reaches its randomness through its context, and the
+    view must not be reachable from there.
+    """
+
+    def __init__(self, inner: Randomness, party: int) -> None:
         self.inner = inner
-        self.view = view
+        self.party = party
+        self.records: list[tuple[tuple[Any, ...], np.ndarray]] = []
 
     def private(self, call: Call, n: int, sub: int = 0) -> np.ndarray:
         values = self.inner.private(call, n, sub)
-        self.view.draws.append((("private", self.view.party, call.protocol, call.index, sub),
-                                values))
+        self.records.append((("private", self.party, call.protocol, call.index, sub),
+                             frozen(values)))
         return values
 
     def pairwise(self, peer: int, call: Call, n: int, sub: int = 0) -> np.ndarray:
         values = self.inner.pairwise(peer, call, n, sub)
-        lo, hi = sorted((self.view.party, peer))
-        self.view.draws.append((("pair", lo, hi, call.protocol, call.index, sub), values))
+        lo, hi = sorted((self.party, peer))
+        self.records.append((("pair", lo, hi, call.protocol, call.index, sub), frozen(values)))
         return values
 
     def pairwise_many(
@@ -132,21 +236,44 @@ class _RecordingRandomness:
     ) -> np.ndarray:
         values = self.inner.pairwise_many(peers, call, n, sub)
         for peer, row in zip(peers, values, strict=True):
-            lo, hi = sorted((self.view.party, peer))
-            self.view.draws.append((("pair", lo, hi, call.protocol, call.index, sub), row))
+            lo, hi = sorted((self.party, peer))
+            self.records.append((("pair", lo, hi, call.protocol, call.index, sub),
+                                 frozen(row)))
         return values
 
     def pairwise_mask(
         self, peers: tuple[int, ...], call: Call, half: int, sub: int = 0
     ) -> np.ndarray:
         streams = self.pairwise_many(peers, call, 2 * half, sub)  # recorded stream by stream
-        return pairwise_mask_from_streams(self.inner.field, self.view.party, peers, streams,
-                                          half)
+        return pairwise_mask_from_streams(self.inner.field, self.party, peers, streams, half)
 
     def set_pair_seed(self, peer: int, seed: bytes) -> None:
         setter = getattr(self.inner, "set_pair_seed", None)
         if setter is not None:
             setter(peer, seed)
+
+
+def _party_program(
+    program: Program, inputs: Mapping[str, Any], agree_keys: bool
+) -> Callable[[PartyContext], Generator[Any, Any, Any]]:
+    """The generator the driver runs for one party: key agreement (if any), then its program.
+
+    A module-level function, so that the closure holds the party's own program and inputs
+    and nothing else — not the simulation, which knows the run seed.
+    """
+
+    def run(ctx: PartyContext) -> Generator[Any, Any, Any]:
+        if agree_keys:
+            with ctx.in_phase("setup"):
+                yield from key_agreement(ctx)
+        return (yield from program(ctx, **inputs))
+
+    return run
+
+
+def _program_inputs(record: Mapping[str, Any], given: Mapping[str, Any]) -> dict[str, Any]:
+    """The record's values where they are immutable, an independent frozen copy otherwise."""
+    return {k: v if is_immutable(v) else frozen(given[k]) for k, v in record.items()}
 
 
 class Simulation:
@@ -182,6 +309,11 @@ class Simulation:
         ``randomness(party, field)`` replaces each party's mask source (audits use this).
     interceptor : callable, optional
         Rewrites bytes in transit (tests of sealing).
+    key_source : {"seed", "os"}
+        Where key material comes from. ``"seed"``: derived from the run seed, so the run
+        replays byte for byte (simulations). ``"os"``: drawn from ``os.urandom`` for every
+        run — X25519 key seeds, private mask keys and pre-shared pair keys — as a run on a
+        real network needs (one seed must never give two runs the same keys and nonces).
     """
 
     def __init__(
@@ -197,6 +329,7 @@ class Simulation:
         record_views: bool = True,
         randomness: RandomnessFactory | None = None,
         interceptor: Interceptor | None = None,
+        key_source: str = "seed",
     ) -> None:
         self.network = network
         self.field = prime_field(prime)
@@ -208,6 +341,9 @@ class Simulation:
             raise InputError(f"keys = {keys!r} is unknown; use one of {KEY_SETUPS}")
         if sealing and keys == "none":
             raise InputError("sealing needs pairwise keys; turn sealing off or use keys='x25519'")
+        if key_source not in KEY_SOURCES:
+            raise InputError(f"key_source = {key_source!r} is unknown; use one of {KEY_SOURCES}")
+        self.key_source = key_source
         self.sealing = sealing
         self.keys = keys
         self.record_draws = record_draws
@@ -218,61 +354,73 @@ class Simulation:
     def run(self, parties: Sequence[Party], seed: int | None = None) -> Result:
         """Run every party's program; raise ``ProtocolAbort`` if any party fails.
 
-        Key agreement is labelled phase ``setup`` in the ledger. A failure caused by a party's
-        input (an :class:`~protocols.errors.InputError`) is raised as
-        :class:`~protocols.errors.PartyInputError`, which is both.
+        The abort raised here is the caller's: it carries the failing party's full reason
+        and, as ``__cause__``, its exception. Peers were told only which party aborted in
+        which call (:meth:`protocols.errors.ProtocolAbort.notice`). A failure caused by a
+        party's input (an :class:`~protocols.errors.InputError`) is raised as
+        :class:`~protocols.errors.PartyInputError`, which is both. Key agreement is labelled
+        phase ``setup`` in the ledger.
         """
         sites, roles = check_parties(parties)
         run_seed = seed if seed is not None else self.seed
         if run_seed is None:
             run_seed = int(np.random.SeedSequence().entropy) % (1 << 63)  # fits TOML
+        prk = seed_key(run_seed)  # validates a per-run seed as the constructor does
         network = self._network_for(roles)
         views: dict[int, View] = {}
         contexts: dict[int, PartyContext] = {}
         programs = {}
+        recorders: dict[int, _RecordingRandomness] = {}
+        from_os = self.key_source == "os"
         for party in parties:
             pid = party.id
-            view = View(party=pid, role=party.role, inputs=dict(party.inputs))
-            view.seeds = {
-                "entropy": run_seed,
-                "rng_spawn_key": [pid, PURPOSE_RNG],
-                "x25519_spawn_key": [pid, PURPOSE_KEYS],
-                "mask_spawn_key": [pid, PURPOSE_MASKS],
-            }
-            randomness: Randomness = (
-                self.randomness(pid, self.field)
-                if self.randomness is not None
-                else AesRandomness(self.field, seed_bytes(run_seed, pid, PURPOSE_MASKS), pid)
-            )
+            record = {str(k): frozen(v) for k, v in party.inputs.items()}
+            view = View(party=pid, role=party.role, inputs=record)
+            field = copy.copy(self.field)  # one per party: nothing shared can be written
+            rng_seed = party_seed(prk, pid, "rng")
+            view.seeds = {"key_source": self.key_source, "rng": rng_seed.hex()}
+            randomness: Randomness
+            if self.randomness is not None:
+                randomness = self.randomness(pid, field)
+            else:
+                mask_key = os.urandom(SEED_BYTES) if from_os else party_seed(prk, pid, "masks")
+                view.seeds["masks"] = mask_key.hex()
+                randomness = AesRandomness(field, mask_key, pid)
             if self.record_draws:
-                randomness = _RecordingRandomness(randomness, view)
-            rng = np.random.default_rng(np.random.SeedSequence(run_seed, spawn_key=(pid, 0)))
+                randomness = recorders[pid] = _RecordingRandomness(randomness, pid)
+            key_seed = b""
+            if self.keys == "x25519":
+                key_seed = (os.urandom(SEED_BYTES) if from_os
+                            else party_seed(prk, pid, "x25519"))
+                view.seeds["x25519"] = key_seed.hex()
             contexts[pid] = PartyContext(
                 party=pid,
                 role=party.role,
                 parties=sites,
-                roles=roles,
-                fixed=self.fixed,
-                rng=rng,
+                roles=roles,  # the context keeps its own read-only copy
+                fixed=FixedPoint(field, self.fixed.frac_bits),
+                rng_seed=rng_seed,
                 randomness=randomness,
-                key_seed=(seed_bytes(run_seed, pid, PURPOSE_KEYS) if self.keys == "x25519"
-                          else b""),
+                key_seed=key_seed,
             )
             views[pid] = view
-            programs[pid] = self._program(party)
+            programs[pid] = _party_program(party.program, _program_inputs(record, party.inputs),
+                                           self.keys == "x25519")
         if self.keys == "preshared":
-            for (a, b), (channel, mask) in preshared_keys(run_seed, sorted(contexts)).items():
+            master = os.urandom(SEED_BYTES) if from_os else None
+            pairs = preshared_keys(prk, sorted(contexts), master=master)
+            for (a, b), (channel, mask) in pairs.items():
                 contexts[a].install_pair_keys(b, channel, mask)
                 contexts[b].install_pair_keys(a, channel, mask)
         driver = SimPyDriver(network, sealing=self.sealing, interceptor=self.interceptor,
-                             record_messages=self.record_views)
+                             record_messages=self.record_views, field=self.field)
         start = time.perf_counter()
         try:
             outcome = driver.run(contexts, programs, views)
         except ProtocolAbort as abort:
             cause = abort.__cause__
             if isinstance(cause, InputError) and not isinstance(abort, InputError):
-                raise PartyInputError(abort.party, abort.round, str(cause)) from cause
+                raise PartyInputError(abort.party, abort.round, str(cause), abort.call) from cause
             raise
         wall = time.perf_counter() - start
         for pid, ctx in contexts.items():
@@ -280,11 +428,13 @@ class Simulation:
                 views[pid].seeds["pair_mask_seeds"] = {
                     p: s.hex() for p, s in sorted(ctx.mask_seeds.items())
                 }
+        for pid, recorder in recorders.items():
+            views[pid].draws = list(recorder.records)
         return Result(
             outputs=outcome.outputs,
             ledger=Ledger(outcome.rows),
             views=views,
-            roles=roles,
+            roles=dict(roles),
             simulated_s=outcome.simulated_s,
             wall_s=wall,
             seed=run_seed,
@@ -300,12 +450,3 @@ class Simulation:
             for pid in missing:
                 network.add_participant(pid)
         return network
-
-    def _program(self, party: Party) -> Callable[[PartyContext], Any]:
-        def run(ctx: PartyContext) -> Any:
-            if self.keys == "x25519":
-                with ctx.in_phase("setup"):
-                    yield from key_agreement(ctx)
-            return (yield from party.program(ctx, **party.inputs))
-
-        return run

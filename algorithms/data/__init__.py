@@ -8,6 +8,9 @@ from the modules below, which may move:
 ``matrix_files``    ``.npy``, ``.npz`` and ``.csv`` matrices (:func:`load_matrix`)
 ``uci``             UCI bag-of-words corpora (``docword.*.txt``, ``vocab.*.txt``), TF rows
 ``movielens``       MovieLens ``ratings.dat``
+``ratings_csv``     ``user,item,rating`` CSV files; :func:`load_ratings` for either ratings layout
+``outliers``        planted outliers (seed 000's contamination) and unit-maximum rows
+``profile_injection``  seed 002's profile injection, converted users and random flips
 ``text_files``      line-numbered parsing of numeric text, shared by the readers above
 ``synthetic``       synthetic topic corpora, ratings and uniform data
 ``latent``          seed 003's spiked-covariance, Gaussian-mixture and single-topic data
@@ -30,7 +33,10 @@ from algorithms.data.holdout import EntryHoldout, RowHoldout, holdout_entries, h
 from algorithms.data.latent import SyntheticLatent, synthetic_mog, synthetic_spiked, synthetic_stm
 from algorithms.data.matrix_files import MATRIX_SUFFIXES, load_matrix
 from algorithms.data.movielens import MovieLensRatings, read_movielens, write_movielens
+from algorithms.data.outliers import Contaminated, plant_outliers, unit_max_rows
 from algorithms.data.partition import partition_rows, split_rows
+from algorithms.data.profile_injection import convert_users, fake_profiles, flip_ratings
+from algorithms.data.ratings_csv import load_ratings, read_ratings_csv
 from algorithms.data.synthetic import (
     DEFAULT_ALPHA,
     DEFAULT_BETA,
@@ -57,6 +63,7 @@ __all__ = [
     "SYNTHETIC_KINDS",
     "UNIFORM_SUM_LIMIT",
     "BagOfWords",
+    "Contaminated",
     "Dataset",
     "DatasetKind",
     "EntryHoldout",
@@ -70,13 +77,19 @@ __all__ = [
     "check_finite",
     "check_nonnegative",
     "check_shards_observed",
+    "convert_users",
+    "fake_profiles",
+    "flip_ratings",
     "holdout_entries",
     "holdout_rows",
     "load_dataset",
     "load_digits",
     "load_matrix",
+    "load_ratings",
     "partition_rows",
+    "plant_outliers",
     "read_movielens",
+    "read_ratings_csv",
     "read_uci_bow",
     "split_rows",
     "synthetic_dataset",
@@ -88,6 +101,7 @@ __all__ = [
     "synthetic_topic_corpus",
     "tf_rows",
     "uci_vocab_path",
+    "unit_max_rows",
     "write_movielens",
     "write_uci_bow",
 ]

@@ -25,6 +25,7 @@ import scipy.sparse as sp
 
 from algorithms.data.checks import Matrix
 from algorithms.data.text_files import (
+    is_number,
     nonblank,
     parse_numeric_lines,
     read_lines,
@@ -149,14 +150,6 @@ def _load_npy(path: Path) -> np.ndarray:
     return _dense_matrix(arr, path)
 
 
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
 def load_csv(path: Path) -> tuple[np.ndarray, tuple[str, ...] | None]:
     """A CSV matrix and its header row (None without one); ``path`` must exist.
 
@@ -172,7 +165,7 @@ def load_csv(path: Path) -> tuple[np.ndarray, tuple[str, ...] | None]:
         raise DataError(f"{path}: is empty; a CSV matrix needs at least one row of numbers")
     header: tuple[str, ...] | None = None
     first = split_fields(lines[0], ",")
-    if not any(_is_number(cell) for cell in first):
+    if not any(is_number(cell) for cell in first):
         header = tuple(cell.strip('"') for cell in first)
         lines, numbers = lines[1:], numbers[1:]
         if not lines:

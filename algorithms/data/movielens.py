@@ -26,7 +26,8 @@ from algorithms.data.text_files import (
 )
 from protocols.errors import DataError
 
-__all__ = ["RATING_MAX", "RATING_MIN", "MovieLensRatings", "read_movielens", "write_movielens"]
+__all__ = ["RATING_MAX", "RATING_MIN", "MovieLensRatings", "ratings_matrix", "read_movielens",
+           "write_movielens"]
 
 logger = logging.getLogger(__name__)
 
@@ -102,19 +103,30 @@ def read_movielens(path: str | Path) -> MovieLensRatings:
     if np.any(bad):
         i = first_failure(bad)
         raise DataError(f"{path}: line {numbers[i]}: rating {fmt(values[i])} is outside 1..5")
+    ratings = ratings_matrix(table, numbers, path, item="movie")
+    logger.debug("read %s: %d ratings", path, len(lines))
+    return ratings
+
+
+def ratings_matrix(table: np.ndarray, numbers: np.ndarray, path: Path,
+                   item: str = "item") -> MovieLensRatings:
+    """The users × items matrix of validated (user, item, rating, ...) rows.
+
+    Rows and columns are the ids that occur, increasing; a user rating the same item twice is a
+    :class:`DataError` naming both lines (``numbers`` are the rows' line numbers in ``path``).
+    """
     user_ids, rows = np.unique(table[:, 0].astype(np.int64), return_inverse=True)
-    movie_ids, cols = np.unique(table[:, 1].astype(np.int64), return_inverse=True)
-    dup = first_duplicate(rows.astype(np.int64) * movie_ids.size + cols)
+    item_ids, cols = np.unique(table[:, 1].astype(np.int64), return_inverse=True)
+    dup = first_duplicate(rows.astype(np.int64) * item_ids.size + cols)
     if dup is not None:
         first, later = dup
         raise DataError(
-            f"{path}: line {numbers[later]}: user {user_ids[rows[later]]} rates movie "
-            f"{movie_ids[cols[later]]} again (first on line {numbers[first]}); keep one rating"
+            f"{path}: line {numbers[later]}: user {user_ids[rows[later]]} rates {item} "
+            f"{item_ids[cols[later]]} again (first on line {numbers[first]}); keep one rating"
         )
-    ratings = np.full((user_ids.size, movie_ids.size), np.nan)
-    ratings[rows, cols] = values
-    logger.debug("read %s: %d ratings", path, len(lines))
-    return MovieLensRatings(ratings=ratings, user_ids=user_ids, movie_ids=movie_ids)
+    ratings = np.full((user_ids.size, item_ids.size), np.nan)
+    ratings[rows, cols] = table[:, 2]
+    return MovieLensRatings(ratings=ratings, user_ids=user_ids, movie_ids=item_ids)
 
 
 def _ids_arg(ids: object, size: int, name: str) -> np.ndarray:

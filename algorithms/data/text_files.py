@@ -22,6 +22,7 @@ __all__ = [
     "first_duplicate",
     "first_failure",
     "fmt",
+    "is_number",
     "nonblank",
     "parse_numeric_lines",
     "read_lines",
@@ -144,6 +145,15 @@ def parse_numeric_lines(
                     f"{path}: line {number}, field {j} is {shown}, not a number ({layout})"
                 ) from None
     raise DataError(f"{path}: cannot be parsed as lines of {n_fields} numbers ({layout})")
+
+
+def is_number(text: str) -> bool:
+    """True if ``text`` parses as a float."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def first_failure(bad: np.ndarray) -> int:

@@ -1,6 +1,7 @@
 """Non-negative matrix factorisation: the centralized references and the private programs.
 
-Rows are samples, ``X ≈ W @ T`` with ``X`` n×d, ``W`` n×k, ``T`` k×d (thesis seed 001).
+Rows are samples, ``X ≈ W @ T`` with ``X`` n×d, ``W`` n×k, ``T`` k×d (thesis seed 001);
+``dp_robust`` keeps seed 000's orientation (samples in columns) and says so.
 
 ==============  =============================================================================
 ``rri``         RRI-NMF, the centralized reference (thesis Algorithm 2, Eq. 2.31): the driver
@@ -11,5 +12,7 @@ Rows are samples, ``X ≈ W @ T`` with ``X`` n×d, ``W`` n×k, ``T`` k×d (thesi
 ``nndsvd``      NNDSVD initialisation (Boutsidis & Gallopoulos), and its PD-SVD-fed form
 ``wr``          WR-NMF, weighted representatives (thesis Algorithm 6)
 ``pd_nmf``      PD-NMF-Iter and PD-NMF-Init as party programs (thesis Algorithms 7, 8)
+``dp_robust``   DP robust NMF with outliers: curators and analyst (seed 000, Algorithm 2)
+``corrective``  corrective NMF under adversarial users, masked updates (seed 002, Alg. 1)
 ==============  =============================================================================
 """

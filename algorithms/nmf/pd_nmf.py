@@ -90,7 +90,7 @@ from typing import Any
 
 import numpy as np
 
-from algorithms.nmf.nndsvd import nndsvd
+from algorithms.nmf.nndsvd import nndsvd, nndsvd_topics
 from algorithms.nmf.objective import objective, regularizer
 from algorithms.nmf.row_blocks import as_row_block, observed_mask, zero_filled
 from algorithms.nmf.rri import fit_weights, rri_nmf
@@ -106,9 +106,12 @@ from algorithms.nmf.rri_steps import (
     w_side_statistics,
 )
 from algorithms.nmf.wr import summarize_local_model, weighted_representatives
+from algorithms.svd.pd_svd import check_variant as check_svd_variant
+from algorithms.svd.pd_svd import pd_svd
 from protocols.context import PartyContext
 from protocols.effects import Output
 from protocols.errors import InputError
+from protocols.normed_secure_sum import NssParams
 from protocols.secure_sum import check_variant, declared_cost, secure_sum
 
 INITS = ("random", "random_2x", "nndsvd", "pd_nmf_init", "pd_svd")
@@ -279,6 +282,43 @@ def pd_nmf_init(
     return normalize_rows(model.T)
 
 
+@dataclass(frozen=True)
+class SvdInitSettings:
+    """The PD-SVD run behind the ``pd_svd`` initialisation (thesis §2.4, digest §1.5).
+
+    ``variant`` is PD-SVD's ("secure_sum" by default — the digest's recommendation, §7.1
+    item 21 —, "normed" with NormedSecureSum and a dealer, or "sigma_revealing").
+    """
+
+    iterations: int = 20
+    variant: str = "secure_sum"
+    nss_params: NssParams | None = None
+    scale: float = 1.0
+
+
+def pd_svd_init(
+    ctx: PartyContext, X: Any, k: int, settings: SvdInitSettings, variant: str = "prg"
+) -> Generator[Any, Any, np.ndarray]:
+    """PD-SVD-based NNDSVD, party m's program: returns T0 (k×d), public.
+
+    PD-SVD (Algorithm 10) gives every party V_k and Σ_k, and party m its rows
+    U_k^(m) = X^(m) V_k Σ_k⁻¹; NNDSVD's topics need U only through the norms of the signed
+    parts of its columns, which one SecureSum of the parties' 2k squared norms provides
+    (:func:`algorithms.nmf.nndsvd.nndsvd_topics`). Unobserved entries (NaN) count as 0, as in
+    the centralized ``nndsvd`` start. Declared outputs: V_k, Σ_k and the 2k norms.
+    """
+    check_svd_variant(settings.variant)
+    model = yield from pd_svd(ctx, zero_filled(X), k, settings.iterations,
+                              variant=settings.variant, nss_params=settings.nss_params,
+                              scale=settings.scale)
+    U = model.U
+    parts = np.concatenate([np.sum(np.maximum(U, 0.0) ** 2, axis=0),
+                            np.sum(np.maximum(-U, 0.0) ** 2, axis=0)])
+    norms = yield from secure_sum(ctx, parts, variant, label="u_part_norms_sq")
+    norms = np.sqrt(np.maximum(norms, 0.0))
+    return nndsvd_topics(model.V, model.sigma, norms[:k], norms[k:])
+
+
 def pd_nmf(
     ctx: PartyContext,
     X: Any,
@@ -290,11 +330,16 @@ def pd_nmf(
     loss: str = "auto",
     T0: np.ndarray | None = None,
     init_settings: InitSettings | None = None,
+    svd_init: SvdInitSettings | None = None,
 ) -> Generator[Any, Any, PartyModel]:
     """PD-NMF = PD-NMF-Init then PD-NMF-Iter (or PD-NMF-Iter from a given public T0).
 
-    Messages of the two phases are labelled ``init`` and ``iter`` in the ledger.
+    With ``svd_init`` (and no T0) the start is PD-SVD-based NNDSVD (:func:`pd_svd_init`)
+    instead of PD-NMF-Init. Messages of the two phases are labelled ``init`` and ``iter``.
     """
+    if T0 is None and svd_init is not None:
+        with ctx.in_phase("init"):
+            T0 = yield from pd_svd_init(ctx, X, k, svd_init, variant)
     if T0 is None:
         if init_settings is None:
             raise InputError("pd_nmf needs either a public T0 or init_settings for PD-NMF-Init")

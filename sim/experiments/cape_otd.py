@@ -21,25 +21,26 @@ from typing import TYPE_CHECKING, Any
 from protocols.errors import ScenarioError
 from sim.console import table
 from sim.entry import Algorithm, AlgorithmRun, Param, RunInput, choice, integer
-from sim.experiments.cape_pca import sweep_points
 from sim.experiments.cape_setup import (
     ACCOUNTING_HEADERS,
     MODELS,
     MODES,
     PRIVACY_PARAMS,
+    TRIAL_PARAMS,
+    SweepFigure,
     accounting,
     accounting_rows,
     cape_parties,
-    check_list,
-    trial_seed,
+    sweep_params,
+    sweep_run,
+    trial_rows,
+    trials,
 )
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from protocols.correlated_noise import (
-        NoisePlan,
-    )
+    from protocols.correlated_noise import NoisePlan
     from sim.simulation import Result
 
 METHODS = ("cape", "conventional", "local", "nonprivate", "random")
@@ -50,9 +51,7 @@ PARAMS: dict[str, Param] = {
     "model": Param("mog", choice(*MODELS), "stm | mog"),
     "k": Param(5, integer(low=1), "components K < D"),
     **PRIVACY_PARAMS,
-    "trials": Param(10, integer(low=1), "independent runs averaged"),
-    "samples_per_site": Param(0, integer(low=0),
-                              "N_s rows per site drawn at random each trial (0: the shards)"),
+    **TRIAL_PARAMS,
     "sensitivity": Param("paper", choice("paper", "replace_one"), "MOG sensitivity bounds"),
     "tpm": Param("paper", choice(*MODES), "tensor power method: paper | robust"),
 }
@@ -79,26 +78,11 @@ def _setup(inp: RunInput, p: dict[str, Any]) -> tuple[np.ndarray, float]:
     return truth, sigma2
 
 
-def _trial_data(inp: RunInput, p: dict[str, Any], rng: np.random.Generator) -> list[Any]:
-    import numpy as np
-    import scipy.sparse as sp
-
+def _trial_data(inp: RunInput, p: dict[str, Any], rng: np.random.Generator) -> list[np.ndarray]:
+    """The sites' samples for one trial: MOG rows in the unit ball, STM word counts."""
     from algorithms.cape.moments import check_unit_ball, document_words
 
-    S = len(inp.shards)
-    pool = inp.data.toarray() if sp.issparse(inp.data) else np.asarray(inp.data, dtype=float)
-    if p["samples_per_site"]:
-        n = S * p["samples_per_site"]
-        if n > len(pool):
-            raise ScenarioError(
-                f"algorithm.samples_per_site = {p['samples_per_site']} needs {n} rows for "
-                f"{S} sites; the data has {len(pool)}"
-            )
-        X = pool[rng.choice(len(pool), n, replace=False)]
-        shards = np.split(X, S)
-    else:
-        shards = [np.asarray(s.toarray() if sp.issparse(s) else s, dtype=float)
-                  for s in inp.shards]
+    shards = trial_rows(inp, p["samples_per_site"], rng)
     for m, s in enumerate(shards):
         if p["model"] == "mog":
             check_unit_ball(s, f"party {m}'s rows")
@@ -110,7 +94,6 @@ def _trial_data(inp: RunInput, p: dict[str, Any], rng: np.random.Generator) -> l
 def otd_plans(sizes: list[int], p: dict[str, Any], dim: int, sigma2: float,
               scheme: str) -> tuple[NoisePlan, NoisePlan]:
     """The stage-1 (M2) and stage-2 (M3) plans: local scales τ_s2, τ_s3 per site."""
-
     import numpy as np
 
     from algorithms.cape.otd import agn_scales
@@ -160,7 +143,6 @@ def _simulate(inp: RunInput, shards: list[Any], p: dict[str, Any], sigma2: float
 
 def otd_point(inp: RunInput, p: dict[str, Any], stage: str = "trials") -> dict[str, Any]:
     """Every method's recovery error over ``p["trials"]`` trials at one setting."""
-
     import numpy as np
 
     from algorithms.cape.otd import TpmSettings, agn, nonprivate, random_error, recovery_error
@@ -170,9 +152,7 @@ def otd_point(inp: RunInput, p: dict[str, Any], stage: str = "trials") -> dict[s
     errors: dict[str, list[float]] = {m: [] for m in METHODS}
     first: tuple[Result, Any] | None = None
     shards: list[Any] = []
-    for trial in range(p["trials"]):
-        seed = trial_seed(inp.seed, trial)
-        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(8,)))
+    for seed, rng in trials(inp, p["trials"], 8, stage):
         shards = _trial_data(inp, p, rng)
         pooled = np.vstack(shards)
         result, cape = _simulate(inp, shards, p, sigma2, "cape", seed)
@@ -188,10 +168,8 @@ def otd_point(inp: RunInput, p: dict[str, Any], stage: str = "trials") -> dict[s
         for m, means in recovered.items():
             errors[m].append(recovery_error(means, truth))
         errors["random"].append(random_error(p["model"], truth, rng))
-        if inp.progress is not None:
-            inp.progress(stage, trial + 1, p["trials"])
     assert first is not None  # trials ≥ 1
-    return {"errors": {m: np.array(v) for m, v in errors.items()}, "result": first[0],
+    return {"error": {m: np.array(v) for m, v in errors.items()}, "result": first[0],
             "decomposition": first[1], "sizes": [s.shape[0] for s in shards],
             "sigma2": sigma2, "dim": inp.data.shape[1]}
 
@@ -217,10 +195,9 @@ def _accounting(p: dict[str, Any], sizes: list[int], dim: int, sigma2: float) ->
 
 
 def _run(inp: RunInput) -> AlgorithmRun:
-
     p = inp.params
     point = otd_point(inp, p)
-    errors = point["errors"]
+    errors = point["error"]
     metrics: dict[str, Any] = {f"error_{m}": float(errors[m].mean()) for m in METHODS}
     metrics.update({f"error_{m}_sd": float(errors[m].std(ddof=1)) if p["trials"] > 1 else 0.0
                     for m in METHODS})
@@ -250,38 +227,16 @@ def _run(inp: RunInput) -> AlgorithmRun:
     )
 
 
-SWEEP_PARAMS: dict[str, Param] = {
-    **PARAMS,
-    "sweep": Param("epsilon", choice("epsilon", "delta", "samples_per_site"), "the swept key"),
-    "values": Param([0.1, 0.5, 1.0, 5.0], lambda n, v: check_list(n, v, lambda _n, x: x),
-                    "its values"),
-}
+SWEEP_PARAMS: dict[str, Param] = {**PARAMS, **sweep_params([0.1, 0.5, 1.0, 5.0])}
 
 
 def _run_sweep(inp: RunInput) -> AlgorithmRun:
-    import numpy as np
-
-    from sim import plots
-
-    p = inp.params
-    values, points = sweep_points(inp, p, PARAMS, otd_point)
-    curves = {m: [float(pt["errors"][m].mean()) for pt in points] for m in METHODS}
-    metrics: dict[str, Any] = {"sweep": p["sweep"], "values": values}
-    metrics.update({f"error_{m}": curves[m] for m in METHODS})
-    xlabel = {"epsilon": "ε", "delta": "δ", "samples_per_site": "samples per site N_s"}
-    title = (f"capeAGN ({p['model'].upper()}): error vs {xlabel[p['sweep']]} "
-             f"(S = {len(inp.shards)}, K = {p['k']}, {p['trials']} trials)")
-    rows = [[v, *(curves[m][i] for m in METHODS)] for i, v in enumerate(values)]
-    return AlgorithmRun(
-        result=points[0]["result"],
-        outputs={f"error_{m}": np.array([pt["errors"][m] for pt in points]) for m in METHODS},
-        metrics=metrics,
-        plots={f"otd_error_vs_{p['sweep']}": lambda: plots.sweep(
-            values, {LABELS[m]: curves[m] for m in METHODS}, xlabel[p["sweep"]],
-            "recovery error (1/K) Σ min ‖μ̂ − μ‖", title, logx=p["sweep"] != "samples_per_site")},
-        tables=[table([p["sweep"], *METHODS], rows, "recovery error (mean over trials)")],
-        communication_by_phase=True,
-    )
+    figure = SweepFigure(
+        measure="error", labels=LABELS, ylabel="recovery error (1/K) Σ min ‖μ̂ − μ‖",
+        title=f"capeAGN ({inp.params['model'].upper()}): error",
+        caption="recovery error (mean over trials)", plot="otd_error",
+        communication_by_phase=True)
+    return sweep_run(inp, PARAMS, otd_point, figure)
 
 
 CAPE_OTD = Algorithm(

@@ -25,21 +25,23 @@ are asserted by the tests.
 
 from __future__ import annotations
 
-import itertools
 from typing import TYPE_CHECKING, Any
 
-from protocols.errors import ScenarioError
 from sim.console import table
 from sim.entry import Algorithm, AlgorithmRun, Param, RunInput, choice, integer
 from sim.experiments.cape_setup import (
     ACCOUNTING_HEADERS,
     ORDERS,
     PRIVACY_PARAMS,
+    TRIAL_PARAMS,
+    SweepFigure,
     accounting,
     accounting_rows,
     cape_parties,
-    check_list,
-    trial_seed,
+    sweep_params,
+    sweep_run,
+    trial_rows,
+    trials,
 )
 
 if TYPE_CHECKING:
@@ -48,15 +50,12 @@ if TYPE_CHECKING:
     from sim.simulation import Result
 
 METHODS = ("cape", "pooled_ag", "conventional", "local", "nonprivate")
-SWEEPABLE = ("epsilon", "delta", "samples_per_site")
 PREPROCESS = ("center_scale", "none")
 
 PARAMS: dict[str, Param] = {
     "k": Param(5, integer(low=1), "number of principal directions K ≤ D"),
     **PRIVACY_PARAMS,
-    "trials": Param(10, integer(low=1), "independent runs averaged"),
-    "samples_per_site": Param(0, integer(low=0),
-                              "N_s rows per site drawn at random each trial (0: the shards)"),
+    **TRIAL_PARAMS,
     "sensitivity": Param("paper", choice("paper", "replace_one"), "Δ = 1/N_s or √2/N_s"),
     "order": Param("eigenvalue", choice(*ORDERS), "eigenvector order"),
     "preprocess": Param("center_scale", choice(*PREPROCESS),
@@ -64,32 +63,20 @@ PARAMS: dict[str, Param] = {
 }
 
 
-def _trial_data(inp: RunInput, p: dict[str, Any], rng: np.random.Generator) -> list[np.ndarray]:
-    """The sites' samples for one trial, preprocessed."""
-
+def _center_scale(X: np.ndarray) -> np.ndarray:
+    """The paper's non-private preprocessing (§6.1): centre, then divide by the largest norm."""
     import numpy as np
-    import scipy.sparse as sp
 
+    X = X - X.mean(axis=0)
+    return X / max(float(np.linalg.norm(X, axis=1).max()), 1e-300)
+
+
+def _trial_data(inp: RunInput, p: dict[str, Any], rng: np.random.Generator) -> list[np.ndarray]:
+    """The sites' samples for one trial, preprocessed; every row must lie in the unit ball."""
     from algorithms.cape.moments import check_unit_ball
 
-    S = len(inp.shards)
-    pool = inp.data.toarray() if sp.issparse(inp.data) else np.asarray(inp.data, dtype=float)
-    if p["samples_per_site"]:
-        n = S * p["samples_per_site"]
-        if n > len(pool):
-            raise ScenarioError(
-                f"algorithm.samples_per_site = {p['samples_per_site']} needs {n} rows for "
-                f"{S} sites; the data has {len(pool)}"
-            )
-        X = pool[rng.choice(len(pool), n, replace=False)]
-        bounds = np.arange(0, n + 1, p["samples_per_site"])
-    else:
-        X = pool
-        bounds = np.cumsum([0, *(s.shape[0] for s in inp.shards)])
-    if p["preprocess"] == "center_scale":
-        X = X - X.mean(axis=0)
-        X = X / max(float(np.linalg.norm(X, axis=1).max()), 1e-300)
-    shards = [X[a:b] for a, b in itertools.pairwise(bounds)]
+    shards = trial_rows(inp, p["samples_per_site"], rng,
+                        _center_scale if p["preprocess"] == "center_scale" else None)
     return [check_unit_ball(s, f"party {m}'s rows", 1.0) for m, s in enumerate(shards)]
 
 
@@ -104,8 +91,7 @@ def _a_true(inp: RunInput, p: dict[str, Any]) -> np.ndarray:
         return np.asarray(truth)
     pool = inp.data.toarray() if sp.issparse(inp.data) else np.asarray(inp.data, dtype=float)
     if p["preprocess"] == "center_scale":
-        pool = pool - pool.mean(axis=0)
-        pool = pool / max(float(np.linalg.norm(pool, axis=1).max()), 1e-300)
+        pool = _center_scale(pool)
     return second_moment(pool)
 
 
@@ -134,7 +120,6 @@ def _simulate(inp: RunInput, shards: list[np.ndarray], p: dict[str, Any], scheme
 
 def pca_point(inp: RunInput, p: dict[str, Any], stage: str = "trials") -> dict[str, Any]:
     """Every method's q over ``p["trials"]`` trials at one setting of the keys."""
-
     import numpy as np
 
     from algorithms.cape.pca import (
@@ -149,9 +134,7 @@ def pca_point(inp: RunInput, p: dict[str, Any], stage: str = "trials") -> dict[s
     check_rank(p["k"], A_true.shape[0])
     q: dict[str, list[float]] = {m: [] for m in METHODS}
     first: tuple[Result, np.ndarray] | None = None
-    for trial in range(p["trials"]):
-        seed = trial_seed(inp.seed, trial)
-        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(7,)))
+    for seed, rng in trials(inp, p["trials"], 7, stage):
         shards = _trial_data(inp, p, rng)
         pooled = np.vstack(shards)
         result, V = _simulate(inp, shards, p, "cape", seed)
@@ -169,8 +152,6 @@ def pca_point(inp: RunInput, p: dict[str, Any], stage: str = "trials") -> dict[s
         }
         for m, Vm in subspaces.items():
             q[m].append(captured_energy(Vm, A_true))
-        if inp.progress is not None:
-            inp.progress(stage, trial + 1, p["trials"])
     assert first is not None  # trials ≥ 1
     return {"q": {m: np.array(v) for m, v in q.items()}, "result": first[0], "V": first[1],
             "sizes": [len(s) for s in shards], "dim": A_true.shape[0]}
@@ -233,58 +214,18 @@ def _run(inp: RunInput) -> AlgorithmRun:
     )
 
 
-def _check_values(name: str, value: Any) -> list[Any]:
-    return check_list(name, value, lambda n, v: v)
+SWEEP_PARAMS: dict[str, Param] = {**PARAMS, **sweep_params([0.1, 0.5, 1.0, 5.0, 10.0])}
 
-
-SWEEP_PARAMS: dict[str, Param] = {
-    **PARAMS,
-    "sweep": Param("epsilon", choice(*SWEEPABLE), "the swept key"),
-    "values": Param([0.1, 0.5, 1.0, 5.0, 10.0], _check_values, "its values"),
-}
-
-
-def sweep_points(inp: RunInput, params: dict[str, Any], base: dict[str, Param],
-                 point: Any) -> tuple[list[Any], list[dict[str, Any]]]:
-    """Run ``point`` at every value of the swept key (each value checked as that key)."""
-    key = params["sweep"]
-    values = [base[key].check(f"algorithm.values[{i}]", v)
-              for i, v in enumerate(params["values"])]
-    if key == "samples_per_site" and 0 in values:
-        raise ScenarioError("algorithm.values: samples_per_site must be ≥ 1 in a sweep")
-    out = []
-    for i, v in enumerate(values):
-        out.append(point(inp, {**params, key: v}, f"{key} = {v} ({i + 1}/{len(values)})"))
-    return values, out
+FIGURE = SweepFigure(
+    measure="q",
+    labels={"cape": "capePCA", "pooled_ag": "pooled AG", "conventional": "conventional",
+            "local": "local AG", "nonprivate": "non-private"},
+    ylabel="captured energy q = tr(Vᵀ A V)", title="capePCA: captured energy",
+    caption="captured energy (mean over trials)", plot="captured_energy", spread=True)
 
 
 def _run_sweep(inp: RunInput) -> AlgorithmRun:
-    import numpy as np
-
-    from sim import plots
-
-    p = inp.params
-    values, points = sweep_points(inp, p, PARAMS, pca_point)
-    curves = {m: [float(pt["q"][m].mean()) for pt in points] for m in METHODS}
-    metrics: dict[str, Any] = {"sweep": p["sweep"], "values": values}
-    metrics.update({f"q_{m}": curves[m] for m in METHODS})
-    metrics.update({f"q_{m}_sd": [float(pt["q"][m].std(ddof=1)) if p["trials"] > 1 else 0.0
-                                  for pt in points] for m in METHODS})
-    labels = {"cape": "capePCA", "pooled_ag": "pooled AG", "conventional": "conventional",
-              "local": "local AG", "nonprivate": "non-private"}
-    rows = [[v, *(curves[m][i] for m in METHODS)] for i, v in enumerate(values)]
-    xlabel = {"epsilon": "ε", "delta": "δ", "samples_per_site": "samples per site N_s"}
-    title = (f"capePCA: captured energy vs {xlabel[p['sweep']]} "
-             f"(S = {len(inp.shards)}, K = {p['k']}, {p['trials']} trials)")
-    return AlgorithmRun(
-        result=points[0]["result"],
-        outputs={f"q_{m}": np.array([pt["q"][m] for pt in points]) for m in METHODS},
-        metrics=metrics,
-        plots={f"captured_energy_vs_{p['sweep']}": lambda: plots.sweep(
-            values, {labels[m]: curves[m] for m in METHODS}, xlabel[p["sweep"]],
-            "captured energy q = tr(Vᵀ A V)", title, logx=p["sweep"] != "samples_per_site")},
-        tables=[table([p["sweep"], *METHODS], rows, "captured energy (mean over trials)")],
-    )
+    return sweep_run(inp, PARAMS, pca_point, FIGURE)
 
 
 CAPE_PCA = Algorithm(

@@ -1,5 +1,6 @@
-"""What the ``cape_*`` catalogue entries share (seed 003): their privacy keys, the party list
-of a CAPE run, trial seeds and the accounting block of the report.
+"""What the ``cape_*`` catalogue entries share (seed 003): their privacy and trial keys, the
+party list of a CAPE run, the trials (seeds and samples), the sweeps and the accounting block
+of the report.
 
 A CAPE run has the S data sites (ids 0..S−1, the scenario's ``network.parties``), then the
 untrusted aggregator (id S) and, for the ``cape`` scheme, the trusted noise generator (id S+1);
@@ -9,13 +10,18 @@ from the scenario seed and the trial number, so a scenario replays byte for byte
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import itertools
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from protocols.errors import ScenarioError
-from sim.entry import Param, choice, number
+from sim.console import table
+from sim.entry import AlgorithmRun, Param, RunInput, boolean, choice, integer, number
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from parties.party import Party
     from protocols.accounting import Release
 
@@ -35,16 +41,11 @@ MODELS = ("stm", "mog")
 MODES = ("paper", "robust")
 """As :data:`algorithms.cape.tensor_power.MODES`."""
 
-
 MAX_EPSILON = 1000.0
+MAX_TRIALS = 100_000
+MAX_SAMPLES_PER_SITE = 100_000_000
 _epsilon = number(0.0, MAX_EPSILON, strict_low=True)  # 0 < ε ≤ 1000
 _delta = number(0.0, 1.0, strict_low=True, strict_high=True)  # 0 < δ < 1
-
-
-def _flag(name: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise ScenarioError(f"{name} = {value!r} must be true or false")
-    return value
 
 
 def epsilon_param(default: float) -> Param:
@@ -60,7 +61,13 @@ PRIVACY_PARAMS: dict[str, Param] = {
     "delta": delta_param(0.01),
     "noise": Param("float", choice(*NOISE_KINDS),
                    "float (Gaussian in float64, rounded to the grid) | discrete (on the grid)"),
-    "aggregator_noise": Param(True, _flag, "the aggregator's f_s (JSTSP Algorithm 1)"),
+    "aggregator_noise": Param(True, boolean(), "the aggregator's f_s (JSTSP Algorithm 1)"),
+}
+
+TRIAL_PARAMS: dict[str, Param] = {
+    "trials": Param(10, integer(1, MAX_TRIALS), "independent runs averaged"),
+    "samples_per_site": Param(0, integer(0, MAX_SAMPLES_PER_SITE),
+                              "N_s rows per site drawn at random each trial (0: the shards)"),
 }
 
 
@@ -82,7 +89,6 @@ def cape_parties(
     noise_generator: tuple[Callable[..., Any], Mapping[str, Any]] | None,
 ) -> list[Party]:
     """Sites 0..S−1, the aggregator (S) and, if given, the noise generator (S + 1)."""
-
     from parties.party import Party
     from protocols.correlated_noise import AGGREGATOR, NOISE_GENERATOR
 
@@ -97,7 +103,6 @@ def cape_parties(
 
 def trial_seed(seed: int, trial: int) -> int:
     """The seed of trial ``trial`` (trial 0 runs with the scenario seed itself)."""
-
     import numpy as np
 
     if trial == 0:
@@ -106,12 +111,81 @@ def trial_seed(seed: int, trial: int) -> int:
         1, np.uint64)[0] >> np.uint64(1))
 
 
+def trials(inp: RunInput, count: int, purpose: int,
+           stage: str = "trials") -> Iterator[tuple[int, np.random.Generator]]:
+    """The trials of one setting: ``count`` of them, progress reported as each one ends.
+
+    Yields
+    ------
+    seed : int
+        The trial's simulation seed (:func:`trial_seed`).
+    rng : numpy.random.Generator
+        For the trial's central work (sampling rows, the centralized baselines), spawned from
+        the trial's seed with ``purpose`` as its key, so each entry draws from its own stream.
+    """
+    import numpy as np
+
+    for trial in range(count):
+        seed = trial_seed(inp.seed, trial)
+        yield seed, np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(purpose,)))
+        if inp.progress is not None:
+            inp.progress(stage, trial + 1, count)
+
+
+def trial_rows(inp: RunInput, samples_per_site: int, rng: np.random.Generator,
+               prepare: Callable[[np.ndarray], np.ndarray] | None = None) -> list[np.ndarray]:
+    """The sites' rows for one trial, dense float64.
+
+    Parameters
+    ----------
+    inp : RunInput
+        The run; ``inp.data`` (n × D) holds the pooled rows and ``inp.shards`` the sites'
+        contiguous blocks of it.
+    samples_per_site : int
+        0: the sites' own shards. N_s ≥ 1: S·N_s rows drawn from the data without replacement
+        (the paper's trials, §6), N_s per site in the order drawn.
+    rng : numpy.random.Generator
+        The trial's generator (only used to draw rows).
+    prepare : callable, optional
+        Applied to the pooled rows of the trial (shape (Σ N_s, D)) before they are cut into
+        sites, e.g. the paper's non-private centring and scaling.
+
+    Returns
+    -------
+    list of ndarray, one per site, shape (N_s, D)
+
+    Raises
+    ------
+    ScenarioError
+        If the data has fewer than S·N_s rows.
+    """
+    import numpy as np
+    import scipy.sparse as sp
+
+    S = len(inp.shards)
+    pool = np.asarray(inp.data.toarray() if sp.issparse(inp.data) else inp.data, dtype=float)
+    if samples_per_site:
+        n = S * samples_per_site
+        if n > len(pool):
+            raise ScenarioError(
+                f"algorithm.samples_per_site = {samples_per_site} needs {n} rows for {S} "
+                f"sites; the data has {len(pool)}"
+            )
+        X = pool[rng.choice(len(pool), n, replace=False)]
+        bounds = np.arange(0, n + 1, samples_per_site)
+    else:
+        X = pool
+        bounds = np.cumsum([0, *(s.shape[0] for s in inp.shards)])
+    if prepare is not None:
+        X = prepare(X)
+    return [X[a:b] for a, b in itertools.pairwise(bounds)]
+
+
 def accounting(site: Sequence[Release], aggregate: Sequence[Release],
                delta: float | None = None) -> dict[str, Any]:
     """The report's ``accounting`` block: per site (its releases alone) and for the aggregate,
     each composed over the algorithm's stages (:func:`protocols.accounting.account`; ε is
     reported at ``delta``, by default the paper's total δ)."""
-
     from protocols.accounting import account
 
     return {"site": account(site, delta), "aggregate": account(aggregate, delta)}
@@ -129,3 +203,91 @@ def accounting_rows(block: Mapping[str, Any]) -> list[list[Any]]:
 
 ACCOUNTING_HEADERS = ["scope", "paper ε", "paper δ", "exact ε", "PLD ε", "RDP ε",
                       "paper ε met"]
+
+
+# -- sweeps (Figures 2–5): one key swept, every method's mean over trials per value -----------
+
+SWEEP_LABELS = {"epsilon": "ε", "delta": "δ", "samples_per_site": "samples per site N_s"}
+
+
+def _check_values(name: str, value: Any) -> list[Any]:
+    return check_list(name, value, lambda _n, v: v)
+
+
+def sweep_params(values: list[Any]) -> dict[str, Param]:
+    """The keys ``sweep`` (which key) and ``values`` (its values; each checked as that key by
+    :func:`sweep_points`), with default ``values``."""
+    return {"sweep": Param("epsilon", choice(*SWEEP_LABELS), "the swept key"),
+            "values": Param(values, _check_values, "its values")}
+
+
+def sweep_points(inp: RunInput, params: dict[str, Any], base: Mapping[str, Param],
+                 point: Callable[[RunInput, dict[str, Any], str], dict[str, Any]],
+                 ) -> tuple[list[Any], list[dict[str, Any]]]:
+    """Run ``point`` at every value of the swept key (each value checked as that key)."""
+    key = params["sweep"]
+    values = [base[key].check(f"algorithm.values[{i}]", v)
+              for i, v in enumerate(params["values"])]
+    if key == "samples_per_site" and 0 in values:
+        raise ScenarioError("algorithm.values: samples_per_site must be ≥ 1 in a sweep")
+    out = []
+    for i, v in enumerate(values):
+        out.append(point(inp, {**params, key: v}, f"{key} = {v} ({i + 1}/{len(values)})"))
+    return values, out
+
+
+@dataclass(frozen=True)
+class SweepFigure:
+    """How a sweep entry reports its points.
+
+    ``measure`` is both the key of a point's per-method samples (``point[measure][method]``, one
+    value per trial) and the prefix of the metrics (``<measure>_<method>``: the means per swept
+    value, and with ``spread`` also ``<measure>_<method>_sd``). ``labels`` maps each method, in
+    order, to its legend label; ``title`` heads the plot, ``caption`` the table, and the plot is
+    written as ``<plot>_vs_<key>.png``.
+    """
+
+    measure: str
+    labels: Mapping[str, str]
+    ylabel: str
+    title: str
+    caption: str
+    plot: str
+    spread: bool = False
+    communication_by_phase: bool = False
+
+
+def sweep_run(inp: RunInput, base: Mapping[str, Param],
+              point: Callable[[RunInput, dict[str, Any], str], dict[str, Any]],
+              figure: SweepFigure) -> AlgorithmRun:
+    """A sweep entry's run: ``point`` at every value, then its metrics, outputs (method ×
+    value × trial), table and plot."""
+    import numpy as np
+
+    from sim import plots
+
+    p = inp.params
+    values, points = sweep_points(inp, p, base, point)
+    methods = list(figure.labels)
+    curves = {m: [float(pt[figure.measure][m].mean()) for pt in points] for m in methods}
+    metrics: dict[str, Any] = {"sweep": p["sweep"], "values": values}
+    metrics.update({f"{figure.measure}_{m}": curves[m] for m in methods})
+    if figure.spread:
+        metrics.update({f"{figure.measure}_{m}_sd": [
+            float(pt[figure.measure][m].std(ddof=1)) if p["trials"] > 1 else 0.0
+            for pt in points] for m in methods})
+    xlabel = SWEEP_LABELS[p["sweep"]]
+    title = (f"{figure.title} vs {xlabel} "
+             f"(S = {len(inp.shards)}, K = {p['k']}, {p['trials']} trials)")
+    rows = [[v, *(curves[m][i] for m in methods)] for i, v in enumerate(values)]
+    return AlgorithmRun(
+        result=points[0]["result"],
+        outputs={f"{figure.measure}_{m}": np.array([pt[figure.measure][m] for pt in points])
+                 for m in methods},
+        metrics=metrics,
+        plots={f"{figure.plot}_vs_{p['sweep']}": lambda: plots.sweep(
+            values, {figure.labels[m]: curves[m] for m in methods}, xlabel, figure.ylabel,
+            title, logx=p["sweep"] != "samples_per_site")},
+        tables=[table([p["sweep"], *methods], rows, figure.caption)],
+        communication_by_phase=figure.communication_by_phase,
+    )

@@ -52,7 +52,7 @@ from sim.experiments.secure_sum import VARIANTS, secure_sum_workload
 if TYPE_CHECKING:
     import numpy as np
 
-    from algorithms.nmf.pd_nmf import InitSettings
+    from algorithms.nmf.pd_nmf import InitSettings, SvdInitSettings
     from algorithms.nmf.rri_steps import RRIParams
     from sim.simulation import Result
 
@@ -62,6 +62,8 @@ INITS = ("random", "random_2x", "nndsvd", "pd_nmf_init", "pd_svd")
 MAX_K = 10_000
 MAX_SWEEPS = 100_000
 MAX_PENALTY = 1e6
+SVD_VARIANTS = ("normed", "secure_sum", "sigma_revealing")
+"""PD-SVD's variants (:data:`algorithms.svd.pd_svd.VARIANTS`; a test holds them equal)."""
 
 
 @dataclass(frozen=True)
@@ -76,20 +78,14 @@ class InitCheck:
                 )
             return {"path": value["path"]}
         if value not in INITS:
-            available = [i for i in INITS if i != "pd_svd"]
             raise ScenarioError(
-                f"{name} = {value!r} is unknown; use one of {', '.join(available)} or "
+                f"{name} = {value!r} is unknown; use one of {', '.join(INITS)} or "
                 "{ path = \"T0.npy\" }"
-            )
-        if value == "pd_svd":
-            raise ScenarioError(
-                f"{name} = 'pd_svd' needs PD-SVD (thesis Algorithm 10), which mpcsim does not "
-                "implement yet; use pd_nmf_init, nndsvd, random or random_2x"
             )
         return value
 
     def describe(self) -> str:
-        return " | ".join(i for i in INITS if i != "pd_svd") + ' | { path = "T0.npy" }'
+        return " | ".join(INITS) + ' | { path = "T0.npy" }'
 
 
 @dataclass(frozen=True)
@@ -117,6 +113,8 @@ NMF_PARAMS: dict[str, Param] = {
                   "auto: observed if the data holds NaN (= unobserved), else full"),
     "init_iterations": Param(None, SweepsOrIterations(), "sweeps of PD-NMF-Init step 9"),
     "local_iterations": Param(200, integer(1, MAX_SWEEPS), "cap on the local RRI-NMF of step 2"),
+    "svd_iterations": Param(20, integer(1, MAX_SWEEPS), "init = pd_svd: PD-SVD's power iterations"),
+    "svd_variant": Param("secure_sum", choice(*SVD_VARIANTS), "init = pd_svd: PD-SVD variant"),
 }
 
 
@@ -131,6 +129,7 @@ class NmfSetup:
     init: Any
     loss: str
     init_settings: InitSettings
+    svd_init: SvdInitSettings | None = None
 
     @classmethod
     def from_params(cls, p: dict[str, Any], X: Any) -> NmfSetup:
@@ -142,7 +141,7 @@ class NmfSetup:
         import numpy as np
         import scipy.sparse as sp
 
-        from algorithms.nmf.pd_nmf import InitSettings
+        from algorithms.nmf.pd_nmf import InitSettings, SvdInitSettings
         from algorithms.nmf.rri_steps import RRIParams
 
         n, d = X.shape
@@ -176,7 +175,11 @@ class NmfSetup:
         settings = InitSettings(sweeps=p["init_iterations"] or p["iterations"],
                                 local_max_iter=p["local_iterations"])
         loss = p["loss"] if p["loss"] != "auto" else ("observed" if missing else "full")
-        return cls(k, sweeps, params, p["variant"], p["init"], loss, settings)
+        svd_init = None
+        if p["init"] == "pd_svd":
+            svd_init = SvdInitSettings(iterations=p.get("svd_iterations", 20),
+                                       variant=p.get("svd_variant", "secure_sum"))
+        return cls(k, sweeps, params, p["variant"], p["init"], loss, settings, svd_init)
 
 
 def public_start(setup: NmfSetup, X: Any, seed: int, base_dir: Path,
@@ -246,9 +249,18 @@ def run_pd_nmf(inp: RunInput, setup: NmfSetup, T0: np.ndarray | None) -> tuple[R
     parties = site_parties(
         lambda ctx, X: pd_nmf(ctx, X, setup.k, sweeps=setup.sweeps, params=setup.params,
                               variant=setup.variant, loss=setup.loss, T0=T0,
-                              init_settings=setup.init_settings),
+                              init_settings=setup.init_settings, svd_init=setup.svd_init),
         [{"X": shard} for shard in inp.shards],
     )
+    if T0 is None and setup.svd_init is not None and setup.svd_init.variant == "normed":
+        from protocols.normed_secure_sum import PRESETS
+        from sim.experiments.normed_secure_sum import layout_for, with_dealer
+
+        nss = PRESETS["p127-default"]
+        d = inp.shards[0].shape[1]
+        layout_for(nss, inp.simulation.field.p, len(inp.shards), d, "normed")
+        parties = with_dealer(parties, [(setup.k, d)] * setup.svd_init.iterations, "normed",
+                              nss)
     result = inp.simulation.run(parties, seed=inp.seed)
     return result, [result.outputs[m] for m in result.sites]
 
@@ -323,8 +335,8 @@ def _run_rri_nmf(inp: RunInput) -> AlgorithmRun:
     from sim import plots
 
     setup = NmfSetup.from_params(inp.params, inp.data)
-    if setup.init == "pd_nmf_init":
-        raise ScenarioError("algorithm.init = 'pd_nmf_init' is distributed; rri_nmf takes "
+    if setup.init in ("pd_nmf_init", "pd_svd"):
+        raise ScenarioError(f"algorithm.init = {setup.init!r} is distributed; rri_nmf takes "
                             "random, random_2x, nndsvd or { path = ... }")
     T0 = public_start(setup, inp.data, inp.seed, inp.scenario.base_dir)
     assert T0 is not None  # every init but pd_nmf_init gives a public T0

@@ -671,7 +671,8 @@ def test_statistical_verdict_is_reproducible_from_its_seed() -> None:
     first, again, other = audit(4), audit(4), audit(5)
     assert first == again
     assert first["verdict"] == other["verdict"] == "private"
-    assert first["p_value"] != other["p_value"]
+    # another seed, other runs (the Holm-adjusted p-value itself is often capped at 1)
+    assert first["details"] != other["details"]
 
 
 def test_statistical_refuses_too_few_trials() -> None:

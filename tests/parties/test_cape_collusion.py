@@ -107,32 +107,37 @@ def test_planted_leak_site_without_its_own_noise(data) -> None:
     assert found[0].measured_below and not found[0].matches_theory
 
 
-def test_planted_leak_generator_copies_the_honest_noise_to_a_colluder(data) -> None:
-    def copying(ctx, plan):
+def tampering_generator(tamper):
+    """A noise generator that draws the zero-sum noise e (S × D) as the honest one does, then
+    lets ``tamper(e)`` change it in place before recording and sending it."""
+
+    def generator(ctx, plan):
         for _ in range(TRIALS):
             call = ctx.new_call(PROTOCOL)
             e = zero_sum_noise(ctx.rng, plan, D, "float", ctx.fixed)
-            e[0] = e[S - 1]
+            tamper(e)
             yield Input("correlated_noise", e, call)
             yield SendEach({s: ctx.fixed.encode(e[s], n_summands=3 * S) for s in range(S)},
                            call, "correlated_noise")
 
+    return generator
+
+
+def test_planted_leak_generator_copies_the_honest_noise_to_a_colluder(data) -> None:
+    def copy_to_site_0(e):
+        e[0] = e[S - 1]
+
     plan = cape_plan(TAU, S)
-    found = findings(run(plan, data, generator=copying), plan)
+    found = findings(run(plan, data, generator=tampering_generator(copy_to_site_0)), plan)
     assert found[1].measured_below and not found[1].matches_theory
     assert found[1].view_only < 0.3 * TAU**2
 
 
 def test_planted_leak_generator_gives_the_honest_site_too_little_noise(data) -> None:
-    def timid(ctx, plan):
-        for _ in range(TRIALS):
-            call = ctx.new_call(PROTOCOL)
-            e = zero_sum_noise(ctx.rng, plan, D, "float", ctx.fixed)
-            e[S - 1] *= 0.1
-            yield Input("correlated_noise", e, call)
-            yield SendEach({s: ctx.fixed.encode(e[s], n_summands=3 * S) for s in range(S)},
-                           call, "correlated_noise")
+    def shrink_the_honest_noise(e):
+        e[S - 1] *= 0.1
 
     plan = cape_plan(TAU, S)
-    found = findings(run(plan, data, generator=timid), plan)
+    found = findings(run(plan, data, generator=tampering_generator(shrink_the_honest_noise)),
+                     plan)
     assert found[0].measured_below and not found[0].matches_theory

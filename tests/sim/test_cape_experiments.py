@@ -194,6 +194,101 @@ SLOW = ["cape_mean", "cape_pca_synthetic_epsilon", "cape_pca_synthetic_samples",
         "cape_otd_stm_epsilon", "cape_otd_stm_samples"]
 
 
+# The thresholds below come from the paper's claims (spec cape.md §7) and were checked against
+# every slow scenario at seeds 1–5 besides its own (BLAS on one thread); the figures quoted
+# are the worst over those six runs. Monte-Carlo noise is measured from the trials themselves
+# (the sweeps' outputs hold every trial), not assumed.
+
+
+def _check_cape_mean(m: dict) -> None:
+    """Claim 6a with S = 5 equal sites: the aggregate noise variance equals the pooled one, the
+    conventional one is S times it. Each empirical variance is a mean of n squared Gaussians,
+    so its ratio to the truth is χ²_n/n: accept the central 99.9 % (quantiles 0.0005, 0.9995).
+    Measured: CAPE/pooled 0.965–1.048, conventional/(S·pooled) 0.965–1.095 (band at
+    n = 800: 0.84–1.17)."""
+    n, S = m["samples"], m["sites"]
+    lo, hi = stats.chi2.ppf([0.0005, 0.9995], n) / n
+    assert m["theoretical_variance"] == pytest.approx(m["pooled_variance"], rel=1e-9)
+    assert m["conventional_theoretical_variance"] == pytest.approx(S * m["pooled_variance"],
+                                                                   rel=1e-9)
+    assert lo < m["empirical_variance"] / m["pooled_variance"] < hi
+    assert lo < m["conventional_over_pooled"] / S < hi
+
+
+def _check_pca_sweep(m: dict, outputs: dict) -> None:
+    """Spec §7.1's claims, in units of q_o (non-private q at each value):
+
+    1. capePCA ≡ pooled AG in law: at every value their means differ by at most 5 standard
+       errors (from the trials, treating the two as independent, which overstates the error
+       since both see the same samples; at least 0.001 q_o, far below any difference that
+       matters). Measured worst: 2.2 SE. Power: twice the pooled noise
+       variance lowers q by 0.09 q_o on the synthetic data at ε = 0.5 and 1 (N = 10 000), 14
+       to 35 SE there.
+    2. capePCA dominates conventional, and conventional local, up to ties at the random-subspace
+       floor (claim 4): ≥ −0.02 q_o everywhere (about 5 SE at the floor). Measured worst:
+       +0.017 and +0.002 q_o.
+    3. The gain is real: capePCA beats conventional by ≥ 0.1 q_o somewhere in the sweep (the
+       paper's panels a, d, g peak at about 0.37; measured peaks ≥ 0.25).
+    4. Every private method rises with ε, N_s and δ (first → last value; measured rises
+       ≥ 0.034 q_o).
+    5. capePCA approaches q_o as ε or N_s grows: its gap to q_o at the last value is ≤ 1/4 of
+       that at the first (measured ≤ 0.17), and it reaches 0.95 q_o at ε = 10 (paper panel a:
+       0.996; measured ≥ 0.997) and 0.8 q_o at the largest N_s (paper panel d: 0.785 already
+       at N_s = 2000 < our 3000; measured ≥ 0.887).
+    """
+    top = np.array(m["q_nonprivate"])
+    cape, pooled = outputs["q_cape"], outputs["q_pooled_ag"]  # (values, trials)
+    trials = cape.shape[1]
+    se = np.sqrt((cape.var(axis=1, ddof=1) + pooled.var(axis=1, ddof=1)) / trials)
+    se = np.maximum(se, 1e-3 * top)  # a tie in every trial is not evidence of a difference
+    assert np.all(np.abs(cape.mean(axis=1) - pooled.mean(axis=1)) <= 5 * se)
+    q = {k: np.array(m[f"q_{k}"]) / top for k in ("cape", "conventional", "local")}
+    assert np.all(q["cape"] >= q["conventional"] - 0.02)
+    assert np.all(q["conventional"] >= q["local"] - 0.02)
+    assert np.max(q["cape"] - q["conventional"]) >= 0.1
+    for k in q:
+        assert q[k][-1] > q[k][0], k
+    if m["sweep"] != "delta":
+        assert 1 - q["cape"][-1] <= 0.25 * (1 - q["cape"][0])
+        assert q["cape"][-1] >= (0.95 if m["sweep"] == "epsilon" else 0.8)
+
+
+def _check_otd_sweep(name: str, m: dict, outputs: dict) -> None:
+    """Spec §7.2's claims on the recovery error (lower is better):
+
+    1. capeAGN ≤ conventional ≤ local up to Monte-Carlo ties (the paper notes STM points where
+       conventional is marginally below capeAGN, and all private methods sit near the random
+       level at tiny ε): at every value, a ≤ b + 0.01 + 4 standard errors of the difference of
+       the means (from the trials, as independent samples). Measured worst: 0.87 SE above
+       b + 0.01 (MOG, ε = 0.1, where conventional exceeded local by 0.083 at one seed — a
+       fixed slack of 0.03 failed there).
+    2. The gain is real: conventional exceeds capeAGN by ≥ 0.1 (MOG) or ≥ 0.03 (STM) somewhere
+       (the paper's smallest gaps: MOG 0.13 at D = 10, N_s = 20k, ε = 0.5; STM 0.03; measured
+       minima of the largest gap 0.17 and 0.07).
+    3. Every private method's error falls from the first to the last value (ε or N_s;
+       measured falls ≥ 0.08).
+    4. capeAGN approaches non-private: its excess error at the last value is ≤ 0.1 of that at
+       the first along ε (measured ≤ 0.033), ≤ 0.5 along N_s for MOG (measured ≤ 0.23). Along
+       N_s for STM at ε = 0.1 with 5 trials the ratio scatters from 0.2 to 0.72 over the six
+       seeds (a trend test over the trials is not significant at every seed), so only claim 3
+       is asserted there (measured fall of capeAGN's error ≥ 0.08).
+    """
+    err = {k: np.array(m[f"error_{k}"]) for k in ("cape", "conventional", "local", "nonprivate")}
+    trials = outputs["error_cape"].shape[1]
+    for a, b in (("cape", "conventional"), ("conventional", "local")):
+        se = np.sqrt((outputs[f"error_{a}"].var(axis=1, ddof=1)
+                      + outputs[f"error_{b}"].var(axis=1, ddof=1)) / trials)
+        assert np.all(err[a] <= err[b] + 0.01 + 4 * se), (a, b)
+    assert np.max(err["conventional"] - err["cape"]) >= (0.1 if "mog" in name else 0.03)
+    for k in ("cape", "conventional", "local"):
+        assert err[k][-1] < err[k][0], k
+    excess = err["cape"] - err["nonprivate"]
+    if m["sweep"] == "epsilon":
+        assert excess[-1] <= 0.1 * excess[0]
+    elif "mog" in name:
+        assert excess[-1] <= 0.5 * excess[0]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", SLOW)
 def test_paper_scenarios_reproduce_the_orderings(name: str, tmp_path: Path) -> None:
@@ -202,22 +297,11 @@ def test_paper_scenarios_reproduce_the_orderings(name: str, tmp_path: Path) -> N
     if "digits" in name:
         pytest.importorskip("sklearn")
     run = run_scenario(SCENARIOS / f"{name}.toml")
-    m = run.report["metrics"]
     assert run.write(tmp_path)
+    m = run.report["metrics"]
     if name == "cape_mean":
-        assert 0.7 * 5 < m["conventional_over_pooled"] < 1.4 * 5
-        return
-    if "pca" in name:
-        cape, conv, local = (np.array(m[f"q_{k}"]) for k in ("cape", "conventional", "local"))
-        pooled, top = np.array(m["q_pooled_ag"]), np.array(m["q_nonprivate"])
-        spread = 0.05 * top
-        assert np.all(cape >= conv - spread) and np.all(conv >= local - spread)
-        assert np.all(np.abs(cape - pooled) <= spread)
-        if m["sweep"] != "delta":
-            assert cape[-1] > 0.85 * top[-1] and cape[-1] > cape[0]
-        return
-    cape, conv, local = (np.array(m[f"error_{k}"]) for k in ("cape", "conventional", "local"))
-    slack = 0.03
-    assert np.all(cape <= conv + slack) and np.all(conv <= local + slack)
-    assert cape[-1] < cape[0]
-    assert cape[-1] - m["error_nonprivate"][-1] < 0.5 * (cape[0] - m["error_nonprivate"][0])
+        _check_cape_mean(m)
+    elif "pca" in name:
+        _check_pca_sweep(m, run.outputs)
+    else:
+        _check_otd_sweep(name, m, run.outputs)

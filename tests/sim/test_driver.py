@@ -16,7 +16,7 @@ import pytest
 
 from parties.party import Party, site_parties
 from protocols import wire
-from protocols.channels import SEAL_OVERHEAD_BYTES, TAG_BYTES
+from protocols.channels import SEAL_OVERHEAD_BYTES
 from protocols.context import PartyContext
 from protocols.effects import Input, Output, Recv, RecvEach, Send, SendEach
 from protocols.errors import (
@@ -198,10 +198,16 @@ def test_a_party_that_raises_aborts_the_run_and_releases_every_waiting_peer() ->
     assert (abort.party, abort.round) == (0, 1)
     assert abort.reason == "ValueError: bad value 9"
     assert isinstance(abort.__cause__, ValueError)
-    assert str(abort) == "party 0 aborted in round 1: ValueError: bad value 9"
+    assert abort.call == "t#0"
+    assert str(abort) == "party 0 aborted in round 1 in call t#0: ValueError: bad value 9"
     assert sorted(seen) == [1, 2, 3]
-    assert {(a.party, a.round, a.reason) for a in seen.values()} == {
-        (0, 1, "ValueError: bad value 9")}
+    # peers are told who aborted in which call, nothing more: the reason (here a value the
+    # failing party received) could be private
+    assert {(a.party, a.round, a.reason, a.call) for a in seen.values()} == {
+        (0, None, "", "t#0")}
+    assert {str(a) for a in seen.values()} == {"party 0 aborted in call t#0"}
+    assert all(a.__cause__ is None and a.__context__ is None for a in seen.values())
+    assert len({id(a) for a in seen.values()}) == 3  # each peer its own notice
 
 
 def test_a_peer_that_waits_only_after_the_failure_is_told_too() -> None:
@@ -408,16 +414,16 @@ def test_sealed_bytes_are_payload_plus_overhead_and_unsealed_are_the_payload() -
     ka = {s: [r.bytes for r in results[s].ledger if r.protocol == "key_agreement"]
           for s in (True, False)}
     assert ka[True] == ka[False] == [4 + 8 + 32] * 6
-    # what travels: ciphertext + tag (the nonce is counted, carried beside it) vs plaintext
+    # what travels: nonce ‖ ciphertext ‖ tag vs plaintext
     sealed_data = [data for tag, data in seen[True] if tag.startswith("secure_sum")]
     open_data = [data for tag, data in seen[False] if tag.startswith("secure_sum")]
-    assert {len(x) for x in sealed_data} == {payload + TAG_BYTES}
+    assert {len(x) for x in sealed_data} == {payload + SEAL_OVERHEAD_BYTES}  # nonce in front
     assert {len(x) for x in open_data} == {payload}
     decoded = [wire.decode(x) for x in open_data]
     assert all(a.dtype == np.uint64 and a.shape == (d,) for a in decoded)
     # the plaintext header never appears at the start of a sealed message
     header = open_data[0][:12]
-    assert all(not x.startswith(header) for x in sealed_data)
+    assert all(header not in x for x in sealed_data)
 
 
 def test_sealing_needs_keys() -> None:
@@ -486,6 +492,10 @@ def test_errors_survive_copy_and_pickle_as_simpy_and_mpi_need() -> None:
     for copy in (type(abort)(*abort.args), pickle.loads(pickle.dumps(abort))):
         assert (copy.party, copy.round, copy.reason) == (3, 2, "RuntimeError: boom")
         assert str(copy) == "party 3 aborted in round 2: RuntimeError: boom"
+    notice = ProtocolAbort.notice(3, "secure_sum#4")
+    for copy in (type(notice)(*notice.args), pickle.loads(pickle.dumps(notice))):
+        assert (copy.party, copy.round, copy.reason, copy.call) == (3, None, "", "secure_sum#4")
+        assert copy.is_notice and str(copy) == "party 3 aborted in call secure_sum#4"
     overflow = FieldOverflowError(1e20, 2.5, "column 4", "lower frac_bits")
     copy = pickle.loads(pickle.dumps(overflow))
     assert (copy.value, copy.bound, copy.what) == (1e20, 2.5, "column 4")
@@ -511,3 +521,40 @@ def test_the_run_restores_the_garbage_collector_even_when_it_aborts() -> None:
         assert not gc.isenabled()  # a caller's choice is kept
     finally:
         gc.enable()
+
+
+def test_a_sealed_message_may_arrive_before_its_receiver_has_the_key() -> None:
+    """Party 0's links are fast, the link 1–2 slow: 0 finishes key agreement and seals its
+    share to 1 while 1 still waits for 2's public key. The message waits, unopened, until 1
+    asks for it with the key in hand."""
+    links = [{"a": 0, "b": 1, "latency_ms": 1.0}, {"a": 0, "b": 2, "latency_ms": 1.0},
+             {"a": 1, "b": 2, "latency_ms": 100.0}]
+    sim = Simulation(Network.build(3, links=links), seed=1)
+    result = sim.run(sum_parties(m=3, d=2))
+    assert result.outputs[1].tolist() == [3.0, 6.0]
+    first_share = min((r for r in result.ledger if r.protocol == "secure_sum"
+                       and (r.sender, r.receiver) == (0, 1)), key=lambda r: r.delivered_s)
+    last_key = max(r.delivered_s for r in result.ledger
+                   if r.protocol == "key_agreement" and r.receiver == 1)
+    assert first_share.delivered_s < last_key  # it did arrive before 1 had every key
+
+
+@pytest.mark.parametrize("record_views", [True, False])
+def test_a_forged_message_nobody_reads_aborts_even_when_views_are_not_kept(
+        record_views: bool) -> None:
+    def talker(ctx: PartyContext):
+        call = ctx.new_call("t")
+        yield Send(1, value(1), call, "asked")
+        yield Send(1, value(2), call, "unasked")
+
+    def listener(ctx: PartyContext):
+        yield Recv(0, ctx.new_call("t"), "asked")
+
+    def forge(sender: int, receiver: int, tag: str, data: bytes) -> bytes:
+        return data[:-1] + bytes([data[-1] ^ 1]) if tag.endswith("unasked") else data
+
+    sim = Simulation(Network.build(2), seed=1, keys="preshared", interceptor=forge,
+                     record_views=record_views)
+    with pytest.raises(ProtocolAbort) as info:
+        sim.run([Party(0, talker), Party(1, listener)])
+    assert info.value.party == 1 and isinstance(info.value.__cause__, AuthenticationError)

@@ -307,8 +307,10 @@ BAD_INPUT = {
     "t0_missing": ('k = 2\ninit = { path = "nowhere.npy" }', CSV_OK, "pd_nmf",
                    "algorithm.init T0 file"),
     "unknown_init": ('k = 2\ninit = "svd"', CSV_OK, "pd_nmf", "unknown"),
-    "pd_svd_not_implemented": ('k = 2\ninit = "pd_svd"', CSV_OK, "pd_nmf",
-                               "not implement"),
+    "pd_svd_normed_at_p61": ('k = 2\ninit = "pd_svd"\nsvd_variant = "normed"', CSV_OK,
+                             "pd_nmf", "p61-demo"),
+    "pd_svd_unknown_variant": ('k = 2\ninit = "pd_svd"\nsvd_variant = "qr"', CSV_OK,
+                               "pd_nmf", "svd_variant"),
     "unknown_key": ("k = 2\nsweeps = 3", CSV_OK, "pd_nmf", "unknown key 'sweeps'"),
     "negative_l2_plain": ('k = 2\nform = "plain"\nl2_w = -0.1', CSV_OK, "pd_nmf", "l2_w"),
     "negative_l1": ("k = 2\nl1_t = -0.1", CSV_OK, "pd_nmf", "l1_t"),
@@ -317,6 +319,7 @@ BAD_INPUT = {
     "rri_nmf_distributed_init": ('k = 2\ninit = "pd_nmf_init"', CSV_OK, "rri_nmf",
                                  "pd_nmf_init"),
     "rri_nmf_negative_data": ("k = 2", CSV_NEGATIVE, "rri_nmf", "negative"),
+    "rri_nmf_pd_svd_init": ('k = 2\ninit = "pd_svd"', CSV_OK, "rri_nmf", "distributed"),
 }
 
 
@@ -334,11 +337,12 @@ def test_bad_input_is_one_error_line_and_status_2(tmp_path, capsys, case):
     assert not (tmp_path / "out").exists()  # a failed run writes nothing
 
 
-def test_pd_svd_message_says_it_is_not_implemented_yet(tmp_path, capsys):
-    path = write_case(tmp_path, 'k = 2\ninit = "pd_svd"')
-    assert main(["run", path, "--quiet"]) == 2
-    err = capsys.readouterr().err
-    assert "PD-SVD" in err and "not implement yet" in err
+def test_pd_svd_start_runs_from_the_command_line(tmp_path, capsys):
+    path = write_case(tmp_path, 'k = 2\ninit = "pd_svd"\nsvd_iterations = 10')
+    assert main(["run", path, "--quiet", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["parameters"]["init"] == "pd_svd"
+    assert "init/sigma" in report["communication"]["per_phase"]
 
 
 CSV_MISSING = "1,nan,3,1\n4,5,nan,1\nnan,8,9,2\n1,1,1,3\n2,nan,1,1\n3,1,nan,2\n"

@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from Crypto.Hash import SHA256
+from Crypto.Protocol.KDF import HKDF
 
 from parties.party import Party, site_parties
 from parties.view import View
@@ -20,7 +22,7 @@ from protocols.effects import Recv, RecvEach, Send, SendEach
 from protocols.errors import InputError, ProtocolAbort
 from protocols.secure_sum import secure_sum
 from sim.network import Network
-from sim.simulation import Result, Simulation, seed_bytes
+from sim.simulation import SEED_SALT, Result, Simulation, party_seed
 
 
 def sum_program(variant: str):
@@ -165,7 +167,7 @@ def test_no_seed_draws_entropy_records_it_and_replays_with_it() -> None:
     assert isinstance(first.seed, int) and first.seed >= 0
     assert first.seed != second.seed  # fresh entropy each time
     assert masked_payloads(first) != masked_payloads(second)
-    assert first.views[0].seeds["entropy"] == first.seed
+    assert first.seed not in plain_values(first.views[0].seeds)  # the caller's, no party's
     replay = Simulation(Network.build(3), seed=first.seed).run(parties())
     assert replay.ledger.to_csv() == first.ledger.to_csv()
     for p in range(3):
@@ -174,33 +176,77 @@ def test_no_seed_draws_entropy_records_it_and_replays_with_it() -> None:
     assert masked_payloads(also) == masked_payloads(first)
 
 
-def test_views_record_seeds_per_party_and_purpose() -> None:
+def hkdf_reference(run_seed: int, party: int, purpose: str) -> bytes:
+    """The documented derivation, with pycryptodome's HKDF (independent of the code)."""
+
+    def field(tag: bytes, raw: bytes) -> bytes:
+        return tag + len(raw).to_bytes(4, "big") + raw
+
+    info = (field(b"s", b"party") + field(b"i", party.to_bytes(8, "big"))
+            + field(b"s", purpose.encode()))
+    ikm = run_seed.to_bytes(max(1, (run_seed.bit_length() + 7) // 8), "big")
+    return HKDF(ikm, 32, SEED_SALT, SHA256, context=info)
+
+
+def plain_values(seeds: dict[str, Any]) -> list[Any]:
+    return [v for value in seeds.values()
+            for v in (value.values() if isinstance(value, dict) else [value])]
+
+
+def test_views_record_each_partys_own_derived_seeds_and_never_the_run_seed() -> None:
     result = Simulation(Network.build(3), seed=77).run(parties())
     for p in range(3):
         seeds = result.views[p].seeds
-        assert seeds["entropy"] == 77
-        assert seeds["rng_spawn_key"] == [p, 0]
-        assert seeds["x25519_spawn_key"] == [p, 1]
-        assert seeds["mask_spawn_key"] == [p, 2]
-    # the spawned seed material differs per party and per purpose, and is a function of them
-    material = {(p, k): seed_bytes(77, p, k) for p in range(3) for k in range(3)}
+        assert seeds["key_source"] == "seed"
+        for purpose in ("rng", "x25519", "masks"):
+            assert seeds[purpose] == hkdf_reference(77, p, purpose).hex()
+        assert 77 not in plain_values(seeds) and "77" not in plain_values(seeds)
+    # the derived material differs per party and per purpose, and is a function of them
+    material = {(p, k): party_seed(77, p, k) for p in range(3)
+                for k in ("rng", "x25519", "masks")}
     assert len(set(material.values())) == 9
     assert all(len(v) == 32 for v in material.values())
-    assert seed_bytes(77, 1, 2) == seed_bytes(77, 1, 2) != seed_bytes(78, 1, 2)
+    assert party_seed(77, 1, "masks") == party_seed(77, 1, "masks") != party_seed(78, 1, "masks")
+    # typed, length-prefixed info: (party 1, "2x") and (party 12, "x") cannot meet
+    assert party_seed(77, 1, "2x") != party_seed(77, 12, "x")
 
 
-def test_party_rng_is_spawned_from_the_seed_per_party() -> None:
+def test_party_rng_is_seeded_with_its_own_derived_value() -> None:
     def draw(ctx: PartyContext) -> Generator[Any, Any, Any]:
-        return float(ctx.rng.random())
+        return (float(ctx.rng.random()), int(ctx.rng.bit_generator.seed_seq.entropy))
         yield  # pragma: no cover
 
     sim = Simulation(Network.build(3), seed=9, keys="none", sealing=False)
     a = sim.run([Party(p, draw) for p in range(3)])
     b = sim.run([Party(p, draw) for p in range(3)])
     assert a.outputs == b.outputs
-    assert len(set(a.outputs.values())) == 3
-    expected = np.random.default_rng(np.random.SeedSequence(9, spawn_key=(1, 0))).random()
-    assert a.outputs[1] == expected
+    assert len({v for v, _ in a.outputs.values()}) == 3
+    own = int.from_bytes(hkdf_reference(9, 1, "rng"), "big")
+    expected = np.random.default_rng(np.random.SeedSequence(own)).random()
+    assert a.outputs[1] == (expected, own)  # the entropy a program can read is its own
+    assert all(entropy != 9 for _, entropy in a.outputs.values())
+
+
+def test_os_key_source_draws_fresh_keys_every_run_with_the_same_outputs() -> None:
+    sim = Simulation(Network.build(3), seed=5, key_source="os", record_draws=True)
+    a, b = sim.run(parties()), sim.run(parties())
+    assert a.outputs[0].tolist() == b.outputs[0].tolist() == expected_sum()
+    assert a.ledger.to_csv() == b.ledger.to_csv()  # the same communication
+    for p in range(3):
+        sa, sb = a.views[p].seeds, b.views[p].seeds
+        assert sa["key_source"] == "os"
+        assert sa["rng"] == sb["rng"]  # local random choices still replay
+        assert sa["x25519"] != sb["x25519"] and sa["masks"] != sb["masks"]
+        assert sa["x25519"] != hkdf_reference(5, p, "x25519").hex()
+        assert sa["pair_mask_seeds"] != sb["pair_mask_seeds"]
+    assert masked_payloads(a) != masked_payloads(b)
+    seeded = Simulation(Network.build(3), seed=5, keys="preshared")
+    assert seeded.run(parties()).views[0].seeds == seeded.run(parties()).views[0].seeds
+    fresh = Simulation(Network.build(3), seed=5, keys="preshared", key_source="os")
+    assert (fresh.run(parties()).views[0].seeds["pair_mask_seeds"]
+            != fresh.run(parties()).views[0].seeds["pair_mask_seeds"])
+    with pytest.raises(InputError, match="key_source"):
+        Simulation(Network.build(3), key_source="urandom")
 
 
 # -- roles, parties and the Result --------------------------------------------------------
@@ -229,6 +275,8 @@ def test_other_roles_take_the_ids_after_the_sites_and_join_the_network() -> None
     assert result.outputs == {0: 3.5, 1: 3.5, 2: "aggregator"}
     assert result.roles == {0: "site", 1: "site", 2: "aggregator"}
     assert result.sites == (0, 1)
+    result.roles[2] = "site"  # the caller's copy: the next run is unaffected
+    assert Simulation(net, seed=3).run(everyone).roles[2] == "aggregator"
     assert 2 not in net.graph  # the configured network is left as given
     agg_rows = [r for r in result.ledger if r.protocol == "agg"]
     assert all(r.hops == 2 for r in agg_rows)  # the aggregator was attached to the hub

@@ -1,0 +1,235 @@
+"""The trusted dealer: preprocessing material, dealt in an offline phase before inputs exist.
+
+The dealer (role ``"dealer"``, the id after the sites) runs before the data holders have
+inputs and hands each of them additive shares of input-independent correlated randomness
+(spec ``normed_secure_sum.md`` §2.1, §2.7):
+
+========== ================================= ================= =========================
+kind       what is shared                     elements/party    used by
+========== ================================= ================= =========================
+triple     (a, b, ab), a, b uniform in F_p    3 per item        Beaver products (P1)
+square     (a, a²), a uniform                 2 per item        squares (P2)
+bit        b uniform in {0, 1}                1 per item        BitDec (P4)
+mask       h uniform on [0, 2^bits)           1 per item        BitDec's high mask (P4)
+trunc      (r_lo, r_lo + 2^m·r_hi), r_lo      2 per item        TruncPr (P3), dithered
+           uniform on [0, 2^m), r_hi uniform                    output opening (O4)
+           on [0, 2^(bits − m))
+========== ================================= ================= =========================
+
+A protocol states what it needs as a :data:`Plan` — a sequence of :class:`Request` — computed
+from public parameters only. :func:`deal` turns a plan into M flat share vectors (the values of
+every item in plan order, each split into M − 1 uniform shares and a last share that completes
+the sum); :func:`dealer` is the dealer's party program, which sends party j its vector as one
+message per protocol invocation, in the offline phase (``ctx.in_phase("offline")``: the ledger's
+``phase`` column marks these rows ``offline``). A data holder wraps its vector in a
+:class:`Pool` and takes items in the order of the plan; taking anything the plan does not list
+at that point is an error, so the dealer and the parties can never silently disagree.
+
+Randomness: the dealer draws from its own generator (``ctx.rng``, spawned per party from the
+scenario seed), so a run replays exactly. Departure from the spec's optional bandwidth saving
+(PRG-seeded shares, one correction element per item to P_1, as CrypTen's TTP): the dealer sends
+every share explicitly, so the offline cost in the ledger is M × the material per party; the
+saving would not change the online phase that the cost formulas and Table 2.2 concern.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from protocols.context import PartyContext
+from protocols.effects import Call, Recv, SendEach
+from protocols.errors import MpcsimError
+from protocols.field import PrimeField
+from protocols.mersenne127 import ELEMENT127, mpc_field
+from protocols.mpc.public import constant
+
+PROTOCOL = "dealer"
+ROLE = "dealer"
+OFFLINE = "offline"
+STEP = "material"
+
+WIDTH = {"triple": 3, "square": 2, "bit": 1, "mask": 1, "trunc": 2}
+
+
+@dataclass(frozen=True)
+class Request:
+    """``count`` items of one ``kind``; ``bits`` and ``m`` parametrise masks and truncation."""
+
+    kind: str
+    count: int
+    bits: int = 0
+    m: int = 0
+
+    def __post_init__(self) -> None:
+        if self.kind not in WIDTH:
+            raise ValueError(f"unknown dealer item kind {self.kind!r}")
+
+    @property
+    def elements(self) -> int:
+        """Field elements each party receives for this request."""
+        return WIDTH[self.kind] * self.count
+
+
+Plan = tuple[Request, ...]
+
+
+def plan_elements(plan: Sequence[Request]) -> int:
+    """Elements each party receives for a plan (the dealer sends M times this)."""
+    return sum(r.elements for r in plan)
+
+
+def plan_items(plan: Sequence[Request]) -> dict[str, int]:
+    """Items per kind (triples, square pairs, bits, masks, truncation pairs) of a plan."""
+    out = dict.fromkeys(WIDTH, 0)
+    for r in plan:
+        out[r.kind] += r.count
+    return out
+
+
+def uniform_below(field: PrimeField, rng: np.random.Generator, n: int, bits: int) -> np.ndarray:
+    """n elements holding integers uniform on [0, 2^bits) (bits < bit length of p)."""
+    if not 0 <= bits < field.p.bit_length():
+        raise ValueError(f"2^{bits} is out of the field's range")
+    if bits == 0:
+        return field.zeros(n)
+    words = rng.bit_generator.random_raw((n, (bits + 63) // 64))
+    top = bits - 64 * (words.shape[1] - 1)
+    words[:, -1] >>= np.uint64(64 - top)
+    if field.dtype == ELEMENT127:
+        out = np.zeros(n, dtype=ELEMENT127)
+        out["lo"] = words[:, 0]
+        if words.shape[1] > 1:
+            out["hi"] = words[:, 1]
+        return out
+    if words.shape[1] == 1 and bits < 64:
+        return field.elements(words[:, 0])
+    values = [sum(int(w) << (64 * j) for j, w in enumerate(row)) for row in words.tolist()]
+    return field.elements(np.array(values, dtype=object))
+
+
+def material_values(field: PrimeField, rng: np.random.Generator, plan: Sequence[Request]
+                    ) -> np.ndarray:
+    """The clear values of every item of ``plan``, flat, in plan order (component-major).
+
+    Items of one kind are drawn in one vectorised pass and then cut into the plan's requests.
+    """
+    totals = plan_items(plan)
+    pools: dict[str, list[np.ndarray]] = {}
+    if totals["triple"]:
+        a, b = field.random(rng, totals["triple"]), field.random(rng, totals["triple"])
+        pools["triple"] = [a, b, field.mul(a, b)]
+    if totals["square"]:
+        a = field.random(rng, totals["square"])
+        pools["square"] = [a, field.mul(a, a)]
+    if totals["bit"]:
+        pools["bit"] = [field.elements(rng.bit_generator.random_raw(totals["bit"])
+                                       >> np.uint64(63))]
+    used = dict.fromkeys(WIDTH, 0)
+    parts = []
+    for r in plan:
+        n = r.count
+        if r.kind in pools:
+            start = used[r.kind]
+            parts += [component[start : start + n] for component in pools[r.kind]]
+            used[r.kind] = start + n
+        elif r.kind == "mask":
+            parts.append(uniform_below(field, rng, n, r.bits))
+        else:  # trunc: r_lo and r_lo + 2^m·r_hi
+            r_lo = uniform_below(field, rng, n, r.m)
+            r_hi = uniform_below(field, rng, n, r.bits - r.m)
+            parts += [r_lo, field.add(r_lo, field.mul(r_hi, constant(field, 1 << r.m)))]
+    if not parts:
+        return field.zeros(0)
+    return np.concatenate(parts)
+
+
+def deal(field: PrimeField, rng: np.random.Generator, plan: Sequence[Request], n_parties: int
+         ) -> list[np.ndarray]:
+    """M share vectors of the plan's material: M − 1 uniform, the last completes the sum."""
+    values = material_values(field, rng, plan)
+    if n_parties == 1:
+        return [values]
+    masks = field.random(rng, (n_parties - 1, len(values)))
+    last = field.sub(values, field.sum(masks, axis=0))
+    return [*masks, last]
+
+
+def dealer_id(ctx: PartyContext) -> int:
+    """The id of the dealer among the participants; an error if the run has none."""
+    ids = [p for p, role in ctx.roles.items() if role == ROLE]
+    if len(ids) != 1:
+        raise MpcsimError(
+            f"this protocol needs exactly one participant with role {ROLE!r}, found {len(ids)}; "
+            "add the dealer party (see protocols.mpc.dealer)"
+        )
+    return ids[0]
+
+
+def dealer(ctx: PartyContext, plans: Sequence[Sequence[Request]]
+           ) -> Generator[Any, Any, None]:
+    """Party program of the dealer: deal ``plans[j]`` for invocation j, offline.
+
+    Each plan is sent as one message per data holder, tagged ``dealer#j.material``.
+    """
+    field = mpc_field(ctx.field.p)
+    with ctx.in_phase(OFFLINE):
+        for j, plan in enumerate(plans):
+            if not plan:  # nothing to deal (e.g. a variant that opens its sum)
+                continue
+            shares = deal(field, ctx.rng, plan, ctx.n_parties)
+            yield SendEach(dict(zip(ctx.parties, shares, strict=True)), Call(PROTOCOL, j), STEP)
+
+
+def receive_material(ctx: PartyContext, instance: int) -> Generator[Any, Any, np.ndarray]:
+    """A data holder's program step: receive its material for invocation ``instance``."""
+    return (yield Recv(dealer_id(ctx), Call(PROTOCOL, instance), STEP))
+
+
+class Pool:
+    """One party's material for one invocation, taken in the order of the plan.
+
+    Parameters
+    ----------
+    field : PrimeField
+        The engine's field.
+    plan : sequence of Request
+        The plan the dealer dealt.
+    shares : ndarray
+        This party's flat share vector (:func:`deal`).
+    """
+
+    def __init__(self, field: PrimeField, plan: Sequence[Request], shares: np.ndarray) -> None:
+        if len(shares) != plan_elements(plan):
+            raise MpcsimError(
+                f"dealer material holds {len(shares)} elements, the plan needs "
+                f"{plan_elements(plan)}"
+            )
+        self.field = field
+        self._queue: dict[str, list[tuple[Request, np.ndarray]]] = {k: [] for k in WIDTH}
+        offset = 0
+        for r in plan:
+            block = shares[offset : offset + r.elements].reshape(WIDTH[r.kind], r.count)
+            self._queue[r.kind].append((r, block))
+            offset += r.elements
+
+    def take(self, kind: str, count: int, bits: int = 0, m: int = 0) -> tuple[np.ndarray, ...]:
+        """The next request of ``kind``: its components, each of length ``count``."""
+        return tuple(self.take_block(kind, count, bits, m))
+
+    def take_block(self, kind: str, count: int, bits: int = 0, m: int = 0) -> np.ndarray:
+        """The next request of ``kind`` as one (components, count) block (contiguous rows)."""
+        queue = self._queue[kind]
+        expected = Request(kind, count, bits, m)
+        if not queue or queue[0][0] != expected:
+            got = queue[0][0] if queue else "nothing"
+            raise MpcsimError(f"dealer material out of step: wanted {expected}, next is {got}")
+        _, block = queue.pop(0)
+        return block
+
+    def left(self) -> int:
+        """Requests not taken yet (0 when a protocol consumed exactly its plan)."""
+        return sum(len(q) for q in self._queue.values())

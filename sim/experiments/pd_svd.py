@@ -1,0 +1,179 @@
+"""Catalogue entry ``pd_svd`` (thesis seed 001, §2.3, Algorithms 9 and 10; §3.3.2).
+
+PD-SVD (:mod:`algorithms.svd.pd_svd`) among the scenario's parties: every party learns
+``V`` (d×k) and ``sigma``; party m keeps ``U_<m>`` = X^(m) V Σ⁻¹ (written to the outputs file
+by the simulator, as every party's private result is). ``variant`` "normed" needs
+``[field] prime = "2^127-1"`` (NormedSecureSum; a dealer joins as the id after the sites).
+
+Scenario keys (``[algorithm]``): ``k``, ``iterations`` (τ), ``variant`` ("normed" |
+"secure_sum" | "sigma_revealing"), and NormedSecureSum's keys (``preset``, ``input_bits``,
+``input_frac_bits``, ``kappa``, ``work_bits``, ``out_bits``, ``newton_steps``, ``demo``) with
+``scale``: a public factor on every NormedSecureSum input — "auto" (the default) uses
+2^⌊log₂(2^12/‖X‖²_max)⌋ where ‖X‖²_max bounds the Gram product's norm; the simulator derives it
+from the pooled data, standing in for a bound the parties agree on (e.g. a known range of the
+data); the direction, and so PD-SVD's result, does not depend on it.
+
+Metrics: ``max_principal_angle_vs_numpy`` (radians, V against numpy's SVD of the pooled X),
+``max_abs_diff_vs_centralized`` (V against Algorithm 9 from the same start, C7),
+``lra_error_local`` and ``lra_error_global`` per party (‖X^(m) − X^(m) V Vᵀ‖_F with the party's
+own top-k V from its rows alone, and with PD-SVD's V; thesis §3.3.2), ``principal_angle_history``
+(per iteration), ``sigma`` against numpy, and the communication per iteration: online rounds and
+elements sent per party, and offline (dealer) elements per party.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from algorithms.svd.pd_svd import VARIANTS, pd_svd
+from algorithms.svd.power_iteration import (
+    block_power_iteration,
+    lra_error,
+    max_principal_angle,
+)
+from parties.party import site_parties
+from protocols.errors import ScenarioError
+from protocols.normed_secure_sum import declared_cost
+from sim import plots
+from sim.entry import Algorithm, AlgorithmRun, Param, RunInput, choice, integer
+from sim.experiments.normed_secure_sum import (
+    NSS_PARAMS,
+    call_cost,
+    cost_table,
+    layout_for,
+    nss_params,
+    with_dealer,
+)
+
+
+def _check_scale(name: str, value: Any) -> Any:
+    if value == "auto":
+        return value
+    if isinstance(value, bool) or not isinstance(value, int | float) or not (
+            math.isfinite(value) and value > 0):
+        raise ScenarioError(f"{name} = {value!r} must be \"auto\" or a positive number")
+    return float(value)
+
+
+def dense(X: Any) -> np.ndarray:
+    return X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+
+
+def auto_scale(X: Any, frac_bits: int, input_bits: int) -> float:
+    """A power of two that brings ‖S^(m) v‖ ≤ ‖X‖₂² into NormedSecureSum's input range."""
+    top = float(np.linalg.norm(dense(X), 2)) ** 2
+    limit = 2.0 ** (input_bits - 1 - frac_bits) / 8  # headroom below the range's edge
+    return 2.0 ** math.floor(math.log2(limit / top)) if top > 0 else 1.0
+
+
+def local_basis(X: Any, k: int) -> np.ndarray:
+    """The top-k right singular vectors of one party's rows (k capped by its rank)."""
+    _, _, vt = np.linalg.svd(dense(X), full_matrices=False)
+    return vt[: min(k, vt.shape[0])].T
+
+
+def _run(inp: RunInput) -> AlgorithmRun:
+    p = inp.params
+    k, iterations, variant = p["k"], p["iterations"], p["variant"]
+    X = inp.data
+    n, d = X.shape
+    if k > d:
+        raise ScenarioError(f"algorithm.k = {k} must be ≤ d = {d} (the data has {d} columns)")
+    params = nss_params({**p, "scale": 1.0})
+    m = len(inp.shards)
+    scale = auto_scale(X, params.frac_bits, params.input_bits) if p["scale"] == "auto" else (
+        p["scale"])
+    layout = None
+    if variant == "normed":
+        layout = layout_for(params, inp.simulation.field.p, m, d, "normed")
+    parties = site_parties(
+        lambda ctx, X: pd_svd(ctx, X, k, iterations, variant=variant, nss_params=params,
+                              scale=scale),
+        [{"X": shard} for shard in inp.shards],
+    )
+    if variant == "normed":
+        parties = with_dealer(parties, [(k, d)] * iterations, "normed", params)
+    result = inp.simulation.run(parties, seed=inp.seed)
+    models = [result.outputs[s] for s in result.sites]
+    V = models[0].V
+    Xd = dense(X)
+    _, s_true, vt = np.linalg.svd(Xd, full_matrices=False)
+    V_true = vt[:k].T
+    V_central, _ = block_power_iteration(X, models[0].V_start, iterations)
+    metrics: dict[str, Any] = {
+        "max_principal_angle_vs_numpy": max_principal_angle(V, V_true),
+        "max_abs_diff_vs_centralized": float(np.abs(V - V_central).max()),
+        "principal_angle_history": [max_principal_angle(v, V_true) for v in models[0].history],
+        "same_V_at_every_party": all(np.array_equal(mod.V, V) for mod in models),
+        "sigma": models[0].sigma.tolist(),
+        "sigma_numpy": s_true[:k].tolist(),
+        "lra_error_local": {s: lra_error(sh, local_basis(sh, k))
+                            for s, sh in zip(result.sites, inp.shards, strict=True)},
+        "lra_error_global": {s: lra_error(sh, V)
+                             for s, sh in zip(result.sites, inp.shards, strict=True)},
+        "n": n, "d": d, "k": k, "iterations": iterations, "variant": variant,
+        "nss_input_scale": scale,
+    }
+    tables = []
+    if variant == "normed" and layout is not None:
+        measured = call_cost(result.ledger, result.sites)
+        cost = declared_cost(layout, k)
+        metrics.update({
+            "per_iteration": {
+                "declared_online_rounds": cost.rounds,
+                "declared_online_elements_sent_per_party": cost.sent,
+                "declared_offline_elements_per_party": cost.offline,
+                "online_rounds": measured["online_rounds_per_call"][0],
+                "online_elements_sent_per_party": {
+                    s: v // iterations
+                    for s, v in measured["online_elements_sent_per_party"].items()},
+                "offline_elements_per_party": {
+                    s: v // iterations
+                    for s, v in measured["offline_elements_received_per_party"].items()},
+            },
+        })
+        tables.append(cost_table(layout, k, iterations, measured,
+                                 f"PD-SVD iteration = one NormedSecureSum of k = {k} columns, "
+                                 f"M = {m}, d = {d}"))
+    else:
+        rows = result.ledger.select(phase="iter")
+        metrics["per_iteration"] = {
+            "online_elements_sent_per_party": {
+                s: sum(r.elements for r in rows if r.sender == s) // iterations
+                for s in result.sites},
+        }
+        if variant == "secure_sum":
+            metrics["eigenvalue_estimates_revealed"] = models[0].eigenvalue_estimates[-1]
+    outputs = {"V": V, "sigma": models[0].sigma,
+               **{f"U_{s}": mod.U for s, mod in zip(result.sites, models, strict=True)}}
+    history = metrics["principal_angle_history"]
+    return AlgorithmRun(
+        result=result,
+        outputs=outputs,
+        metrics=metrics,
+        tables=tables,
+        plots={"convergence": lambda: plots.convergence(
+            {f"pd_svd ({variant})": history},
+            f"PD-SVD, M = {m}, d = {d}, k = {k}: largest principal angle to numpy's V_k")},
+        communication_by_phase=True,
+    )
+
+
+PD_SVD = Algorithm(
+    name="pd_svd",
+    summary="PD-SVD: block power iteration over NormedSecureSum (Σ hidden) or SecureSum",
+    reference="Tsikhanovich thesis (seed 001), §2.3, Algorithms 9 and 10; §3.3.2",
+    params={
+        "k": Param(3, integer(low=1), "rank, 1 ≤ k ≤ d"),
+        "iterations": Param(20, integer(low=1), "power iterations τ"),
+        "variant": Param("normed", choice(*VARIANTS), " | ".join(VARIANTS)),
+        **{key: param for key, param in NSS_PARAMS.items() if key != "scale"},
+        "scale": Param("auto", _check_scale, "\"auto\" or a public factor on NSS inputs"),
+    },
+    run=_run,
+    data_kind="uniform",
+)
