@@ -44,7 +44,8 @@ class Party:
 
 
 def check_parties(parties: Sequence[Party]) -> tuple[tuple[int, ...], dict[int, str]]:
-    """Validate a party list: ids unique, data holders are 0..M−1, other roles follow.
+    """Validate a party list: ids unique, data holders are 0..M−1, other roles follow, and at
+    least two participants of whom at least one holds data.
 
     Returns the data holders' ids and the role of every participant.
     """
@@ -59,10 +60,12 @@ def check_parties(parties: Sequence[Party]) -> tuple[tuple[int, ...], dict[int, 
         raise InputError(
             f"parties with other roles must have ids {len(sites)}..{len(ids) - 1}, got {others}"
         )
-    if len(sites) < 2:
+    if not sites or len(ids) < 2:
         raise InputError(
-            f"the run has {len(sites)} data-holding part{'y' if len(sites) == 1 else 'ies'}; a "
-            "secure computation needs M ≥ 2 (give every party a row block or an input)"
+            f"the run has {len(sites)} data-holding part{'y' if len(sites) == 1 else 'ies'} "
+            f"among {len(ids)} part{'y' if len(ids) == 1 else 'ies'}; a secure computation needs "
+            "M ≥ 2 data holders, or one and another role (give every party a row block or an "
+            "input)"
         )
     return tuple(sites), {p.id: p.role for p in parties}
 

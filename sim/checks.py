@@ -11,6 +11,7 @@ This module imports nothing heavy: the command line's ``--help`` and ``list`` lo
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,7 @@ from protocols.errors import ScenarioError
 __all__ = [
     "Boolean",
     "Choice",
+    "Described",
     "Integer",
     "Number",
     "check_choice",
@@ -161,3 +163,22 @@ class Boolean:
     def describe(self) -> str:
         """The allowed values."""
         return "true | false"
+
+
+@dataclass(frozen=True)
+class Described:
+    """Any check, with the allowed values written out for ``mpcsim list`` and the README.
+
+    For checks that do more than one range (``"auto"`` or a number, an optional key, a list),
+    where :class:`Integer`, :class:`Number` and :class:`Choice` cannot say it alone.
+    """
+
+    check: Callable[[str, Any], Any]
+    allowed: str
+
+    def __call__(self, name: str, value: Any) -> Any:
+        return self.check(name, value)
+
+    def describe(self) -> str:
+        """The allowed values, as given."""
+        return self.allowed

@@ -33,6 +33,10 @@ ANNOUNCE_S = 2.0
 shorter ones print it only if they are still running after a second."""
 
 
+MAX_BEAT_S = 60.0
+"""The longest silence of a running simulation's progress on stderr."""
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         sys.stderr.write(f"error: {message} (see `mpcsim --help`)\n")
@@ -43,9 +47,10 @@ class StderrProgress:
     """Progress on a stream: stage lines at most every half second, and a heartbeat.
 
     ``progress(stage, done, total)`` writes ``stage: done/total``. Between :meth:`start` and
-    :meth:`stop`, a background thread writes ``label: N s elapsed (estimated ...)`` whenever no
-    line was written for ``every`` seconds, so a long simulation shows progress from its first
-    second even when the algorithm reports no stages.
+    :meth:`stop`, a background thread writes ``label: N s elapsed`` whenever no line was written
+    for ``every`` seconds at first, then for a quarter of the time elapsed (at most
+    :data:`MAX_BEAT_S`), so a long simulation shows progress from its first second even when
+    the algorithm reports no stages, without a line every second for an hour.
     """
 
     def __init__(self, stream: TextIO, every: float = 1.0) -> None:
@@ -81,8 +86,11 @@ class StderrProgress:
         def beat() -> None:
             announced = announce
             while not self._done.wait(self.every / 4):
-                if time.monotonic() - self.last >= self.every:
-                    elapsed = f"{time.monotonic() - began:.0f} s elapsed"
+                now = time.monotonic()
+                # every second at first, then less often: a quarter of the time elapsed, at
+                # most a minute apart
+                if now - self.last >= max(self.every, min(MAX_BEAT_S, (now - began) / 4)):
+                    elapsed = f"{now - began:.0f} s elapsed"
                     self._write(f"{label}: {elapsed}" if announced
                                 else f"{label}: {elapsed}; {estimate}")
                     announced = True
@@ -160,7 +168,8 @@ def _list(name: str | None = None) -> str:
 
     if name is not None:
         entry = catalog.get(name)
-        rows = [[key, repr(p.default), p.allowed(), p.help] for key, p in entry.params.items()]
+        rows = [[key, "(left out)" if p.default is None else repr(p.default), p.allowed(),
+                 p.help] for key, p in entry.params.items()]
         return (f"{entry.name}: {entry.summary}\n{entry.reference}\n\n"
                 + table(["key", "default", "allowed", "meaning"], rows,
                         f"[algorithm] keys of {entry.name}") + "\n")

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from protocols.errors import ScenarioError
-from sim.checks import Boolean, Choice, Integer, Number
+from sim.checks import Boolean, Choice, Described, Integer, Number
 
 if TYPE_CHECKING:
     import numpy as np
@@ -228,6 +228,15 @@ class Algorithm:
 
 # -- reusable checks ---------------------------------------------------------------------------
 
+MAX_RANK = 10_000
+"""Largest rank, number of topics or components any entry accepts (k)."""
+MAX_ITERATIONS = 100_000
+"""Largest iteration, sweep or step count any entry accepts."""
+MAX_TRIALS = 100_000
+"""Largest number of independent trials any entry accepts."""
+MAX_WEIGHT = 1e6
+"""Largest penalty weight, bound or step size any entry accepts."""
+
 
 def choice(*options: str) -> Choice:
     """A check that the value is one of ``options``."""
@@ -243,6 +252,33 @@ def number(low: float | None = None, high: float | None = None, *, strict_low: b
            strict_high: bool = False) -> Number:
     """A check that the value is a finite number in [low, high] (strict: bound excluded)."""
     return Number(low, high, strict_low, strict_high)
+
+
+def described(check: Callable[[str, Any], Any], allowed: str) -> Described:
+    """``check`` with its allowed values written out (for checks of more than one range)."""
+    return Described(check, allowed)
+
+
+def optional(check: Integer | Number, absent: str) -> Described:
+    """``check``, or the key left out (``None``); ``absent`` says what leaving it out means."""
+
+    def run(name: str, value: Any) -> Any:
+        return None if value is None else check(name, value)
+
+    return Described(run, f"{check.describe()}; left out: {absent}")
+
+
+def auto_or(check: Integer | Number, meaning: str) -> Described:
+    """``"auto"`` (``meaning`` says what it picks) or a value that passes ``check``."""
+
+    def run(name: str, value: Any) -> Any:
+        if isinstance(value, str) and value == "auto":
+            return value
+        if isinstance(value, str):
+            raise ScenarioError(f'{name} = {value!r} must be "auto" or a number')
+        return check(name, value)
+
+    return Described(run, f'"auto" ({meaning}) | {check.describe()}')
 
 
 def boolean() -> Boolean:

@@ -194,7 +194,7 @@ def test_scenario_format_block_is_a_valid_scenario(tmp_path) -> None:
     # every range the comments give is the one the scenario layer enforces
     from sim.scenario import RANGES
 
-    assert RANGES["network.parties"] == (2, 10_000) and "2 ≤ M ≤ 10000" in text
+    assert RANGES["network.parties"] == (1, 10_000) and "1 ≤ M ≤ 10000" in text
     assert RANGES["network.latency_ms"] == (0.0, 60_000.0) and "0 ≤ latency_ms ≤ 60000" in text
     assert RANGES["network.bandwidth_mbps"] == (0.001, 10_000_000.0)
     assert "0.001 ≤ bandwidth_mbps ≤ 10000000" in text
@@ -231,13 +231,16 @@ def test_algorithm_table_matches_the_catalogue() -> None:
     rows = table_rows("Algorithms and their keys")
     names = [re.sub(r"`", "", r[0]) for r in rows]
     entries = catalog.algorithms()
-    assert names == list(entries)
+    assert len(names) == len(set(names)) and sorted(names) == sorted(entries)
     for name, row in zip(names, rows, strict=True):
-        keys = set(re.findall(r"`(\w+)`", row[2].split("without")[0]))
-        inherited = re.search(r"as `(\w+)`", row[2])
-        if inherited:
-            keys |= set(entries[inherited.group(1)].params)
-            keys.discard(inherited.group(1))
+        listed = re.split(r"; metrics? |; outputs? ", row[2])[0]
+        inherited = re.match(r"as `(\w+)`,? ?(?:without ([^,]*(?:, `\w+`)*))?", listed)
+        keys = set(re.findall(r"`(\w+)`", listed))
+        if inherited:  # "as `base`, without `a`, `b`, plus `c`": base's keys − a, b + c
+            base = entries[inherited.group(1)].params
+            dropped = set(re.findall(r"`(\w+)`", inherited.group(2) or "")) & set(base)
+            keys = (keys - {inherited.group(1)} - set(re.findall(
+                r"`(\w+)`", inherited.group(2) or ""))) | (set(base) - dropped)
         assert keys == set(entries[name].params), name
 
 

@@ -31,7 +31,16 @@ from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
 from sim.console import table
-from sim.entry import Algorithm, AlgorithmRun, Param, RunInput, integer, number
+from sim.entry import (
+    MAX_TRIALS,
+    MAX_WEIGHT,
+    Algorithm,
+    AlgorithmRun,
+    Param,
+    RunInput,
+    integer,
+    number,
+)
 from sim.experiments.cape_setup import (
     ACCOUNTING_HEADERS,
     PRIVACY_PARAMS,
@@ -54,9 +63,9 @@ LABEL = "mean"
 
 PARAMS: dict[str, Param] = {
     **PRIVACY_PARAMS,
-    "trials": Param(200, integer(low=2), "releases of the same means"),
+    "trials": Param(200, integer(2, MAX_TRIALS), "releases of the same means"),
     "scheme": scheme_param(),
-    "norm_bound": Param(1.0, number(low=1e-300), "B: every row has ‖x‖₂ ≤ B"),
+    "norm_bound": Param(1.0, number(0.0, MAX_WEIGHT, strict_low=True), "B: every row has ‖x‖₂ ≤ B"),
 }
 
 

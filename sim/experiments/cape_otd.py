@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from protocols.errors import ScenarioError
 from sim.console import table
-from sim.entry import Algorithm, AlgorithmRun, Param, RunInput, choice, integer
+from sim.entry import MAX_RANK, Algorithm, AlgorithmRun, Param, RunInput, choice, integer
 from sim.experiments.cape_setup import (
     ACCOUNTING_HEADERS,
     MODELS,
@@ -49,7 +49,7 @@ LABELS = {"cape": "capeAGN", "conventional": "conventional", "local": "local AGN
 
 PARAMS: dict[str, Param] = {
     "model": Param("mog", choice(*MODELS), "stm | mog"),
-    "k": Param(5, integer(low=1), "components K < D"),
+    "k": Param(5, integer(1, MAX_RANK), "components K < D"),
     **PRIVACY_PARAMS,
     **TRIAL_PARAMS,
     "sensitivity": Param("paper", choice("paper", "replace_one"), "MOG sensitivity bounds"),

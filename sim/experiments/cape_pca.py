@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from sim.console import table
-from sim.entry import Algorithm, AlgorithmRun, Param, RunInput, choice, integer
+from sim.entry import MAX_RANK, Algorithm, AlgorithmRun, Param, RunInput, choice, integer
 from sim.experiments.cape_setup import (
     ACCOUNTING_HEADERS,
     ORDERS,
@@ -53,7 +53,7 @@ METHODS = ("cape", "pooled_ag", "conventional", "local", "nonprivate")
 PREPROCESS = ("center_scale", "none")
 
 PARAMS: dict[str, Param] = {
-    "k": Param(5, integer(low=1), "number of principal directions K ≤ D"),
+    "k": Param(5, integer(1, MAX_RANK), "number of principal directions K ≤ D"),
     **PRIVACY_PARAMS,
     **TRIAL_PARAMS,
     "sensitivity": Param("paper", choice("paper", "replace_one"), "Δ = 1/N_s or √2/N_s"),

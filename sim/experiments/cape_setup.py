@@ -17,7 +17,17 @@ from typing import TYPE_CHECKING, Any
 
 from protocols.errors import ScenarioError
 from sim.console import table
-from sim.entry import AlgorithmRun, Param, RunInput, boolean, choice, integer, number
+from sim.entry import (
+    MAX_TRIALS,
+    AlgorithmRun,
+    Param,
+    RunInput,
+    boolean,
+    choice,
+    described,
+    integer,
+    number,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -42,7 +52,6 @@ MODES = ("paper", "robust")
 """As :data:`algorithms.cape.tensor_power.MODES`."""
 
 MAX_EPSILON = 1000.0
-MAX_TRIALS = 100_000
 MAX_SAMPLES_PER_SITE = 100_000_000
 _epsilon = number(0.0, MAX_EPSILON, strict_low=True)  # 0 < ε ≤ 1000
 _delta = number(0.0, 1.0, strict_low=True, strict_high=True)  # 0 < δ < 1
@@ -218,7 +227,9 @@ def sweep_params(values: list[Any]) -> dict[str, Param]:
     """The keys ``sweep`` (which key) and ``values`` (its values; each checked as that key by
     :func:`sweep_points`), with default ``values``."""
     return {"sweep": Param("epsilon", choice(*SWEEP_LABELS), "the swept key"),
-            "values": Param(values, _check_values, "its values")}
+            "values": Param(values, described(_check_values,
+                                                 "non-empty list of values of the swept key"),
+                            "its values")}
 
 
 def sweep_points(inp: RunInput, params: dict[str, Any], base: Mapping[str, Param],

@@ -30,27 +30,14 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from algorithms import data as data_io
-from algorithms.nmf.corrective import (
-    MISSING_RULES,
-    MODES,
-    CorrectiveSettings,
-    corrective_nmf,
-    corrective_party,
-    declared_iteration_elements,
-    injecting_party,
-    lambda_from_noise,
-    random_start,
-)
-from parties.party import Party
 from protocols.errors import DataError, InputError, ScenarioError
-from protocols.secure_sum import VARIANTS
-from sim import plots
+from sim.console import table
 from sim.entry import (
+    MAX_ITERATIONS,
+    MAX_RANK,
+    MAX_WEIGHT,
     Algorithm,
     AlgorithmRun,
     Param,
@@ -59,10 +46,22 @@ from sim.entry import (
     choice,
     integer,
     number,
+    optional,
 )
-from sim.privacy import AuditTarget, first_call_inputs
-from sim.report import table
-from sim.simulation import Result
+from sim.experiments.secure_sum import VARIANTS
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from algorithms.nmf.corrective import CorrectiveSettings
+    from sim.simulation import Result
+
+# Spelled out so that the catalogue loads without numpy (``mpcsim list`` answers at once);
+# tests/sim/test_startup.py holds each equal to its source.
+MODES = ("standard", "ignore", "replace")
+"""As :data:`algorithms.nmf.corrective.MODES`."""
+MISSING_RULES = ("ignore", "replace")
+"""As :data:`algorithms.nmf.corrective.MISSING_RULES`."""
 
 HOLDOUT_SEED_KEY = 1_000_020
 INIT_SEED_KEY = 1_000_021
@@ -70,34 +69,19 @@ ATTACK_SEED_KEY = 1_000_022
 ATTACK_MODELS = ("profile_injection", "informed")
 
 
-def _fraction(name: str, value: Any) -> float:
-    v = number()(name, value)
-    if not 0 < v < 1:
-        raise ScenarioError(f"{name} = {value!r} must lie in (0, 1)")
-    return v
-
-
-def _optional_positive(name: str, value: Any) -> float | None:
-    if value is None:
-        return None
-    v = number()(name, value)
-    if v <= 0:
-        raise ScenarioError(f"{name} = {value!r} must be > 0")
-    return v
-
-
-def _optional_fraction(name: str, value: Any) -> float | None:
-    return None if value is None else _fraction(name, value)
-
+FRACTION = number(0.0, 1.0, strict_low=True, strict_high=True)
+POSITIVE = number(0.0, MAX_WEIGHT, strict_low=True)
 
 COMMON: dict[str, Param] = {
-    "k": Param(5, integer(low=1), "rank k"),
-    "iterations": Param(300, integer(low=1), "iterations of Algorithm 1"),
+    "k": Param(5, integer(1, MAX_RANK), "rank k"),
+    "iterations": Param(300, integer(1, MAX_ITERATIONS), "iterations of Algorithm 1"),
     "missing": Param("ignore", choice(*MISSING_RULES), "ignore | replace (missing entries)"),
-    "lam": Param(None, _optional_positive, "λ > 0 (default 1, or from p and σ)"),
-    "corrupt_probability": Param(None, _optional_fraction, "p of §2.3, with noise_sd"),
-    "noise_sd": Param(None, _optional_positive, "σ of §2.3, with corrupt_probability"),
-    "holdout": Param(0.1, _fraction, "fraction of each genuine user's ratings held out"),
+    "lam": Param(None, optional(POSITIVE, "1, or from p and σ"), "λ"),
+    "corrupt_probability": Param(None, optional(FRACTION, "λ is given"),
+                                 "p of §2.3, with noise_sd"),
+    "noise_sd": Param(None, optional(POSITIVE, "λ is given"),
+                      "σ of §2.3, with corrupt_probability"),
+    "holdout": Param(0.1, FRACTION, "fraction of each genuine user's ratings held out"),
     "variant": Param("prg", choice(*VARIANTS), "SecureSum variant"),
 }
 PARAMS = {
@@ -158,6 +142,8 @@ class Setup:
 
 
 def _lambda(p: dict[str, Any]) -> float:
+    from algorithms.nmf.corrective import lambda_from_noise
+
     prob, sd = p["corrupt_probability"], p["noise_sd"]
     if (prob is None) != (sd is None):
         raise ScenarioError("algorithm.corrupt_probability and algorithm.noise_sd go together "
@@ -174,6 +160,8 @@ def _lambda(p: dict[str, Any]) -> float:
 
 
 def _target_columns(inp: RunInput, ids: list[int]) -> np.ndarray:
+    import numpy as np
+
     dataset = inp.extras.get("dataset")
     n_items = inp.data.shape[1]
     col_ids = getattr(dataset, "col_ids", None)
@@ -190,6 +178,11 @@ def _target_columns(inp: RunInput, ids: list[int]) -> np.ndarray:
 
 def build_setup(inp: RunInput) -> Setup:
     """Hold out test ratings, draw the start, build the attack (module docstring)."""
+    import numpy as np
+
+    from algorithms import data as data_io
+    from algorithms.nmf.corrective import random_start
+
     p = inp.params
     X = np.asarray(inp.data, dtype=np.float64)
     n, n_items = X.shape
@@ -250,6 +243,8 @@ def build_setup(inp: RunInput) -> Setup:
 
 def settings_of(p: dict[str, Any], lam: float, mode: str | None = None,
                 interpolate: bool | None = None) -> CorrectiveSettings:
+    from algorithms.nmf.corrective import CorrectiveSettings
+
     return CorrectiveSettings(mode=mode or p["mode"], missing=p["missing"], lam=lam,
                               interpolate=p.get("interpolate", True) if interpolate is None
                               else interpolate)
@@ -272,6 +267,9 @@ class Outcome:
 def simulate(inp: RunInput, setup: Setup, settings: CorrectiveSettings, attacked: bool,
              seed: int) -> Outcome:
     """Run Algorithm 1 among the parties; the injecting party poisons its rows if attacked."""
+    from algorithms.nmf.corrective import corrective_party, injecting_party
+    from parties.party import Party
+
     p = inp.params
     parties = []
     fake_party = setup.attack["party"] if attacked and setup.fake is not None else None
@@ -292,6 +290,8 @@ def simulate(inp: RunInput, setup: Setup, settings: CorrectiveSettings, attacked
 
 
 def _outcome(result: Result | None, setup: Setup, fits: list[Any], attacked: bool) -> Outcome:
+    import numpy as np
+
     genuine = [fit.W[: t.shape[0]] for fit, t in zip(fits, setup.trains, strict=True)]
     W = np.vstack(genuine)
     H = fits[0].H
@@ -323,6 +323,10 @@ def _outcome(result: Result | None, setup: Setup, fits: list[Any], attacked: boo
 def centralized(inp: RunInput, setup: Setup, settings: CorrectiveSettings,
                 attacked: bool) -> Outcome:
     """The centralized reference on the stacked rows (poisoned if ``attacked``)."""
+    import numpy as np
+
+    from algorithms.nmf.corrective import corrective_nmf
+
     rows = setup.poisoned if attacked else setup.trains
     W0 = setup.W0 if attacked else [w[: t.shape[0]] for w, t in zip(setup.W0, setup.trains,
                                                                       strict=True)]
@@ -340,6 +344,8 @@ def centralized(inp: RunInput, setup: Setup, settings: CorrectiveSettings,
 
 def rmse(test: np.ndarray, pred: np.ndarray, cols: np.ndarray | None = None) -> float | None:
     """RMSE over the held-out ratings (only in ``cols`` if given); None if there are none."""
+    import numpy as np
+
     mask = ~np.isnan(test)
     if cols is not None:
         keep = np.zeros(test.shape[1], dtype=bool)
@@ -354,6 +360,8 @@ def prediction_shift(clean: Outcome, attacked: Outcome, setup: Setup,
                      signed: bool = False) -> float:
     """Mean |WH* − WH| on the target items over the genuine users (§3.6); ``signed``: the
     mean of WH − WH* (negative when the attack pushed the targets down)."""
+    import numpy as np
+
     keep = np.ones(clean.pred.shape[0], dtype=bool)
     keep[setup.adversarial_rows] = False
     cols = setup.target_cols
@@ -362,6 +370,12 @@ def prediction_shift(clean: Outcome, attacked: Outcome, setup: Setup,
 
 
 def _run(inp: RunInput) -> AlgorithmRun:
+    import numpy as np
+
+    from algorithms.nmf.corrective import declared_iteration_elements
+    from sim import plots
+    from sim.privacy import AuditTarget, first_call_inputs
+
     p = inp.params
     setup = build_setup(inp)
     settings = settings_of(p, setup.lam)
@@ -421,6 +435,10 @@ def _row_label(mode: str, interpolate: bool, missing: str) -> str:
 
 
 def _run_comparison(inp: RunInput) -> AlgorithmRun:
+    import numpy as np
+
+    from sim import plots
+
     p = inp.params
     if inp.attack is None:
         raise ScenarioError("corrective_nmf_comparison compares runs without and with an attack; "

@@ -37,6 +37,9 @@ from typing import TYPE_CHECKING, Any
 
 from protocols.errors import InputError, ScenarioError
 from sim.entry import (
+    MAX_ITERATIONS,
+    MAX_RANK,
+    MAX_WEIGHT,
     Algorithm,
     AlgorithmRun,
     EstimateInput,
@@ -46,6 +49,7 @@ from sim.entry import (
     choice,
     integer,
     number,
+    optional,
 )
 from sim.experiments.secure_sum import VARIANTS, secure_sum_workload
 
@@ -59,9 +63,6 @@ if TYPE_CHECKING:
 INIT_SEED_KEY = 1_000_002
 INITS = ("random", "random_2x", "nndsvd", "pd_nmf_init", "pd_svd")
 """PD-NMF's initialisations (:data:`algorithms.nmf.pd_nmf.INITS`; a test holds them equal)."""
-MAX_K = 10_000
-MAX_SWEEPS = 100_000
-MAX_PENALTY = 1e6
 SVD_VARIANTS = ("normed", "secure_sum", "sigma_revealing")
 """PD-SVD's variants (:data:`algorithms.svd.pd_svd.VARIANTS`; a test holds them equal)."""
 
@@ -88,32 +89,24 @@ class InitCheck:
         return " | ".join(INITS) + ' | { path = "T0.npy" }'
 
 
-@dataclass(frozen=True)
-class SweepsOrIterations:
-    """``init_iterations``: a sweep count, or absent for ``iterations``."""
-
-    def __call__(self, name: str, value: Any) -> int | None:
-        return None if value is None else integer(1, MAX_SWEEPS)(name, value)
-
-    def describe(self) -> str:
-        return f"integer, 1 ≤ x ≤ {MAX_SWEEPS}; default: iterations"
-
-
 NMF_PARAMS: dict[str, Param] = {
-    "k": Param(5, integer(1, MAX_K), "number of topics; also k ≤ min(n, d)"),
-    "iterations": Param(30, integer(1, MAX_SWEEPS), "sweeps of PD-NMF-Iter"),
+    "k": Param(5, integer(1, MAX_RANK), "number of topics; also k ≤ min(n, d)"),
+    "iterations": Param(30, integer(1, MAX_ITERATIONS), "sweeps of PD-NMF-Iter"),
     "form": Param("topic", choice("topic", "plain"), "topic: rows on simplices; plain: W, T ≥ 0"),
     "variant": Param("prg", choice(*VARIANTS), "SecureSum variant"),
     "init": Param("pd_nmf_init", InitCheck(), "initialisation"),
-    "l1_w": Param(0.0, number(0.0, MAX_PENALTY), "ℓ1 on W"),
-    "l2_w": Param(0.0, number(-MAX_PENALTY, MAX_PENALTY), "ℓ2 on W (< 0 only in the topic form)"),
-    "l1_t": Param(0.0, number(0.0, MAX_PENALTY), "ℓ1 on T"),
-    "l2_t": Param(0.0, number(-MAX_PENALTY, MAX_PENALTY), "ℓ2 on T (< 0 only in the topic form)"),
+    "l1_w": Param(0.0, number(0.0, MAX_WEIGHT), "ℓ1 on W"),
+    "l2_w": Param(0.0, number(-MAX_WEIGHT, MAX_WEIGHT), "ℓ2 on W (< 0 only in the topic form)"),
+    "l1_t": Param(0.0, number(0.0, MAX_WEIGHT), "ℓ1 on T"),
+    "l2_t": Param(0.0, number(-MAX_WEIGHT, MAX_WEIGHT), "ℓ2 on T (< 0 only in the topic form)"),
     "loss": Param("auto", choice("auto", "full", "observed"),
                   "auto: observed if the data holds NaN (= unobserved), else full"),
-    "init_iterations": Param(None, SweepsOrIterations(), "sweeps of PD-NMF-Init step 9"),
-    "local_iterations": Param(200, integer(1, MAX_SWEEPS), "cap on the local RRI-NMF of step 2"),
-    "svd_iterations": Param(20, integer(1, MAX_SWEEPS), "init = pd_svd: PD-SVD's power iterations"),
+    "init_iterations": Param(None, optional(integer(1, MAX_ITERATIONS), "iterations"),
+                             "sweeps of PD-NMF-Init step 9"),
+    "local_iterations": Param(200, integer(1, MAX_ITERATIONS),
+                              "cap on the local RRI-NMF of step 2"),
+    "svd_iterations": Param(20, integer(1, MAX_ITERATIONS),
+                            "init = pd_svd: PD-SVD's power iterations"),
     "svd_variant": Param("secure_sum", choice(*SVD_VARIANTS), "init = pd_svd: PD-SVD variant"),
 }
 

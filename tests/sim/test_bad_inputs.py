@@ -262,8 +262,10 @@ RANGE_CASES = [
                  id="latency-negative"),
     pytest.param({"network": {"latency_ms": math.inf}}, ["network.latency_ms", "finite"],
                  id="latency-inf"),
-    pytest.param({"network": {"parties": 1}}, ["network.parties", "2 ≤ parties ≤ 10000"],
-                 id="one-party"),
+    pytest.param({"network": {"parties": 1}},
+                 ["network.parties = 1", "secure_sum needs at least 2", "M ≥ 2"], id="one-party"),
+    pytest.param({"network": {"parties": 0}}, ["network.parties", "1 ≤ parties ≤ 10000"],
+                 id="zero-parties"),
     pytest.param({"network": {"parties": 20_000}}, ["network.parties", "20000"],
                  id="twenty-thousand-parties"),
     pytest.param({"top": {"seed": -1}}, ["seed", "-1", "0 ≤ seed"], id="seed-negative"),
@@ -286,6 +288,96 @@ def test_every_numeric_key_has_a_range(tmp_path, capsys, keys, fragments):
         assert fragment in line, line
     assert len(line) < 300  # one readable line, not thousands of digits
     with pytest.raises(ScenarioError) as info:
+        plan_scenario(path)
+    assert line == "error: " + str(info.value)
+
+
+def test_every_algorithm_key_documents_a_bounded_range():
+    """``mpcsim list ALGORITHM`` and the README quote these; none is open-ended."""
+    from sim import catalog
+    from sim.checks import Integer, Number
+
+    for name, entry in catalog.algorithms().items():
+        for key, param in entry.params.items():
+            assert param.allowed(), f"{name}.{key} does not say what it allows"
+            check = param.check
+            if isinstance(check, Integer):
+                assert check.low is not None and check.high is not None, (name, key)
+            if isinstance(check, Number):
+                assert check.low is not None and check.high is not None, (name, key)
+            if param.default is not None:  # the default passes its own check
+                check(f"algorithm.{key}", param.default)
+
+
+DSV = 'source = "synthetic"\nrows = 30\ncols = 6'
+ALGORITHM_KEYS = [
+    # (algorithm table, data table, expected fragments): several per newly landed entry
+    pytest.param('name = "pd_nmf"\nk = 20000', DSV,
+                 ["algorithm.k = 20000 is out of range", "1 ≤ k ≤ 10000"], id="pd-nmf-k"),
+    pytest.param('name = "pd_nmf"\ninit_iterations = 0', DSV,
+                 ["algorithm.init_iterations = 0", "1 ≤ init_iterations ≤ 100000"],
+                 id="pd-nmf-init-iterations"),
+    pytest.param('name = "pd_nmf"\ninit = "pd_svd"\nsvd_variant = "shamir"', DSV,
+                 ["algorithm.svd_variant = 'shamir' is unknown", "normed"],
+                 id="pd-nmf-svd-variant"),
+    pytest.param('name = "pd_nmf"\nl1_w = 1e300', DSV,
+                 ["algorithm.l1_w = 1e+300", "0 ≤ l1_w ≤ 1000000"], id="pd-nmf-l1"),
+    pytest.param('name = "pd_svd"\niterations = 1000000', DSV,
+                 ["algorithm.iterations = 1000000", "≤ 100000"], id="pd-svd-iterations"),
+    pytest.param('name = "pd_svd"\nscale = -2.0', DSV,
+                 ["algorithm.scale = -2.0 is out of range", "0 < scale"], id="pd-svd-scale"),
+    pytest.param('name = "pd_svd"\nscale = "big"', DSV,
+                 ["algorithm.scale = 'big'", '"auto" or a number'], id="pd-svd-scale-word"),
+    pytest.param('name = "normed_secure_sum"\nkappa = 500', DSV,
+                 ["algorithm.kappa = 500", "1 ≤ kappa ≤ 200"], id="nss-kappa"),
+    pytest.param('name = "normed_secure_sum"\ndemo = 1', DSV,
+                 ["algorithm.demo = 1 must be true or false"], id="nss-demo-not-bool"),
+    pytest.param('name = "normed_secure_sum"\npreset = "p256"', DSV,
+                 ["algorithm.preset = 'p256' is unknown", "p127-default"], id="nss-preset"),
+    pytest.param('name = "dp_nmf_outliers"\nlam = -1.0', DSV,
+                 ["algorithm.lam = -1.0 is out of range", "0 ≤ lam ≤ 1000000"], id="dp-lam"),
+    pytest.param('name = "dp_nmf_outliers"\neta_h = 0', DSV,
+                 ["algorithm.eta_h = 0 is out of range", "0 < eta_h"], id="dp-eta-zero"),
+    pytest.param('name = "dp_nmf_outliers"\nplanted_fraction = 1.5', DSV,
+                 ["algorithm.planted_fraction = 1.5", "0 ≤ planted_fraction ≤ 1"],
+                 id="dp-planted-fraction"),
+    pytest.param('name = "dp_nmf_outliers_epsilon"\nepsilons = [0.5, 2.0]', DSV,
+                 ["algorithm.epsilons[1] = 2.0 must lie in (0, 1)"], id="dp-epsilons"),
+    pytest.param('name = "dp_nmf_outliers_epsilon"\ntrials = 10000000', DSV,
+                 ["algorithm.trials = 10000000", "1 ≤ trials ≤ 100000"], id="dp-trials"),
+    pytest.param('name = "corrective_nmf"\nholdout = 1.0', DSV,
+                 ["algorithm.holdout = 1.0 is out of range", "0 < holdout < 1"],
+                 id="corrective-holdout"),
+    pytest.param('name = "corrective_nmf"\nnoise_sd = 0.0\ncorrupt_probability = 0.1', DSV,
+                 ["algorithm.noise_sd = 0.0 is out of range", "0 < noise_sd"],
+                 id="corrective-noise-sd"),
+    pytest.param('name = "corrective_nmf"\nmode = "fix"', DSV,
+                 ["algorithm.mode = 'fix' is unknown", "standard, ignore, replace"],
+                 id="corrective-mode"),
+    pytest.param('name = "cape_pca"\nk = 0', DSV, ["algorithm.k = 0", "1 ≤ k ≤ 10000"],
+                 id="cape-pca-k"),
+    pytest.param('name = "cape_mean"\nnorm_bound = 1e-400', DSV,
+                 ["algorithm.norm_bound = 0.0 is out of range", "0 < norm_bound"],
+                 id="cape-mean-norm-bound"),
+    pytest.param('name = "cape_pca_sweep"\nvalues = []', DSV,
+                 ["algorithm.values = []", "non-empty list"], id="cape-sweep-values"),
+    pytest.param('name = "secure_sum"', 'source = "ratings"\npath = "data.csv"\nrows = 3',
+                 ["data.rows is not used with source = 'ratings'"], id="ratings-with-rows"),
+    pytest.param('name = "secure_sum"', 'source = "ratings"',
+                 ["source = 'ratings' needs 'path'"], id="ratings-without-path"),
+]
+
+
+@pytest.mark.parametrize(("algorithm", "data", "fragments"), ALGORITHM_KEYS)
+def test_algorithm_keys_out_of_range_name_key_value_and_range(tmp_path, capsys, algorithm, data,
+                                                              fragments):
+    text = (f'name = "bad"\nseed = 1\n[network]\nparties = 3\n[data]\n{data}\n'
+            f"[algorithm]\n{algorithm}\n")
+    path = scenario_file(tmp_path, text, rows_csv(GOOD_ROWS))
+    line = cli_error(tmp_path, capsys, path)
+    for fragment in fragments:
+        assert fragment in line, line
+    with pytest.raises(InputError) as info:
         plan_scenario(path)
     assert line == "error: " + str(info.value)
 
