@@ -16,6 +16,10 @@ and the per-party call counter, which advances identically at every party, like 
 counter) and a step name; mailboxes match on (sender, call, step) and accept messages in any
 arrival order. Payloads are numpy arrays, serialised explicitly by :mod:`protocols.wire` —
 never pickled — and that encoding is what the ledger counts.
+
+Two effects serve algorithms whose timing matters: :class:`RecvAny` waits for the first of
+several messages (a server serving clients as they arrive), and :class:`Compute` spends local
+computation time on the party's clock, so that simulated time counts work as well as messages.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from protocols.errors import InputError
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +93,39 @@ class RecvEach:
 
 
 @dataclass(frozen=True, slots=True, eq=False)
+class RecvAny:
+    """Wait for whichever of several messages arrives first; returns ``(index, array)``.
+
+    ``keys`` lists ``(sender, call, step)`` triples; ``index`` is the position in ``keys`` of
+    the message delivered. A server that serves clients in their order of arrival (the
+    asynchronous algorithms of seed 004, Algorithm 6) waits this way. When several of the
+    messages are already in the mailbox, the first in ``keys`` order is taken, so a run
+    replays exactly.
+    """
+
+    keys: tuple[tuple[int, Call, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Compute:
+    """Spend ``seconds`` of local computation on the party's clock; returns the clock after.
+
+    Drivers that simulate time advance the party's clock by ``seconds`` (the SimPy driver
+    waits that long before the program continues); the returned float is the party's own
+    clock reading, in seconds since the run started. A program declares its local work this
+    way (e.g. a flop count times a per-flop cost) so that simulated time covers computation as
+    well as communication.
+    """
+
+    seconds: float
+
+    def __post_init__(self) -> None:
+        s = self.seconds
+        if isinstance(s, bool) or not isinstance(s, int | float) or not s >= 0 or s == float("inf"):
+            raise InputError(f"Compute(seconds = {s!r}): seconds must be a finite number ≥ 0")
+
+
+@dataclass(frozen=True, slots=True, eq=False)
 class Input:
     """Record what the party puts into a protocol call, in its view. Returns ``None``."""
 
@@ -108,4 +147,4 @@ class Output:
     call: Call | None = field(default=None)
 
 
-Effect = Send | SendEach | Recv | RecvEach | Input | Output
+Effect = Send | SendEach | Recv | RecvEach | RecvAny | Compute | Input | Output

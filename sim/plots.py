@@ -158,3 +158,27 @@ def grouped_bars(groups: list[str], series: dict[str, list[float]], ylabel: str,
     ax.set_title(title, fontsize=9)
     ax.legend(loc="lower right", fontsize=8, framealpha=0.9)
     return fig
+
+
+def relative_error(panels: dict[str, tuple[str, dict[str, tuple[Any, Any]]]]) -> Any:
+    """Relative error ‖M − UVᵀ‖_F/‖M‖_F against iterations or simulated time (seed 004,
+    Figs. 2, 5–7): one panel per ``{title: (x label, curves)}``, side by side with a shared y
+    axis, one step line per curve ``{label: (x, errors)}``.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(panels), figsize=(6.0 * len(panels), 4.2), sharey=True,
+                             squeeze=False)
+    for ax, (title, (xlabel, curves)) in zip(axes[0], panels.items(), strict=True):
+        ax.grid(alpha=0.3)
+        for label, (x, y) in curves.items():
+            ax.plot(x, y, label=label, drawstyle="steps-post")
+        ax.set_xlabel(xlabel)
+        ax.set_yscale("log")
+        ax.set_title(title)
+        ax.legend(fontsize="small")
+    axes[0][0].set_ylabel("relative error ‖M − UVᵀ‖_F / ‖M‖_F")
+    return fig

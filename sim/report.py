@@ -42,6 +42,7 @@ def build_report(
     audits: Sequence[AuditResult],
     wall_s: float,
     network: Network,
+    attacks: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """The JSON-ready report of one scenario run."""
     result = run.result
@@ -81,6 +82,7 @@ def build_report(
         "communication": communication,
         "time": {"simulated_s": simulated, "wall_s": wall_s},
         "privacy": [a.to_dict() for a in audits],
+        "attacks": [dict(a) for a in attacks],
     }
 
 
@@ -157,6 +159,15 @@ def format_report(rep: Mapping[str, Any], extra_tables: Sequence[str] = ()) -> s
                          "—" if p is None else f"{p:.3g}", _audit_note(a)])
         out.append(table(["coalition", "method", "verdict", "p-value", "details"], rows,
                          "t-privacy audits"))
+    if rep.get("attacks"):
+        out.append("")
+        out.append(table(
+            ["attack", "coalition", "relative error", "details"],
+            [[a["name"], ",".join(map(str, a["coalition"])), float(a["relative_error"]),
+              ", ".join(f"{k} {v}" for k, v in a.get("details", {}).items())]
+             for a in rep["attacks"]],
+            "attacks on the coalitions' views",
+        ))
     for extra in extra_tables:
         out.append("")
         out.append(extra)

@@ -40,6 +40,8 @@ if TYPE_CHECKING:
     import numpy as np
 
     from parties.audit import AuditResult, Progress
+    from sim.scenario import AttackSpec
+    from sim.simulation import Result
 
 DATA_SEED_KEY = 1_000_000
 
@@ -104,7 +106,7 @@ class ScenarioPlan:
                 f"parties, estimated {self.estimate.describe()}")
 
     def run(self, progress: Progress | None = None) -> ScenarioRun:
-        """Simulate, audit and report.
+        """Simulate, audit, run the ``[[attack]]`` entries and report.
 
         Raises
         ------
@@ -134,9 +136,11 @@ class ScenarioPlan:
             for spec in scenario.audits:
                 audits.append(run_audit(spec, algorithm_run.audit_target, scenario.n_parties,
                                         scenario.prime, self.seed, network, progress))
+        attacks = [run_attack(spec, algorithm_run.result, self.data, self.entry.name)
+                   for spec in scenario.attacks]
         wall = time.perf_counter() - started
         rep = report.build_report(scenario, self.entry, self.params, self.seed, algorithm_run,
-                                  audits, wall, network)
+                                  audits, wall, network, attacks)
         ledger_csv = algorithm_run.result.ledger.to_csv() if algorithm_run.result else (
             report.empty_ledger_csv()
         )
@@ -237,6 +241,22 @@ def run_scenario(
     if out is not None:
         run.write(out)
     return run
+
+
+def run_attack(spec: AttackSpec, result: Result | None, data: Any,
+               algorithm: str = "") -> dict[str, Any]:
+    """One ``[[attack]]``: the attack on the coalition's views, scored against the data.
+
+    Returns the report's entry: ``name``, ``coalition``, ``relative_error`` of the recovered
+    target, and the attack's ``details``.
+    """
+    from parties.attacks import get_attack
+
+    if result is None:
+        raise InputError(f"algorithm {algorithm!r} keeps no views to attack; remove [[attack]]")
+    recovery, error = get_attack(spec.name).score(result.coalition(spec.coalition), data)
+    return {"name": spec.name, "coalition": list(spec.coalition), "relative_error": error,
+            "details": recovery.details}
 
 
 def _is_sparse(matrix: Any) -> bool:

@@ -11,6 +11,7 @@ Layout (README "Scenario format" has the full reference)::
     [algorithm] name (required) and the algorithm's own keys
     [attack]   the algorithm's attack model, if it has one (checked by its catalogue entry)
     [[audit]]  coalition, method, trials, ...
+    [[attack]] name, coalition: attacks on coalitions' views (:mod:`parties.attacks`)
 
 Paths are relative to the scenario file. This module is the validation layer of the scenario
 boundary: every table rejects unknown keys and every value is checked here, against the range
@@ -57,6 +58,7 @@ RATINGS_KEYS = {"source", "partition", "path"}
 DATA_KEYS = {"source", "partition"} | SYNTHETIC_KEYS | FILE_KEYS
 AUDIT_KEYS = {"coalition", "method", "trials", "alpha", "prime", "max_runs"}
 AUDIT_METHODS = ("statistical", "exact")
+ATTACK_KEYS = {"name", "coalition"}
 DATA_SOURCES = ("synthetic", "file", "digits", "ratings")
 """``ratings``: a ``user,item,rating`` CSV or MovieLens ``ratings.dat`` at ``path``."""
 SYNTHETIC_KINDS = ("uniform", "topics", "ratings", "spiked", "mog", "stm")
@@ -66,6 +68,8 @@ MAX_PARTIES = 10_000
 MAX_SEED = 2**63 - 1
 MAX_PRIME_BITS = 128
 MAX_PRIME_DIGITS = 39  # 2^128 has 39 digits
+MAX_AUDIT_TRIALS = 1_000_000
+MAX_AUDIT_RUNS = 1_000_000_000
 
 RANGES: dict[str, tuple[float | None, float | None]] = {
     "seed": (0, MAX_SEED),
@@ -99,6 +103,14 @@ class AuditSpec:
 
 
 @dataclass(frozen=True)
+class AttackSpec:
+    """One ``[[attack]]``: an attack of :mod:`parties.attacks` run on a coalition's views."""
+
+    name: str
+    coalition: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class Scenario:
     """A validated scenario."""
 
@@ -119,6 +131,7 @@ class Scenario:
     description: str = ""
     source: dict[str, Any] = field(default_factory=dict)
     attack: dict[str, Any] = field(default_factory=dict)
+    attacks: tuple[AttackSpec, ...] = ()
 
     @property
     def algorithm_name(self) -> str:
@@ -256,14 +269,27 @@ def _validate(raw: dict[str, Any], base: Path, default_name: str) -> Scenario:
     if not isinstance(audits_raw, list):
         raise ScenarioError("'audit' must be an array of tables [[audit]]")
     audits = tuple(_validate_audit(i, a, n_parties) for i, a in enumerate(audits_raw))
-    attack = _table(raw, "attack")
+    # [attack] (one table) is the algorithm's attack model; [[attack]] (an array of tables)
+    # lists attacks on coalitions' views
+    attack: dict[str, Any] = {}
+    attacks: tuple[AttackSpec, ...] = ()
+    if isinstance(raw.get("attack"), list):
+        attacks = _validate_attacks(raw["attack"], n_parties)
+    else:
+        attack = _table(raw, "attack")
+        if "coalition" in attack or "name" in attack:
+            raise ScenarioError(
+                "[attack] is the algorithm's attack model (e.g. model = \"profile_injection\"); "
+                "an attack on a coalition's views is written [[attack]] (double brackets) with "
+                "name and coalition"
+            )
 
     return Scenario(
         name=name, seed=seed, n_parties=n_parties, topology=net["topology"],
         latency_ms=net["latency_ms"], bandwidth_mbps=net["bandwidth_mbps"],
         sealing=net["sealing"], links=net["links"], prime=prime, frac_bits=frac_bits, data=data,
         algorithm=dict(alg), audits=audits, base_dir=base, description=description, source=raw,
-        attack=dict(attack),
+        attack=dict(attack), attacks=attacks,
     )
 
 
@@ -408,7 +434,17 @@ def _validate_audit(i: int, audit: Any, n_parties: int) -> AuditSpec:
     if not isinstance(audit, dict):
         raise ScenarioError(f"{where} must be a table [[audit]]")
     _unknown("audit", audit, AUDIT_KEYS)
-    coalition = audit.get("coalition")
+    coalition = _check_coalition(where, audit.get("coalition"), n_parties)
+    method = check_choice(f"{where}.method", audit.get("method", "statistical"), AUDIT_METHODS)
+    trials = check_int(f"{where}.trials", audit.get("trials", 200), 10, MAX_AUDIT_TRIALS)
+    alpha = check_number(f"{where}.alpha", audit.get("alpha", 1e-3), 0.0, True, 1.0, True)
+    prime = check_prime(f"{where}.prime", audit.get("prime", 5))
+    max_runs = check_int(f"{where}.max_runs", audit.get("max_runs", 100_000), 2, MAX_AUDIT_RUNS)
+    return AuditSpec(coalition, method, trials, alpha, prime, max_runs)
+
+
+def _check_coalition(where: str, coalition: Any, n_parties: int) -> tuple[int, ...]:
+    """1 to M − 1 distinct data holders, sorted; t-privacy and attacks concern the others."""
     if not isinstance(coalition, list) or not coalition or not all(
         isinstance(c, int) and not isinstance(c, bool) for c in coalition
     ):
@@ -426,14 +462,20 @@ def _validate_audit(i: int, audit: Any, n_parties: int) -> AuditSpec:
             f"{where}.coalition has all {n_parties} parties; t-privacy concerns coalitions of "
             f"at most M − 1 = {n_parties - 1}"
         )
-    method = check_choice(f"{where}.method", audit.get("method", "statistical"), AUDIT_METHODS)
-    trials = check_int(f"{where}.trials", audit.get("trials", 200), low=10)
-    alpha = check_number(f"{where}.alpha", audit.get("alpha", 1e-3), 0.0, True)
-    if alpha >= 1:
-        raise ScenarioError(f"{where}.alpha = {alpha} must be < 1")
-    try:
-        prime = parse_prime(audit.get("prime", 5))
-    except InputError as exc:
-        raise ScenarioError(f"{where}.prime: {exc}") from exc
-    max_runs = check_int(f"{where}.max_runs", audit.get("max_runs", 100_000), low=2)
-    return AuditSpec(tuple(sorted(coalition)), method, trials, alpha, prime, max_runs)
+    return tuple(sorted(coalition))
+
+
+def _validate_attacks(tables: list[Any], n_parties: int) -> tuple[AttackSpec, ...]:
+    """The ``[[attack]]`` tables: a known attack and a coalition of 1..M − 1 existing parties."""
+    from parties.attacks import ATTACKS
+
+    specs = []
+    for i, attack in enumerate(tables):
+        where = f"attack[{i}]"
+        if not isinstance(attack, dict):
+            raise ScenarioError(f"{where} must be a table [[attack]]")
+        _unknown("attack", attack, ATTACK_KEYS)
+        name = check_choice(f"{where}.name", attack.get("name"), tuple(sorted(ATTACKS)))
+        specs.append(AttackSpec(name, _check_coalition(where, attack.get("coalition"),
+                                                       n_parties)))
+    return tuple(specs)

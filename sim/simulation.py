@@ -60,9 +60,9 @@ from protocols.effects import Call
 from protocols.errors import InputError, PartyInputError, ProtocolAbort
 from protocols.field import FixedPoint, PrimeField, prime_field
 from protocols.key_agreement import key_agreement
+from sim.drivers.simpy import Interceptor, SimPyDriver
 from sim.ledger import Ledger
 from sim.network import Network
-from sim.simpy_driver import Interceptor, SimPyDriver
 
 KEY_SETUPS = ("x25519", "preshared", "none")
 KEY_SOURCES = ("seed", "os")

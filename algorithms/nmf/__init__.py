@@ -1,7 +1,8 @@
 """Non-negative matrix factorisation: the centralized references and the private programs.
 
 Rows are samples, ``X ≈ W @ T`` with ``X`` n×d, ``W`` n×k, ``T`` k×d (thesis seed 001);
-``dp_robust`` keeps seed 000's orientation (samples in columns) and says so.
+``dp_robust`` keeps seed 000's orientation (samples in columns) and says so. Seed 004's modules
+use the paper's M ≈ UVᵀ with M = Xᵀ (U ↔ Tᵀ, V ↔ W) and convert at their boundary.
 
 ==============  =============================================================================
 ``rri``         RRI-NMF, the centralized reference (thesis Algorithm 2, Eq. 2.31): the driver
@@ -12,6 +13,13 @@ Rows are samples, ``X ≈ W @ T`` with ``X`` n×d, ``W`` n×k, ``T`` k×d (thesi
 ``nndsvd``      NNDSVD initialisation (Boutsidis & Gallopoulos), and its PD-SVD-fed form
 ``wr``          WR-NMF, weighted representatives (thesis Algorithm 6)
 ``pd_nmf``      PD-NMF-Iter and PD-NMF-Init as party programs (thesis Algorithms 7, 8)
+``sketches``    random sketches with E[SSᵀ] = I, drawn from a shared seed (seed 004, §3.4)
+``sanls``       SANLS: one-step RCD (Algorithm 3) and PGD (Eq. 14) solvers; the reference
+``dsanls``      DSANLS, general and federated settings (Algorithm 2, §4.1)
+``secure_nmf``  what the secure variants share: configuration, local updates
+``syn_sd``      Syn-SD (Algorithm 4)
+``syn_ssd``     Syn-SSD and its -U, -V, -UV variants (Algorithm 5)
+``asyn_sd``     Asyn-SD and Asyn-SSD: server and client (Algorithms 6, 7)
 ``dp_robust``   DP robust NMF with outliers: curators and analyst (seed 000, Algorithm 2)
 ``corrective``  corrective NMF under adversarial users, masked updates (seed 002, Alg. 1)
 ==============  =============================================================================

@@ -37,9 +37,9 @@ from protocols.effects import Call, Input, Output, Recv, Send
 from protocols.errors import FieldOverflowError, ProtocolAbort
 from protocols.field import prime_field
 from protocols.secure_sum import secure_sum
+from sim.drivers.simpy import SimPyDriver, _Run
 from sim.ledger import Ledger, Row
 from sim.network import Network
-from sim.simpy_driver import SimPyDriver, _Run
 from sim.simulation import Result, Simulation, party_seed, seed_key
 
 RUN_SEED = 0x5EED_0DD5_EC12_3457  # distinctive: an equal integer anywhere is the seed
@@ -462,7 +462,7 @@ def test_an_exception_a_program_raises_gains_no_driver_frame() -> None:
     while tb is not None:
         modules.append(tb.tb_frame.f_globals["__name__"])
         tb = tb.tb_next
-    assert "sim.simpy_driver" not in modules
+    assert "sim.drivers.simpy" not in modules
     assert findings([error], me, [contexts[1]], []) == []
 
 
@@ -484,7 +484,7 @@ def frame_prober(ctx: PartyContext) -> Generator[Any, Any, Any]:
         module = frame.f_globals.get("__name__")
         if module == "sim.simulation":
             wrapper_locals.append(dict(frame.f_locals))
-        elif module == "sim.simpy_driver":
+        elif module == "sim.drivers.simpy":
             driver_locals.append(dict(frame.f_locals))
             break
         frame = frame.f_back

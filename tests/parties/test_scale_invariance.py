@@ -32,8 +32,9 @@ def small(**overrides):
     return preset("p127-default", **{**base, **overrides})
 
 
-def audit(params, variant: str = "normed", inputs=INPUTS, coalitions=((0,),), seed: int = 3):
-    return scale_invariance(inputs, params, variant, P127, INSTANCES, seed,
+def audit(params, variant: str = "normed", inputs=INPUTS, coalitions=((0,),), seed: int = 3,
+          instances: int = INSTANCES):
+    return scale_invariance(inputs, params, variant, P127, instances, seed,
                             coalitions=[tuple(c) for c in coalitions])
 
 
@@ -59,7 +60,9 @@ def test_planted_leaks_are_caught(name: str) -> None:
         [result] = audit(small(kappa=2, demo=True))
         assert ".masked." in result.worst_step
     elif name == "f_out_near_F":  # F − f_out = 1: the output reveals the Newton residual
-        [result] = audit(small(out_bits=29))
+        # the weakest of the four: at 1,000 instances its adjusted p ranged over 3.8e-4..2.8e-7
+        # across seeds 3..5, at 3,000 over 6.9e-14..4.3e-34
+        [result] = audit(small(out_bits=29), instances=3 * INSTANCES)
     else:
         [result] = audit(small(), variant=name)
         assert ".output." in result.worst_step  # the opened norm or sum

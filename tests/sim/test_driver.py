@@ -1,4 +1,4 @@
-"""Tests of :mod:`sim.simpy_driver` through small hand-written party programs.
+"""Tests of :mod:`sim.drivers.simpy` through small hand-written party programs.
 
 Rounds follow DESIGN.md: a message's round is one more than the highest round its sender had
 received before sending. Failures never hang a run: every test below simply returns (no

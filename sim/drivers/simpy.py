@@ -10,6 +10,10 @@ Each program runs as a SimPy process. The driver interprets its effects
   per message.
 * ``Recv``/``RecvEach`` — wait until the message with that (sender, call, step) is in the
   mailbox (arrival order does not matter), open it and record it in the receiver's view.
+* ``RecvAny`` — wait for the first of several (sender, call, step) messages; returns its
+  index in the list and the array (the first listed wins among messages already there).
+* ``Compute`` — the party's clock advances by the declared seconds of local work; the driver
+  returns the clock after it.
 * ``Input``/``Output`` — an immutable copy of the value is recorded in the party's view.
 
 A message's round is one more than the highest round its sender had received before sending.
@@ -51,7 +55,17 @@ from parties.view import Message, View, frozen
 from protocols import wire
 from protocols.channels import open_message, seal_message
 from protocols.context import PartyContext
-from protocols.effects import Call, Input, Output, Recv, RecvEach, Send, SendEach
+from protocols.effects import (
+    Call,
+    Compute,
+    Input,
+    Output,
+    Recv,
+    RecvAny,
+    RecvEach,
+    Send,
+    SendEach,
+)
 from protocols.errors import MpcsimError, ProtocolAbort
 from protocols.field import PrimeField
 from sim.ledger import Row
@@ -73,6 +87,11 @@ class _Envelope:
     row: Row  # the ledger row, completed with the delivery time on arrival
     row_index: int
     hops: tuple[tuple[tuple[object, object], Any], ...]
+
+    @property
+    def key(self) -> tuple[int, str, int, str]:
+        """Its mailbox key: sender, protocol, call number and step."""
+        return (self.sender, self.call.protocol, self.call.index, self.step)
 
 
 def _header(call: Call, step: str, round_: int) -> tuple[int | str, ...]:
@@ -188,7 +207,8 @@ class _Run:
                                      list[tuple[_Envelope, int | None]]]] = {
             p: {} for p in contexts
         }
-        self.waiting: dict[int, tuple[tuple[int, str, int, str], simpy.Event]] = {}
+        # what a party waits for: the mailbox keys it accepts (several for RecvAny)
+        self.waiting: dict[int, tuple[tuple[tuple[int, str, int, str], ...], simpy.Event]] = {}
         self.max_round: dict[int, int] = dict.fromkeys(contexts, 0)
         self.last_call: dict[int, Call] = {}
         self.counters: dict[tuple[int, int], int] = {}  # next sequence number to send
@@ -204,7 +224,7 @@ class _Run:
         self.env.run()
         if self.waiting and self.abort is None:
             pid = min(self.waiting)
-            sender, protocol, index, step = self.waiting[pid][0]
+            sender, protocol, index, step = self.waiting[pid][0][0]
             self._fail(
                 pid,
                 MpcsimError(
@@ -282,6 +302,11 @@ class _Run:
                         got[sender] = yield from self._receive(pid, sender, effect.call,
                                                                effect.step)
                     value = got
+                elif kind is RecvAny:
+                    value = yield from self._receive_any(pid, effect.keys)
+                elif kind is Compute:
+                    yield self.env.timeout(effect.seconds)
+                    value = float(self.env.now)
                 elif kind is Input:
                     self.views[pid].protocol_inputs.append((effect.call, effect.label,
                                                             frozen(effect.value)))
@@ -310,8 +335,37 @@ class _Run:
             if self.abort is not None:
                 raise self._notice()
             event = self.env.event()
-            self.waiting[pid] = (key, event)
+            self.waiting[pid] = ((key,), event)
             envelope, number = yield event
+        return self._consume(pid, envelope, number)
+
+    def _receive_any(
+        self, pid: int, keys: tuple[tuple[int, Call, str], ...]
+    ) -> Generator[simpy.Event, Any, tuple[int, np.ndarray]]:
+        if not keys:
+            raise MpcsimError(f"party {pid} waits for any of no messages")
+        wanted = []
+        for sender, call, step in keys:
+            if sender not in self.contexts or sender == pid:
+                raise MpcsimError(f"party {pid} waits for a message from unknown party {sender}")
+            wanted.append((sender, call.protocol, call.index, step))
+        for key in wanted:
+            queue = self.mailbox[pid].get(key)
+            if queue:
+                envelope, number = queue.pop(0)
+                if not queue:
+                    del self.mailbox[pid][key]
+                break
+        else:
+            if self.abort is not None:
+                raise self._notice()
+            event = self.env.event()
+            self.waiting[pid] = (tuple(wanted), event)
+            envelope, number = yield event
+        return wanted.index(envelope.key), self._consume(pid, envelope, number)
+
+    def _consume(self, pid: int, envelope: _Envelope, number: int | None) -> np.ndarray:
+        """Open a message the program asked for and record it in the receiver's view."""
         try:
             message = self._open(envelope, number)
         except Exception as exc:  # hostile bytes: the receiver's failure, not its program's
@@ -401,9 +455,9 @@ class _Run:
             number = self.expected.get(channel, 0)
             self.expected[channel] = number + 1
         pending = (envelope, number)
-        key = (envelope.sender, envelope.call.protocol, envelope.call.index, envelope.step)
+        key = envelope.key
         waiting = self.waiting.get(envelope.receiver)
-        if waiting is not None and waiting[0] == key:
+        if waiting is not None and key in waiting[0]:
             del self.waiting[envelope.receiver]
             waiting[1].succeed(pending)
         else:

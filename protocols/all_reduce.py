@@ -1,0 +1,140 @@
+"""All-Reduce: every party obtains the sum (or the average) of the parties' arrays.
+
+The distributed algorithms of Qian et al. (seed 004) communicate only through MPI's
+All-Reduce: DSANLS (Algorithm 2, lines 7 and 13) sums the parties' sketched factors; Syn-SD and
+Syn-SSD (Algorithms 4 and 5) average the local copies U_(r) and their sketches S_2U_(r). The
+paper claims these protocols are (N−1)-private; what they reveal is the reduced value, so the
+reduced value is the call's **declared output** (digest §7.4 item 66): after the reduction
+every party records ``Output(output, value)``, and an audit asks whether a coalition learns
+anything beyond it. With N = 2 the declared average alone gives a party the other's input
+(2·average − own input); that is a property of the output, not of how it was computed.
+
+Two ways to compute it:
+
+``secure_sum``
+    :func:`protocols.secure_sum.secure_sum` (PRG or explicit shares) on the fixed-point
+    encoding: a coalition sees uniformly random column sums consistent with the total, and
+    nothing of an individual honest input. The result is exact in the field, so every party
+    gets the identical array, within N·2^−(f+1) of the real sum.
+``plain``
+    What MPI's All-Reduce does on a trusted cluster: every party sends its float64 array to
+    every peer and adds the arrays in party order (so all parties obtain bitwise the same
+    sum). Every peer sees every individual input: the comparison point for the audit.
+
+Declared cost per party per call on d numbers: ``plain`` — 1 round, N − 1 messages, (N − 1)d
+elements sent (float64), the same counts as SecureSum's ``prg`` variant (field elements);
+``explicit`` SecureSum doubles them (:func:`protocols.secure_sum.declared_cost`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import Any
+
+import numpy as np
+
+from protocols.context import PartyContext
+from protocols.effects import Input, Output, RecvEach, SendEach
+from protocols.errors import InputError
+from protocols.secure_sum import Cost, check_variant, declared_cost, secure_sum, secure_sum_field
+
+METHODS: tuple[str, ...] = ("secure_sum", "plain")
+PROTOCOL = "all_reduce"
+
+
+def check_method(method: str) -> str:
+    """``method`` if it is one of :data:`METHODS`, else an InputError naming them."""
+    if method not in METHODS:
+        raise InputError(f"all-reduce method {method!r} is unknown; use one of {METHODS}")
+    return method
+
+
+def all_reduce_cost(method: str, variant: str, n_parties: int, length: int) -> Cost:
+    """Rounds, messages and elements each party sends in one All-Reduce of ``length`` numbers."""
+    check_method(method)
+    if method == "secure_sum":
+        return declared_cost(variant, n_parties, length)
+    m1 = n_parties - 1
+    return Cost(rounds=1, messages_sent=m1, elements_sent=m1 * length)
+
+
+def all_reduce(
+    ctx: PartyContext,
+    x: Any,
+    *,
+    method: str = "secure_sum",
+    variant: str = "prg",
+    average: bool = False,
+    output: str = "sum",
+) -> Generator[Any, Any, np.ndarray]:
+    """Party program: the sum (``average=True``: the mean) of the parties' arrays.
+
+    Parameters
+    ----------
+    ctx : PartyContext
+        The party's context; all data-holding parties take part.
+    x : array_like of any shape
+        This party's array; every party passes the same shape.
+    method : {"secure_sum", "plain"}
+        How the sum is computed (module docstring).
+    variant : {"prg", "explicit"}
+        The SecureSum variant (``method = "secure_sum"`` only).
+    average : bool
+        Divide the sum by N.
+    output : str
+        Label of the declared output recorded in the party's view.
+
+    Returns
+    -------
+    ndarray of x's shape
+        The same array at every party.
+    """
+    check_method(method)
+    check_variant(variant)
+    values = np.asarray(x, dtype=np.float64)
+    if method == "secure_sum":
+        total = yield from secure_sum(ctx, values, variant, label=output)  # type: ignore[arg-type]
+    else:
+        total = yield from _plain_sum(ctx, values, output)
+    result = total / ctx.n_parties if average else total
+    yield Output(output, np.array(result, copy=True))
+    return result
+
+
+def _plain_sum(ctx: PartyContext, values: np.ndarray, label: str) -> Generator[Any, Any, Any]:
+    call = ctx.new_call(PROTOCOL)
+    yield Input(label, values, call)
+    peers = ctx.peers
+    yield SendEach(dict.fromkeys(peers, values.ravel()), call, "value")
+    received = yield RecvEach(peers, call, "value")
+    for peer in peers:
+        if np.size(received[peer]) != values.size:
+            raise InputError(
+                f"all-reduce '{label}': party {peer} sent {np.size(received[peer])} numbers, "
+                f"party {ctx.party} has {values.size}; every party must pass the same shape"
+            )
+    total = np.zeros(values.size)
+    for party in ctx.parties:  # party order: every party adds in the same order
+        total = total + (values.ravel() if party == ctx.party else received[party])
+    return total.reshape(values.shape)
+
+
+def all_reduce_field(
+    ctx: PartyContext, x_hat: np.ndarray, method: str = "secure_sum", variant: str = "prg"
+) -> Generator[Any, Any, np.ndarray]:
+    """Party program on field elements: Σ_m x̂^(m) at every party, securely or in the clear.
+
+    The form audits run (:mod:`parties.audit` compares a coalition's views of it for input sets
+    with the same sum); ``plain`` sends the flat vector x̂ itself to every peer.
+    """
+    check_method(method)
+    if method == "secure_sum":
+        return (yield from secure_sum_field(ctx, x_hat, variant))  # type: ignore[arg-type]
+    x_hat = np.asarray(x_hat)
+    call = ctx.new_call(PROTOCOL)
+    yield Input("x", x_hat, call)
+    yield SendEach(dict.fromkeys(ctx.peers, x_hat), call, "value")
+    received = yield RecvEach(ctx.peers, call, "value")
+    total = ctx.field.sum_arrays([x_hat if p == ctx.party else received[p] for p in ctx.parties])
+    yield Output("sum", total, call)
+    return total

@@ -1,0 +1,6 @@
+"""Drivers: what interprets the party programs' effects and writes the ledger and the views.
+
+``simpy`` runs every party in one process over a simulated network (SimPy events, networkx
+topology). A protocol or an algorithm never imports a driver (``../DESIGN.md``, "Drivers
+interpret effects"); :mod:`sim.simulation` picks one.
+"""

@@ -1,0 +1,283 @@
+"""Catalogue entry ``dsanls`` (Qian et al., seed 004, §3 Algorithm 2 and §4.1), and what the
+seed-004 entries share: their keys, the random start, the error curves.
+
+Orientation: the scenario's data X (rows are samples) is the paper's M = Xᵀ; outputs are in
+the paper's orientation — ``U`` (m×k, m = X's columns) and each node's ``V_<id>`` (its
+samples × k) — so that M ≈ U·[V_0ᵀ … V_{N−1}ᵀ].
+
+Keys: ``k``; ``iterations``; ``setting`` ("general": node r holds M_{I_r:} and M_{:J_r}, the
+cluster speed-up setting; "federated": node r holds only its samples M_{:J_r} and MS^t is
+All-Reduced — the target of the ``dsanls_recovery`` attack); ``sketch`` ("gaussian" |
+"subsampling"); ``sketch_size`` (columns of a sketch, or a fraction in (0, 1] of the dimension
+sketched; the paper's rule of thumb, a tenth, by default), ``sketch_size_v`` (d of S^t, which
+sketches the n samples — "sketch on V") and ``sketch_size_u`` (d' of S'^t, the m features —
+"sketch on U"), both ``sketch_size`` unless given; ``solver`` ("rcd" | "pgd"); ``alpha``,
+``beta`` (μ_t = α + βt); ``allreduce`` ("secure_sum" | "plain"); ``variant`` (SecureSum's);
+``gflops`` (each node's speed: local work costs flops / (gflops·10^9) seconds of simulated
+time; 0 makes it free).
+
+Start: U^0 has U[0, 1) entries drawn from the scenario seed (public); node r's V^0_r has
+U[0, s_r) entries with s_r = 4·mean(M_{:J_r})/k from its own columns, so that U^0V^0ᵀ has the
+data's mean (:func:`algorithms.nmf.sanls.v_start_scale`).
+
+Metrics: ``relative_error`` (final) and its history per iteration with the simulated time;
+``max_abs_diff_vs_sanls`` — the largest difference of U and V from centralized SANLS from the
+same start and seed (the contract of :mod:`algorithms.nmf.dsanls`); elements each node sends
+per iteration, measured and declared (O(kd) per subproblem, §3.6.1).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from protocols.errors import InputError, ScenarioError
+from sim.entry import (
+    MAX_ITERATIONS,
+    MAX_RANK,
+    MAX_WEIGHT,
+    Algorithm,
+    AlgorithmRun,
+    Param,
+    RunInput,
+    choice,
+    described,
+    integer,
+    number,
+)
+
+INIT_SEED_KEY = 1_000_004
+SKETCHES = ("gaussian", "subsampling")
+SOLVERS = ("rcd", "pgd")
+ALLREDUCE = ("secure_sum", "plain")
+VARIANTS = ("prg", "explicit")
+MAX_GFLOPS = 1e6
+"""Largest node speed (GFLOP/s) for the simulated clock."""
+
+
+def sketch_size(name: str, value: Any) -> int | float | None:
+    """A sketch size: an integer ≥ 1 (columns) or a fraction in (0, 1]; None = the default."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ScenarioError(f"{name} = {value!r} must be a number of columns (an integer ≥ 1) "
+                            "or a fraction in (0, 1] of the dimension it sketches")
+    if isinstance(value, int):
+        if value < 1:
+            raise ScenarioError(f"{name} = {value} must be ≥ 1 (columns of the sketch)")
+        return value
+    if not 0 < value <= 1:
+        raise ScenarioError(f"{name} = {value} must be an integer number of columns, or a "
+                            "fraction in (0, 1] of the dimension it sketches")
+    return float(value)
+
+
+def _positive(name: str, value: Any) -> float:
+    v = number()(name, value)
+    if not 0 < v <= MAX_WEIGHT:
+        raise ScenarioError(f"{name} = {value} must be > 0 (and ≤ {MAX_WEIGHT:g})")
+    return v
+
+
+positive = described(_positive, f"number, 0 < x ≤ {MAX_WEIGHT:g}")
+"""A finite number in (0, MAX_WEIGHT]."""
+SKETCH_SIZE = described(sketch_size, "integer ≥ 1 (columns) | number, 0 < x ≤ 1 (a fraction of "
+                        "the dimension sketched)")
+OPTIONAL_SKETCH_SIZE = described(sketch_size, "as sketch_size; left out: sketch_size")
+
+
+SKETCH_PARAMS: dict[str, Param] = {
+    "k": Param(10, integer(1, MAX_RANK), "rank, 1 ≤ k ≤ min(m, n)"),
+    "sketch": Param("subsampling", choice(*SKETCHES), "gaussian | subsampling"),
+    "sketch_size": Param(0.1, SKETCH_SIZE, "columns of a sketch, or a fraction of the "
+                         "dimension it sketches"),
+    "sketch_size_u": Param(None, OPTIONAL_SKETCH_SIZE, "d' of the sketch on U (of the m features)"),
+    "sketch_size_v": Param(None, OPTIONAL_SKETCH_SIZE, "d of the sketch on V (of the samples)"),
+    "solver": Param("rcd", choice(*SOLVERS), "rcd (Algorithm 3) | pgd (Eq. 14)"),
+    "alpha": Param(1.0, positive, "μ_t = α + βt: α > 0"),
+    "beta": Param(1.0, number(0.0, MAX_WEIGHT), "μ_t = α + βt: β ≥ 0"),
+    "gflops": Param(1.0, number(0.0, MAX_GFLOPS), "node speed for local work; 0: free"),
+}
+REDUCE_PARAMS: dict[str, Param] = {
+    "allreduce": Param("secure_sum", choice(*ALLREDUCE), "secure_sum | plain"),
+    "variant": Param("prg", choice(*VARIANTS), "SecureSum variant"),
+}
+PARAMS: dict[str, Param] = {
+    **SKETCH_PARAMS,
+    **REDUCE_PARAMS,
+    "iterations": Param(100, integer(1, MAX_ITERATIONS), "T"),
+    "setting": Param("general", choice("general", "federated"), "general | federated"),
+}
+
+
+def sizes(params: dict[str, Any]) -> tuple[Any, Any]:
+    """(sketch on V, sketch on U): ``sketch_size_v`` and ``sketch_size_u`` or ``sketch_size``."""
+    default = params["sketch_size"]
+    v = params["sketch_size_v"] if params["sketch_size_v"] is not None else default
+    u = params["sketch_size_u"] if params["sketch_size_u"] is not None else default
+    return v, u
+
+
+def seconds_per_flop(params: dict[str, Any]) -> float:
+    return 0.0 if params["gflops"] == 0 else 1.0 / (params["gflops"] * 1e9)
+
+
+def check_rank(k: int, m: int, n: int) -> None:
+    if k > min(m, n):
+        raise ScenarioError(f"algorithm.k = {k} must be ≤ min(m, n) = {min(m, n)} for M = Xᵀ "
+                            f"of shape ({m}, {n})")
+
+
+def starts(inp: RunInput, k: int) -> tuple[Any, list[Any]]:
+    """U^0 (m×k, public) and each node's V^0_r, drawn from the scenario seed."""
+    import numpy as np
+
+    from algorithms.nmf.sanls import random_factor, v_start_scale
+
+    def rng(*key: int) -> Any:
+        return np.random.default_rng(np.random.SeedSequence(inp.seed, spawn_key=key))
+
+    U0 = random_factor(inp.data.shape[1], k, 1.0, rng(INIT_SEED_KEY))
+    V0 = []
+    for r, shard in enumerate(inp.shards):
+        block = dense(shard).T
+        V0.append(random_factor(block.shape[1], k, v_start_scale(block, k),
+                                rng(INIT_SEED_KEY, r)))
+    return U0, V0
+
+
+def dense(X: Any) -> Any:
+    import numpy as np
+    import scipy.sparse as sp
+
+    return np.asarray(X.todense() if sp.issparse(X) else X, dtype=np.float64)
+
+
+def as_scenario_error(exc: InputError) -> ScenarioError:
+    """A configuration's refusal, reported as a mistake in the ``[algorithm]`` table."""
+    return ScenarioError(f"[algorithm]: {exc}")
+
+
+def sent_per_party(result: Any, protocols: tuple[str, ...]) -> list[int]:
+    """Elements each data holder sent in the given protocols."""
+    return [sum(r.elements for r in result.ledger if r.sender == m and r.protocol in protocols)
+            for m in result.sites]
+
+
+def _run(inp: RunInput) -> AlgorithmRun:
+    import numpy as np
+
+    from algorithms import data as data_io
+    from algorithms.nmf.dsanls import DsanlsConfig, dsanls
+    from algorithms.nmf.sanls import StepSchedule, relative_error, sanls
+    from parties.party import site_parties
+    from protocols.all_reduce import all_reduce_cost
+    from sim import plots
+
+    p = inp.params
+    M = dense(inp.data).T
+    m, n = M.shape
+    k = p["k"]
+    check_rank(k, m, n)
+    N = len(inp.shards)
+    if m < N:
+        raise ScenarioError(f"DSANLS splits the m = {m} features among the {N} nodes; it "
+                            "needs m ≥ network.parties")
+    columns = tuple(data_io.partition_rows(n, N, [s.shape[0] for s in inp.shards]))
+    rows = tuple(data_io.partition_rows(m, N))
+    size_v, size_u = sizes(p)
+    try:
+        config = DsanlsConfig(
+            k=k, iterations=p["iterations"], n_features=m, n_samples=n, columns=columns,
+            rows=rows, sketch=p["sketch"], d=size_v, d_prime=size_u, solver=p["solver"],
+            schedule=StepSchedule(p["alpha"], p["beta"]), setting=p["setting"],
+            allreduce=p["allreduce"], variant=p["variant"], seconds_per_flop=seconds_per_flop(p))
+    except InputError as exc:
+        raise as_scenario_error(exc) from exc
+    U0, V0 = starts(inp, k)
+    general = config.setting == "general"
+    X = dense(inp.data)
+    inputs = [
+        {"X": shard, "U0": U0[a:b], "V0": V0[r], "config": config,
+         **({"X_features": X[:, a:b].copy()} if general else {})}
+        for r, (shard, (a, b)) in enumerate(zip(inp.shards, rows, strict=True))
+    ]
+    result = inp.simulation.run(site_parties(dsanls, inputs), seed=inp.seed)
+    nodes = [result.outputs[r] for r in result.sites]
+    U = np.vstack([node.U_rows for node in nodes])
+    V = [node.V for node in nodes]
+    history = [
+        relative_error(M, np.vstack([node.history[t][1] for node in nodes]),
+                       np.vstack([node.history[t][2] for node in nodes]))
+        for t in range(config.iterations)
+    ]
+    times = [max(node.history[t][0] for node in nodes) for t in range(config.iterations)]
+    U_c, V_c = sanls(M, U0, np.vstack(V0), iterations=config.iterations, seed=nodes[0].seed,
+                     sketch=config.sketch, d=config.sketch_d, d_prime=config.sketch_d_prime,
+                     solver=config.solver, schedule=config.schedule)
+    sent = sent_per_party(result, ("secure_sum", "all_reduce"))
+    per_call = [k * config.sketch_d, k * config.sketch_d_prime]
+    if not general:
+        per_call.append(m * config.sketch_d)
+    declared = sum(all_reduce_cost(config.allreduce, config.variant, N, length).elements_sent
+                   for length in per_call)
+    metrics: dict[str, Any] = {
+        "relative_error": history[-1],
+        "relative_error_history": history,
+        "simulated_time_history": times,
+        "max_abs_diff_vs_sanls": float(max(np.abs(U - U_c).max(),
+                                           np.abs(np.vstack(V) - V_c).max())),
+        "elements_sent_per_party_per_iteration": sent[0] / config.iterations,
+        "declared_elements_sent_per_party_per_iteration": declared,
+        "m": m, "n": n, "k": k, "d": config.sketch_d, "d_prime": config.sketch_d_prime,
+        "flops_per_party": [node.flops for node in nodes],
+    }
+    if len(set(sent)) != 1:
+        metrics["elements_sent_per_party"] = sent
+    title = (f"DSANLS ({config.setting}, {config.sketch}, {config.solver}), N = {N}, k = {k}")
+    iterations = np.arange(1, config.iterations + 1)
+    return AlgorithmRun(
+        result=result,
+        outputs={"U": U, **{f"V_{r}": v for r, v in zip(result.sites, V, strict=True)}},
+        metrics=metrics,
+        audit_target=audit_target(result, config.allreduce, config.variant, inp),
+        plots={"relative_error": lambda: plots.relative_error(
+            {title: ("iteration", {"DSANLS": (iterations, history)}),
+             "against simulated time": ("simulated time (s)", {"DSANLS": (times, history)})})},
+    )
+
+
+def audit_target(result: Any, method: str, variant: str, inp: RunInput) -> Any:
+    """The All-Reduce an ``[[audit]]`` examines, on the field inputs of its first call.
+
+    SecureSum's first call records its encoded input. The plain All-Reduce records the floats
+    it sent, encoded here with the run's fixed point; the audit then runs the plain All-Reduce
+    on field elements (:func:`protocols.all_reduce.all_reduce_field`).
+    """
+    import numpy as np
+
+    from protocols.all_reduce import all_reduce_field
+    from sim.privacy import AuditTarget, first_call_inputs
+
+    if method == "secure_sum":
+        return AuditTarget("secure_sum", variant,
+                           first_call_inputs(result.views, result.sites, "secure_sum"))
+    fixed = inp.simulation.fixed
+    floats = first_call_inputs(result.views, result.sites, "all_reduce")
+    inputs = tuple(fixed.encode(np.ravel(x), n_summands=len(floats)) for x in floats)
+
+    class PlainAllReduceTarget(AuditTarget):
+        def program(self) -> Any:
+            return lambda ctx, x: all_reduce_field(ctx, x, "plain")
+
+    return PlainAllReduceTarget("all_reduce", "plain", inputs)
+
+
+DSANLS = Algorithm(
+    name="dsanls",
+    summary="DSANLS: distributed sketched ANLS, general or federated setting (Algorithm 2)",
+    reference="Qian et al. (seed 004), §3.3 Algorithms 2-3 and §4.1 (modified DSANLS)",
+    params=PARAMS,
+    run=_run,
+    data_kind="uniform",
+    nonnegative=True,
+)

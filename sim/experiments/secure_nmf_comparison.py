@@ -1,0 +1,174 @@
+"""Experiment ``secure_nmf_comparison``: relative error against simulated time for the six
+secure NMF methods of Qian et al. (seed 004, §5.3, Figs. 6 and 7).
+
+Syn-SD, Syn-SSD-U, Syn-SSD-V, Syn-SSD-UV, Asyn-SD and Asyn-SSD-V run on the scenario's data
+and partition — equal blocks for the uniform workload (Fig. 6), ``[data] partition`` with one
+party holding half of the samples for the imbalanced one (Fig. 7, §5.3.2) — from the same start,
+each until its simulated clock passes ``time_budget_s``: the asynchronous server stops there;
+a synchronous method runs as many outer iterations as reach it, counted from a two-iteration
+pilot run of the same method (every outer iteration of a synchronous method costs the same
+simulated time). Simulated time covers messages (the network's latency and bandwidth) and local
+work (flop counts at ``gflops``), so the barrier of a synchronous All-Reduce makes every node
+wait for the slowest.
+
+The paper's conclusions (§5.3, digest C23): Syn-SSD-UV is best under a uniform workload;
+Asyn-SSD-V under an imbalanced one, where Syn-SSD-UV does poorly. The metrics give each
+method's error at the budget (``error_at_budget``), its ``time_averaged_error`` — the
+geometric mean of the error over [0, budget], i.e. how low its curve lies over the whole window
+(:func:`time_averaged_log_error`) — and the ``ranking`` by the latter, also over the first
+eighth, quarter and half of the window (``ranking_by_horizon``: which method leads depends on
+how long one looks); the plot, ``relative_error_vs_time.png``, their curves.
+
+Keys: those of ``syn_ssd`` (``k``, ``inner``, the sketch keys, ``solver``, ``alpha``, ``beta``,
+``allreduce``, ``variant``, ``gflops``), ``rho`` and ``time_budget_s`` (required here), and
+``methods`` (a subset of the six labels; all by default).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any
+
+from protocols.errors import ScenarioError
+from sim.entry import Algorithm, AlgorithmRun, Param, RunInput, described
+from sim.experiments.dsanls import REDUCE_PARAMS, SKETCH_PARAMS, positive
+from sim.experiments.secure_nmf import LABELS, LOOP_PARAMS
+
+METHODS = {label: key for key, label in LABELS.items()}  # "Syn-SSD-UV" -> ("syn_ssd", "uv")
+MAX_OUTER = 100_000
+HORIZONS = (0.125, 0.25, 0.5, 1.0)
+
+
+def _methods(name: str, value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not value or not all(v in METHODS for v in value):
+        raise ScenarioError(f"{name} = {value!r} must be a non-empty list of "
+                            f"{', '.join(METHODS)}")
+    if len(set(value)) != len(value):
+        raise ScenarioError(f"{name} = {value!r} names a method twice")
+    return tuple(value)
+
+
+PARAMS: dict[str, Param] = {
+    **SKETCH_PARAMS,
+    **REDUCE_PARAMS,
+    "inner": LOOP_PARAMS["inner"],
+    "rho": Param(1.0, positive, "ω_t = ρ/(ρ + t), ρ > 0 (asynchronous server)"),
+    "time_budget_s": Param(1.0, positive, "simulated seconds every method runs"),
+    "methods": Param(list(METHODS),
+                     described(_methods, "non-empty list of distinct " + " | ".join(METHODS)),
+                     "which of the six methods to run"),
+}
+
+
+def _run(inp: RunInput) -> AlgorithmRun:
+    import numpy as np
+
+    from sim import plots
+    from sim.experiments.secure_nmf import run_secure
+    from sim.report import table
+
+    p = inp.params
+    budget = p["time_budget_s"]
+    curves: dict[str, tuple[list[float], list[float]]] = {}
+    at_budget: dict[str, float] = {}
+    mean_log: dict[str, float] = {}
+    initial: dict[str, float] = {}
+    iterations: dict[str, int] = {}
+    messages: dict[str, int] = {}
+    for i, label in enumerate(p["methods"]):
+        name, sketch_on = METHODS[label]
+        params = {**p, "sketch_on": sketch_on, "outer": 2}
+        if inp.progress is not None:
+            inp.progress("methods", i, len(p["methods"]))
+        if name.startswith("asyn"):
+            params.update(outer=MAX_OUTER, time_budget_s=budget)
+        else:
+            pilot = run_secure(_with(inp, params), name, sketch_on)
+            t1, t2 = pilot.metrics["simulated_time_history"][:2]
+            params["outer"] = 2 + max(0, math.ceil((budget - t2) / (t2 - t1)))
+        run = run_secure(_with(inp, params), name, sketch_on)
+        times = run.metrics["simulated_time_history"]
+        errors = run.metrics["relative_error_history"]
+        curves[label] = (times, errors)
+        before = [e for t, e in zip(times, errors, strict=True) if t <= budget]
+        at_budget[label] = before[-1] if before else run.metrics["initial_relative_error"]
+        initial[label] = run.metrics["initial_relative_error"]
+        mean_log[label] = time_averaged_log_error(times, errors, budget, initial[label])
+        iterations[label] = len(times)
+        messages[label] = len(run.result.ledger) if run.result is not None else 0
+    if inp.progress is not None:
+        inp.progress("methods", len(p["methods"]), len(p["methods"]))
+    ranking = sorted(mean_log, key=lambda label: mean_log[label])
+    horizons = {}
+    for fraction in HORIZONS:
+        score = {label: time_averaged_log_error(*curves[label], fraction * budget,
+                                                initial[label]) for label in curves}
+        horizons[f"{fraction:g}"] = sorted(score, key=lambda label: score[label])
+    sizes = [int(s.shape[0]) for s in inp.shards]
+    workload = ("uniform" if max(sizes) - min(sizes) <= 1
+                else f"imbalanced: party {int(np.argmax(sizes))} holds "
+                     f"{max(sizes) / sum(sizes):.0%} of the samples")
+    rows = [[label, 10.0 ** mean_log[label], at_budget[label], iterations[label],
+             messages[label]] for label in ranking]
+    return AlgorithmRun(
+        result=None,
+        outputs={f"error_{label}": np.array([curves[label][0], curves[label][1]])
+                 for label in curves},
+        metrics={
+            "workload": workload,
+            "party_samples": sizes,
+            "time_budget_s": budget,
+            "error_at_budget": at_budget,
+            "time_averaged_error": {label: 10.0**v for label, v in mean_log.items()},
+            "ranking": ranking,
+            "best": ranking[0],
+            "ranking_by_horizon": horizons,
+            "evaluations": iterations,
+            "messages": messages,
+        },
+        plots={"relative_error_vs_time": lambda: plots.relative_error(
+            {f"secure NMF, {workload}, N = {len(sizes)}, k = {p['k']}": (
+                "simulated time (s)",
+                {label: _clip(curves[label], budget) for label in curves})})},
+        tables=[table(["method", "time-averaged error", "error at budget", "evaluations",
+                       "messages"], rows,
+                      f"relative error over {budget:g} simulated seconds ({workload})")],
+    )
+
+
+def time_averaged_log_error(times: list[float], errors: list[float], budget: float,
+                            initial: float) -> float:
+    """The mean of log10(error) over [0, budget] for the step curve that starts at ``initial``.
+
+    What a plot of error against time shows: a method is better when its curve lies lower over
+    the window, not only at its end. Until a method's first evaluation its error is the
+    start's.
+    """
+    edges = [0.0, *[t for t in times if t < budget], budget]
+    values = [initial, *[e for t, e in zip(times, errors, strict=True) if t < budget]]
+    logs = [math.log10(max(v, 1e-300)) for v in values]
+    widths = [b - a for a, b in itertools.pairwise(edges)]
+    return sum(w * v for w, v in zip(widths, logs, strict=True)) / budget
+
+
+def _with(inp: RunInput, params: dict[str, Any]) -> RunInput:
+    return RunInput(inp.scenario, params, inp.data, inp.shards, inp.simulation, inp.seed, None,
+                    inp.extras)
+
+
+def _clip(curve: tuple[list[float], list[float]], budget: float) -> tuple[list, list]:
+    times, errors = curve
+    keep = [i for i, t in enumerate(times) if t <= budget]
+    return [times[i] for i in keep], [errors[i] for i in keep]
+
+
+SECURE_NMF_COMPARISON = Algorithm(
+    name="secure_nmf_comparison",
+    summary="relative error vs simulated time of the six secure NMF methods (Figs. 6, 7)",
+    reference="Qian et al. (seed 004), §5.3, Figs. 6 and 7",
+    params=PARAMS,
+    run=_run,
+    data_kind="uniform",
+    nonnegative=True,
+)
