@@ -10,7 +10,7 @@ message, and the command line prints the estimate before the run and reports pro
 it from the first second.
 
 The costs are rough on purpose (within a factor of about two on this simulator, see
-``benchmarks/scale_estimate.py``, which prints estimated against measured figures): they exist
+``benchmarks/scenarios.py``, which prints estimated against measured figures): they exist
 to tell a minute from a day and a megabyte from a terabyte before the run, not to predict it.
 """
 
@@ -81,7 +81,7 @@ class Costs:
 
 
 COSTS = Costs()
-"""The costs measured on the simulator (``benchmarks/scale_estimate.py``)."""
+"""The costs measured on the simulator (``benchmarks/scenarios.py``)."""
 
 MEMORY_FRACTION = 0.8
 """A run is refused when its memory estimate exceeds this fraction of the available memory."""

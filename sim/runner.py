@@ -298,7 +298,8 @@ def _split_and_check(matrix: Any, scenario: Scenario, entry: Algorithm, name: st
 
     if matrix.shape[0] < scenario.n_parties:
         raise InputError(
-            f"{name} has {matrix.shape[0]} rows, fewer than network.parties = "
+            f"{name} has {matrix.shape[0]} row{'s' if matrix.shape[0] != 1 else ''}, fewer than "
+            f"network.parties = "
             f"{scenario.n_parties}; every party needs at least one row"
         )
     try:

@@ -132,6 +132,46 @@ def test_data_defects_name_the_file_row_and_party(tmp_path, capsys, scenario, cs
     assert line == "error: " + " ".join(str(info.value).split())
 
 
+RATINGS = """\
+name = "bad"
+seed = 3
+[network]
+parties = 2
+[data]
+source = "ratings"
+path = "data.csv"
+[algorithm]
+name = "corrective_nmf"
+k = 2
+iterations = 2
+"""
+
+RATINGS_DEFECTS = [
+    pytest.param("user,item,rating\n1,1,5\n1,2\n2,1,3\n",
+                 ["data.csv: line 3 has 2 fields, expected 3"], id="ragged"),
+    pytest.param("1,1,5\n1,x,4\n2,1,3\n", ["data.csv: line 2, field 2 is 'x'"], id="text-id"),
+    pytest.param("1,1,5\n-1,2,4\n2,1,3\n", ["line 2: user id -1 is not a non-negative"],
+                 id="negative-user"),
+    pytest.param("1,1,5\n1,2,nan\n2,1,3\n", ["line 2: rating nan is not a finite number"],
+                 id="nan-rating"),
+    pytest.param("1,1,inf\n1,2,4\n2,1,3\n", ["line 1: rating inf is not a finite number"],
+                 id="inf-rating"),
+    pytest.param("", ["data.csv: holds no ratings"], id="empty"),
+    pytest.param("1,1,5\n1,2,4\n", ["has 1 row,", "network.parties = 2"],
+                 id="one-user-two-parties"),
+]
+
+
+@pytest.mark.parametrize(("csv", "fragments"), RATINGS_DEFECTS)
+def test_ratings_file_defects_name_the_file_and_line(tmp_path, capsys, csv, fragments):
+    line = cli_error(tmp_path, capsys, scenario_file(tmp_path, RATINGS, csv))
+    for fragment in fragments:
+        assert fragment in line, line
+    with pytest.raises(InputError) as info:
+        run_scenario(tmp_path / "scenario.toml")
+    assert line == "error: " + " ".join(str(info.value).split())
+
+
 def test_nan_in_some_parties_rows_only_runs_pd_nmf_with_the_observed_loss(tmp_path):
     """The issue's traceback: NaN at party 1 only. Every party now sums 2d-element statistics."""
     path = scenario_file(tmp_path, PD_NMF, with_cell(2, 1, "nan"))
