@@ -40,15 +40,17 @@ from sim.entry import (
     MAX_WEIGHT,
     Algorithm,
     AlgorithmRun,
+    EstimateInput,
     Param,
     RunInput,
+    Workload,
     boolean,
     choice,
     integer,
     number,
     optional,
 )
-from sim.experiments.secure_sum import VARIANTS
+from sim.experiments.secure_sum import VARIANTS, secure_sum_workload
 
 if TYPE_CHECKING:
     import numpy as np
@@ -492,12 +494,34 @@ def _run_comparison(inp: RunInput) -> AlgorithmRun:
     )
 
 
+def _workload(inp: EstimateInput, runs: int) -> Workload:
+    """``runs`` simulations of Algorithm 1: per iteration one SecureSum of 2·k·items elements
+    (:func:`algorithms.nmf.corrective.declared_iteration_elements`) and the local updates."""
+    p = inp.params
+    k, items = p["k"], inp.n_cols
+    sums = secure_sum_workload(p["variant"], inp.n_parties, 2 * k * items, p["iterations"])
+    local = Workload(flops=10.0 * p["iterations"] * inp.n_rows * items * k,
+                     working_bytes=8 * 4 * inp.n_rows * items)
+    return (sums + local).times(runs).described(
+        f"{runs} run{'s' if runs > 1 else ''} × {p['iterations']} SecureSums of 2k·items "
+        "elements (declared cost)")
+
+
+def _estimate(inp: EstimateInput) -> Workload:
+    return _workload(inp, 1)
+
+
+def _estimate_comparison(inp: EstimateInput) -> Workload:
+    return _workload(inp, 2 * len(ROWS))  # every method without and with the attack
+
+
 CORRECTIVE_NMF = Algorithm(
     name="corrective_nmf",
     summary="NMF under adversarial noise: masked updates, corrupt entries ignored or replaced",
     reference="Ballen (seed 002), Algorithm 1, §2–3.5",
     params=PARAMS,
     run=_run,
+    estimate=_estimate,
     data_kind="ratings",
     nonnegative=True,
     allow_missing=True,
@@ -510,6 +534,7 @@ CORRECTIVE_NMF_COMPARISON = Algorithm(
     reference="Ballen (seed 002), §3, Tables 1–2",
     params=COMMON,
     run=_run_comparison,
+    estimate=_estimate_comparison,
     data_kind="ratings",
     nonnegative=True,
     allow_missing=True,

@@ -39,8 +39,10 @@ from sim.entry import (
     MAX_WEIGHT,
     Algorithm,
     AlgorithmRun,
+    EstimateInput,
     Param,
     RunInput,
+    Workload,
     auto_or,
     boolean,
     choice,
@@ -48,7 +50,7 @@ from sim.entry import (
     integer,
     number,
 )
-from sim.experiments.secure_sum import VARIANTS
+from sim.experiments.secure_sum import VARIANTS, secure_sum_workload
 
 if TYPE_CHECKING:
     import numpy as np
@@ -342,12 +344,37 @@ def _run_sweep(inp: RunInput) -> AlgorithmRun:
     )
 
 
+def _workload(inp: EstimateInput, runs: int) -> Workload:
+    """``runs`` private runs: per release the curators' SecureSum of k² + d·k statistics,
+    curator 0's forward to the analyst and the analyst's W (d·k) to every curator
+    (:func:`algorithms.nmf.dp_robust.declared_iteration_elements`), and the local (H, R) steps."""
+    p = inp.params
+    k, d, m = p["k"], inp.n_cols, inp.n_parties
+    stats = k * k + d * k
+    per = secure_sum_workload(p["variant"], m, stats) + Workload(messages=m + 1,
+                                                               elements=m * d * k + stats)
+    local = Workload(flops=4.0 * p["inner_iterations"] * inp.n_rows * d * k,
+                     working_bytes=8 * 3 * inp.n_rows * d)
+    return (per + local).times(p["iterations"] * runs).described(
+        f"{runs} run{'s' if runs > 1 else ''} × {p['iterations']} releases (declared cost)",
+        simulations=runs)
+
+
+def _estimate(inp: EstimateInput) -> Workload:
+    return _workload(inp, 1)
+
+
+def _estimate_sweep(inp: EstimateInput) -> Workload:
+    return _workload(inp, len(inp.params["epsilons"]) * inp.params["trials"])
+
+
 DP_NMF_OUTLIERS = Algorithm(
     name="dp_nmf_outliers",
     summary="DP robust NMF with outliers: curators release noisy statistics, the analyst learns W",
     reference="Saha & Imtiaz (seed 000), Algorithm 2, §3.2–3.3",
     params=PARAMS,
     run=_run,
+    estimate=_estimate,
     data_kind="topics",
     nonnegative=True,
     min_parties=1,
@@ -359,6 +386,7 @@ DP_NMF_OUTLIERS_EPSILON = Algorithm(
     reference="Saha & Imtiaz (seed 000), §4, Figs. 4–8",
     params=SWEEP_PARAMS,
     run=_run_sweep,
+    estimate=_estimate_sweep,
     data_kind="topics",
     nonnegative=True,
     min_parties=1,
