@@ -11,8 +11,10 @@ This module imports nothing heavy: the command line's ``--help`` and ``list`` lo
 from __future__ import annotations
 
 import math
+import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from protocols.errors import ScenarioError
@@ -26,6 +28,7 @@ __all__ = [
     "check_choice",
     "check_int",
     "check_number",
+    "read_scenario_file",
     "shown",
 ]
 
@@ -58,6 +61,31 @@ def _range_text(low: float | None, high: float | None, strict_low: bool = False,
     if high is not None:
         parts.append(f" {'<' if strict_high else '≤'} {_fmt(high)}")
     return "".join(parts)
+
+
+def read_scenario_file(path: str | Path) -> dict[str, Any]:
+    """The TOML table of a scenario file, or a ScenarioError naming the file and the problem.
+
+    The command line calls it first, so that a missing or malformed scenario file is reported
+    before the simulator is imported.
+    """
+    if not str(path).strip():
+        raise ScenarioError("the scenario path is empty; give a scenario TOML file")
+    path = Path(path)
+    if not path.exists():
+        raise ScenarioError(f"scenario file {str(path)!r} does not exist")
+    if not path.is_file():
+        raise ScenarioError(f"scenario file {str(path)!r} is a directory, not a TOML file")
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(f"scenario file {str(path)!r} is not valid TOML: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(f"scenario file {str(path)!r} is not UTF-8 text") from exc
+    except OSError as exc:
+        raise ScenarioError(
+            f"scenario file {str(path)!r} cannot be read ({exc.strerror or exc})"
+        ) from exc
 
 
 def check_int(name: str, value: Any, low: int | None = None, high: int | None = None) -> int:

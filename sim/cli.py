@@ -133,6 +133,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from sim.checks import read_scenario_file
+
+    read_scenario_file(args.scenario)  # a missing or malformed file: before the heavy imports
     from sim.report import check_out_dir, to_json
     from sim.runner import plan_scenario
 

@@ -25,7 +25,6 @@ when long) and what is allowed. The algorithm's own keys are validated by its ca
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +32,7 @@ from typing import Any
 
 from protocols.errors import InputError, ScenarioError
 from protocols.field import FixedPoint, parse_prime, prime_field
-from sim.checks import check_choice, check_int, check_number, shown
+from sim.checks import check_choice, check_int, check_number, read_scenario_file, shown
 from sim.network import BANDWIDTH_MBPS_RANGE, LATENCY_MS_RANGE, TOPOLOGIES, Network
 
 __all__ = [
@@ -159,22 +158,7 @@ def load_scenario(source: str | Path | Mapping[str, Any], base_dir: Path | None 
         default_name = "scenario"
     elif isinstance(source, str | Path):
         path = Path(source)
-        if str(source) == "":
-            raise ScenarioError("the scenario path is empty; give a scenario TOML file")
-        if not path.exists():
-            raise ScenarioError(f"scenario file {str(path)!r} does not exist")
-        if not path.is_file():
-            raise ScenarioError(f"scenario file {str(path)!r} is a directory, not a TOML file")
-        try:
-            raw = tomllib.loads(path.read_text(encoding="utf-8"))
-        except tomllib.TOMLDecodeError as exc:
-            raise ScenarioError(f"scenario file {str(path)!r} is not valid TOML: {exc}") from exc
-        except UnicodeDecodeError as exc:
-            raise ScenarioError(f"scenario file {str(path)!r} is not UTF-8 text") from exc
-        except OSError as exc:
-            raise ScenarioError(
-                f"scenario file {str(path)!r} cannot be read ({exc.strerror or exc})"
-            ) from exc
+        raw = read_scenario_file(path)
         base = path.resolve().parent
         default_name = path.stem
     else:

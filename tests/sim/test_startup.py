@@ -54,6 +54,8 @@ def heavy(modules: list[str]) -> list[str]:
     (["frobnicate"], 2, "error: argument command: invalid choice"),
     (["run", "x.toml", "--seed", "many"], 2, "error: argument --seed: invalid int value"),
     ([], 2, "error: the following arguments are required: command"),
+    (["run", "missing.toml"], 2, "error: scenario file 'missing.toml' does not exist"),
+    (["run", "scenarios"], 2, "is a directory, not a TOML file"),
 ])
 def test_quick_commands_load_nothing_heavy(argv, code, expect):
     result = loaded(*argv)
@@ -62,10 +64,12 @@ def test_quick_commands_load_nothing_heavy(argv, code, expect):
     assert heavy(result["modules"]) == []
 
 
-def test_the_probe_sees_heavy_modules_when_they_are_loaded():
-    """The check has the power to fail: a run does load the simulator."""
-    result = loaded("run", str(ROOT / "scenarios" / "missing.toml"))
-    assert result["code"] == 2 and "does not exist" in result["err"]
+def test_the_probe_sees_heavy_modules_when_they_are_loaded(tmp_path):
+    """The check has the power to fail: a run past the file check does load the simulator."""
+    path = tmp_path / "bad.toml"
+    path.write_text('colour = "red"\n', encoding="utf-8")
+    result = loaded("run", str(path))
+    assert result["code"] == 2 and "unknown key 'colour'" in result["err"]
     assert "numpy" in heavy(result["modules"])
 
 
