@@ -195,6 +195,11 @@ class Algorithm:
         The synthetic kind used when a scenario asks for synthetic data without a kind.
     nonnegative, allow_missing : bool
         Data checks at load time: negative values refused; NaN accepted as "unobserved".
+    min_parties : int
+        The smallest ``network.parties`` the entry runs with (2 for a secure computation).
+    attack : callable, optional
+        ``attack(table, n_parties)`` checks the scenario's ``[attack]`` table (the entry's
+        attack model); None: the entry has none and ``[attack]`` is refused.
     """
 
     name: str
@@ -206,8 +211,7 @@ class Algorithm:
     data_kind: str = "uniform"
     nonnegative: bool = False
     allow_missing: bool = False
-    min_parties: int = 2  # smallest network.parties (M ≥ 2 for a secure computation)
-    # checks the scenario's [attack] table given network.parties; None: no [attack] allowed
+    min_parties: int = 2
     attack: Callable[[Mapping[str, Any], int], dict[str, Any]] | None = None
 
     def validate(self, given: Mapping[str, Any]) -> dict[str, Any]:
