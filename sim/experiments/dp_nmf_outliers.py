@@ -353,7 +353,7 @@ def _workload(inp: EstimateInput, runs: int) -> Workload:
     stats = k * k + d * k
     per = secure_sum_workload(p["variant"], m, stats) + Workload(messages=m + 1,
                                                                elements=m * d * k + stats)
-    local = Workload(flops=4.0 * p["inner_iterations"] * inp.n_rows * d * k,
+    local = Workload(flops=1.0 * p["inner_iterations"] * inp.n_rows * d * k,
                      working_bytes=8 * 3 * inp.n_rows * d)
     return (per + local).times(p["iterations"] * runs).described(
         f"{runs} run{'s' if runs > 1 else ''} × {p['iterations']} releases (declared cost)",
