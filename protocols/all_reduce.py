@@ -29,6 +29,7 @@ elements sent (float64), the same counts as SecureSum's ``prg`` variant (field e
 from __future__ import annotations
 
 from collections.abc import Generator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -37,6 +38,7 @@ from protocols.context import PartyContext
 from protocols.effects import Input, Output, RecvEach, SendEach
 from protocols.errors import InputError
 from protocols.secure_sum import Cost, check_variant, declared_cost, secure_sum, secure_sum_field
+from protocols.simulator import CallView, MessageKey, SimulatorMismatch, uniform_with_sum
 
 METHODS: tuple[str, ...] = ("secure_sum", "plain")
 PROTOCOL = "all_reduce"
@@ -116,6 +118,7 @@ def _plain_sum(ctx: PartyContext, values: np.ndarray, label: str) -> Generator[A
     total = np.zeros(values.size)
     for party in ctx.parties:  # party order: every party adds in the same order
         total = total + (values.ravel() if party == ctx.party else received[party])
+    yield Output("sum", total, call)  # the call's declared output, as SecureSum declares it
     return total.reshape(values.shape)
 
 
@@ -138,3 +141,70 @@ def all_reduce_field(
     total = ctx.field.sum_arrays([x_hat if p == ctx.party else received[p] for p in ctx.parties])
     yield Output("sum", total, call)
     return total
+
+
+# -- the simulator (protocols.simulator) ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AllReduceSimulator:
+    """The plain All-Reduce's simulator: what its declared output, the sum, allows.
+
+    The ``secure_sum`` method's calls are SecureSum calls, simulated by
+    :class:`protocols.secure_sum.SecureSumSimulator`; this one is for the calls named
+    ``all_reduce``, the clear method. There every honest party h sends its input x_h to every
+    member (step ``value``). From the declared output S and its own inputs a coalition knows
+    Σ_{h∈H} x_h and nothing else:
+
+    * one honest party — S determines x_h (:meth:`determined`), and the simulator reproduces
+      its message as S − Σ_{m∈C} x_m;
+    * two or more — no simulator given only the coalition's inputs and S can produce the x_h;
+      :meth:`reveals` says so and the audit answers "leak" at the call. :meth:`simulate` then
+      draws what the sum alone would show on field inputs (the x_h uniform subject to their
+      sum), the law a private All-Reduce would have.
+    """
+
+    variant: str | None = None
+    name: str = PROTOCOL
+    uniform_on_hull: bool = True
+
+    def determined(self, view: CallView) -> bool:
+        """With one honest party, its input is the sum minus the coalition's inputs."""
+        return len(view.honest) <= 1
+
+    def reveals(self, view: CallView) -> str | None:
+        """Why the call's messages cannot be simulated from the sum, or None."""
+        if self.determined(view):
+            return None
+        return (f"the plain All-Reduce sends each honest party's input in the clear to every "
+                f"peer; the declared output, the sum, leaves the {len(view.honest)} honest "
+                "inputs undetermined, so a simulator would have to be given them (use "
+                "allreduce = \"secure_sum\")")
+
+    def simulate(
+        self, view: CallView, rng: np.random.Generator, n: int
+    ) -> dict[MessageKey, np.ndarray]:
+        """``n`` draws of every ``value`` message the coalition receives: key → (n, d)."""
+        if not view.honest:
+            raise SimulatorMismatch("a coalition of every party has nothing to simulate")
+        mine = [np.ravel(view.input(m)) for m in view.members]
+        total = np.ravel(view.output("sum"))
+        out: dict[MessageKey, np.ndarray] = {}
+        for m in view.members:
+            for other in view.members:
+                if other != m:
+                    sent = np.ravel(view.sent_by(other, m, "value"))
+                    out[(m, other, "value")] = np.broadcast_to(sent, (n, sent.size))
+        if np.issubdtype(total.dtype, np.floating):
+            if not self.determined(view):
+                raise SimulatorMismatch("the sum of real numbers leaves two or more honest "
+                                        "inputs without a law to draw them from")
+            rest = (total - np.sum(mine, axis=0))[None, None, :]
+        else:
+            field = view.field
+            known = field.zeros((len(view.honest), total.size))
+            rest = uniform_with_sum(field, rng, n, known, field.sub(total, field.sum_arrays(mine)))
+        for m in view.members:
+            for k, h in enumerate(view.honest):
+                out[(m, h, "value")] = np.broadcast_to(rest[:, k, :], (n, total.size))
+        return out

@@ -82,12 +82,21 @@ from protocols.context import PartyContext
 from protocols.effects import Input, Output, Recv, RecvEach, Send, SendEach
 from protocols.errors import InputError
 from protocols.field import FixedPoint, Mersenne61Field
+from protocols.simulator import NoSimulator
 
 PROTOCOL = "cape"
 AGGREGATOR = "aggregator"
 NOISE_GENERATOR = "noise_generator"
 SCHEMES: tuple[str, ...] = ("cape", "conventional")
 NOISE_KINDS: tuple[str, ...] = ("float", "discrete")
+
+SIMULATOR = NoSimulator(PROTOCOL, (
+    "a CAPE release is f(x_s) + noise: its guarantee is (epsilon, delta)-differential privacy "
+    "(Theorem 1), not simulation from the aggregate, so every release carries information "
+    "about its site's data by design (and its Gaussians come from the parties' local coins, "
+    "which an audit holds fixed); study collusion with parties.cape_collusion"))
+"""No simulator (:mod:`protocols.simulator`): whole-run audits answer "not applicable"."""
+
 CONSTRUCTIONS: tuple[str, ...] = ("centred", "reference")
 
 Scheme = Literal["cape", "conventional"]

@@ -77,8 +77,17 @@ from protocols.mpc.normalize import pair_normalizer
 from protocols.mpc.public import constants, signed, small
 from protocols.mpc.sharing import OUTPUT, Session, concat, share_input
 from protocols.mpc.truncate import dither_open, trunc_pr
+from protocols.simulator import NoSimulator
 
 PROTOCOL = "normed_secure_sum"
+
+SIMULATOR = NoSimulator(PROTOCOL, (
+    "its openings (Beaver differences, values masked to within 2^-kappa of a fixed law, the "
+    "output) depend on earlier openings through the coalition's own shares, so simulating "
+    "them means re-running the coalition's program on simulated openings, which a "
+    "call-by-call simulator does not do; audit NormedSecureSum with the scale-invariance "
+    "audit (parties.scale_invariance, the audit_instances key)"))
+"""No simulator (:mod:`protocols.simulator`): whole-run audits answer "not applicable"."""
 VARIANTS: tuple[str, ...] = ("normed", "reveal_norm", "secure_sum")
 DEMO_KAPPA_FLOOR = 40
 

@@ -32,6 +32,9 @@ Security: the coalition's view — its inputs, its randomness, and the column su
 ``explicit``, the shares) it receives — is uniform subject to the sum, as long as at least
 one party outside the coalition shares a fresh mask with every other honest party. Masks are
 numbered by the call counter, so no mask is ever reused across invocations.
+:class:`SecureSumSimulator` draws that view from the coalition's side alone (the simulator of
+the security definition, :mod:`protocols.simulator`); whole-run audits compare real views with
+it (:mod:`parties.audit.simulation`).
 """
 
 from __future__ import annotations
@@ -42,10 +45,11 @@ from typing import Any, Literal
 
 import numpy as np
 
-from protocols.context import PartyContext
+from protocols.context import PartyContext, pairwise_mask_from_streams
 from protocols.effects import Call, Input, Output, RecvEach, SendEach
 from protocols.errors import InputError
 from protocols.field import PrimeField
+from protocols.simulator import CallView, MessageKey, SimulatorMismatch, uniform_with_sum
 
 Variant = Literal["explicit", "prg"]
 VARIANTS: tuple[str, ...] = ("prg", "explicit")
@@ -191,3 +195,122 @@ def _prg_column_sum(ctx: PartyContext, call: Call, x_hat: np.ndarray) -> np.ndar
     """
     mask = ctx.randomness.pairwise_mask(ctx.peers, call, len(x_hat))
     return ctx.field.add(x_hat, mask)
+
+
+# -- the simulator (§2.2: "any coalition ... can simulate their entire joint protocol view") ----
+
+
+@dataclass(frozen=True)
+class SecureSumSimulator:
+    """Draws a coalition's view of one SecureSum call from its inputs, randomness and the sum.
+
+    With C the coalition, H the honest parties and S the declared output, the coalition
+    receives (Table 2.1):
+
+    ``prg``
+        every column sum c_j. A member's c_m is what it sent. An honest party's is
+        c_h = x̂_h + Σ_{j≠h} (r_j^(h) − r_h^(j)) = k_h + u_h, where k_h = Σ_{m∈C} (r_m^(h) −
+        r_h^(m)) comes from the pair streams the coalition drew, and u_h = x̂_h +
+        Σ_{h'∈H∖h} (r_{h'}^(h) − r_h^(h')) is masked by the honest pairs' streams, which form a
+        connected graph on H: (u_h)_{h∈H} is uniform subject to Σ_h c_h = S − Σ_m c_m.
+    ``explicit``
+        the shares r_h^(m) of every honest h for every member m — uniform and independent of
+        everything else — and every column sum. c_h = Σ_{m∈C} r_m^(h) + (r_h^(h) +
+        Σ_{h'∈H∖h} r_{h'}^(h)), the bracket masked by the honest-to-honest shares: uniform
+        subject to the same sum constraint. A member's column sum is its kept share
+        x̂_m − Σ_j r_m^(j) plus the shares it receives (the simulated ones from honest parties).
+
+    Messages between members are what the members sent. With one honest party its column sum is
+    determined by the output; with two or more the constraint leaves (|H| − 1)·d uniform
+    elements. The variant is inferred from the call when not given: ``explicit`` when the
+    members sent shares.
+
+    Parameters
+    ----------
+    variant : {"prg", "explicit"}, optional
+        The SecureSum variant the call implements.
+    """
+
+    variant: str | None = None
+    name: str = PROTOCOL
+    uniform_on_hull: bool = True
+
+    def simulate(
+        self, view: CallView, rng: np.random.Generator, n: int
+    ) -> dict[MessageKey, np.ndarray]:
+        """``n`` draws of every message the coalition receives in the call: key → (n, d)."""
+        variant = self.variant or (
+            "explicit" if any(step == "share" for _, _, step in view.sent) else "prg"
+        )
+        check_variant(variant)
+        if not view.honest:
+            raise SimulatorMismatch("a coalition of every party has nothing to simulate")
+        if variant == "explicit":
+            return _simulate_explicit(view, rng, n)
+        return _simulate_prg(view, rng, n)
+
+    def determined(self, view: CallView) -> bool:
+        """With one honest party, its input is the sum minus the coalition's inputs."""
+        return len(view.honest) <= 1
+
+
+def _member_messages(
+    view: CallView, step: str, n: int, out: dict[MessageKey, np.ndarray]
+) -> None:
+    """Messages between members: what the sender sent, in every draw."""
+    for m in view.members:
+        for other in view.members:
+            if other != m:
+                sent = np.ravel(view.sent_by(other, m, step))
+                out[(m, other, step)] = np.broadcast_to(sent, (n, sent.size))
+
+
+def _simulate_prg(view: CallView, rng: np.random.Generator, n: int) -> dict[MessageKey, np.ndarray]:
+    field, members, honest = view.field, view.members, view.honest
+    total = np.ravel(view.output("sum"))
+    d = total.size
+    mine = [np.ravel(view.sent_by(m, honest[0], "column_sum")) for m in members]
+    known = np.stack([
+        pairwise_mask_from_streams(
+            field, h, members, np.stack([np.ravel(view.pair_stream(h, m)) for m in members]), d)
+        for h in honest
+    ])
+    sums = uniform_with_sum(field, rng, n, known, field.sub(total, field.sum_arrays(mine)))
+    out: dict[MessageKey, np.ndarray] = {}
+    for m in members:
+        for k, h in enumerate(honest):
+            out[(m, h, "column_sum")] = sums[:, k, :]
+    _member_messages(view, "column_sum", n, out)
+    return out
+
+
+def _simulate_explicit(
+    view: CallView, rng: np.random.Generator, n: int
+) -> dict[MessageKey, np.ndarray]:
+    field, members, honest = view.field, view.members, view.honest
+    total = np.ravel(view.output("sum"))
+    d = total.size
+    out: dict[MessageKey, np.ndarray] = {}
+    for m in members:
+        for h in honest:
+            out[(m, h, "share")] = field.random(rng, (n, d))
+    _member_messages(view, "share", n, out)
+    member_sums = []
+    for m in members:
+        peers = [p for p in view.parties if p != m]
+        kept = own_share(field, np.ravel(view.input(m)),
+                         [np.ravel(view.sent_by(m, p, "share")) for p in peers])
+        received = [out[(m, p, "share")] for p in peers]
+        member_sums.append(column_sum(field, np.broadcast_to(kept, (n, d)), received))
+    for m, colsum in zip(members, member_sums, strict=True):
+        for other in members:
+            if other != m:
+                out[(other, m, "column_sum")] = colsum
+    known = np.stack([field.sum_arrays([np.ravel(view.sent_by(m, h, "share")) for m in members])
+                      for h in honest])
+    sums = uniform_with_sum(field, rng, n, known, field.sub(
+        np.broadcast_to(total, (n, d)), field.sum_arrays(member_sums)))
+    for m in members:
+        for k, h in enumerate(honest):
+            out[(m, h, "column_sum")] = sums[:, k, :]
+    return out

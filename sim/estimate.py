@@ -157,7 +157,7 @@ def _audit_workload(spec: AuditSpec, n_parties: int, length: int) -> Workload:
     costlier variant) are assumed.
     """
     per_call = 2 * n_parties * (n_parties - 1)  # explicit SecureSum: 2(M − 1) messages each
-    if spec.method == "statistical":
+    if spec.method in ("statistical", "simulation"):  # a simulation audit replays the run
         runs = 2 * spec.trials
         kept = runs * len(spec.coalition) * (n_parties - 1) * length * 3
         return Workload(runs * per_call, runs * per_call * length, runs, 0.0, kept, "")

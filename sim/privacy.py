@@ -1,31 +1,38 @@
-"""Runs the t-privacy audits of a scenario (:mod:`parties.audit`) on the simulator.
+"""Privacy audits (:mod:`parties.audit`) run on the simulator.
 
-The audit methods live in ``parties`` and never import a driver; this module hands them the
-runners they need: one that runs a protocol on given field inputs with a given seed (mask draws
-recorded), and one that runs it with injected randomness (a tape). The audited protocol of an
-algorithm is the secure aggregation it is built on (SecureSum with the algorithm's variant and
-vector length), run with the scenario's parties and field.
+The audit methods live in ``parties`` and never import a driver (the package ladder); they are
+handed a runner. This module provides it — :class:`SimPyRunner` runs party programs on the
+SimPy driver with injected randomness, mask draws recorded and each party's local coins fixed
+by a seed — and, on top of it:
+
+* :func:`audit`, the ready-made entry point
+  ``audit(program, inputs, coalition, *, prime, method, trials, alpha, seed, protocol=None,
+  variant=None)`` for a user's own party program;
+* :func:`run_audit`, one ``[[audit]]`` of a scenario. The ``simulation`` method replays the
+  algorithm's own parties — the same programs, data and local coins as the user's run, with
+  fresh masks — so it audits the run the user made, every call of it. The ``statistical``
+  (A/B) and ``exact`` methods need a program on field vectors whose output is a sum: for the
+  ``secure_sum`` algorithm that is SecureSum on the encoded column sums (statistical) or on
+  tiny inputs in GF(``prime``) (exact); for algorithms on data, such as PD-NMF, they answer
+  *not applicable* and name the simulation method.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Generator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from parties.audit import (
+    NOT_APPLICABLE,
     AuditResult,
     Progress,
     RandomnessFactory,
-    TapeRunner,
-    TrialRunner,
-    alternative_inputs,
-    exact_audit,
-    statistical_audit,
 )
-from parties.party import site_parties
+from parties.audit import audit as audit_with
+from parties.party import Party, Program
 from parties.view import View
 from protocols.context import PartyContext
 from protocols.field import PrimeField, prime_field
@@ -35,94 +42,178 @@ from sim.scenario import AuditSpec
 from sim.simulation import Simulation
 
 FieldProgram = Callable[[PartyContext, np.ndarray], Generator[Any, Any, Any]]
+AUDIT_SEED_KEY = 1_000_001
+
+
+@dataclass(frozen=True)
+class SimPyRunner:
+    """Runs party programs on the SimPy driver for an audit (a :class:`parties.audit.Runner`).
+
+    Every run uses sealing off and no key agreement (the audit injects every mask source), and
+    records mask draws in the views. Each party's local coins (``ctx.rng``) come from ``seed``:
+    the same in every run.
+
+    Parameters
+    ----------
+    prime : int or str
+        The field.
+    frac_bits : int
+        Fixed-point fractional bits (for programs on real values).
+    seed : int
+        Seed of the parties' local coins.
+    network : Network, optional
+        The network (complete by default); views do not depend on its timing.
+    """
+
+    prime: int | str
+    frac_bits: int = 0
+    seed: int = 0
+    network: Network | None = None
+    _field: PrimeField = field(init=False, repr=False, compare=False)
+    _networks: dict[int, Network] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_field", prime_field(self.prime))
+        object.__setattr__(self, "_networks", {})  # complete networks by size, built once
+
+    @property
+    def field(self) -> PrimeField:
+        return self._field
+
+    def __call__(
+        self, parties: Sequence[Party], randomness: RandomnessFactory
+    ) -> Mapping[int, View]:
+        network = self.network
+        if network is None:
+            network = self._networks.setdefault(len(parties), Network.build(len(parties)))
+        simulation = Simulation(network, prime=self._field.p, frac_bits=self.frac_bits,
+                                seed=self.seed, sealing=False, keys="none", record_draws=True,
+                                randomness=randomness)
+        return simulation.run(parties).views
+
+
+def audit(
+    program: Program | Sequence[Party],
+    inputs: Sequence[Any] | None,
+    coalition: Sequence[int],
+    *,
+    prime: int | str,
+    method: str = "simulation",
+    trials: int = 200,
+    alpha: float = 1e-3,
+    seed: int = 0,
+    protocol: str | None = None,
+    variant: str | None = None,
+    calls: Sequence[int] | None = None,
+    pairs: int = 6,
+    max_runs: int = 100_000,
+    frac_bits: int = 0,
+    network: Network | None = None,
+    progress: Progress | None = None,
+) -> AuditResult:
+    """Audit ``program`` on ``inputs`` for ``coalition``, run on the SimPy driver.
+
+    :func:`parties.audit.audit` with a :class:`SimPyRunner` in GF(``prime``) whose local coins
+    come from ``seed``; see there for the arguments. ``frac_bits`` is the fixed-point
+    precision for programs that encode real values.
+
+    >>> from protocols.secure_sum import secure_sum_field
+    >>> from protocols.field import prime_field
+    >>> F = prime_field(2**61 - 1)
+    >>> inputs = [F.elements([1, 2]), F.elements([3, 4]), F.elements([5, 6])]
+    >>> result = audit(lambda ctx, x: secure_sum_field(ctx, x, "prg"), inputs, [0],
+    ...                prime="2^61-1", trials=40)
+    >>> result.verdict
+    'private'
+    """
+    runner = SimPyRunner(prime, frac_bits, seed, network)
+    return audit_with(program, inputs, coalition, runner=runner, method=method, trials=trials,
+                      alpha=alpha, seed=seed, protocol=protocol, variant=variant, calls=calls,
+                      pairs=pairs, max_runs=max_runs, progress=progress)
+
+
+def secure_sum_program(variant: str, label: str = "x") -> FieldProgram:
+    """``program(ctx, x)``: SecureSum of a vector of field elements (``secure_sum_field``)."""
+
+    def run(ctx: PartyContext, x: np.ndarray) -> Generator[Any, Any, Any]:
+        return (yield from secure_sum_field(ctx, x, variant, label=label))  # type: ignore[arg-type]
+
+    return run
 
 
 @dataclass(frozen=True)
 class AuditTarget:
-    """The protocol an algorithm's audits examine, and the inputs of its real invocation."""
+    """What a scenario's audits examine.
 
-    protocol: str
-    variant: str
-    inputs: tuple[np.ndarray, ...] | None  # field elements, one vector per party
+    Attributes
+    ----------
+    parties : tuple of Party
+        The parties of the user's run (programs and inputs); the simulation method replays
+        them.
+    protocol : str
+        The protocol the run's calls implement (the simulators' fallback).
+    variant : str, optional
+        Its variant.
+    field_program : callable, optional
+        For the A/B and exact methods: ``program(ctx, x)`` on vectors of field elements whose
+        output is their sum (None when the algorithm has none).
+    field_inputs : tuple of ndarray, optional
+        The field inputs of the user's run of ``field_program``.
+    """
 
-    def program(self) -> FieldProgram:
-        variant = self.variant
-
-        def run(ctx: PartyContext, x: np.ndarray) -> Generator[Any, Any, Any]:
-            return (yield from secure_sum_field(ctx, x, variant))  # type: ignore[arg-type]
-
-        return run
-
-
-def trial_runner(
-    program: FieldProgram, n_parties: int, prime: int | str, network: Network | None = None
-) -> TrialRunner:
-    """A runner of ``program`` on field inputs: fresh pre-shared keys and masks per seed."""
-    sim = Simulation(
-        network if network is not None else Network.build(n_parties),
-        prime=prime, frac_bits=0, sealing=False, keys="preshared", record_draws=True,
-    )
-
-    def run(inputs: list[np.ndarray], seed: int) -> dict[int, View]:
-        parties = site_parties(program, [{"x": x} for x in inputs])
-        return sim.run(parties, seed=seed).views
-
-    return run
-
-
-def tape_runner(program: FieldProgram, n_parties: int, prime: int | str) -> TapeRunner:
-    """A runner of ``program`` whose masks come from an injected randomness (a tape)."""
-    network = Network.build(n_parties)
-
-    def run(inputs: list[np.ndarray], randomness: RandomnessFactory) -> dict[int, View]:
-        sim = Simulation(network, prime=prime, frac_bits=0, sealing=False, keys="none",
-                         randomness=randomness, seed=0)
-        parties = site_parties(program, [{"x": x} for x in inputs])
-        return sim.run(parties).views
-
-    return run
+    parties: tuple[Party, ...]
+    protocol: str = "secure_sum"
+    variant: str | None = None
+    field_program: FieldProgram | None = None
+    field_inputs: tuple[np.ndarray, ...] | None = None
 
 
 def run_audit(
     spec: AuditSpec,
     target: AuditTarget,
-    n_parties: int,
+    *,
     prime: int,
+    frac_bits: int,
     seed: int,
     network: Network | None = None,
     progress: Progress | None = None,
+    index: int = 0,
 ) -> AuditResult:
-    """Run one ``[[audit]]`` of a scenario against the algorithm's audited protocol."""
-    program = target.program()
-    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(1_000_001,)))
-    if spec.method == "exact":
-        tiny = prime_field(spec.prime)
-        inputs_a = [tiny.random(rng, 1) for _ in range(n_parties)]
-        inputs_b = alternative_inputs(tiny, inputs_a, spec.coalition, rng)
-        result = exact_audit(tape_runner(program, n_parties, spec.prime), tiny, inputs_a,
-                             inputs_b, spec.coalition, max_runs=spec.max_runs, seed=seed,
-                             progress=progress)
+    """Run one ``[[audit]]`` of a scenario (the ``index``-th) against the algorithm's run."""
+    audit_seed = int(np.random.SeedSequence(seed, spawn_key=(AUDIT_SEED_KEY, index))
+                     .generate_state(1, np.uint32)[0])
+    common = {"trials": spec.trials, "alpha": spec.alpha, "seed": audit_seed,
+              "calls": spec.calls, "progress": progress}
+    if spec.method == "simulation":
+        runner = SimPyRunner(prime, frac_bits, seed, network)
+        result = audit_with(target.parties, None, spec.coalition, runner=runner,
+                            method="simulation", protocol=target.protocol,
+                            variant=target.variant, **common)
+    elif target.field_program is None:
+        result = AuditResult(spec.coalition, spec.method, NOT_APPLICABLE, details={
+            "reason": f"the {spec.method} method compares runs on other inputs with the same "
+                      "outputs, which only a program whose output is a sum has; audit this "
+                      "algorithm with method = 'simulation'"})
+    elif spec.method == "statistical":
+        runner = SimPyRunner(prime, 0, seed, network)
+        result = audit_with(target.field_program, list(target.field_inputs or ()),
+                            spec.coalition, runner=runner, method="statistical",
+                            pairs=spec.pairs, **common)
     else:
-        field_ = prime_field(prime)
-        inputs_a = _real_inputs(target, field_, n_parties, rng)
-        inputs_b = alternative_inputs(field_, inputs_a, spec.coalition, rng)
-        runner = trial_runner(program, n_parties, prime, network)
-        result = statistical_audit(runner, field_, inputs_a, inputs_b, spec.coalition,
-                                   trials=spec.trials, alpha=spec.alpha, seed=seed,
-                                   coordinate_length=len(inputs_a[0]), progress=progress)
-    result.details.setdefault("protocol", f"{target.protocol} ({target.variant})")
+        tiny = prime_field(spec.prime)
+        rng = np.random.default_rng(np.random.SeedSequence(audit_seed))
+        n_parties = len([p for p in target.parties if p.role == "site"])
+        inputs = [tiny.random(rng, 1) for _ in range(n_parties)]
+        runner = SimPyRunner(spec.prime, 0, seed, Network.build(n_parties))
+        result = audit_with(target.field_program, inputs, spec.coalition, runner=runner,
+                            method="exact", max_runs=spec.max_runs, **common)
+    if target.variant:
+        result.details.setdefault("protocol", f"{target.protocol} ({target.variant})")
     return result
 
 
-def _real_inputs(
-    target: AuditTarget, field_: PrimeField, n_parties: int, rng: np.random.Generator
-) -> list[np.ndarray]:
-    if target.inputs is not None:
-        return [np.asarray(x) for x in target.inputs]
-    return [field_.random(rng, 8) for _ in range(n_parties)]
-
-
-def first_call_inputs(views: dict[int, View], sites: Sequence[int], protocol: str) -> tuple:
+def first_call_inputs(views: Mapping[int, View], sites: Sequence[int],
+                      protocol: str) -> tuple:
     """The field inputs each site gave to the first call of ``protocol`` in a run."""
     out = []
     for m in sites:

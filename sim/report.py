@@ -156,9 +156,9 @@ def format_report(rep: Mapping[str, Any], extra_tables: Sequence[str] = ()) -> s
         for a in rep["privacy"]:
             p = a.get("p_value")
             rows.append([",".join(map(str, a["coalition"])), a["method"], a["verdict"],
-                         "—" if p is None else f"{p:.3g}", _audit_note(a)])
-        out.append(table(["coalition", "method", "verdict", "p-value", "details"], rows,
-                         "t-privacy audits"))
+                         "—" if p is None else f"{p:.3g}", _audit_where(a), _audit_note(a)])
+        out.append(table(["coalition", "method", "verdict", "p-value", "first failure",
+                          "details"], rows, "t-privacy audits"))
     if rep.get("attacks"):
         out.append("")
         out.append(table(
@@ -174,18 +174,41 @@ def format_report(rep: Mapping[str, Any], extra_tables: Sequence[str] = ()) -> s
     return "\n".join(out) + "\n"
 
 
+def _audit_where(audit: Mapping[str, Any]) -> str:
+    """The first failing call and message of a leak (or '—')."""
+    if audit.get("message"):
+        return str(audit["message"])
+    return "—" if audit.get("call") is None else f"call {audit['call']}"
+
+
 def _audit_note(audit: Mapping[str, Any]) -> str:
-    d = audit.get("details", {})
+    """One line of figures: the power of a private verdict, or why there is no verdict."""
+    d = audit.get("details") or {}
+    power = audit.get("power") or {}
+    if audit["verdict"] in ("inconclusive", "not applicable") or "reason" in d:
+        needed = d.get("trials_needed")
+        return str(d.get("reason", "")) + (f"; use trials ≥ {needed}" if needed else "")
     if audit["method"] == "exact":
-        return (f"GF({d.get('field')}): {d.get('assignments_checked')} coalition tapes "
-                f"({d.get('coalition_randomness')}), TV {d.get('total_variation', 0):.3g}")
-    if "reason" in d:
-        return str(d["reason"])
-    lin = d.get("linear", {})
-    ew = d.get("elementwise", {})
-    return (f"{d.get('trials')} trials; {ew.get('elements_tested', 0)} elements tested; "
-            f"linear {'separated' if lin.get('separated') else 'consistent'} "
-            f"({lin.get('slices', 0)} slices, {lin.get('inconclusive_slices', 0)} inconclusive)")
+        tapes = power.get("coalition_tapes_checked", d.get("assignments_checked"))
+        scope = ("every value of the coalition's randomness" if power.get("exact")
+                 else f"{tapes} of {power.get('of')} values of the coalition's randomness (a "
+                      f"leak on ≥ {power.get('leak_fraction_of_coalition_tapes', 0):.0%} of "
+                      "them caught)")
+        return (f"GF({d.get('field')}): {d.get('honest_inputs_with_same_output')} other honest "
+                f"inputs, {scope}")
+    trials = d.get("trials")
+    if audit["verdict"] == "leak":
+        return f"{trials} trials; {d.get('family', '')} test, {d.get('rejections', 0)} rejected"
+    sup = power.get("sup_cdf_distance")
+    lin = power.get("linear") or {}
+    cells = power.get("cells_l1") or {}
+    parts = [f"{trials} trials, {d.get('tests')} tests"]
+    if sup is not None:
+        parts.append(f"catches sup-CDF distance ≥ {sup:.2g}")
+    if cells:
+        parts.append("residues " + ", ".join(f"{k}: L1 ≥ {v:.2g}" for k, v in cells.items()))
+    parts.append(f"{lin.get('groups', 0)} linear groups")
+    return "; ".join(parts)
 
 
 # -- files -------------------------------------------------------------------------------------

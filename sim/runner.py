@@ -133,9 +133,10 @@ class ScenarioPlan:
                 raise InputError(
                     f"algorithm {self.entry.name!r} has no protocol to audit; remove [[audit]]"
                 )
-            for spec in scenario.audits:
-                audits.append(run_audit(spec, algorithm_run.audit_target, scenario.n_parties,
-                                        scenario.prime, self.seed, network, progress))
+            for i, spec in enumerate(scenario.audits):
+                audits.append(run_audit(spec, algorithm_run.audit_target, prime=scenario.prime,
+                                        frac_bits=scenario.frac_bits, seed=self.seed,
+                                        network=network, progress=progress, index=i))
         attacks = [run_attack(spec, algorithm_run.result, self.data, self.entry.name)
                    for spec in scenario.attacks]
         wall = time.perf_counter() - started

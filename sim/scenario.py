@@ -55,8 +55,8 @@ SYNTHETIC_KEYS = {"rows", "cols", "kind", "k", "density", "noise", "doc_length",
 FILE_KEYS = {"path", "format", "vocab"}
 RATINGS_KEYS = {"source", "partition", "path"}
 DATA_KEYS = {"source", "partition"} | SYNTHETIC_KEYS | FILE_KEYS
-AUDIT_KEYS = {"coalition", "method", "trials", "alpha", "prime", "max_runs"}
-AUDIT_METHODS = ("statistical", "exact")
+AUDIT_KEYS = {"coalition", "method", "trials", "alpha", "prime", "max_runs", "calls", "pairs"}
+AUDIT_METHODS = ("simulation", "statistical", "exact")
 ATTACK_KEYS = {"name", "coalition"}
 DATA_SOURCES = ("synthetic", "file", "digits", "ratings")
 """``ratings``: a ``user,item,rating`` CSV or MovieLens ``ratings.dat`` at ``path``."""
@@ -93,12 +93,16 @@ _OPEN_BELOW = {"data.alpha", "data.beta", "data.density"}
 
 @dataclass(frozen=True)
 class AuditSpec:
+    """One ``[[audit]]``: who colludes, how the audit runs (README, scenario format)."""
+
     coalition: tuple[int, ...]
-    method: str
-    trials: int
-    alpha: float
-    prime: int
+    method: str = "simulation"
+    trials: int = 200
+    alpha: float = 1e-3
+    prime: int = 5
     max_runs: int = 100_000
+    calls: tuple[int, ...] | None = None  # call numbers to compare; None = all
+    pairs: int = 6  # A/B input pairs of the statistical method
 
 
 @dataclass(frozen=True)
@@ -419,12 +423,14 @@ def _validate_audit(i: int, audit: Any, n_parties: int) -> AuditSpec:
         raise ScenarioError(f"{where} must be a table [[audit]]")
     _unknown("audit", audit, AUDIT_KEYS)
     coalition = _check_coalition(where, audit.get("coalition"), n_parties)
-    method = check_choice(f"{where}.method", audit.get("method", "statistical"), AUDIT_METHODS)
+    method = check_choice(f"{where}.method", audit.get("method", "simulation"), AUDIT_METHODS)
     trials = check_int(f"{where}.trials", audit.get("trials", 200), 10, MAX_AUDIT_TRIALS)
     alpha = check_number(f"{where}.alpha", audit.get("alpha", 1e-3), 0.0, True, 1.0, True)
     prime = check_prime(f"{where}.prime", audit.get("prime", 5))
     max_runs = check_int(f"{where}.max_runs", audit.get("max_runs", 100_000), 2, MAX_AUDIT_RUNS)
-    return AuditSpec(coalition, method, trials, alpha, prime, max_runs)
+    pairs = check_int(f"{where}.pairs", audit.get("pairs", 6), low=1, high=64)
+    calls = _audit_calls(where, audit.get("calls", "all"))
+    return AuditSpec(coalition, method, trials, alpha, prime, max_runs, calls, pairs)
 
 
 def _check_coalition(where: str, coalition: Any, n_parties: int) -> tuple[int, ...]:
@@ -463,3 +469,18 @@ def _validate_attacks(tables: list[Any], n_parties: int) -> tuple[AttackSpec, ..
         specs.append(AttackSpec(name, _check_coalition(where, attack.get("coalition"),
                                                        n_parties)))
     return tuple(specs)
+
+
+def _audit_calls(where: str, value: Any) -> tuple[int, ...] | None:
+    """``calls = "all"`` or a list of distinct call numbers ≥ 0."""
+    if value == "all":
+        return None
+    if (not isinstance(value, list) or not value
+            or not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in value)):
+        raise ScenarioError(
+            f"{where}.calls = {value!r} must be \"all\" or a non-empty list of call numbers "
+            "≥ 0 (the parties' call counter: 0 for the first protocol call of the run)"
+        )
+    if len(set(value)) != len(value):
+        raise ScenarioError(f"{where}.calls = {value} repeats a call number")
+    return tuple(sorted(value))

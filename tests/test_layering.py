@@ -203,8 +203,9 @@ def test_no_grab_bag_modules() -> None:
         ("algorithms/data/dataset.py", "from ...sim import report\n", ["sim"]),
         ("algorithms/data/dataset.py", "from ... import parties\n", ["parties"]),
         ("algorithms/data/dataset.py", "from ..nmf import rri\n", []),
-        ("parties/audit.py", "import sim\n", ["sim"]),
-        ("parties/audit.py", "from protocols.field import FixedPoint\nimport numpy\n", []),
+        ("parties/audit/simulation.py", "import sim\n", ["sim"]),
+        ("parties/audit/__init__.py", "from sim.privacy import SimPyRunner\n", ["sim.privacy"]),
+        ("parties/audit/compare.py", "from protocols.field import FixedPoint\nimport numpy\n", []),
         ("sim/cli.py", "from parties import audit\nfrom algorithms import data\n", []),
         ("algorithms/nmf/rri.py", "from .rri_steps import RRIParams\nfrom . import nndsvd\n", []),
     ],
@@ -221,6 +222,8 @@ def test_relative_imports_resolve_to_their_package() -> None:
     assert imports_of("from . import wire\n", "protocols", is_package=True) == [
         (1, "protocols.wire")]
     assert imports_of("from ..sim import y\n", "parties.audit") == [(1, "sim")]
+    assert imports_of("from .calls import Layout\n", "parties.audit", is_package=True) == [
+        (1, "parties.audit.calls")]
 
 
 def test_print_checker_finds_nested_calls() -> None:

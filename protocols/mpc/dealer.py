@@ -46,8 +46,15 @@ from protocols.errors import MpcsimError
 from protocols.field import PrimeField
 from protocols.mersenne127 import ELEMENT127, mpc_field
 from protocols.mpc.public import constant
+from protocols.simulator import NoSimulator
 
 PROTOCOL = "dealer"
+
+SIMULATOR = NoSimulator(PROTOCOL, (
+    "the dealer's material (shares of random triples, masks and bits) is consumed by the "
+    "arithmetic-sharing engine's openings, which have no simulator here (see "
+    "protocols.normed_secure_sum.SIMULATOR)"))
+"""No simulator (:mod:`protocols.simulator`): whole-run audits answer "not applicable"."""
 ROLE = "dealer"
 OFFLINE = "offline"
 STEP = "material"

@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from algorithms.nmf.corrective import CorrectiveSettings
+    from parties.party import Party
     from sim.simulation import Result
 
 # Spelled out so that the catalogue loads without numpy (``mpcsim list`` answers at once);
@@ -269,6 +270,15 @@ class Outcome:
 def simulate(inp: RunInput, setup: Setup, settings: CorrectiveSettings, attacked: bool,
              seed: int) -> Outcome:
     """Run Algorithm 1 among the parties; the injecting party poisons its rows if attacked."""
+    parties = corrective_parties(inp, setup, settings, attacked)
+    result = inp.simulation.run(parties, seed=seed)
+    fits = [result.outputs[m] for m in range(len(parties))]
+    return _outcome(result, setup, fits, attacked)
+
+
+def corrective_parties(inp: RunInput, setup: Setup, settings: CorrectiveSettings,
+                       attacked: bool) -> list[Party]:
+    """The parties of one run of Algorithm 1 (an audit replays them)."""
     from algorithms.nmf.corrective import corrective_party, injecting_party
     from parties.party import Party
 
@@ -286,9 +296,7 @@ def simulate(inp: RunInput, setup: Setup, settings: CorrectiveSettings, attacked
             W0 = setup.W0[m][: train.shape[0]]
             parties.append(Party(m, lambda ctx, **kw: corrective_party(ctx, **kw),
                                  {"V": V, "W0": W0, **common}))
-    result = inp.simulation.run(parties, seed=seed)
-    fits = [result.outputs[m] for m in range(len(parties))]
-    return _outcome(result, setup, fits, attacked)
+    return parties
 
 
 def _outcome(result: Result | None, setup: Setup, fits: list[Any], attacked: bool) -> Outcome:
@@ -376,7 +384,7 @@ def _run(inp: RunInput) -> AlgorithmRun:
 
     from algorithms.nmf.corrective import declared_iteration_elements
     from sim import plots
-    from sim.privacy import AuditTarget, first_call_inputs
+    from sim.privacy import AuditTarget, first_call_inputs, secure_sum_program
 
     p = inp.params
     setup = build_setup(inp)
@@ -419,9 +427,10 @@ def _run(inp: RunInput) -> AlgorithmRun:
         result=out.result,
         outputs={"H": out.H, "W": out.W},
         metrics=metrics,
-        audit_target=AuditTarget("secure_sum", p["variant"],
-                                 first_call_inputs(out.result.views, out.result.sites,
-                                                   "secure_sum")),
+        audit_target=AuditTarget(
+            tuple(corrective_parties(inp, setup, settings, attacked)), "secure_sum",
+            p["variant"], field_program=secure_sum_program(p["variant"]),
+            field_inputs=first_call_inputs(out.result.views, out.result.sites, "secure_sum")),
         plots={"loss": lambda: plots.objective(curves, title, xlabel="iteration",
                                                ylabel="training loss")},
     )

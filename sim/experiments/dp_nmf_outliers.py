@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from algorithms.nmf.dp_robust import RobustSettings
+    from parties.party import Party
     from sim.simulation import Result
 
 PLANT_SEED_KEY = 1_000_012
@@ -178,6 +179,16 @@ def simulate(inp: RunInput, prep: Prepared, epsilon: float,
     """One private run of Algorithm 2 on the simulator: (result, W, H, loss history)."""
     import numpy as np
 
+    m = len(prep.blocks)
+    result = inp.simulation.run(dp_parties(inp, prep, epsilon), seed=seed)
+    W = result.outputs[m].W
+    H = np.hstack([result.outputs[c].H for c in range(m)])
+    loss = np.sum([result.outputs[c].loss for c in range(m)], axis=0).tolist()
+    return result, W, H, loss
+
+
+def dp_parties(inp: RunInput, prep: Prepared, epsilon: float) -> list[Party]:
+    """The curators and the analyst of one private run (an audit replays them)."""
     from algorithms.nmf.dp_robust import ANALYST, analyst, curator
     from parties.party import Party
 
@@ -193,11 +204,7 @@ def simulate(inp: RunInput, prep: Prepared, epsilon: float,
     ]
     parties.append(Party(m, lambda ctx, **kw: analyst(ctx, **kw), {"W0": prep.W0, **common},
                          role=ANALYST))
-    result = inp.simulation.run(parties, seed=seed)
-    W = result.outputs[m].W
-    H = np.hstack([result.outputs[c].H for c in range(m)])
-    loss = np.sum([result.outputs[c].loss for c in range(m)], axis=0).tolist()
-    return result, W, H, loss
+    return parties
 
 
 def nonprivate(inp: RunInput, prep: Prepared) -> tuple[float, list[float]]:
@@ -235,7 +242,7 @@ def _run(inp: RunInput) -> AlgorithmRun:
         declared_iteration_elements,
     )
     from sim import plots
-    from sim.privacy import AuditTarget, first_call_inputs
+    from sim.privacy import AuditTarget, first_call_inputs, secure_sum_program
 
     p = inp.params
     prep = prepare(inp)
@@ -270,8 +277,10 @@ def _run(inp: RunInput) -> AlgorithmRun:
                                                                          p["iterations"])
     audit = None
     if m > 1:
-        audit = AuditTarget("secure_sum", p["variant"],
-                            first_call_inputs(result.views, result.sites, "secure_sum"))
+        audit = AuditTarget(
+            tuple(dp_parties(inp, prep, p["epsilon"])), "secure_sum", p["variant"],
+            field_program=secure_sum_program(p["variant"]),
+            field_inputs=first_call_inputs(result.views, result.sites, "secure_sum"))
     title = f"DP robust NMF, ε = {p['epsilon']} per release, M = {m} curator(s)"
     return AlgorithmRun(
         result=result,

@@ -28,7 +28,8 @@ per iteration, measured and declared (O(kd) per subproblem, §3.6.1).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from protocols.errors import InputError, ScenarioError
 from sim.entry import (
@@ -44,6 +45,9 @@ from sim.entry import (
     integer,
     number,
 )
+
+if TYPE_CHECKING:
+    from parties.party import Party
 
 INIT_SEED_KEY = 1_000_004
 SKETCHES = ("gaussian", "subsampling")
@@ -201,7 +205,8 @@ def _run(inp: RunInput) -> AlgorithmRun:
          **({"X_features": X[:, a:b].copy()} if general else {})}
         for r, (shard, (a, b)) in enumerate(zip(inp.shards, rows, strict=True))
     ]
-    result = inp.simulation.run(site_parties(dsanls, inputs), seed=inp.seed)
+    parties = site_parties(dsanls, inputs)
+    result = inp.simulation.run(parties, seed=inp.seed)
     nodes = [result.outputs[r] for r in result.sites]
     U = np.vstack([node.U_rows for node in nodes])
     V = [node.V for node in nodes]
@@ -239,37 +244,39 @@ def _run(inp: RunInput) -> AlgorithmRun:
         result=result,
         outputs={"U": U, **{f"V_{r}": v for r, v in zip(result.sites, V, strict=True)}},
         metrics=metrics,
-        audit_target=audit_target(result, config.allreduce, config.variant, inp),
+        audit_target=audit_target(result, parties, config.allreduce, config.variant, inp),
         plots={"relative_error": lambda: plots.relative_error(
             {title: ("iteration", {"DSANLS": (iterations, history)}),
              "against simulated time": ("simulated time (s)", {"DSANLS": (times, history)})})},
     )
 
 
-def audit_target(result: Any, method: str, variant: str, inp: RunInput) -> Any:
-    """The All-Reduce an ``[[audit]]`` examines, on the field inputs of its first call.
+def audit_target(result: Any, parties: Sequence[Party], method: str, variant: str,
+                 inp: RunInput) -> Any:
+    """What an ``[[audit]]`` examines: the run's parties, and the All-Reduce on field inputs.
 
-    SecureSum's first call records its encoded input. The plain All-Reduce records the floats
-    it sent, encoded here with the run's fixed point; the audit then runs the plain All-Reduce
-    on field elements (:func:`protocols.all_reduce.all_reduce_field`).
+    The simulation method replays ``parties`` (every All-Reduce call of the run). The
+    statistical and exact methods run the All-Reduce alone on the field inputs of the run's
+    first call: SecureSum's first call records its encoded input; the plain All-Reduce records
+    the floats it sent, encoded here with the run's fixed point, and the audit then runs the
+    plain All-Reduce on field elements (:func:`protocols.all_reduce.all_reduce_field`).
     """
     import numpy as np
 
     from protocols.all_reduce import all_reduce_field
-    from sim.privacy import AuditTarget, first_call_inputs
+    from sim.privacy import AuditTarget, first_call_inputs, secure_sum_program
 
     if method == "secure_sum":
-        return AuditTarget("secure_sum", variant,
-                           first_call_inputs(result.views, result.sites, "secure_sum"))
+        return AuditTarget(tuple(parties), "secure_sum", variant,
+                           field_program=secure_sum_program(variant),
+                           field_inputs=first_call_inputs(result.views, result.sites,
+                                                          "secure_sum"))
     fixed = inp.simulation.fixed
     floats = first_call_inputs(result.views, result.sites, "all_reduce")
     inputs = tuple(fixed.encode(np.ravel(x), n_summands=len(floats)) for x in floats)
-
-    class PlainAllReduceTarget(AuditTarget):
-        def program(self) -> Any:
-            return lambda ctx, x: all_reduce_field(ctx, x, "plain")
-
-    return PlainAllReduceTarget("all_reduce", "plain", inputs)
+    return AuditTarget(tuple(parties), "all_reduce", "plain",
+                       field_program=lambda ctx, x: all_reduce_field(ctx, x, "plain"),
+                       field_inputs=inputs)
 
 
 DSANLS = Algorithm(

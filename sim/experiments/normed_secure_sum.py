@@ -226,6 +226,7 @@ def _run(inp: RunInput) -> AlgorithmRun:
 
     from parties.party import site_parties
     from protocols.normed_secure_sum import declared_cost, encode_inputs, normed_secure_sum
+    from sim.privacy import AuditTarget
 
     variant = inp.params["variant"]
     params = nss_params(inp.params)
@@ -240,7 +241,8 @@ def _run(inp: RunInput) -> AlgorithmRun:
                                          label="column_sums"),
         [{"x": x} for x in column_sums],
     )
-    result = inp.simulation.run(with_dealer(parties, [(1, d)], variant, params), seed=inp.seed)
+    parties = with_dealer(parties, [(1, d)], variant, params)
+    result = inp.simulation.run(parties, seed=inp.seed)
     total = np.sum(column_sums, axis=0)
     encoded = np.sum([encode_inputs(x, params) for x in column_sums], axis=0).astype(float)
     metrics = accuracy_metrics(result, total, encoded, params)
@@ -263,6 +265,9 @@ def _run(inp: RunInput) -> AlgorithmRun:
         result=result,
         outputs={"direction": np.asarray(result.outputs[0])},
         metrics=metrics,
+        # a whole-run audit answers "not applicable": NormedSecureSum declares no simulator
+        # (protocols.normed_secure_sum.SIMULATOR); the scale-invariance audit is its own
+        audit_target=AuditTarget(tuple(parties), "normed_secure_sum", variant),
         tables=[cost_table(layout, 1, 1, measured,
                            f"NormedSecureSum ({variant}), M = {m}, d = {d}, ℓ = {layout.ell}")],
         communication_by_phase=True,

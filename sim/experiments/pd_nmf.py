@@ -58,6 +58,7 @@ if TYPE_CHECKING:
 
     from algorithms.nmf.pd_nmf import InitSettings, SvdInitSettings
     from algorithms.nmf.rri_steps import RRIParams
+    from parties.party import Party
     from sim.simulation import Result
 
 INIT_SEED_KEY = 1_000_002
@@ -234,8 +235,9 @@ def centralized_sweeps(X: Any, T0: np.ndarray, sweeps: int, setup: NmfSetup,
     return W, T
 
 
-def run_pd_nmf(inp: RunInput, setup: NmfSetup, T0: np.ndarray | None) -> tuple[Result, list]:
-    """Simulate PD-NMF on the scenario's shards; returns the result and each party's model."""
+def pd_nmf_parties(inp: RunInput, setup: NmfSetup, T0: np.ndarray | None) -> list[Party]:
+    """The parties of a PD-NMF run: party m runs PD-NMF on its shard (and a dealer, for the
+    PD-SVD start on NormedSecureSum)."""
     from algorithms.nmf.pd_nmf import pd_nmf
     from parties.party import site_parties
 
@@ -254,7 +256,12 @@ def run_pd_nmf(inp: RunInput, setup: NmfSetup, T0: np.ndarray | None) -> tuple[R
         layout_for(nss, inp.simulation.field.p, len(inp.shards), d, "normed")
         parties = with_dealer(parties, [(setup.k, d)] * setup.svd_init.iterations, "normed",
                               nss)
-    result = inp.simulation.run(parties, seed=inp.seed)
+    return parties
+
+
+def run_pd_nmf(inp: RunInput, setup: NmfSetup, T0: np.ndarray | None) -> tuple[Result, list]:
+    """Simulate PD-NMF on the scenario's shards; returns the result and each party's model."""
+    result = inp.simulation.run(pd_nmf_parties(inp, setup, T0), seed=inp.seed)
     return result, [result.outputs[m] for m in result.sites]
 
 
@@ -275,7 +282,7 @@ def _run_pd_nmf(inp: RunInput) -> AlgorithmRun:
 
     from algorithms.nmf.pd_nmf import declared_sweep_elements, total_objective
     from sim import plots
-    from sim.privacy import AuditTarget, first_call_inputs
+    from sim.privacy import AuditTarget
 
     setup = NmfSetup.from_params(inp.params, inp.data)
     T0 = public_start(setup, inp.data, inp.seed, inp.scenario.base_dir)
@@ -312,8 +319,8 @@ def _run_pd_nmf(inp: RunInput) -> AlgorithmRun:
         result=result,
         outputs=outputs,
         metrics=metrics,
-        audit_target=AuditTarget("secure_sum", setup.variant,
-                                 first_call_inputs(result.views, result.sites, "secure_sum")),
+        audit_target=AuditTarget(tuple(pd_nmf_parties(inp, setup, T0)), "secure_sum",
+                                 setup.variant),
         plots={"objective": lambda: plots.objective({"pd_nmf": history},
                                                    f"PD-NMF, M = {len(models)}, k = {setup.k}")},
         communication_by_phase=True,

@@ -90,6 +90,7 @@ def _run(inp: RunInput) -> AlgorithmRun:
     from parties.party import site_parties
     from protocols.normed_secure_sum import declared_cost
     from sim import plots
+    from sim.privacy import AuditTarget
 
     p = inp.params
     k, iterations, variant = p["k"], p["iterations"], p["variant"]
@@ -170,6 +171,9 @@ def _run(inp: RunInput) -> AlgorithmRun:
         outputs=outputs,
         metrics=metrics,
         tables=tables,
+        # whole-run audits: SecureSum calls are simulated; NormedSecureSum's declare no
+        # simulator (protocols.normed_secure_sum.SIMULATOR), so they answer "not applicable"
+        audit_target=AuditTarget(tuple(parties), "secure_sum"),
         plots={"convergence": lambda: plots.convergence(
             {f"pd_svd ({variant})": history},
             f"PD-SVD, M = {m}, d = {d}, k = {k}: largest principal angle to numpy's V_k")},

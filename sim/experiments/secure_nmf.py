@@ -141,7 +141,8 @@ def run_secure(inp: RunInput, name: str, sketch_on: str) -> AlgorithmRun:
         outputs={"U": U, **{f"V_{r}": v for r, v in enumerate(V)}},
         metrics=metrics,
         audit_target=(None if asynchronous
-                      else audit_target(result, config.allreduce, config.variant, inp)),
+                      else audit_target(result, parties, config.allreduce, config.variant,
+                                         inp)),
         plots={"relative_error": lambda: plots.relative_error(
             {f"{label}, N = {N}, k = {config.k}": ("simulated time (s)",
                                                    {label: (times, errors)})})},

@@ -19,7 +19,7 @@ def _run(inp: RunInput) -> AlgorithmRun:
 
     from parties.party import site_parties
     from protocols.secure_sum import declared_cost, secure_sum
-    from sim.privacy import AuditTarget, first_call_inputs
+    from sim.privacy import AuditTarget, first_call_inputs, secure_sum_program
 
     variant = inp.params["variant"]
     column_sums = [np.asarray(shard.sum(axis=0)).ravel() for shard in inp.shards]
@@ -43,7 +43,9 @@ def _run(inp: RunInput) -> AlgorithmRun:
             "declared_rounds": cost.rounds,
         },
         audit_target=AuditTarget(
-            "secure_sum", variant, first_call_inputs(result.views, result.sites, "secure_sum")
+            tuple(parties), "secure_sum", variant,
+            field_program=secure_sum_program(variant, "column_sums"),
+            field_inputs=first_call_inputs(result.views, result.sites, "secure_sum"),
         ),
     )
 

@@ -1,11 +1,11 @@
 """Planted leaks: SecureSum party programs with realistic privacy bugs, for the audits' tests.
 
 Every program here has the interface of the honest one (:func:`protocols.secure_sum.
-secure_sum_field` behind :class:`sim.privacy.AuditTarget`): ``program(ctx, x)`` on a flat vector
-of field elements, returning Σ_m x̂^(m) at every party. Each is built from the pure share
-functions of :mod:`protocols.secure_sum` (``own_share``, ``column_sum``, ``reconstruct``,
-``pair_shares``) and draws every secret mask from ``ctx.randomness``, so both audit methods
-apply: the exact one replaces the randomness by an enumerated tape, the statistical one records
+secure_sum_field`, as :func:`sim.privacy.secure_sum_program` wraps it): ``program(ctx, x)`` on
+a flat vector of field elements, returning Σ_m x̂^(m) at every party. Each is built from the
+pure share functions of :mod:`protocols.secure_sum` (``own_share``, ``column_sum``, ``reconstruct``,
+``pair_shares``) and draws every secret mask from ``ctx.randomness``, so every audit method
+applies: the exact one replaces the randomness by an enumerated tape, the statistical one records
 the draws. Every leaky program still outputs the correct sum (the tests check it), so it is the
 audit — not a broken output — that must catch it.
 
@@ -99,10 +99,30 @@ The four leaks, and which coalitions each leaks to
    the hidden edges connect H unless H = {M−2, M−1}: only the coalition {0, ..., M−3} leaks;
    it reads x̂_{M−2} = c_{M−2} − (what it knows) exactly (the two public masks cancel).
    Leaks to: M = 3 {0} (not {1}, {2}); M = 4 {0, 1} (nothing else).
+
+What the simulation audit flags
+-------------------------------
+It compares each coalition's view with what SecureSum's simulator draws from the coalition's
+inputs, randomness and the sum; with one honest party it compares nothing of the protocol's own
+messages (the sum determines the honest input), and it holds a message the protocol does not
+send, from an honest party, to the law of a one-time pad. So it flags every leaking coalition
+above, and also:
+
+* ``raw_input`` (prg): every coalition with one honest party h — it receives the extra ``check``
+  from h (h's first peer is a member), a raw input where a one-time pad should be, although the
+  sum already tells it that input;
+* ``predictable_last`` (explicit): every coalition with two or more honest parties in which a
+  member m receives the public share of an honest h (m = top(h)): a share that should be
+  uniform is a constant — a departure from the declared simulator that reveals no input
+  (M = 3: {1}, {2}; M = 4: every coalition with 3, or with 2 but not 3);
+* nothing for ``reused_mask`` (prg), where it is *not applicable*: the members draw no pair
+  streams (the seeds are their private draws, sent), so the simulator has nothing to simulate
+  the column sums from.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Generator
 from typing import Any
 
@@ -347,3 +367,17 @@ LEAKING_COALITIONS: dict[tuple[str, str, int], set[tuple[int, ...]]] = {
     ("predictable_last", "prg", 4): {(0, 1)},
 }
 """(leak, variant, M) → the coalitions that learn something beyond the sum."""
+
+
+def simulation_flagged(leak: str, variant: str, n_parties: int) -> set[tuple[int, ...]]:
+    """The coalitions (of 1..M−1 parties) the simulation audit flags (module docstring)."""
+    every = {c for k in range(1, n_parties) for c in itertools.combinations(range(n_parties), k)}
+    out = set(LEAKING_COALITIONS[(leak, variant, n_parties)])
+    if (leak, variant) == ("raw_input", "prg"):
+        out |= {c for c in every if len(c) == n_parties - 1}
+    if (leak, variant) == ("predictable_last", "explicit"):
+        for c in every:
+            honest = [h for h in range(n_parties) if h not in c]
+            if len(honest) >= 2 and any(top_peer(h, n_parties) in c for h in honest):
+                out.add(c)
+    return out

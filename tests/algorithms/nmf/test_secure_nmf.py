@@ -2,11 +2,11 @@
 
 References are written here from the printed algorithms: a loop over the nodes with the
 same solver step (tested on its own in ``test_sanls.py``) and a numpy average. The privacy
-checks use the audit on main (:func:`parties.audit.statistical_audit`): with N = 2 the
-declared average determines the other node's local copy, and the audit, asked whether node 1's
-copy is hidden from node 0, answers "leak"; with N = 3 it is hidden behind SecureSum (only the
-sum of the two honest copies is determined) and the audit answers "private", while the plain
-All-Reduce leaks it.
+checks use the audits of :mod:`parties.audit` (A/B and simulation): with N = 2 the declared
+average determines the other node's local copy (checked directly), so the All-Reduce reveals
+nothing beyond it and the audit answers "private"; with N = 3 the copy is hidden behind
+SecureSum (only the sum of the two honest copies is determined) and the audit answers
+"private", while the plain All-Reduce hands node 0 every copy and the audit answers "leak".
 """
 
 from __future__ import annotations
@@ -23,13 +23,11 @@ from algorithms.nmf.secure_nmf import SecureNmfConfig
 from algorithms.nmf.sketches import SKETCH_S1, SKETCH_S_PRIME, SketchStream
 from algorithms.nmf.syn_sd import syn_sd
 from algorithms.nmf.syn_ssd import syn_ssd
-from parties.audit import statistical_audit
 from parties.party import Party, site_parties
 from protocols.all_reduce import all_reduce_field
 from protocols.errors import InputError, ProtocolAbort
-from protocols.field import prime_field
 from sim.network import Network
-from sim.privacy import first_call_inputs, trial_runner
+from sim.privacy import audit, first_call_inputs
 from sim.simulation import Simulation
 
 SCHEDULE = StepSchedule(0.5, 0.5)
@@ -144,35 +142,24 @@ def test_with_two_nodes_the_declared_average_is_the_other_nodes_copy() -> None:
         np.testing.assert_allclose(2 * avg - own, other, atol=2 * 2.0**-24)
 
 
-def honest_copy_changed(field, inputs, rng):
-    """Inputs B: node 1's copy moves; node 2 (when there is one) absorbs the change."""
-    out = [np.array(x, copy=True) for x in inputs]
-    delta = field.random(rng, np.shape(inputs[1]))
-    delta[delta == 0] = 1
-    out[1] = field.add(out[1], delta)
-    if len(inputs) > 2:
-        out[2] = field.sub(out[2], delta)
-    return out
-
-
+@pytest.mark.parametrize("audit_method", ["statistical", "simulation"])
 @pytest.mark.parametrize("n_nodes,method,verdict", [
-    (2, "secure_sum", "leak"),  # the average itself reveals node 1's copy
+    (2, "secure_sum", "private"),  # the average reveals node 1's copy, the protocol no more
     (3, "secure_sum", "private"),  # only the sum of nodes 1 and 2 is revealed
     (3, "plain", "leak"),  # the clear All-Reduce hands node 0 every copy
 ])
-def test_the_audit_of_node_1s_copy(n_nodes: int, method: str, verdict: str) -> None:
+def test_the_audit_of_node_1s_copy(n_nodes: int, method: str, verdict: str,
+                                   audit_method: str) -> None:
     M, U0, V0 = data(m=6, n=12, k=2)
     cfg = config(tuple(data_io.partition_rows(12, n_nodes)), m=6, k=2, outer=1,
                  allreduce="secure_sum")
     result = run_sync(syn_sd, M, U0, V0, cfg)
     inputs = list(first_call_inputs(result.views, result.sites, "secure_sum"))  # U_(r) encoded
-    field = prime_field(2**61 - 1)
-    rng = np.random.default_rng(0)
-    runner = trial_runner(lambda ctx, x: all_reduce_field(ctx, x, method), n_nodes, 2**61 - 1)
-    audit = statistical_audit(runner, field, inputs, honest_copy_changed(field, inputs, rng),
-                              [0], trials=30, alpha=1e-3, seed=1,
-                              coordinate_length=len(inputs[0]))
-    assert audit.verdict == verdict
+    outcome = audit(lambda ctx, x: all_reduce_field(ctx, x, method), inputs, [0],
+                    prime=2**61 - 1, method=audit_method, trials=60, seed=1)
+    assert outcome.verdict == verdict, outcome.details
+    if verdict == "leak":
+        assert outcome.call == 0 and outcome.message.startswith("all_reduce#0.value from ")
 
 
 def asyn_run(M, V0, U0, cfg, network=None, seed: int = 5):

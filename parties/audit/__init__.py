@@ -1,0 +1,197 @@
+"""t-privacy audits: what can a coalition learn from its views beyond its inputs and outputs?
+
+Three methods, one verdict type (:class:`AuditResult`: ``private`` with its power, ``leak``
+with the first failing call and message, ``inconclusive``, ``not applicable``):
+
+``simulation`` (:mod:`.simulation`)
+    Whole runs of any program — PD-NMF, SecureSum, a user's own — compared call by call with
+    the views each protocol's simulator draws from the coalition's inputs, randomness and the
+    declared outputs (the papers' definition of security).
+``statistical`` (:mod:`.statistical`)
+    The A/B test: the views under inputs A against those under several alternatives with the
+    same output, for programs on field vectors whose output is a sum.
+``exact`` (:mod:`.exact`)
+    In a tiny field, every honest input with the same output and every random choice.
+
+The statistical methods test the coalition's *residual* view — its own randomness is held
+fixed across trials (:mod:`.randomness`) — with element tests on value / p, low-order bits
+and small moduli, and GF(p)-linear tests within calls and between any two elements of the run
+(:mod:`.compare`). Every method is tested with planted leaks it must catch (``tests/parties``).
+
+Who runs the programs
+---------------------
+The package ladder puts ``parties`` below ``sim``: an audit may not import a driver. So an
+audit is *handed* a :class:`~.randomness.Runner` — ``runner(parties, randomness) -> views`` —
+by the caller, and :func:`audit` takes it as the keyword ``runner``. :func:`sim.privacy.audit`
+is the ready-made entry point with the SimPy driver: it has the signature
+``audit(program, inputs, coalition, *, prime, method, trials, alpha, seed, protocol=None,
+variant=None)`` and builds the runner from ``prime``; the scenario runner uses it too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from parties.audit.exact import exact_audit
+from parties.audit.randomness import (
+    ConditionedRandomness,
+    Progress,
+    RandomnessFactory,
+    Runner,
+    TapeRandomness,
+    tape_factory,
+)
+from parties.audit.result import (
+    INCONCLUSIVE,
+    LEAK,
+    NOT_APPLICABLE,
+    PRIVATE,
+    VERDICTS,
+    AuditResult,
+)
+from parties.audit.simulation import SIMULATORS, simulation_audit
+from parties.audit.statistical import alternative_inputs, honest_parties, statistical_audit
+from parties.party import Party, Program, site_parties
+from protocols.errors import InputError
+
+METHODS = ("simulation", "statistical", "exact")
+
+__all__ = [
+    "INCONCLUSIVE",
+    "LEAK",
+    "METHODS",
+    "NOT_APPLICABLE",
+    "PRIVATE",
+    "SIMULATORS",
+    "VERDICTS",
+    "AuditResult",
+    "ConditionedRandomness",
+    "Progress",
+    "RandomnessFactory",
+    "Runner",
+    "TapeRandomness",
+    "alternative_inputs",
+    "audit",
+    "exact_audit",
+    "honest_parties",
+    "simulation_audit",
+    "statistical_audit",
+    "tape_factory",
+]
+
+
+def _party_builder(
+    program: Program, inputs: Sequence[Any]
+) -> Callable[[Sequence[Any]], list[Party]]:
+    keyword = all(isinstance(x, Mapping) for x in inputs)
+
+    def build(values: Sequence[Any]) -> list[Party]:
+        return site_parties(program, [dict(v) if keyword else {"x": v} for v in values])
+
+    return build
+
+
+def audit(
+    program: Program | Sequence[Party],
+    inputs: Sequence[Any] | None,
+    coalition: Sequence[int],
+    *,
+    runner: Runner,
+    method: str = "simulation",
+    trials: int = 200,
+    alpha: float = 1e-3,
+    seed: int = 0,
+    protocol: str | None = None,
+    variant: str | None = None,
+    calls: Sequence[int] | None = None,
+    pairs: int = 6,
+    max_runs: int = 100_000,
+    progress: Progress | None = None,
+) -> AuditResult:
+    """Audit what ``coalition`` learns from running ``program`` on ``inputs``.
+
+    Parameters
+    ----------
+    program : callable or sequence of Party
+        ``program(ctx, x)`` run by every data-holding party (party m on ``inputs[m]``; a
+        mapping in ``inputs`` is passed as keyword arguments instead), or the parties of a run
+        (``inputs`` is then None; simulation method only).
+    inputs : sequence
+        One input per party: for ``statistical`` and ``exact``, flat vectors of field elements.
+    coalition : sequence of int
+        The colluding parties: 1 to M − 1 of the data holders' ids.
+    runner : Runner
+        Runs the parties with injected randomness (:func:`sim.privacy.simpy_runner`); its
+        field is the audit's field.
+    method : {"simulation", "statistical", "exact"}
+    trials : int
+        Runs per input set (statistical methods), ≥ 2.
+    alpha : float
+        Significance level of the whole audit, 0 < α < 1.
+    seed : int
+        Seed of everything the audit draws.
+    protocol, variant : str, optional
+        The simulator for calls whose protocol has none (simulation method).
+    calls : sequence of int, optional
+        Call numbers to compare (default: all).
+    pairs : int
+        Alternative input sets of the A/B method, ≥ 1.
+    max_runs : int
+        Run budget of the exact method.
+    progress : callable, optional
+        ``progress("audit", done, total)``.
+
+    Returns
+    -------
+    AuditResult
+
+    Raises
+    ------
+    InputError
+        For a bad argument (the message names it and the allowed range).
+    """
+    if method not in METHODS:
+        raise InputError(f"method = {method!r} is unknown; use one of {', '.join(METHODS)}")
+    if isinstance(trials, bool) or not isinstance(trials, int) or trials < 2:
+        raise InputError(f"trials = {trials!r} must be an integer ≥ 2")
+    if isinstance(pairs, bool) or not isinstance(pairs, int) or pairs < 1:
+        raise InputError(f"pairs = {pairs!r} must be an integer ≥ 1")
+    if not isinstance(alpha, float | int) or not 0 < alpha < 1:
+        raise InputError(f"alpha = {alpha!r} must be a number with 0 < alpha < 1")
+    if callable(program):
+        if inputs is None or len(inputs) < 2:
+            raise InputError("inputs must hold one input per party, for at least 2 parties")
+        make_parties = _party_builder(program, inputs)
+        parties = make_parties(inputs)
+    else:
+        parties = list(program)
+        make_parties = None
+    sites = sorted(p.id for p in parties if p.role == "site")
+    members = sorted({int(m) for m in coalition})
+    unknown = [m for m in members if m not in {p.id for p in parties}]
+    if not members or unknown:
+        raise InputError(f"coalition = {list(coalition)} must name 1 to M − 1 of the parties "
+                         f"0..{len(parties) - 1}")
+    if len([m for m in members if m in sites]) >= len(sites):
+        raise InputError(f"coalition = {members} holds every data-holding party; t-privacy "
+                         f"concerns coalitions of at most M − 1 = {len(sites) - 1}")
+    if calls is not None:
+        calls = [int(c) for c in calls]
+    if method == "simulation":
+        return simulation_audit(runner, parties, members, trials=trials, alpha=alpha, seed=seed,
+                                protocol=protocol, variant=variant, calls=calls,
+                                progress=progress)
+    if make_parties is None or inputs is None:
+        return AuditResult(tuple(members), method, NOT_APPLICABLE, details={
+            "reason": f"the {method} method re-runs the program on other inputs; give a "
+                      "program(ctx, x) and its inputs, or use method = 'simulation'"})
+    values = [np.asarray(x) for x in inputs]
+    if method == "statistical":
+        return statistical_audit(runner, make_parties, values, members, trials=trials,
+                                 alpha=alpha, seed=seed, pairs=pairs, calls=calls,
+                                 progress=progress)
+    return exact_audit(runner, make_parties, values, members, max_runs=max_runs, seed=seed,
+                       calls=calls, progress=progress)
