@@ -98,6 +98,7 @@ CHECKED = {
     "communication per party": "test_make_run_prints_what_the_readme_shows",
     "mpcsim run SCENARIO": "test_command_synopsis_matches_the_parser",
     "from parties.party import site_parties": "test_python_example_sums_at_every_party",
+    "from protocols.field import prime_field": "test_audit_example_gives_what_it_comments",
     "from sim.runner import plan_scenario": "test_runner_example_writes_what_it_says",
     'name = "quickstart"': "test_scenario_format_block_is_a_valid_scenario",
     "schema            1": "test_report_schema_lists_the_report_keys",
@@ -171,6 +172,16 @@ def test_python_example_sums_at_every_party() -> None:
         assert np.allclose(result.outputs[m], expected, atol=1e-6)  # type: ignore[attr-defined]
     assert np.allclose(expected, [9.0, 12.0])  # the value the README comments
     assert result.coalition([0, 1]).members == (0, 1)  # type: ignore[attr-defined]
+
+
+def test_audit_example_gives_what_it_comments() -> None:
+    namespace: dict[str, object] = {}
+    exec(compile(block("from protocols.field import prime_field").text, "README", "exec"),
+         namespace)
+    r = namespace["r"]
+    assert r.verdict == "private"  # type: ignore[attr-defined]
+    # the README rounds the detectable distance to two places
+    assert round(r.power["sup_cdf_distance"], 2) == 0.31  # type: ignore[attr-defined]
 
 
 def test_runner_example_writes_what_it_says(tmp_path, monkeypatch) -> None:
