@@ -16,6 +16,7 @@ to tell a minute from a day and a megabyte from a terabyte before the run, not t
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -157,12 +158,27 @@ def _audit_workload(spec: AuditSpec, n_parties: int, length: int) -> Workload:
     costlier variant) are assumed.
     """
     per_call = 2 * n_parties * (n_parties - 1)  # explicit SecureSum: 2(M − 1) messages each
+    if spec.method == "linear":  # linear algebra on one recorded run: no re-runs
+        return Workload(simulations=0)
+    coalitions = _study_size(spec, n_parties)
+    members = max(len(spec.coalition), 1)
     if spec.method in ("statistical", "simulation"):  # a simulation audit replays the run
-        runs = 2 * spec.trials
-        kept = runs * len(spec.coalition) * (n_parties - 1) * length * 3
+        runs = 2 * spec.trials * coalitions
+        kept = 2 * spec.trials * members * (n_parties - 1) * length * 3
         return Workload(runs * per_call, runs * per_call * length, runs, 0.0, kept, "")
-    runs = spec.max_runs
+    runs = spec.max_runs * coalitions
     return Workload(runs * per_call, runs * per_call, runs, 0.0, 0, "")
+
+
+def _study_size(spec: AuditSpec, n_parties: int) -> int:
+    """How many coalitions an [[audit]] examines (1, or a study's count)."""
+    if spec.sizes:
+        return sum(math.comb(n_parties, t) for t in spec.sizes if t < n_parties)
+    if spec.coalitions == "all":
+        return 2**n_parties - 2
+    if spec.coalitions:
+        return len(spec.coalitions)
+    return 1
 
 
 def estimate_run(scenario: Scenario, entry: Algorithm, params: dict[str, Any], n_rows: int,

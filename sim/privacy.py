@@ -32,7 +32,8 @@ from parties.audit import (
     RandomnessFactory,
 )
 from parties.audit import audit as audit_with
-from parties.party import Party, Program
+from parties.audit.linear import linear_audits
+from parties.party import Party, Program, site_parties
 from parties.view import View
 from protocols.context import PartyContext
 from protocols.field import PrimeField, prime_field
@@ -180,8 +181,7 @@ def run_audit(
     index: int = 0,
 ) -> AuditResult:
     """Run one ``[[audit]]`` of a scenario (the ``index``-th) against the algorithm's run."""
-    audit_seed = int(np.random.SeedSequence(seed, spawn_key=(AUDIT_SEED_KEY, index))
-                     .generate_state(1, np.uint32)[0])
+    audit_seed = audit_seed_of(seed, index)
     common = {"trials": spec.trials, "alpha": spec.alpha, "seed": audit_seed,
               "calls": spec.calls, "progress": progress}
     if spec.method == "simulation":
@@ -191,9 +191,15 @@ def run_audit(
                             variant=target.variant, **common)
     elif target.field_program is None:
         result = AuditResult(spec.coalition, spec.method, NOT_APPLICABLE, details={
-            "reason": f"the {spec.method} method compares runs on other inputs with the same "
-                      "outputs, which only a program whose output is a sum has; audit this "
-                      "algorithm with method = 'simulation'"})
+            "reason": f"the {spec.method} method re-runs the program on other field inputs "
+                      "(the same outputs, or chosen probes), which only a program on field "
+                      "vectors whose output is a sum allows; audit this algorithm with "
+                      "method = 'simulation'"})
+    elif spec.method == "linear":
+        runner = SimPyRunner(prime, 0, seed, network)
+        result = linear_audits(runner, field_builder(target.field_program),
+                               [x.size for x in target.field_inputs or ()], [spec.coalition],
+                               probes=spec.probes, seed=audit_seed, progress=progress)[0]
     elif spec.method == "statistical":
         runner = SimPyRunner(prime, 0, seed, network)
         result = audit_with(target.field_program, list(target.field_inputs or ()),
@@ -210,6 +216,17 @@ def run_audit(
     if target.variant:
         result.details.setdefault("protocol", f"{target.protocol} ({target.variant})")
     return result
+
+
+def field_builder(program: FieldProgram) -> Callable[[Sequence[np.ndarray]], list[Party]]:
+    """``make_parties(inputs)``: data holders 0..M−1 running ``program(ctx, x)``."""
+    return lambda values: site_parties(program, [{"x": v} for v in values])
+
+
+def audit_seed_of(seed: int, index: int) -> int:
+    """The seed of the ``index``-th ``[[audit]]`` of a run with seed ``seed``."""
+    return int(np.random.SeedSequence(seed, spawn_key=(AUDIT_SEED_KEY, index))
+               .generate_state(1, np.uint32)[0])
 
 
 def first_call_inputs(views: Mapping[int, View], sites: Sequence[int],

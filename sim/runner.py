@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from parties.audit import AuditResult, Progress
+    from parties.audit.coalitions import CoalitionStudy
     from sim.scenario import AttackSpec
     from sim.simulation import Result
 
@@ -57,6 +58,7 @@ class ScenarioRun:
     run: AlgorithmRun
     audits: list[AuditResult] = field(default_factory=list)
     estimate: Estimate | None = None
+    studies: dict[int, CoalitionStudy] = field(default_factory=dict)  # by [[audit]] index
 
     def write(self, out_dir: str | Path) -> list[Path]:
         """Write report.json, outputs.npz, ledger.csv and the PNG plots, atomically.
@@ -75,11 +77,20 @@ class ScenarioRun:
         }
         for name, build in self.run.plots.items():
             files[f"{name}.png"] = report.png_bytes(build())
+        if self.studies:
+            from sim.coalitions import heat_map
+
+            for i, study in self.studies.items():
+                files[f"coalitions_{i}.png"] = report.png_bytes(
+                    heat_map(study, f"{self.scenario.name} [[audit]] {i}"))
         return report.write_files(Path(out_dir), files)
 
     def format(self) -> str:
         """The console tables."""
-        return report.format_report(self.report, self.run.tables)
+        from sim.coalitions import study_table
+
+        return report.format_report(self.report, [*self.run.tables, *(
+            study_table(i, study) for i, study in self.studies.items())])
 
 
 @dataclass
@@ -126,6 +137,7 @@ class ScenarioPlan:
         started = time.perf_counter()
         algorithm_run = self.entry.run(inp)  # a party's bad input raises PartyInputError
         audits = []
+        studies: dict[int, CoalitionStudy] = {}
         if scenario.audits:
             from sim.privacy import run_audit
 
@@ -133,20 +145,30 @@ class ScenarioPlan:
                 raise InputError(
                     f"algorithm {self.entry.name!r} has no protocol to audit; remove [[audit]]"
                 )
+            from sim.coalitions import run_study
+
             for i, spec in enumerate(scenario.audits):
-                audits.append(run_audit(spec, algorithm_run.audit_target, prime=scenario.prime,
-                                        frac_bits=scenario.frac_bits, seed=self.seed,
-                                        network=network, progress=progress, index=i))
+                options = {"prime": scenario.prime, "frac_bits": scenario.frac_bits,
+                           "seed": self.seed, "network": network, "progress": progress,
+                           "index": i}
+                if spec.study:
+                    studies[i] = run_study(spec, algorithm_run.audit_target, **options)
+                    audits.extend(studies[i].results)
+                else:
+                    audits.append(run_audit(spec, algorithm_run.audit_target, **options))
         attacks = [run_attack(spec, algorithm_run.result, self.data, self.entry.name)
                    for spec in scenario.attacks]
         wall = time.perf_counter() - started
         rep = report.build_report(scenario, self.entry, self.params, self.seed, algorithm_run,
                                   audits, wall, network, attacks)
+        if studies:
+            rep["coalition_studies"] = [{"audit": i, **st.summary()}
+                                        for i, st in studies.items()]
         ledger_csv = algorithm_run.result.ledger.to_csv() if algorithm_run.result else (
             report.empty_ledger_csv()
         )
         return ScenarioRun(scenario, rep, algorithm_run.outputs, ledger_csv, algorithm_run,
-                           audits, self.estimate)
+                           audits, self.estimate, studies)
 
 
 def plan_scenario(

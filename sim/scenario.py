@@ -55,8 +55,9 @@ SYNTHETIC_KEYS = {"rows", "cols", "kind", "k", "density", "noise", "doc_length",
 FILE_KEYS = {"path", "format", "vocab"}
 RATINGS_KEYS = {"source", "partition", "path"}
 DATA_KEYS = {"source", "partition"} | SYNTHETIC_KEYS | FILE_KEYS
-AUDIT_KEYS = {"coalition", "method", "trials", "alpha", "prime", "max_runs", "calls", "pairs"}
-AUDIT_METHODS = ("simulation", "statistical", "exact")
+AUDIT_KEYS = {"coalition", "method", "trials", "alpha", "prime", "max_runs", "calls", "pairs",
+              "coalitions", "sizes", "probes"}
+AUDIT_METHODS = ("simulation", "statistical", "exact", "linear")
 ATTACK_KEYS = {"name", "coalition"}
 DATA_SOURCES = ("synthetic", "file", "digits", "ratings")
 """``ratings``: a ``user,item,rating`` CSV or MovieLens ``ratings.dat`` at ``path``."""
@@ -103,6 +104,14 @@ class AuditSpec:
     max_runs: int = 100_000
     calls: tuple[int, ...] | None = None  # call numbers to compare; None = all
     pairs: int = 6  # A/B input pairs of the statistical method
+    probes: int = 3  # random probes confirming affinity (linear method)
+    coalitions: tuple[tuple[int, ...], ...] | str | None = None  # a study: "all" or a list
+    sizes: tuple[int, ...] | None = None  # a study of every coalition of these sizes
+
+    @property
+    def study(self) -> bool:
+        """Whether this audit covers many coalitions (``coalitions`` or ``sizes``)."""
+        return self.coalitions is not None or self.sizes is not None
 
 
 @dataclass(frozen=True)
@@ -422,7 +431,32 @@ def _validate_audit(i: int, audit: Any, n_parties: int) -> AuditSpec:
     if not isinstance(audit, dict):
         raise ScenarioError(f"{where} must be a table [[audit]]")
     _unknown("audit", audit, AUDIT_KEYS)
-    coalition = _check_coalition(where, audit.get("coalition"), n_parties)
+    given = [k for k in ("coalition", "coalitions", "sizes") if k in audit]
+    if len(given) != 1:
+        raise ScenarioError(
+            f"{where} must have exactly one of coalition = [ids], coalitions = \"all\" or "
+            f"[[ids], ...], sizes = [t, ...] (it has {', '.join(given) or 'none'})")
+    coalition: tuple[int, ...] = ()
+    coalitions: tuple[tuple[int, ...], ...] | str | None = None
+    sizes: tuple[int, ...] | None = None
+    if "coalition" in audit:
+        coalition = _coalition(f"{where}.coalition", audit["coalition"], n_parties)
+    elif "sizes" in audit:
+        value = audit["sizes"]
+        if (not isinstance(value, list) or not value or not all(
+                isinstance(t, int) and not isinstance(t, bool) and t >= 1 for t in value)
+                or len(set(value)) != len(value)):
+            raise ScenarioError(f"{where}.sizes = {value!r} must be a list of distinct coalition "
+                                "sizes ≥ 1 (at most the number of participants − 1)")
+        sizes = tuple(sorted(value))
+    elif audit["coalitions"] == "all":
+        coalitions = "all"
+    elif isinstance(audit["coalitions"], list) and audit["coalitions"]:
+        coalitions = tuple(_coalition(f"{where}.coalitions[{j}]", c, n_parties)
+                           for j, c in enumerate(audit["coalitions"]))
+    else:
+        raise ScenarioError(f"{where}.coalitions = {audit['coalitions']!r} must be \"all\" or "
+                            "a non-empty list of coalitions, e.g. [[0], [0, 1]]")
     method = check_choice(f"{where}.method", audit.get("method", "simulation"), AUDIT_METHODS)
     trials = check_int(f"{where}.trials", audit.get("trials", 200), 10, MAX_AUDIT_TRIALS)
     alpha = check_number(f"{where}.alpha", audit.get("alpha", 1e-3), 0.0, True, 1.0, True)
@@ -430,29 +464,36 @@ def _validate_audit(i: int, audit: Any, n_parties: int) -> AuditSpec:
     max_runs = check_int(f"{where}.max_runs", audit.get("max_runs", 100_000), 2, MAX_AUDIT_RUNS)
     pairs = check_int(f"{where}.pairs", audit.get("pairs", 6), low=1, high=64)
     calls = _audit_calls(where, audit.get("calls", "all"))
-    return AuditSpec(coalition, method, trials, alpha, prime, max_runs, calls, pairs)
+    probes = check_int(f"{where}.probes", audit.get("probes", 3), low=1, high=100)
+    return AuditSpec(coalition, method, trials, alpha, prime, max_runs, calls, pairs, probes,
+                     coalitions, sizes)
+
+
+def _coalition(where: str, coalition: Any, n_parties: int) -> tuple[int, ...]:
+    """A list of distinct party ids 0..M−1, not all of them."""
+    if not isinstance(coalition, list) or not coalition or not all(
+        isinstance(c, int) and not isinstance(c, bool) for c in coalition
+    ):
+        raise ScenarioError(f"{where} = {coalition!r} must be a list of party ids")
+    missing = sorted({c for c in coalition if not 0 <= c < n_parties})
+    if missing:
+        raise ScenarioError(
+            f"{where} names part{'ies' if len(missing) > 1 else 'y'} {missing}, "
+            f"but the parties are 0..{n_parties - 1}"
+        )
+    if len(set(coalition)) != len(coalition):
+        raise ScenarioError(f"{where} = {coalition} repeats a party")
+    if len(coalition) >= n_parties:
+        raise ScenarioError(
+            f"{where} has all {n_parties} parties; t-privacy concerns coalitions of "
+            f"at most M − 1 = {n_parties - 1}"
+        )
+    return tuple(sorted(coalition))
 
 
 def _check_coalition(where: str, coalition: Any, n_parties: int) -> tuple[int, ...]:
     """1 to M − 1 distinct data holders, sorted; t-privacy and attacks concern the others."""
-    if not isinstance(coalition, list) or not coalition or not all(
-        isinstance(c, int) and not isinstance(c, bool) for c in coalition
-    ):
-        raise ScenarioError(f"{where}.coalition = {coalition!r} must be a list of party ids")
-    missing = sorted({c for c in coalition if not 0 <= c < n_parties})
-    if missing:
-        raise ScenarioError(
-            f"{where}.coalition names part{'ies' if len(missing) > 1 else 'y'} {missing}, "
-            f"but the parties are 0..{n_parties - 1}"
-        )
-    if len(set(coalition)) != len(coalition):
-        raise ScenarioError(f"{where}.coalition = {coalition} repeats a party")
-    if len(coalition) >= n_parties:
-        raise ScenarioError(
-            f"{where}.coalition has all {n_parties} parties; t-privacy concerns coalitions of "
-            f"at most M − 1 = {n_parties - 1}"
-        )
-    return tuple(sorted(coalition))
+    return _coalition(f"{where}.coalition", coalition, n_parties)
 
 
 def _validate_attacks(tables: list[Any], n_parties: int) -> tuple[AttackSpec, ...]:

@@ -12,6 +12,11 @@ with the first failing call and message, ``inconclusive``, ``not applicable``):
     same output, for programs on field vectors whose output is a sum.
 ``exact`` (:mod:`.exact`)
     In a tiny field, every honest input with the same output and every random choice.
+``linear`` (:mod:`.linear`)
+    For programs whose views are affine over GF(p) in the inputs and the draws (SecureSum and
+    its share-and-add relatives), at the real prime: the view extracted as an affine map by
+    probing, t-privacy decided by ranks, a leak shown by a witness. Every coalition from one
+    set of probes (:func:`.linear.linear_audits`).
 
 The statistical methods test the coalition's *residual* view — its own randomness is held
 fixed across trials (:mod:`.randomness`) — with element tests on value / p, low-order bits
@@ -36,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from parties.audit.exact import exact_audit
+from parties.audit.linear import linear_audits
 from parties.audit.randomness import (
     ConditionedRandomness,
     Progress,
@@ -57,7 +63,7 @@ from parties.audit.statistical import alternative_inputs, honest_parties, statis
 from parties.party import Party, Program, site_parties
 from protocols.errors import InputError
 
-METHODS = ("simulation", "statistical", "exact")
+METHODS = ("simulation", "statistical", "exact", "linear")
 
 __all__ = [
     "INCONCLUSIVE",
@@ -77,6 +83,7 @@ __all__ = [
     "audit",
     "exact_audit",
     "honest_parties",
+    "linear_audits",
     "simulation_audit",
     "statistical_audit",
     "tape_factory",
@@ -109,6 +116,7 @@ def audit(
     calls: Sequence[int] | None = None,
     pairs: int = 6,
     max_runs: int = 100_000,
+    probes: int = 3,
     progress: Progress | None = None,
 ) -> AuditResult:
     """Audit what ``coalition`` learns from running ``program`` on ``inputs``.
@@ -126,7 +134,7 @@ def audit(
     runner : Runner
         Runs the parties with injected randomness (:func:`sim.privacy.simpy_runner`); its
         field is the audit's field.
-    method : {"simulation", "statistical", "exact"}
+    method : {"simulation", "statistical", "exact", "linear"}
     trials : int
         Runs per input set (statistical methods), ≥ 2.
     alpha : float
@@ -141,6 +149,8 @@ def audit(
         Alternative input sets of the A/B method, ≥ 1.
     max_runs : int
         Run budget of the exact method.
+    probes : int
+        Random probes that confirm affinity (linear method), ≥ 1.
     progress : callable, optional
         ``progress("audit", done, total)``.
 
@@ -159,6 +169,8 @@ def audit(
         raise InputError(f"trials = {trials!r} must be an integer ≥ 2")
     if isinstance(pairs, bool) or not isinstance(pairs, int) or pairs < 1:
         raise InputError(f"pairs = {pairs!r} must be an integer ≥ 1")
+    if isinstance(probes, bool) or not isinstance(probes, int) or probes < 1:
+        raise InputError(f"probes = {probes!r} must be an integer ≥ 1")
     if not isinstance(alpha, float | int) or not 0 < alpha < 1:
         raise InputError(f"alpha = {alpha!r} must be a number with 0 < alpha < 1")
     if callable(program):
@@ -189,9 +201,28 @@ def audit(
             "reason": f"the {method} method re-runs the program on other inputs; give a "
                       "program(ctx, x) and its inputs, or use method = 'simulation'"})
     values = [np.asarray(x) for x in inputs]
+    if method == "linear":
+        return _linear(runner, make_parties, values, members, seed, probes, progress)
     if method == "statistical":
         return statistical_audit(runner, make_parties, values, members, trials=trials,
                                  alpha=alpha, seed=seed, pairs=pairs, calls=calls,
                                  progress=progress)
     return exact_audit(runner, make_parties, values, members, max_runs=max_runs, seed=seed,
                        calls=calls, progress=progress)
+
+
+def _linear(
+    runner: Runner,
+    make_parties: Callable[[Sequence[Any]], list[Party]],
+    values: Sequence[np.ndarray],
+    members: Sequence[int],
+    seed: int,
+    probes: int,
+    progress: Progress | None,
+) -> AuditResult:
+    if any(x.ndim != 1 or x.dtype.kind not in "uiO" for x in values):
+        return AuditResult(tuple(members), "linear", NOT_APPLICABLE, details={
+            "reason": "the linear audit probes programs on flat vectors of field elements; "
+                      "these inputs are not"})
+    return linear_audits(runner, make_parties, [x.size for x in values], [members],
+                         probes=probes, seed=seed, progress=progress)[0]

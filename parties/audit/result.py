@@ -54,7 +54,8 @@ class AuditResult:
     power : dict or None
         What a ``private`` verdict could have detected (see the module docstring).
     details : dict
-        The method's figures: trials, tests, reasons.
+        The method's figures: trials, tests, reasons; the linear method's leaks also hold a
+        ``witness`` (:mod:`parties.audit.linear`), which the report lifts to its own key.
     """
 
     coalition: tuple[int, ...]
@@ -84,5 +85,6 @@ class AuditResult:
             "call": self.call,
             "message": self.message,
             "power": self.power,
-            "details": self.details,
+            "witness": self.details.get("witness"),
+            "details": {k: v for k, v in self.details.items() if k != "witness"},
         }

@@ -550,7 +550,7 @@ def test_audit_result_to_dict_has_a_stable_schema() -> None:
     assert r.to_dict() == {"coalition": [0, 2], "method": "exact", "verdict": "leak",
                            "p_value": None, "call": 3,
                            "message": "secure_sum#3.share from 1 to 0", "power": None,
-                           "details": {"field": 5}}
+                           "witness": None, "details": {"field": 5}}
     with pytest.raises(ValueError, match="verdict"):
         AuditResult((1,), "exact", "maybe")
 
@@ -586,7 +586,7 @@ def test_methods_that_need_field_inputs_say_so() -> None:
                                                        for x in field_inputs(F61, 3, 2, 0)])
     r = audit_with(parties, None, (0,), runner=SimPyRunner(P), method="statistical")
     assert r.verdict == "not applicable"
-    assert METHODS == ("simulation", "statistical", "exact")
+    assert METHODS == ("simulation", "statistical", "exact", "linear")
 
 
 def _forwards_input_1(ctx, x):

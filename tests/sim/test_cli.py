@@ -154,7 +154,7 @@ def test_json_report_has_the_issue_2_schema(tmp_path: Path,
     assert audit["coalition"] == [0] and audit["method"] == "statistical"
     assert audit["verdict"] == "inconclusive"  # 10 trials
     assert set(audit) == {"coalition", "method", "verdict", "p_value", "call", "message",
-                          "power", "details"}
+                          "power", "witness", "details"}
     assert report["metrics"]["max_abs_error"] <= 3 * 2.0**-24
 
 

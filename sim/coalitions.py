@@ -1,0 +1,221 @@
+"""Coalition studies on the simulator: every coalition's verdict, a table and a heat map.
+
+``[[audit]] coalitions = "all"`` (or ``sizes = [1, 2]``, or a list of coalitions) audits every
+named coalition of a scenario's run with one method and reports a table, a heat map (PNG) and
+the largest t for which every coalition of size ≤ t is private, against the threshold the
+protocol declares (:class:`parties.audit.coalitions.CoalitionStudy`). The linear method
+decides all coalitions from one set of probes; the other methods audit them one by one.
+
+:func:`coalition_study` is the same for a user's own ``program(ctx, x)`` on field vectors.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from parties.audit import Progress, linear_audits
+from parties.audit import audit as audit_with
+from parties.audit.coalitions import CoalitionStudy, enumerate_coalitions
+from parties.party import SITE, Program
+from protocols.errors import InputError
+from sim.network import Network
+from sim.privacy import AuditTarget, SimPyRunner, audit_seed_of, field_builder, run_audit
+from sim.report import table
+from sim.scenario import AuditSpec
+
+DECLARED_THRESHOLDS: dict[str, Callable[[int], int]] = {
+    "secure_sum": lambda n_sites: n_sites - 1,  # thesis seed 001, §2.2: any coalition of M − 1
+}
+"""Protocol → the t it declares, as a function of the number of data holders."""
+
+VERDICT_COLOURS = {"private": "#3a9a4f", "leak": "#c8372d", "inconclusive": "#e0a526",
+                   "not applicable": "#9a9a9a"}
+
+
+def _coalitions(
+    requested: Sequence[Sequence[int]] | str | None, sizes: Sequence[int] | None,
+    participants: Sequence[int], sites: Sequence[int],
+) -> list[tuple[int, ...]]:
+    if requested is None or requested == "all":
+        return enumerate_coalitions(participants, sites, sizes)
+    if isinstance(requested, str):
+        raise InputError(f"coalitions = {requested!r} must be 'all' or a list of coalitions")
+    out = []
+    for c in requested:
+        members = tuple(sorted({int(m) for m in c}))
+        unknown = sorted(set(members) - set(participants))
+        if not members or unknown or set(sites) <= set(members):
+            raise InputError(f"coalition {list(c)} must name 1 or more of the participants "
+                             f"{list(participants)} and leave a data holder honest")
+        out.append(members)
+    return out
+
+
+def run_study(
+    spec: AuditSpec,
+    target: AuditTarget,
+    *,
+    prime: int,
+    frac_bits: int,
+    seed: int,
+    network: Network | None = None,
+    progress: Progress | None = None,
+    index: int = 0,
+) -> CoalitionStudy:
+    """Run one ``[[audit]]`` with ``coalitions`` or ``sizes`` against the algorithm's run."""
+    roles = {p.id: p.role for p in target.parties}
+    sites = tuple(sorted(p for p, r in roles.items() if r == SITE))
+    # Only the simulation method replays non-data roles; the others run the field program.
+    participants = tuple(sorted(roles)) if spec.method == "simulation" else sites
+    chosen = _coalitions(spec.coalitions, spec.sizes, participants, sites)
+    threshold_of = DECLARED_THRESHOLDS.get(target.protocol)
+    threshold = threshold_of(len(sites)) if threshold_of else None
+    if spec.method == "linear" and target.field_program is not None:
+        runner = SimPyRunner(prime, 0, seed, network)
+        results = linear_audits(runner, field_builder(target.field_program),
+                                [x.size for x in target.field_inputs or ()], chosen,
+                                probes=spec.probes, seed=audit_seed_of(seed, index),
+                                progress=progress)
+    else:
+        results = []
+        for i, c in enumerate(chosen):
+            one = dataclasses.replace(spec, coalition=c, coalitions=None, sizes=None)
+            results.append(run_audit(one, target, prime=prime, frac_bits=frac_bits, seed=seed,
+                                     network=network, index=index))
+            if progress is not None:
+                progress("coalitions", i + 1, len(chosen))
+    return CoalitionStudy(spec.method, tuple(results), participants, sites, roles, threshold)
+
+
+def coalition_study(
+    program: Program,
+    inputs: Sequence[Any],
+    coalitions: Sequence[Sequence[int]] | str = "all",
+    *,
+    prime: int | str,
+    method: str = "linear",
+    sizes: Sequence[int] | None = None,
+    protocol: str | None = None,
+    seed: int = 0,
+    progress: Progress | None = None,
+    **options: Any,
+) -> CoalitionStudy:
+    """Audit every coalition (or ``sizes``, or a list) of ``program(ctx, x)`` on ``inputs``.
+
+    Parameters
+    ----------
+    program : callable
+        ``program(ctx, x)`` run by data holders 0..M−1, party m on ``inputs[m]``.
+    inputs : sequence
+        One flat vector of field elements per party.
+    coalitions : "all" or sequence of sequence of int
+        The coalitions.
+    prime : int or str
+        The field.
+    method : str
+        Any audit method (``linear`` decides every coalition from one set of probes).
+    sizes : sequence of int, optional
+        With ``coalitions = "all"``: only these sizes.
+    protocol : str, optional
+        The protocol whose declared threshold to compare with (e.g. ``"secure_sum"``).
+    seed : int
+        Seed of the audits.
+    **options
+        Passed to :func:`sim.privacy.audit` (``trials``, ``alpha``, ``probes``, ...).
+
+    Returns
+    -------
+    CoalitionStudy
+
+    >>> from protocols.field import prime_field
+    >>> from sim.privacy import secure_sum_program
+    >>> F = prime_field(2**61 - 1)
+    >>> study = coalition_study(secure_sum_program("prg"), [F.elements([v]) for v in (1, 2, 3)],
+    ...                         prime="2^61-1", protocol="secure_sum")
+    >>> study.largest_private_t, study.declared_threshold
+    (2, 2)
+    """
+    if len(inputs) < 2:
+        raise InputError("inputs must hold one input per party, for at least 2 parties")
+    sites = tuple(range(len(inputs)))
+    chosen = _coalitions(coalitions, sizes, sites, sites)
+    threshold_of = DECLARED_THRESHOLDS.get(protocol or "")
+    threshold = threshold_of(len(sites)) if threshold_of else None
+    runner = SimPyRunner(prime, seed=seed)
+    if method == "linear":
+        values = [np.asarray(x) for x in inputs]
+        results = linear_audits(runner, field_builder(program), [x.size for x in values],
+                                chosen, probes=int(options.get("probes", 3)), seed=seed,
+                                progress=progress)
+    else:
+        results = [audit_with(program, inputs, c, runner=runner, method=method, seed=seed,
+                              **options) for c in chosen]
+    return CoalitionStudy(method, tuple(results), sites, sites, dict.fromkeys(sites, SITE),
+                          threshold)
+
+
+def study_table(index: int, study: CoalitionStudy) -> str:
+    """The console summary of a study: verdict counts by coalition size, and t."""
+    counts = study.counts()
+    rows = [[size, sum(c.values()), *(c.get(v, 0) for v in VERDICT_COLOURS)]
+            for size, c in counts.items()]
+    threshold = study.declared_threshold
+    title = (f"coalition study [[audit]] {index} ({study.method}): largest private t = "
+             f"{study.largest_private_t}, declared "
+             f"{'none' if threshold is None else threshold}")
+    return table(["size", "coalitions", *VERDICT_COLOURS], rows, title)
+
+
+def heat_map(study: CoalitionStudy, title: str = "") -> Any:
+    """The verdict of every coalition: one row per size, one cell per coalition.
+
+    Cells are coloured by verdict (private, leak, inconclusive, not applicable) and labelled
+    with their members when there is room; the title gives the largest private t and the
+    declared threshold.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import ListedColormap
+    from matplotlib.patches import Patch
+
+    by_size: dict[int, list] = {}
+    for r in study.results:
+        by_size.setdefault(len(r.coalition), []).append(r)
+    sizes = sorted(by_size)
+    width = max(len(v) for v in by_size.values())
+    verdicts = list(VERDICT_COLOURS)
+    grid = np.full((len(sizes), width), np.nan)
+    for i, size in enumerate(sizes):
+        for j, r in enumerate(by_size[size]):
+            grid[i, j] = verdicts.index(r.verdict)
+    fig, ax = plt.subplots(figsize=(min(16.0, 2.0 + 0.28 * width), 1.2 + 0.55 * len(sizes)))
+    cmap = ListedColormap(list(VERDICT_COLOURS.values())).with_extremes(bad="white")
+    ax.pcolormesh(np.ma.masked_invalid(grid), cmap=cmap, vmin=-0.5, vmax=len(verdicts) - 0.5,
+                  edgecolors="white", linewidth=0.6)
+    ax.invert_yaxis()
+    if width <= 24:
+        glue = "" if len(study.participants) <= 10 else ","
+        for i, size in enumerate(sizes):
+            for j, r in enumerate(by_size[size]):
+                ax.text(j + 0.5, i + 0.5, glue.join(str(m) for m in r.coalition),
+                        ha="center", va="center", fontsize=6, color="white")
+    ax.set_yticks(np.arange(len(sizes)) + 0.5, [f"t = {s}" for s in sizes])
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    if width <= 24:
+        ax.set_xticks([])
+    ax.set_xlabel("coalition (lexicographic within its size)")
+    threshold = ("none declared" if study.declared_threshold is None
+                 else str(study.declared_threshold))
+    ax.set_title(f"{title + ': ' if title else ''}{study.method} audit of "
+                 f"{len(study.results)} coalitions — largest private t = "
+                 f"{study.largest_private_t}, declared {threshold}", fontsize=9)
+    present = sorted({r.verdict for r in study.results}, key=verdicts.index)
+    ax.legend(handles=[Patch(color=VERDICT_COLOURS[v], label=v) for v in present],
+              loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7)
+    return fig

@@ -1,0 +1,316 @@
+"""Experiment ``ksdp``: π-KSDP against party size (thesis §3.1–3.4, Algorithm 11, Figs. 3.5, 3.9,
+3.10; claim C10).
+
+For every victim database size n_v in ``party_sizes`` and every one of ``documents`` documents
+of interest x (rows of the scenario's corpus), Algorithm 11 draws ``samples`` databases that
+contain x (x plus n_v − 1 random other documents) and as many that do not — by the
+``simulator`` of §3.2: ``resample`` (n_v fresh random documents other than x, the one §3.4
+uses) or ``swap`` (the same database with x swapped for a random other document) — runs the
+mechanism on each, evaluates the statistics, and records π = the minimum KS two-sample p-value
+(:func:`parties.ksdp.measure`). Metrics give, per size, π's mean over documents and the mean KS
+statistic; the output ``p_values`` holds every π (sizes × documents); the plot is π against
+party size, one line per mechanism.
+
+Mechanisms (``mechanism``: one name, or a list run on the *same* sampled databases)
+-----------------------------------------------------------------------------------
+``one_bit_sum``
+    §3.1: n = n_v individuals with Bernoulli(``p``) bits, the victim's bit 1 in the databases
+    with x and 0 in the neighbours (X^n_1 against X^n_0); ``documents`` counts independent
+    repetitions. The sums are computed by SecureSum among the scenario's parties (party 0
+    holds the victim; one call sums every sample of a size at once). The metric ``exact_ks``
+    is the closed form max_k B(k; n − 1, p), which the mean KS statistic estimates.
+``pd_nmf``
+    §3.4.1: M = 2, the victim's database and a fixed adversary database of ``adversary_size``
+    documents; RRI-NMF (topic form) from a fixed public T0 for ``iterations`` sweeps on both.
+    The observable is the final T and the victim's topic weights w²_t = ‖W^(v)_:t‖²; the
+    statistic is the document-weighted topic weights (digest item 28).
+``pd_svd`` / ``sigma_revealing_svd``
+    §3.4.2: block power iteration from a fixed public V0 for ``iterations`` sweeps; the
+    observable is V_k, plus Σ for the Σ-revealing SVD. Six statistics (W and D families).
+
+The mechanisms run their *centralized references* (RRI-NMF, block power iteration): PD-NMF and
+PD-SVD reproduce them exactly (Theorem 2 and claim C7, tested in ``tests/algorithms``), so the
+observables are the same and thousands of sample runs cost seconds instead of simulations.
+The one-bit sum, whose observable is the protocol's output itself, runs through SecureSum.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from protocols.errors import ScenarioError
+from sim.console import table
+from sim.entry import (
+    MAX_RANK,
+    Algorithm,
+    AlgorithmRun,
+    Param,
+    RunInput,
+    choice,
+    described,
+    integer,
+)
+
+if TYPE_CHECKING:
+    import numpy as np
+
+KSDP_SEED_KEY = 1_000_014
+MECHANISMS = ("one_bit_sum", "pd_nmf", "pd_svd", "sigma_revealing_svd")
+
+
+def _mechanisms(name: str, value: Any) -> tuple[str, ...]:
+    names = [value] if isinstance(value, str) else value
+    if (not isinstance(names, list) or not names
+            or not all(isinstance(v, str) and v in MECHANISMS for v in names)
+            or len(set(names)) != len(names)):
+        raise ScenarioError(f"{name} = {value!r} must be one of {', '.join(MECHANISMS)}, or a "
+                            "list of distinct ones")
+    if "one_bit_sum" in names and len(names) > 1:
+        raise ScenarioError(f"{name} = {value!r}: one_bit_sum samples bits, not documents; "
+                            "run it on its own")
+    return tuple(names)
+
+
+def _sizes(name: str, value: Any) -> tuple[int, ...]:
+    if (not isinstance(value, list) or not value
+            or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 2 for v in value)
+            or len(set(value)) != len(value)):
+        raise ScenarioError(f"{name} = {value!r} must be a list of distinct database sizes ≥ 2")
+    return tuple(sorted(value))
+
+
+def _probability(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
+        raise ScenarioError(f"{name} = {value!r} must be a number in (0, 1)")
+    return float(value)
+
+
+PARAMS = {
+    "mechanism": Param("pd_nmf", described(_mechanisms, " | ".join(MECHANISMS)
+                                           + ", or a list of distinct ones"),
+                       " | ".join(MECHANISMS) + ", or a list"),
+    "samples": Param(50, integer(low=2, high=100_000), "databases with x, and as many without"),
+    "documents": Param(5, integer(low=1, high=10_000),
+                       "documents of interest x (one_bit_sum: repetitions)"),
+    "party_sizes": Param([5, 20, 80],
+                         described(_sizes, "non-empty list of distinct integers ≥ 2"),
+                         "victim database sizes n_v"),
+    "simulator": Param("resample", choice("resample", "swap"),
+                       "databases without x: fresh (resample) or x swapped for another (swap)"),
+    "p": Param(0.5, described(_probability, "number, 0 < x < 1"), "one_bit_sum: P(bit = 1)"),
+    "k": Param(3, integer(1, MAX_RANK), "topics / singular vectors"),
+    "iterations": Param(20, integer(low=1, high=10_000), "sweeps of the mechanism"),
+    "adversary_size": Param(100, integer(1, 100_000_000),
+                            "documents of the adversary's own database"),
+}
+
+
+def _one_bit_sums(inp: RunInput, n: int, bits: np.ndarray) -> np.ndarray:
+    """Σ bits of every sample (rows of ``bits``, shape (samples, n)) through one SecureSum.
+
+    The n individuals are split over the M parties in contiguous blocks (party 0 holds the
+    victim, column 0); each party inputs its block's count per sample.
+    """
+    import numpy as np
+
+    from parties.party import site_parties
+    from protocols.secure_sum import secure_sum_field
+
+    m = inp.scenario.n_parties
+    blocks = np.array_split(np.arange(n), m)
+    field = inp.simulation.field
+    counts = [field.elements(bits[:, b].sum(axis=1).astype(np.int64)) for b in blocks]
+    parties = site_parties(lambda ctx, x: secure_sum_field(ctx, x, "prg", label="bits"),
+                           [{"x": c} for c in counts])
+    result = inp.simulation.run(parties, seed=inp.seed)
+    return np.asarray(result.outputs[0]).astype(np.int64)
+
+
+def _run_one_bit_sum(inp: RunInput, rng: np.random.Generator) -> dict[str, Any]:
+    """Every size: ``documents`` independent repetitions of Algorithm 11 (one victim each)."""
+    import numpy as np
+
+    from parties.ksdp import measure, one_bit_sum_ks
+
+    p, t, reps = inp.params["p"], inp.params["samples"], inp.params["documents"]
+    sizes = inp.params["party_sizes"]
+    rows = []
+    for i, n in enumerate(sizes):
+        bits = (rng.random((reps, 2 * t, n)) < p).astype(np.int64)
+        bits[:, :t, 0] = 1  # X^n_1: the victim's bit is 1
+        bits[:, t:, 0] = 0  # X^n_0
+        sums = _one_bit_sums(inp, n, bits.reshape(reps * 2 * t, n)).reshape(reps, 2 * t)
+        found = [measure({"sum": s[:t]}, {"sum": s[t:]}) for s in sums]
+        rows.append({"party_size": n, "pi": [r.pi for r in found],
+                     "ks": [r.ks_statistics["sum"] for r in found],
+                     "exact_ks": one_bit_sum_ks(n, p)})
+        if inp.progress is not None:
+            inp.progress("ksdp", i + 1, len(sizes))
+    return {"one_bit_sum": rows}
+
+
+def _observables(mechanism: str, X: np.ndarray, n_v: int, start: np.ndarray,
+                 params: dict[str, Any]) -> Any:
+    import numpy as np
+
+    from algorithms.nmf.rri import rri_nmf
+    from algorithms.nmf.rri_steps import RRIParams
+    from algorithms.svd.power_iteration import block_power_iteration
+    from parties.ksdp import estimated_sigma2
+
+    if mechanism == "pd_nmf":
+        fit = rri_nmf(X, start.shape[0], T0=start, max_iter=params["iterations"], tol=0.0,
+                      params=RRIParams(form="topic"))
+        return fit.T, np.sum(fit.W[:n_v] ** 2, axis=0)
+    V, _ = block_power_iteration(X, start, params["iterations"])
+    if mechanism == "sigma_revealing_svd":
+        return V, np.sum((X @ V) ** 2, axis=0)
+    return V, estimated_sigma2(X[n_v:], V, n_v)
+
+
+def _statistics(mechanism: str, observable: Any, x: np.ndarray) -> dict[str, float]:
+    from parties.ksdp import svd_statistics, topic_weight_statistic
+
+    if mechanism == "pd_nmf":
+        T, w2 = observable
+        return {"topic_weights": topic_weight_statistic(x, T, w2)}
+    V, sigma2 = observable
+    return svd_statistics(x, V, sigma2)
+
+
+def _databases(
+    corpus: np.ndarray, x: np.ndarray, others: np.ndarray, n_v: int, t: int, simulator: str,
+    rng: np.random.Generator,
+) -> list[tuple[str, np.ndarray]]:
+    """t victim databases with x and t without, as ("with" | "without", rows) pairs.
+
+    ``resample``: the databases without x are n_v fresh random documents (§3.4's simulator).
+    ``swap``: each database without x is one with x, x swapped for a random other document.
+    """
+    import numpy as np
+
+    out = []
+    for _ in range(t):
+        picked = rng.choice(others, n_v, replace=False)
+        out.append(("with", np.vstack([x[None, :], corpus[picked[:-1]]])))
+        if simulator == "swap":
+            out.append(("without", corpus[picked]))
+    if simulator == "resample":
+        out += [("without", corpus[rng.choice(others, n_v, replace=False)]) for _ in range(t)]
+    return out
+
+
+def _run_documents(inp: RunInput, rng: np.random.Generator) -> dict[str, Any]:
+    import numpy as np
+    import scipy.sparse as sp
+
+    from algorithms.svd.power_iteration import orthonormalize
+    from parties.ksdp import measure
+
+    params = inp.params
+    corpus = inp.data.toarray() if sp.issparse(inp.data) else np.asarray(inp.data, dtype=float)
+    n_docs, d = corpus.shape
+    sizes, t, n_x = params["party_sizes"], params["samples"], params["documents"]
+    n_a, k = params["adversary_size"], params["k"]
+    needed = n_x + n_a + max(sizes)
+    if n_docs < needed:
+        raise ScenarioError(
+            f"data.rows = {n_docs}: the ksdp experiment needs documents + adversary_size + "
+            f"max(party_sizes) = {needed} documents; raise data.rows or lower those")
+    if not 1 <= k <= d:
+        raise ScenarioError(f"algorithm.k = {k} must lie in 1..{d} (the corpus's columns)")
+    order = rng.permutation(n_docs)
+    victims, adversary, pool = order[:n_x], order[n_x:n_x + n_a], order[n_x + n_a:]
+    X_adv = corpus[adversary]
+    T0 = rng.uniform(0.0, 1.0, size=(k, d))
+    T0 /= T0.sum(axis=1, keepdims=True)
+    V0 = orthonormalize(rng.normal(0.0, 1.0, size=(d, k)))
+    starts = {"pd_nmf": T0, "pd_svd": V0, "sigma_revealing_svd": V0}
+    mechanisms = params["mechanism"]
+    out: dict[str, list[dict[str, Any]]] = {m: [] for m in mechanisms}
+    total, done = len(sizes) * n_x, 0
+    for n_v in sizes:
+        results: dict[str, list] = {m: [] for m in mechanisms}
+        for j, v in enumerate(victims):
+            x = corpus[v]
+            others = np.concatenate([victims[:j], victims[j + 1:], pool])
+            samples: dict[str, dict[str, list[dict[str, float]]]] = {
+                m: {"with": [], "without": []} for m in mechanisms}
+            for side, rows in _databases(corpus, x, others, n_v, t, params["simulator"], rng):
+                X = np.vstack([rows, X_adv])
+                for m in mechanisms:
+                    obs = _observables(m, X, n_v, starts[m], params)
+                    samples[m][side].append(_statistics(m, obs, x))
+            for m in mechanisms:
+                names = list(samples[m]["with"][0])
+                results[m].append(measure(
+                    {s: [r[s] for r in samples[m]["with"]] for s in names},
+                    {s: [r[s] for r in samples[m]["without"]] for s in names}))
+            done += 1
+            if inp.progress is not None:
+                inp.progress("ksdp", done, total)
+        for m in mechanisms:
+            out[m].append({
+                "party_size": n_v, "pi": [r.pi for r in results[m]],
+                "ks": [r.ks_statistics[r.weakest] for r in results[m]],
+                "weakest": [r.weakest for r in results[m]]})
+    return out
+
+
+def _run(inp: RunInput) -> AlgorithmRun:
+    import numpy as np
+
+    from sim import plots
+
+    rng = np.random.default_rng(np.random.SeedSequence(inp.seed, spawn_key=(KSDP_SEED_KEY,)))
+    mechanisms = inp.params["mechanism"]
+    found = (_run_one_bit_sum(inp, rng) if mechanisms == ("one_bit_sum",)
+             else _run_documents(inp, rng))
+    sizes = list(inp.params["party_sizes"])
+    metrics: dict[str, Any] = {"party_sizes": sizes, "mechanisms": {}}
+    outputs: dict[str, np.ndarray] = {"party_sizes": np.array(sizes)}
+    rows = []
+    for m, per_size in found.items():
+        entry = {
+            "pi": [float(np.mean(r["pi"])) for r in per_size],
+            "pi_min": [float(np.min(r["pi"])) for r in per_size],
+            "pi_std": [float(np.std(r["pi"])) for r in per_size],
+            "ks_statistic": [float(np.mean(r["ks"])) for r in per_size],
+        }
+        if m == "one_bit_sum":
+            entry["exact_ks"] = [r["exact_ks"] for r in per_size]
+        else:
+            entry["weakest_statistic"] = [max(set(r["weakest"]), key=r["weakest"].count)
+                                          for r in per_size]
+        metrics["mechanisms"][m] = entry
+        key = "p_values" if len(found) == 1 else f"p_values_{m}"
+        outputs[key] = np.array([r["pi"] for r in per_size])
+        for i, n in enumerate(sizes):
+            rows.append([m, n, f"{entry['pi'][i]:.3g}", f"{entry['pi_min'][i]:.3g}",
+                         f"{entry['ks_statistic'][i]:.3g}",
+                         f"{entry['exact_ks'][i]:.4f}" if "exact_ks" in entry else "—"])
+    if len(found) == 1:
+        only = next(iter(metrics["mechanisms"].values()))
+        metrics["pi"], metrics["ks_statistic"] = only["pi"], only["ks_statistic"]
+    curves = {m: e["pi"] for m, e in metrics["mechanisms"].items()}
+    title = f"π-KSDP ({inp.params['samples']} samples per side)"
+    return AlgorithmRun(
+        result=None, outputs=outputs, metrics=metrics,
+        plots={"ksdp_p_values": lambda: plots.sweep(
+            sizes, curves, "victim database size n_v", "mean π (min p-value over statistics)",
+            title, logx=max(sizes) >= 20 * min(sizes), reference={"p = 0.05": 0.05})},
+        tables=[table(["mechanism", "n_v", "mean π", "min π", "mean KS", "exact KS"], rows,
+                      "KS distributional privacy against party size")],
+    )
+
+
+KSDP = Algorithm(
+    name="ksdp",
+    summary="π-KSDP of the one-bit sum, PD-NMF and PD-SVD against the victim's database size",
+    reference="Tsikhanovich thesis (seed 001), §3.1–3.4, Algorithm 11, Figs. 3.5, 3.9, 3.10",
+    params=PARAMS,
+    run=_run,
+    data_kind="topics",
+    nonnegative=True,
+    min_parties=2,
+)
