@@ -1,5 +1,6 @@
 # `make run` and `make test` set everything up on a fresh machine: they create .venv at the
-# repository root if it is missing and install the project with its dev extras into it.
+# repository root if it is missing and install the project with its dev and mpi extras into it
+# (the mpi extra brings MPICH as a wheel, so CI runs the MPI driver's tests).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -10,7 +11,7 @@ STAMP := $(VENV)/.installed-stamp
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,mpi]'
 	touch $(STAMP)
 
 .venv: $(STAMP)

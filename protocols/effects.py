@@ -106,6 +106,26 @@ class RecvAny:
     keys: tuple[tuple[int, Call, str], ...]
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class RecvWithin:
+    """Wait up to ``timeout_s`` simulated seconds for the message of ``step`` from each sender.
+
+    Returns ``{sender: array}`` for the senders whose message arrived in time (all of them,
+    as soon as they have; fewer when some dropped out). A server that tolerates dropouts
+    (:mod:`protocols.secagg`, Bonawitz et al.'s server waits with a timeout) collects this way.
+    """
+
+    senders: tuple[int, ...]
+    call: Call
+    step: str
+    timeout_s: float
+
+    def __post_init__(self) -> None:
+        s = self.timeout_s
+        if isinstance(s, bool) or not isinstance(s, int | float) or not 0 < s < float("inf"):
+            raise InputError(f"RecvWithin(timeout_s = {s!r}): must be a finite number > 0")
+
+
 @dataclass(frozen=True, slots=True)
 class Compute:
     """Spend ``seconds`` of local computation on the party's clock; returns the clock after.
@@ -147,4 +167,4 @@ class Output:
     call: Call | None = field(default=None)
 
 
-Effect = Send | SendEach | Recv | RecvEach | RecvAny | Compute | Input | Output
+Effect = Send | SendEach | Recv | RecvEach | RecvAny | RecvWithin | Compute | Input | Output

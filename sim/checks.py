@@ -20,6 +20,7 @@ from typing import Any
 from protocols.errors import ScenarioError
 
 __all__ = [
+    "MAX_PARTIES",
     "Boolean",
     "Choice",
     "Described",
@@ -34,6 +35,9 @@ __all__ = [
 
 MAX_SHOWN = 40
 """Longest value shown verbatim in a message; longer ones are abbreviated."""
+MAX_PARTIES = 10_000
+"""Most parties a scenario may declare (``network.parties``), and the bound of the algorithm
+keys that count parties."""
 
 
 def shown(value: Any) -> str:

@@ -2,14 +2,24 @@
 
 ::
 
-    mpcsim run SCENARIO [--out DIR] [--json] [--seed N] [--quiet]
+    mpcsim run SCENARIO [--out DIR] [--json] [--seed N] [--quiet] [--driver simpy|mpi]
+                        [--ranks R]
     mpcsim list [ALGORITHM]
 
 A user's mistake — a bad scenario key, a missing data file, a value too large for the field, an
 output directory that cannot be written, a run too large for the memory — prints one line
 ``error: ...`` on stderr and exits with status 2, before the run starts whenever it can be
-known then. Progress goes to stderr (``--quiet`` turns it off): the estimated cost first, then
-a line at least every few seconds; results go to stdout.
+known then. A party that fails during the run (an abort) prints one ``error:`` line naming the
+party and the call, and exits with status 1; a run that an injected ``[[fault]]`` aborted
+prints its report (``outcome``, ``faults``) and exits with status 1. Progress goes to stderr
+(``--quiet`` turns it off): the estimated cost first, then a line at least every few seconds;
+results go to stdout.
+
+``--driver mpi`` runs the parties on the MPI ranks of the job this process belongs to
+(``mpiexec -n R mpcsim run S --driver mpi``); rank 0 alone prints and writes. ``--ranks R``
+starts that job itself with the ``mpiexec`` of the installed MPICH (the ``mpi`` extra),
+passing ``-disable-auto-cleanup`` so that a rank killed by a signal is reported by rank 0
+rather than ending the job silently.
 
 Heavy modules (numpy, scipy, the simulator) are imported only by the command that needs them,
 so that ``--help``, ``list`` and argument errors answer at once (``benchmarks/startup.py``).
@@ -18,14 +28,16 @@ so that ``--help``, ``list`` and argument errors answer at once (``benchmarks/st
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
+import sysconfig
 import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn, TextIO
 
-from protocols.errors import InputError
+from protocols.errors import InputError, ProtocolAbort
 
 SCENARIO_DIR = Path(__file__).resolve().parent.parent / "scenarios"
 ANNOUNCE_S = 2.0
@@ -114,6 +126,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print report.json on stdout")
     run.add_argument("--seed", type=int, metavar="N", help="override the scenario's seed")
     run.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    run.add_argument("--driver", choices=("simpy", "mpi"), default="simpy",
+                     help="simpy: one process, simulated network (default); mpi: the ranks of "
+                     "this MPI job (needs the mpi extra)")
+    run.add_argument("--ranks", type=int, metavar="R", help="start R MPI ranks with the "
+                     "installed mpiexec (implies --driver mpi)")
     listing = sub.add_parser("list", help="list algorithms and scenarios, or an algorithm's keys")
     listing.add_argument("algorithm", nargs="?", help="show this algorithm's scenario keys")
     return parser
@@ -125,11 +142,75 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "list":
             sys.stdout.write(_list(args.algorithm))
             return 0
+        if args.ranks is not None:
+            return _launch(args.ranks, argv if argv is not None else sys.argv[1:])
         return _run(args)
     except InputError as exc:
-        message = " ".join(str(exc).split())
-        sys.stderr.write(f"error: {message}\n")
+        _error(exc, args)
         return 2
+    except ProtocolAbort as exc:
+        _error(exc, args)
+        if getattr(exc, "report", None) is not None:  # a rank is gone: MPI cannot finalise
+            from sim.drivers.mpi import exit_lost
+
+            exit_lost()
+        return 1
+
+
+def _reporting(driver: str) -> bool:
+    """Whether this process prints (every process under SimPy, rank 0 under MPI)."""
+    if driver != "mpi":
+        return True
+    from sim.drivers.mpi import is_root
+
+    try:
+        return is_root()
+    except InputError:  # no MPI: this lone process reports that
+        return True
+
+
+def _error(exc: Exception, args: argparse.Namespace) -> None:
+    """Print the one ``error:`` line, from the one process that reports."""
+    lost_report = getattr(exc, "report", None)
+    if lost_report is False or (lost_report is None and args.command == "run"
+                                and args.ranks is None and not _reporting(args.driver)):
+        return
+    message = " ".join(str(exc).split())
+    sys.stderr.write(f"error: {message}\n")
+    sys.stderr.flush()
+
+
+def _launch(ranks: int, argv: Sequence[str]) -> int:
+    """Run this command on ``ranks`` MPI ranks with the installed MPICH's ``mpiexec``."""
+    if ranks < 1:
+        raise InputError(f"--ranks {ranks} must be at least 1")
+    mpiexec = Path(sysconfig.get_path("scripts")) / "mpiexec"
+    if not mpiexec.exists():
+        from sim.drivers.mpi import EXTRA_HINT
+
+        raise InputError(f"--ranks needs MPICH's mpiexec, which is not installed; install "
+                         f"the MPI extra with {EXTRA_HINT}")
+    rest = list(argv)
+    for i, arg in enumerate(rest):  # drop --ranks R / --ranks=R and any --driver
+        if arg.startswith("--ranks"):
+            del rest[i:i + (1 if "=" in arg else 2)]
+            break
+    command = [str(mpiexec), "-disable-auto-cleanup", "-n", str(ranks), sys.executable,
+               "-m", "sim.cli", *rest, "--driver", "mpi"]
+    # stderr is relayed line by line, so that a job that ends before rank 0 could report
+    # (a rank killed while it starts) still ends with one error line
+    with subprocess.Popen(command, stderr=subprocess.PIPE, text=True) as job:
+        assert job.stderr is not None
+        reported = False
+        for line in job.stderr:
+            reported |= line.startswith("error:")
+            sys.stderr.write(line)
+            sys.stderr.flush()
+        code = job.wait()
+    if code != 0 and not reported:
+        sys.stderr.write(f"error: the MPI job of {ranks} ranks ended with status {code} before "
+                         "rank 0 could report (a rank died while starting?)\n")
+    return 0 if code == 0 else (code if code in (1, 2) else 1)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -139,18 +220,21 @@ def _run(args: argparse.Namespace) -> int:
     from sim.report import check_out_dir, to_json
     from sim.runner import plan_scenario
 
-    if args.out is not None:
+    reporting = _reporting(args.driver)
+    if args.out is not None and reporting:
         check_out_dir(args.out)
     plan = plan_scenario(args.scenario, seed=args.seed)
     import sim.simulation  # noqa: F401 -- loaded before the clock starts, not during the run
 
-    progress = None if args.quiet else StderrProgress(sys.stderr)
+    progress = None if args.quiet or not reporting else StderrProgress(sys.stderr)
     if progress is not None:
         progress.start(plan.scenario.name, f"{plan.entry.name} with {plan.scenario.n_parties} "
                        f"parties, estimated {plan.estimate.describe()}",
                        announce=plan.estimate.seconds >= ANNOUNCE_S)
     try:
-        run = plan.run(progress)
+        run = plan.run(progress, driver=args.driver)
+        if not run.reporting:
+            return 0
         if args.out is not None:
             written = run.write(args.out)
             if progress is not None:
@@ -160,7 +244,8 @@ def _run(args: argparse.Namespace) -> int:
         if progress is not None:
             progress.stop()
     sys.stdout.write(to_json(run.report) if args.json else run.format())
-    return 0
+    aborted = run.report.get("outcome", {}).get("completed") is False  # by a [[fault]]
+    return 1 if aborted else 0
 
 
 def _list(name: str | None = None) -> str:

@@ -43,8 +43,11 @@ COLUMNS: tuple[str, ...] = Row._fields
 class Ledger:
     """An immutable sequence of :class:`Row`, in the order messages were sent."""
 
-    def __init__(self, rows: Iterable[Row]) -> None:
+    def __init__(self, rows: Iterable[Row], faults: Iterable[Mapping[str, object]] = ()) -> None:
         self._rows: tuple[Row, ...] = tuple(rows)
+        self.faults: tuple[Mapping[str, object], ...] = tuple(faults)
+        """Injected faults as they fired (:mod:`sim.faults`): fault, kind, time, effect, and
+        the message (row index) or party concerned."""
 
     def __len__(self) -> int:
         return len(self._rows)

@@ -146,17 +146,24 @@ def objective_vs_epsilon(epsilons: list[float], private: np.ndarray, nonprivate:
 
 
 def grouped_bars(groups: list[str], series: dict[str, list[float]], ylabel: str,
-                 title: str) -> Any:
-    """One group of bars per row label, one bar per series (e.g. clean / attacked)."""
+                 title: str, errors: dict[str, list[float]] | None = None,
+                 bottom: float | None = None) -> Any:
+    """One group of bars per row label, one bar per series (e.g. clean / attacked);
+    ``errors``: an error bar (e.g. one standard deviation) per bar of a series; ``bottom``:
+    where the value axis starts (to show small differences between tall bars)."""
     fig, ax = _axes((7.0, 4.2))
     width = 0.8 / max(len(series), 1)
     x = np.arange(len(groups))
     for i, (label, values) in enumerate(series.items()):
-        ax.bar(x + (i - (len(series) - 1) / 2) * width, values, width, label=label)
+        err = None if errors is None else errors.get(label)
+        ax.bar(x + (i - (len(series) - 1) / 2) * width, values, width, label=label, yerr=err,
+               capsize=3 if err is not None else 0)
     ax.set_xticks(x, groups, rotation=15, fontsize=8)
+    if bottom is not None:
+        ax.set_ylim(bottom=bottom)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=9)
-    ax.legend(loc="lower right", fontsize=8, framealpha=0.9)
+    ax.legend(loc="best", fontsize=8, framealpha=0.9)
     return fig
 
 

@@ -83,6 +83,7 @@ def build_report(
         "time": {"simulated_s": simulated, "wall_s": wall_s},
         "privacy": [a.to_dict() for a in audits],
         "attacks": [dict(a) for a in attacks],
+        **({"faults": _jsonable(result.faults)} if result is not None and result.faults else {}),
     }
 
 
@@ -108,6 +109,15 @@ def to_json(rep: Mapping[str, Any]) -> str:
 
 
 # -- console ---------------------------------------------------------------------------------
+
+
+def _clock(rep: dict[str, Any]) -> str:
+    """The time line: simulated time under SimPy; under MPI the runs' own wall time."""
+    time_, driver = rep["time"], rep.get("driver") or {}
+    if driver.get("name") == "mpi":
+        return (f"MPI on {driver['ranks']} ranks, {driver['hosts']} host(s): runs "
+                f"{time_['simulated_s']:.4g} s, wall {time_['wall_s']:.3g} s")
+    return f"simulated {time_['simulated_s']:.4g} s, wall {time_['wall_s']:.3g} s"
 
 
 def format_report(rep: Mapping[str, Any], extra_tables: Sequence[str] = ()) -> str:
@@ -142,8 +152,7 @@ def format_report(rep: Mapping[str, Any], extra_tables: Sequence[str] = ()) -> s
             out.append("")
     out.append(
         f"total: {comm['total_messages']:,} messages, {comm['total_elements']:,} elements, "
-        f"{comm['total_bytes']:,} bytes, {comm['rounds']} rounds; simulated "
-        f"{rep['time']['simulated_s']:.4g} s, wall {rep['time']['wall_s']:.3g} s"
+        f"{comm['total_bytes']:,} bytes, {comm['rounds']} rounds; {_clock(rep)}"
     )
     metrics = rep.get("metrics") or {}
     scalars = [(k, v) for k, v in metrics.items() if isinstance(v, int | float | str)]

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from protocols.errors import InputError, ScenarioError
+from protocols.errors import InputError, ProtocolAbort, ScenarioError
 from sim import catalog, report
 from sim.entry import Algorithm, AlgorithmRun, RunInput
 from sim.estimate import Estimate, check_fits, estimate_run
@@ -59,6 +59,7 @@ class ScenarioRun:
     audits: list[AuditResult] = field(default_factory=list)
     estimate: Estimate | None = None
     studies: dict[int, CoalitionStudy] = field(default_factory=dict)  # by [[audit]] index
+    reporting: bool = True  # False on MPI ranks other than 0: they neither print nor write
 
     def write(self, out_dir: str | Path) -> list[Path]:
         """Write report.json, outputs.npz, ledger.csv and the PNG plots, atomically.
@@ -116,8 +117,12 @@ class ScenarioPlan:
         return (f"{self.scenario.name}: {self.entry.name} with {self.scenario.n_parties} "
                 f"parties, estimated {self.estimate.describe()}")
 
-    def run(self, progress: Progress | None = None) -> ScenarioRun:
+    def run(self, progress: Progress | None = None, driver: str = "simpy") -> ScenarioRun:
         """Simulate, audit, run the ``[[attack]]`` entries and report.
+
+        ``driver`` is ``"simpy"`` or ``"mpi"`` (as ``--driver``); under MPI every rank runs
+        this and only rank 0's result has ``reporting`` set. A run that an injected
+        ``[[fault]]`` aborted returns a report with ``outcome`` and ``faults``.
 
         Raises
         ------
@@ -131,11 +136,30 @@ class ScenarioPlan:
         network = Network.build(scenario.n_parties, scenario.topology, scenario.latency_ms,
                                 scenario.bandwidth_mbps, scenario.links)
         simulation = Simulation(network, prime=scenario.prime, frac_bits=scenario.frac_bits,
-                                seed=self.seed, sealing=scenario.sealing)
+                                seed=self.seed, sealing=scenario.sealing, driver=driver,
+                                faults=scenario.faults)
         inp = RunInput(scenario, self.params, self.data, self.shards, simulation, self.seed,
                        progress, self.extras, self.attack)
         started = time.perf_counter()
-        algorithm_run = self.entry.run(inp)  # a party's bad input raises PartyInputError
+        try:
+            algorithm_run = self.entry.run(inp)  # a party's bad input raises PartyInputError
+        except ProtocolAbort as abort:
+            cause = abort.__cause__
+            if isinstance(cause, InputError) and not isinstance(abort, InputError):
+                where = f" in call {abort.call}" if abort.call else ""
+                raise InputError(f"party {abort.party}{where}: {cause}") from abort
+            partial = getattr(abort, "result", None)
+            if partial is None:
+                raise
+            return self._aborted(abort, partial, network, simulation,
+                                 time.perf_counter() - started)
+        driver_info = simulation.driver_info()  # under MPI a collective call: every rank
+        if driver == "mpi":
+            from sim.drivers.mpi import is_root
+
+            if not is_root():  # rank 0 reports; the run's results are its as well
+                return ScenarioRun(scenario, {}, algorithm_run.outputs, "", algorithm_run, [],
+                                   self.estimate, reporting=False)
         audits = []
         studies: dict[int, CoalitionStudy] = {}
         if scenario.audits:
@@ -164,11 +188,27 @@ class ScenarioPlan:
         if studies:
             rep["coalition_studies"] = [{"audit": i, **st.summary()}
                                         for i, st in studies.items()]
+        rep["driver"] = driver_info
         ledger_csv = algorithm_run.result.ledger.to_csv() if algorithm_run.result else (
             report.empty_ledger_csv()
         )
         return ScenarioRun(scenario, rep, algorithm_run.outputs, ledger_csv, algorithm_run,
                            audits, self.estimate, studies)
+
+    def _aborted(self, abort: ProtocolAbort, partial: Any, network: Any, simulation: Any,
+                 wall: float) -> ScenarioRun:
+        """The report of a run a ``[[fault]]`` aborted: what was injected, what completed."""
+        seen = [f"  party {p}: {what}" for p, what in partial.faults["parties"].items()]
+        algorithm_run = AlgorithmRun(result=partial, outputs={}, metrics={}, tables=[
+            "\n".join([f"run aborted: {abort}", *seen])])
+        rep = report.build_report(self.scenario, self.entry, self.params, self.seed,
+                                  algorithm_run, [], wall, network, [])
+        rep["outcome"] = {"completed": False, "abort": {
+            "party": abort.party, "call": abort.call, "round": abort.round,
+            "reason": abort.reason}}
+        rep["driver"] = simulation.driver_info()
+        return ScenarioRun(self.scenario, rep, {}, partial.ledger.to_csv(), algorithm_run, [],
+                           self.estimate)
 
 
 def plan_scenario(
@@ -239,6 +279,7 @@ def run_scenario(
     seed: int | None = None,
     progress: Progress | None = None,
     out: str | Path | None = None,
+    driver: str = "simpy",
 ) -> ScenarioRun:
     """Validate, load data, simulate, audit and report one scenario (as ``mpcsim run``).
 
@@ -251,7 +292,12 @@ def run_scenario(
     progress : callable, optional
         ``progress(stage, done, total)`` for long runs.
     out : str or Path, optional
-        As ``--out``: checked before the run, written atomically after it.
+        As ``--out``: checked before the run, written atomically after it (by rank 0 alone
+        under MPI).
+    driver : {"simpy", "mpi"}
+        As ``--driver``: ``"mpi"`` runs the parties on the MPI ranks of this job
+        (:mod:`sim.drivers.mpi`); every rank calls this function and rank 0's run has
+        ``reporting`` set.
 
     Raises
     ------
@@ -260,8 +306,8 @@ def run_scenario(
     """
     if out is not None:
         report.check_out_dir(out, "out")
-    run = plan_scenario(source, seed=seed).run(progress)
-    if out is not None:
+    run = plan_scenario(source, seed=seed).run(progress, driver=driver)
+    if out is not None and run.reporting:
         run.write(out)
     return run
 

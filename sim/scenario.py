@@ -12,6 +12,7 @@ Layout (README "Scenario format" has the full reference)::
     [attack]   the algorithm's attack model, if it has one (checked by its catalogue entry)
     [[audit]]  coalition, method, trials, ...
     [[attack]] name, coalition: attacks on coalitions' views (:mod:`parties.attacks`)
+    [[fault]]  kind, party | link, at_s | call/step/when, duration_s, extra_ms (:mod:`sim.faults`)
 
 Paths are relative to the scenario file. This module is the validation layer of the scenario
 boundary: every table rejects unknown keys and every value is checked here, against the range
@@ -32,7 +33,15 @@ from typing import Any
 
 from protocols.errors import InputError, ScenarioError
 from protocols.field import FixedPoint, parse_prime, prime_field
-from sim.checks import check_choice, check_int, check_number, read_scenario_file, shown
+from sim.checks import (
+    MAX_PARTIES,
+    check_choice,
+    check_int,
+    check_number,
+    read_scenario_file,
+    shown,
+)
+from sim.faults import FaultPlan, parse_faults
 from sim.network import BANDWIDTH_MBPS_RANGE, LATENCY_MS_RANGE, TOPOLOGIES, Network
 
 __all__ = [
@@ -47,6 +56,7 @@ __all__ = [
 
 TOP_KEYS = {
     "name", "seed", "description", "network", "field", "data", "algorithm", "attack", "audit",
+    "fault",
 }
 NETWORK_KEYS = {"parties", "topology", "latency_ms", "bandwidth_mbps", "sealing", "links"}
 LINK_KEYS = {"a", "b", "latency_ms", "bandwidth_mbps"}
@@ -61,10 +71,9 @@ AUDIT_METHODS = ("simulation", "statistical", "exact", "linear")
 ATTACK_KEYS = {"name", "coalition"}
 DATA_SOURCES = ("synthetic", "file", "digits", "ratings")
 """``ratings``: a ``user,item,rating`` CSV or MovieLens ``ratings.dat`` at ``path``."""
-SYNTHETIC_KINDS = ("uniform", "topics", "ratings", "spiked", "mog", "stm")
+SYNTHETIC_KINDS = ("uniform", "topics", "ratings", "movielens", "spiked", "mog", "stm")
 FILE_FORMATS = ("npy", "npz", "csv", "uci", "movielens")
 
-MAX_PARTIES = 10_000
 MAX_SEED = 2**63 - 1
 MAX_PRIME_BITS = 128
 MAX_PRIME_DIGITS = 39  # 2^128 has 39 digits
@@ -144,6 +153,7 @@ class Scenario:
     source: dict[str, Any] = field(default_factory=dict)
     attack: dict[str, Any] = field(default_factory=dict)
     attacks: tuple[AttackSpec, ...] = ()
+    faults: FaultPlan = field(default_factory=FaultPlan)
 
     @property
     def algorithm_name(self) -> str:
@@ -281,12 +291,13 @@ def _validate(raw: dict[str, Any], base: Path, default_name: str) -> Scenario:
                 "name and coalition"
             )
 
+    faults = parse_faults(raw.get("fault"))
     return Scenario(
         name=name, seed=seed, n_parties=n_parties, topology=net["topology"],
         latency_ms=net["latency_ms"], bandwidth_mbps=net["bandwidth_mbps"],
         sealing=net["sealing"], links=net["links"], prime=prime, frac_bits=frac_bits, data=data,
         algorithm=dict(alg), audits=audits, base_dir=base, description=description, source=raw,
-        attack=dict(attack), attacks=attacks,
+        attack=dict(attack), attacks=attacks, faults=faults,
     )
 
 

@@ -60,12 +60,14 @@ from protocols.effects import Call
 from protocols.errors import InputError, PartyInputError, ProtocolAbort
 from protocols.field import FixedPoint, PrimeField, prime_field
 from protocols.key_agreement import key_agreement
-from sim.drivers.simpy import Interceptor, SimPyDriver
+from sim.drivers.simpy import DriverOutcome, Interceptor, SimPyDriver
+from sim.faults import FaultPlan
 from sim.ledger import Ledger
 from sim.network import Network
 
 KEY_SETUPS = ("x25519", "preshared", "none")
 KEY_SOURCES = ("seed", "os")
+DRIVERS = ("simpy", "mpi")
 SEED_SALT = b"mpcsim/sim/party-seeds/v1"
 """HKDF salt of :func:`party_seed` and :func:`run_key` (a fixed project label)."""
 
@@ -89,6 +91,9 @@ class Result:
     simulated_s: float
     wall_s: float
     seed: int
+    faults: dict[str, Any] | None = None
+    """With injected faults (:mod:`sim.faults`): what was injected, the events, and what each
+    party saw (``completed`` or ``crashed at t s``); None when the run had no faults."""
 
     @property
     def sites(self) -> tuple[int, ...]:
@@ -276,6 +281,20 @@ def _program_inputs(record: Mapping[str, Any], given: Mapping[str, Any]) -> dict
     return {k: v if is_immutable(v) else frozen(given[k]) for k, v in record.items()}
 
 
+
+def _record_party_state(
+    views: Mapping[int, View], contexts: Mapping[int, PartyContext],
+    recorders: Mapping[int, _RecordingRandomness],
+) -> None:
+    """Add to each hosted party's view its pair mask seeds and its recorded draws."""
+    for pid, ctx in contexts.items():
+        if ctx.mask_seeds:
+            views[pid].seeds["pair_mask_seeds"] = {
+                p: s.hex() for p, s in sorted(ctx.mask_seeds.items())
+            }
+    for pid, recorder in recorders.items():
+        views[pid].draws = list(recorder.records)
+
 class Simulation:
     """A configured simulated network on which party programs run.
 
@@ -309,11 +328,18 @@ class Simulation:
         ``randomness(party, field)`` replaces each party's mask source (audits use this).
     interceptor : callable, optional
         Rewrites bytes in transit (tests of sealing).
+    faults : FaultPlan, optional
+        Faults the driver injects (:mod:`sim.faults`; a scenario's ``[[fault]]`` tables).
     key_source : {"seed", "os"}
         Where key material comes from. ``"seed"``: derived from the run seed, so the run
         replays byte for byte (simulations). ``"os"``: drawn from ``os.urandom`` for every
         run — X25519 key seeds, private mask keys and pre-shared pair keys — as a run on a
         real network needs (one seed must never give two runs the same keys and nonces).
+    driver : {"simpy", "mpi"}
+        What runs the programs: ``"simpy"`` (one process, simulated network and clock) or
+        ``"mpi"`` (:mod:`sim.drivers.mpi`: the parties spread over the MPI ranks this process
+        belongs to; every rank calls ``run`` with the same arguments and gets the same
+        result; needs the ``mpi`` extra).
     """
 
     def __init__(
@@ -330,6 +356,8 @@ class Simulation:
         randomness: RandomnessFactory | None = None,
         interceptor: Interceptor | None = None,
         key_source: str = "seed",
+        driver: str = "simpy",
+        faults: FaultPlan | None = None,
     ) -> None:
         self.network = network
         self.field = prime_field(prime)
@@ -344,12 +372,23 @@ class Simulation:
         if key_source not in KEY_SOURCES:
             raise InputError(f"key_source = {key_source!r} is unknown; use one of {KEY_SOURCES}")
         self.key_source = key_source
+        if driver not in DRIVERS:
+            raise InputError(f"driver = {driver!r} is unknown; use one of {DRIVERS}")
+        if driver == "mpi":
+            from sim.drivers.mpi import load_mpi
+
+            load_mpi()  # a missing extra is the caller's error, named before anything runs
+        self.driver = driver
         self.sealing = sealing
         self.keys = keys
         self.record_draws = record_draws
         self.record_views = record_views
         self.randomness = randomness
         self.interceptor = interceptor
+        self.faults = faults or FaultPlan()
+        if driver == "mpi" and self.faults:
+            raise InputError("[[fault]] injection is interpreted by the SimPy driver only; "
+                             "remove the [[fault]] tables or run with --driver simpy")
 
     def run(self, parties: Sequence[Party], seed: int | None = None) -> Result:
         """Run every party's program; raise ``ProtocolAbort`` if any party fails.
@@ -367,6 +406,16 @@ class Simulation:
             run_seed = int(np.random.SeedSequence().entropy) % (1 << 63)  # fits TOML
         prk = seed_key(run_seed)  # validates a per-run seed as the constructor does
         network = self._network_for(roles)
+        self.faults.check_participants(sorted(roles), self.sealing)
+        mpi = None
+        hosted: Callable[[int], bool] = lambda pid: True  # noqa: E731
+        if self.driver == "mpi":
+            from sim.drivers.mpi import MpiDriver
+
+            mpi = MpiDriver(network, sealing=self.sealing, interceptor=self.interceptor,
+                            record_messages=self.record_views, field=self.field)
+            owner = mpi.owners(sorted(roles))
+            hosted = lambda pid: owner[pid] == mpi.rank  # noqa: E731
         views: dict[int, View] = {}
         contexts: dict[int, PartyContext] = {}
         programs = {}
@@ -374,6 +423,8 @@ class Simulation:
         from_os = self.key_source == "os"
         for party in parties:
             pid = party.id
+            if not hosted(pid):  # another rank's party: its state never reaches this one
+                continue
             record = {str(k): frozen(v) for k, v in party.inputs.items()}
             view = View(party=pid, role=party.role, inputs=record)
             field = copy.copy(self.field)  # one per party: nothing shared can be written
@@ -408,37 +459,78 @@ class Simulation:
                                            self.keys == "x25519")
         if self.keys == "preshared":
             master = os.urandom(SEED_BYTES) if from_os else None
-            pairs = preshared_keys(prk, sorted(contexts), master=master)
+            if mpi is not None and from_os:  # one trusted setup: the ranks share its master
+                master = mpi.comm.bcast(master, root=0)
+            pairs = preshared_keys(prk, sorted(roles), master=master)
             for (a, b), (channel, mask) in pairs.items():
-                contexts[a].install_pair_keys(b, channel, mask)
-                contexts[b].install_pair_keys(a, channel, mask)
-        driver = SimPyDriver(network, sealing=self.sealing, interceptor=self.interceptor,
-                             record_messages=self.record_views, field=self.field)
+                if a in contexts:
+                    contexts[a].install_pair_keys(b, channel, mask)
+                if b in contexts:
+                    contexts[b].install_pair_keys(a, channel, mask)
         start = time.perf_counter()
+        if mpi is not None:
+            rank_outcome = mpi.run(contexts, programs, views, owner)
+            _record_party_state(views, contexts, recorders)
+            outcome, views = mpi.gather(rank_outcome, views)
+            wall = max(time.perf_counter() - start, outcome.simulated_s)
+            return self._result(outcome, views, roles, run_seed, wall)
+        driver = SimPyDriver(network, sealing=self.sealing, interceptor=self.interceptor,
+                             record_messages=self.record_views, field=self.field,
+                             faults=self.faults)
         try:
             outcome = driver.run(contexts, programs, views)
         except ProtocolAbort as abort:
             cause = abort.__cause__
             if isinstance(cause, InputError) and not isinstance(abort, InputError):
                 raise PartyInputError(abort.party, abort.round, str(cause), abort.call) from cause
+            partial = getattr(abort, "outcome", None)
+            if partial is not None and partial.faults is not None:
+                # a run that a fault aborted still reports what was injected and completed
+                _record_party_state(views, contexts, recorders)
+                abort.result = self._result(partial, views, roles, run_seed,
+                                            time.perf_counter() - start, abort)
             raise
         wall = time.perf_counter() - start
-        for pid, ctx in contexts.items():
-            if ctx.mask_seeds:
-                views[pid].seeds["pair_mask_seeds"] = {
-                    p: s.hex() for p, s in sorted(ctx.mask_seeds.items())
-                }
-        for pid, recorder in recorders.items():
-            views[pid].draws = list(recorder.records)
+        _record_party_state(views, contexts, recorders)
+        return self._result(outcome, views, roles, run_seed, wall)
+
+    @staticmethod
+    def _result(
+        outcome: DriverOutcome, views: dict[int, View], roles: dict[int, str], run_seed: int,
+        wall: float, abort: ProtocolAbort | None = None,
+    ) -> Result:
+        """The run's Result (with the fault summary when faults were injected)."""
+        fault_summary = None
+        if outcome.faults is not None:
+            crashed = outcome.faults.crashed
+            seen = {pid: "completed" if pid in outcome.outputs else
+                    f"crashed at {crashed[pid]:g} s" if pid in crashed else
+                    f"aborted: {abort}" if abort is not None and pid == abort.party else
+                    f"stopped by the notice 'party {abort.party} aborted'" if abort is not None
+                    else "unfinished"
+                    for pid in sorted(roles)}
+            fault_summary = outcome.faults.summary(seen)
         return Result(
             outputs=outcome.outputs,
-            ledger=Ledger(outcome.rows),
+            ledger=Ledger(outcome.rows, faults=fault_summary["events"] if fault_summary else ()),
             views=views,
             roles=dict(roles),
             simulated_s=outcome.simulated_s,
             wall_s=wall,
             seed=run_seed,
+            faults=fault_summary,
         )
+
+    def driver_info(self) -> dict[str, Any]:
+        """Which driver runs the programs, on how many ranks and hosts (the report's
+        ``driver``). Under MPI every rank must call it (it gathers the host names)."""
+        if self.driver == "mpi":
+            from sim.drivers.mpi import allgather_json, load_mpi
+
+            mpi = load_mpi()
+            hosts = allgather_json(mpi.COMM_WORLD, mpi.Get_processor_name())
+            return {"name": "mpi", "ranks": mpi.COMM_WORLD.Get_size(), "hosts": len(set(hosts))}
+        return {"name": "simpy", "ranks": 1, "hosts": 1}
 
     def _network_for(self, roles: dict[int, str]) -> Network:
         network = self.network

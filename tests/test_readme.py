@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+import sys
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,6 +102,8 @@ CHECKED = {
     "from protocols.field import prime_field": "test_audit_example_gives_what_it_comments",
     "from sim.runner import plan_scenario": "test_runner_example_writes_what_it_says",
     'name = "quickstart"': "test_scenario_format_block_is_a_valid_scenario",
+    "mpiexec -n 3": "test_mpi_commands_run_on_three_ranks",
+    "cat > hosts.txt": "test_host_file_example_uses_real_options",
     "schema            1": "test_report_schema_lists_the_report_keys",
 }
 
@@ -219,12 +222,60 @@ def test_scenario_format_block_runs(tmp_path) -> None:
     assert run.report["privacy"][0]["verdict"] == "private"
 
 
+def mpi_commands(text: str, tmp_path: Path) -> list[str]:
+    """The block's commands, run from ``tmp_path`` (which links the repository's scenarios and
+    virtual environment) with the installed MPICH's ``mpiexec`` first on the PATH."""
+    (tmp_path / "scenarios").symlink_to(ROOT / "scenarios")
+    venv = ROOT / ".venv" if (ROOT / ".venv").exists() else Path(sys.executable).parents[1]
+    (tmp_path / ".venv").symlink_to(venv)
+    return [line.split("#")[0].strip() for line in text.splitlines() if line.strip()]
+
+
+def test_mpi_commands_run_on_three_ranks(tmp_path) -> None:
+    pytest.importorskip("mpi4py", reason="the mpi extra is not installed")
+    import json
+    import os
+    import subprocess
+    import sysconfig
+
+    env = {**os.environ, "PATH": sysconfig.get_path("scripts") + os.pathsep + os.environ["PATH"],
+           "OMP_NUM_THREADS": "1"}
+    for command in mpi_commands(block("mpiexec -n 3").text, tmp_path):
+        done = subprocess.run(command + " --quiet", shell=True, cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=600, check=False)
+        assert done.returncode == 0, (command, done.stderr[-2000:])
+        assert "communication per party" in done.stdout  # rank 0 prints the report once
+        assert done.stdout.count("communication per party") == 1
+    report = json.loads((tmp_path / "out" / "q" / "report.json").read_text())
+    assert report["driver"]["name"] == "mpi" and report["driver"]["ranks"] == 3
+
+
+def test_host_file_example_uses_real_options() -> None:
+    """Across hosts cannot run here: the host file is MPICH's ``host:slots`` format, and the
+    command line is what ``--ranks`` itself starts, with the CLI's own options."""
+    lines = block("cat > hosts.txt").text.replace("\\\n", " ").splitlines()
+    assert lines[0] == "cat > hosts.txt <<'EOT'" and "EOT" in lines
+    hosts = lines[1:lines.index("EOT")]
+    assert hosts and all(re.fullmatch(r"[\w.-]+:\d+", h) for h in hosts)
+    command = lines[lines.index("EOT") + 1].split()
+    assert command[:2] == ["mpiexec", "-disable-auto-cleanup"] and "-f" in command
+    cli = (ROOT / "sim" / "cli.py").read_text(encoding="utf-8")
+    assert '"-disable-auto-cleanup"' in cli  # what `--ranks` passes too
+    run = command.index("run")
+    assert command[run - 1].endswith("/.venv/bin/mpcsim")
+    assert (ROOT / command[run + 1]).is_file()
+    options = [w for w in command[run + 2:] if w.startswith("--")]
+    usage = _parser()._subparsers._group_actions[0].choices["run"].format_usage()  # type: ignore[union-attr]
+    assert options and all(option in usage for option in options)
+
+
 def test_report_schema_lists_the_report_keys(ratings_run) -> None:
     text = block("schema            1").text
     listed = {line.split()[0] for line in text.splitlines() if line and not line[0].isspace()}
     inline = set(re.findall(r"(\w+):", text))  # "reference:" and "roles:" are given inline
     rep = ratings_run.report
-    only_with = {"coalition_studies"}  # present when a scenario runs a coalition study
+    only_with = {"coalition_studies",  # present when a scenario runs a coalition study
+                 "faults", "outcome"}  # with [[fault]] entries; when a fault aborted the run
     assert listed - only_with <= set(rep), listed - set(rep)
     assert set(rep) <= listed | inline, set(rep) - listed - inline
     comm_lines = text.split("\ncommunication", 1)[1].split("\ntime", 1)[0]

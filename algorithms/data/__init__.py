@@ -13,6 +13,7 @@ from the modules below, which may move:
 ``profile_injection``  seed 002's profile injection, converted users and random flips
 ``text_files``      line-numbered parsing of numeric text, shared by the readers above
 ``synthetic``       synthetic topic corpora, ratings and uniform data
+``movielens_like``  synthetic ratings shaped like MovieLens 1M (seed 002's stand-in)
 ``latent``          seed 003's spiked-covariance, Gaussian-mixture and single-topic data
 ``bundled``         data shipped in a dependency: scikit-learn's digits (extra ``datasets``)
 ``partition``       one contiguous block of rows per party
@@ -33,6 +34,7 @@ from algorithms.data.holdout import EntryHoldout, RowHoldout, holdout_entries, h
 from algorithms.data.latent import SyntheticLatent, synthetic_mog, synthetic_spiked, synthetic_stm
 from algorithms.data.matrix_files import MATRIX_SUFFIXES, load_matrix
 from algorithms.data.movielens import MovieLensRatings, read_movielens, write_movielens
+from algorithms.data.movielens_like import MovieLensLike, synthetic_movielens
 from algorithms.data.outliers import Contaminated, plant_outliers, unit_max_rows
 from algorithms.data.partition import partition_rows, split_rows
 from algorithms.data.profile_injection import convert_users, fake_profiles, flip_ratings
@@ -68,6 +70,7 @@ __all__ = [
     "DatasetKind",
     "EntryHoldout",
     "Matrix",
+    "MovieLensLike",
     "MovieLensRatings",
     "RowHoldout",
     "SyntheticCorpus",
@@ -95,6 +98,7 @@ __all__ = [
     "synthetic_dataset",
     "synthetic_matrix",
     "synthetic_mog",
+    "synthetic_movielens",
     "synthetic_ratings",
     "synthetic_spiked",
     "synthetic_stm",

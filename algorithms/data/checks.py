@@ -82,6 +82,15 @@ def real_arg(
     return x
 
 
+def ratings_args(n_users: object, n_items: object, k: object, density: object,
+                 noise: object) -> tuple[int, int, int, float, float]:
+    """The arguments of a synthetic ratings generator, checked: sizes ≥ 1, density in (0, 1],
+    noise ≥ 0."""
+    return (int_arg(n_users, "n_users"), int_arg(n_items, "n_items"), int_arg(k, "k"),
+            real_arg(density, "density", low=0.0, high=1.0, low_open=True),
+            real_arg(noise, "noise", low=0.0))
+
+
 def check_rng(rng: object) -> np.random.Generator:
     """``rng`` if it is a numpy Generator (the only source of randomness), else TypeError."""
     if not isinstance(rng, np.random.Generator):

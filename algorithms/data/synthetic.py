@@ -41,10 +41,11 @@ from typing import Any
 
 import numpy as np
 
-from algorithms.data.checks import Matrix, check_rng, int_arg, real_arg, show, whole
+from algorithms.data.checks import Matrix, check_rng, int_arg, ratings_args, real_arg, show, whole
 from algorithms.data.dataset import Dataset
 from algorithms.data.latent import synthetic_mog, synthetic_spiked, synthetic_stm
 from algorithms.data.movielens import RATING_MAX, RATING_MIN
+from algorithms.data.movielens_like import synthetic_movielens
 from protocols.errors import ScenarioError
 
 __all__ = [
@@ -71,7 +72,7 @@ DEFAULT_BETA = 0.05
 DEFAULT_USER_CONCENTRATION = 0.5
 """Symmetric Dirichlet concentration of the synthetic users' tastes over the k archetypes."""
 
-SYNTHETIC_KINDS = ("uniform", "topics", "ratings", "spiked", "mog", "stm")
+SYNTHETIC_KINDS = ("uniform", "topics", "ratings", "movielens", "spiked", "mog", "stm")
 UNIFORM_SUM_LIMIT = float(2**28)
 """Largest ``rows · high`` allowed for synthetic uniform data (see the module docstring)."""
 
@@ -223,11 +224,7 @@ def synthetic_ratings(
         If a size, the density or the noise level is out of range.
     """
     rng = check_rng(rng)
-    n = int_arg(n_users, "n_users")
-    m = int_arg(n_items, "n_items")
-    k = int_arg(k, "k")
-    rho = real_arg(density, "density", low=0.0, high=1.0, low_open=True)
-    sd = real_arg(noise, "noise", low=0.0)
+    n, m, k, rho, sd = ratings_args(n_users, n_items, k, density, noise)
     cells = n * m
     cover = max(n, m)
     if rho * cells < cover:
@@ -264,6 +261,7 @@ _SYNTHETIC_PARAMS: dict[str, tuple[str, ...]] = {
     "uniform": ("high",),
     "topics": ("k", "doc_length", "alpha", "beta"),
     "ratings": ("k", "density", "noise"),
+    "movielens": ("k", "density", "noise"),
     "spiked": ("k",),
     "mog": ("k", "noise"),
     "stm": ("k", "doc_length"),
@@ -294,6 +292,9 @@ def synthetic_dataset(
         ``high``, default 1). ``"topics"``: TF rows of an LDA corpus (parameters ``k`` default
         5, ``doc_length``, ``alpha``, ``beta``). ``"ratings"``: 1..5 ratings with NaN where
         unobserved (parameters ``k`` default 5, ``density`` default 0.1, ``noise`` default 0.5).
+        ``"movielens"``: ML-1M-shaped 1..5 ratings with biases, heavy-tailed activity and
+        popularity (:mod:`algorithms.data.movielens_like`; ``k`` default 20, ``density`` default
+        0.05, ``noise`` default 0.9).
     **params
         The kind's parameters, as listed above.
 
@@ -355,6 +356,11 @@ def synthetic_dataset(
         )
         truth = {"topics": corpus.topics, "weights": corpus.weights}
         return Dataset(corpus.tf, "topics", source, truth=truth)
+    if kind == "movielens":
+        like = synthetic_movielens(rows, cols, params.get("k", 20),
+                                   density=params.get("density", 0.05),
+                                   noise=params.get("noise", 0.9), rng=rng)
+        return Dataset(like.ratings, "ratings", source, truth={"ratings": like.truth})
     data = synthetic_ratings(
         rows,
         cols,

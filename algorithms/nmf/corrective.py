@@ -37,7 +37,11 @@ ratings the model cannot explain.
 Readings of the text (digest §7.3)
 ----------------------------------
 * The replace-corrupt interpolation is recomputed from the original V every iteration and the
-  marks are recomputed every iteration (entries can be un-marked; item 51).
+  marks are recomputed every iteration (entries can be un-marked; item 51). Step 3 as printed
+  ("set V = 0.99^t·V + (1 − 0.99^t)·WH") can also be read as overwriting V, so that later
+  interpolations start from the overwritten value and later marks compare with it;
+  ``replace_base = "running"`` runs that reading (seed 002's Table 2 results for replace-corrupt
+  were checked against both; :mod:`sim.experiments.corrective_nmf_tables`).
 * Step 1 runs with the Z and V̄ of the previous iteration's marking; the first iteration uses
   the plain missing rule (nothing is marked yet). V̄ on missing entries and on corrupt entries
   uses the WH at the time of marking.
@@ -64,6 +68,7 @@ from protocols.secure_sum import declared_cost, secure_sum
 
 MODES = ("standard", "ignore", "replace")
 MISSING_RULES = ("ignore", "replace")
+REPLACE_BASES = ("original", "running")
 DECAY = 0.99
 
 
@@ -81,6 +86,10 @@ class CorrectiveSettings:
         λ > 0, the squared error above which an observed entry is corrupt.
     interpolate : bool
         Replace-corrupt with 0.99^t interpolation (True) or with WH directly.
+    replace_base : {"original", "running"}
+        What replace-corrupt interpolates from and marks against: the original V every
+        iteration (``"original"``, digest item 51), or — Algorithm 1 read literally, step 3
+        *setting* V — the running V, overwritten at every corrupt entry (``"running"``).
     eps : float
         Added to the multiplicative updates' denominators.
     """
@@ -89,6 +98,7 @@ class CorrectiveSettings:
     missing: str = "ignore"
     lam: float = 1.0
     interpolate: bool = True
+    replace_base: str = "original"
     eps: float = 1e-12
 
     def __post_init__(self) -> None:
@@ -97,6 +107,9 @@ class CorrectiveSettings:
         if self.missing not in MISSING_RULES:
             raise InputError(
                 f"missing = {self.missing!r} is unknown; use one of {', '.join(MISSING_RULES)}")
+        if self.replace_base not in REPLACE_BASES:
+            raise InputError(f"replace_base = {self.replace_base!r} is unknown; use one of "
+                             f"{', '.join(REPLACE_BASES)}")
         if not math.isfinite(self.lam) or self.lam <= 0:
             raise InputError(f"lam = {self.lam!r} must be a finite number > 0")
         if not self.eps > 0:
@@ -149,29 +162,31 @@ def working_targets(V: np.ndarray, obs: np.ndarray, WH: np.ndarray, corrupt: np.
     -------
     (Z, V̄) : ndarray of float64 (0/1) and ndarray of float64, both of V's shape
     """
-    Z = obs.astype(np.float64)
-    Vbar = np.where(obs, V, 0.0)
+    if settings.missing == "replace":
+        Z = np.ones(obs.shape)
+        Vbar = np.where(obs, V, WH)
+    else:
+        Z = obs.astype(np.float64)
+        Vbar = np.where(obs, V, 0.0)
     if settings.mode == "ignore":
         Z[corrupt] = 0.0
     elif settings.mode == "replace" and corrupt.any():
         w = DECAY**t if settings.interpolate else 0.0
         Vbar[corrupt] = w * V[corrupt] + (1.0 - w) * WH[corrupt]
-    if settings.missing == "replace":
-        Vbar[~obs] = WH[~obs]
-        Z[~obs] = 1.0
     return Z, Vbar
 
 
-def update_w(W: np.ndarray, H: np.ndarray, Z: np.ndarray, Vbar: np.ndarray,
+def update_w(W: np.ndarray, H: np.ndarray, WH: np.ndarray, Z: np.ndarray, ZV: np.ndarray,
              eps: float) -> np.ndarray:
-    """W ← W ∘ [(Z∘V̄)Hᵀ] / [(Z∘(WH))Hᵀ] (row-local)."""
-    return W * (((Z * Vbar) @ H.T) / (((Z * (W @ H)) @ H.T) + eps))
+    """W ← W ∘ [(Z∘V̄)Hᵀ] / [(Z∘(WH))Hᵀ] (row-local); ``WH`` is W @ H, ``ZV`` is Z∘V̄."""
+    return W * ((ZV @ H.T) / (((Z * WH) @ H.T) + eps))
 
 
-def h_statistics(W: np.ndarray, H: np.ndarray, Z: np.ndarray,
-                 Vbar: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A block's parts of the H update: Wᵀ(Z∘V̄) and Wᵀ(Z∘(WH)), each k×m (sums over users)."""
-    return W.T @ (Z * Vbar), W.T @ (Z * (W @ H))
+def h_statistics(W: np.ndarray, WH: np.ndarray, Z: np.ndarray,
+                 ZV: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A block's parts of the H update: Wᵀ(Z∘V̄) and Wᵀ(Z∘(WH)), each k×m (sums over users);
+    ``WH`` is W @ H with the updated W, ``ZV`` is Z∘V̄."""
+    return W.T @ ZV, W.T @ (Z * WH)
 
 
 def update_h(H: np.ndarray, numerator: np.ndarray, denominator: np.ndarray,
@@ -244,10 +259,12 @@ def _check_start(V: np.ndarray, W0: np.ndarray, H0: np.ndarray) -> tuple[np.ndar
 class _State:
     """The working state of one block of users between iterations."""
 
-    V: np.ndarray
+    V: np.ndarray  # the ratings
     obs: np.ndarray
+    running: np.ndarray  # what marks compare with: V, or its overwritten copy ("running")
     Z: np.ndarray
-    Vbar: np.ndarray
+    ZV: np.ndarray  # Z∘V̄
+    WH: np.ndarray  # W @ H at the last marking
     fit: CorrectiveFit
 
 
@@ -256,20 +273,40 @@ def _start(V: np.ndarray, W0: np.ndarray, H0: np.ndarray,
     V, W, H = _check_start(V, W0, H0)
     obs = observed(V)
     corrupt = np.zeros_like(obs)
-    Z, Vbar = working_targets(V, obs, W @ H, corrupt, 0, settings)
-    return _State(V, obs, Z, Vbar, CorrectiveFit(W, H, corrupt))
+    WH = W @ H
+    Z, Vbar = working_targets(V, obs, WH, corrupt, 0, settings)
+    running = V.copy() if settings.replace_base == "running" else V
+    return _State(V, obs, running, Z, Z * Vbar, WH, CorrectiveFit(W, H, corrupt))
 
 
 def _mark(state: _State, W: np.ndarray, H: np.ndarray, t: int,
           settings: CorrectiveSettings) -> None:
     """Steps 2–4 after the updates of iteration t, and the losses for the record."""
     WH = W @ H
-    corrupt = mark_corrupt(state.V, state.obs, WH, settings)
-    state.Z, state.Vbar = working_targets(state.V, state.obs, WH, corrupt, t, settings)
+    err2 = np.square(np.where(state.obs, state.V - WH, 0.0))
+    if state.running is not state.V:
+        run2 = np.square(np.where(state.obs, state.running - WH, 0.0))
+    else:
+        run2 = err2
+    if settings.mode == "standard":
+        corrupt = np.zeros_like(state.obs)
+    else:
+        corrupt = state.obs & (run2 > settings.lam)  # step 2, as mark_corrupt
+    Z, Vbar = working_targets(state.running, state.obs, WH, corrupt, t, settings)
+    if settings.mode == "replace" and state.running is not state.V:
+        state.running[corrupt] = Vbar[corrupt]  # step 3 overwrites V (the literal reading)
+    state.Z, state.ZV, state.WH = Z, Z * Vbar, WH
     fit = state.fit
     fit.W, fit.H, fit.corrupt = W, H, corrupt
-    fit.clipped_loss.append(clipped_loss(state.V, state.obs, WH, settings.lam))
-    fit.squared_error.append(masked_squared_error(state.V, state.obs, WH))
+    fit.clipped_loss.append(float(np.minimum(err2, settings.lam).sum()))
+    fit.squared_error.append(float(err2.sum()))
+
+
+def _step_w(state: _State, W: np.ndarray, H: np.ndarray,
+            eps: float) -> tuple[np.ndarray, np.ndarray]:
+    """Step 1's W half; returns the new W and its W @ H."""
+    W = update_w(W, H, state.WH, state.Z, state.ZV, eps)
+    return W, W @ H
 
 
 def corrective_nmf(V: np.ndarray, W0: np.ndarray, H0: np.ndarray, *, iterations: int,
@@ -288,8 +325,8 @@ def corrective_nmf(V: np.ndarray, W0: np.ndarray, H0: np.ndarray, *, iterations:
     state = _start(V, W0, H0, settings)
     W, H = state.fit.W, state.fit.H
     for t in range(1, iterations + 1):
-        W = update_w(W, H, state.Z, state.Vbar, settings.eps)
-        H = update_h(H, *h_statistics(W, H, state.Z, state.Vbar), settings.eps)
+        W, WH = _step_w(state, W, H, settings.eps)
+        H = update_h(H, *h_statistics(W, WH, state.Z, state.ZV), settings.eps)
         _mark(state, W, H, t, settings)
     return state.fit
 
@@ -336,8 +373,8 @@ def corrective_party(
     W, H = state.fit.W, state.fit.H
     k, m = H.shape
     for t in range(1, iterations + 1):
-        W = update_w(W, H, state.Z, state.Vbar, settings.eps)
-        num, den = h_statistics(W, H, state.Z, state.Vbar)
+        W, WH = _step_w(state, W, H, settings.eps)
+        num, den = h_statistics(W, WH, state.Z, state.ZV)
         summed = yield from secure_sum(ctx, np.concatenate([num.ravel(), den.ravel()]),
                                        variant, label="h_statistics")
         H = update_h(H, summed[: k * m].reshape(k, m), summed[k * m:].reshape(k, m),

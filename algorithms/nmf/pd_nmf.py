@@ -112,6 +112,8 @@ from protocols.context import PartyContext
 from protocols.effects import Output
 from protocols.errors import InputError
 from protocols.normed_secure_sum import NssParams
+from protocols.secagg import Config as SecAggConfig
+from protocols.secagg import secagg, secagg_aggregator
 from protocols.secure_sum import check_variant, declared_cost, secure_sum
 
 INITS = ("random", "random_2x", "nndsvd", "pd_nmf_init", "pd_svd")
@@ -169,6 +171,7 @@ def pd_nmf_iter(
     loss: str = "auto",
     W0: np.ndarray | None = None,
     track_objective: bool = True,
+    secagg_config: SecAggConfig | None = None,
 ) -> Generator[Any, Any, PartyModel]:
     """PD-NMF-Iter (Algorithm 7), party m's program.
 
@@ -191,6 +194,11 @@ def pd_nmf_iter(
     track_objective : bool
         Evaluate the party's part of the objective after every sweep (for reports; local,
         no communication).
+    secagg_config : protocols.secagg.Config, optional
+        Sum through dropout-tolerant SecAgg (:mod:`protocols.secagg`, with an aggregator
+        running :func:`pd_nmf_iter_aggregator`) instead of SecureSum. A site that drops stops
+        contributing: from then on T is the model of the survivors' rows (a departure from the
+        thesis, where every party stays).
     """
     check_variant(variant)
     if isinstance(sweeps, bool) or not isinstance(sweeps, int) or sweeps < 0:
@@ -213,7 +221,10 @@ def pd_nmf_iter(
             ws = w_side_statistics(block, W, T, t, residual)
             W[:, t] = update_w_column(ws, params)
             stat = t_side_statistics(block, W, T, t, ws)
-            summed = yield from secure_sum(ctx, stat, variant, label="t_statistics")  # type: ignore[arg-type]
+            if secagg_config is None:
+                summed = yield from secure_sum(ctx, stat, variant, label="t_statistics")  # type: ignore[arg-type]
+            else:
+                summed, _ = yield from secagg(ctx, stat, secagg_config, label="t_statistics")
             T[t], s_t = update_t_row(summed, params, block.loss)
             W[:, t] *= s_t
             residual = next_residual(block, ws, W[:, t], T[t])
@@ -224,6 +235,23 @@ def pd_nmf_iter(
     yield Output("T", T.copy())
     model.W = W
     return model
+
+
+def pd_nmf_iter_aggregator(
+    ctx: PartyContext, *, n_features: int, k: int, sweeps: int, loss: str,
+    secagg_config: SecAggConfig,
+) -> Generator[Any, Any, list[tuple[int, ...]]]:
+    """The SecAgg aggregator's program for PD-NMF-Iter: one aggregation per topic and sweep.
+
+    ``loss`` is the sites' resolved loss ("full" or "observed"), which fixes the length of the
+    T statistic. Returns the survivors of every aggregation, in order.
+    """
+    length = t_statistic_length(n_features, loss)  # type: ignore[arg-type]
+    survivors = []
+    for _ in range(sweeps * k):
+        _, alive = yield from secagg_aggregator(ctx, length, secagg_config)
+        survivors.append(alive)
+    return survivors
 
 
 @dataclass(frozen=True)
@@ -331,12 +359,18 @@ def pd_nmf(
     T0: np.ndarray | None = None,
     init_settings: InitSettings | None = None,
     svd_init: SvdInitSettings | None = None,
+    secagg_config: SecAggConfig | None = None,
 ) -> Generator[Any, Any, PartyModel]:
     """PD-NMF = PD-NMF-Init then PD-NMF-Iter (or PD-NMF-Iter from a given public T0).
 
     With ``svd_init`` (and no T0) the start is PD-SVD-based NNDSVD (:func:`pd_svd_init`)
     instead of PD-NMF-Init. Messages of the two phases are labelled ``init`` and ``iter``.
+    With ``secagg_config`` the sweeps sum through SecAgg (see :func:`pd_nmf_iter`); the start
+    must then be a public T0.
     """
+    if secagg_config is not None and T0 is None:
+        raise InputError("PD-NMF through SecAgg needs a public T0 (init = random, random_2x, "
+                         "nndsvd or a T0 file); PD-NMF-Init and PD-SVD sum with SecureSum")
     if T0 is None and svd_init is not None:
         with ctx.in_phase("init"):
             T0 = yield from pd_svd_init(ctx, X, k, svd_init, variant)
@@ -348,5 +382,5 @@ def pd_nmf(
                                         variant=variant, loss=loss)
     with ctx.in_phase("iter"):
         model = yield from pd_nmf_iter(ctx, X, T0, sweeps=sweeps, params=params,
-                                       variant=variant, loss=loss)
+                                       variant=variant, loss=loss, secagg_config=secagg_config)
     return model

@@ -55,7 +55,7 @@ from parties.audit.compare import compare, decide
 from parties.audit.randomness import ConditionedRandomness, Progress, Runner
 from parties.audit.result import LEAK, NOT_APPLICABLE, PRIVATE, AuditResult
 from parties.party import SITE, Party
-from protocols import correlated_noise, normed_secure_sum
+from protocols import correlated_noise, normed_secure_sum, secagg
 from protocols.all_reduce import AllReduceSimulator
 from protocols.effects import Call
 from protocols.mpc import dealer
@@ -68,6 +68,7 @@ SIMULATORS: Mapping[str, Callable[[str | None], Simulator]] = MappingProxyType({
     "normed_secure_sum": lambda variant: normed_secure_sum.SIMULATOR,
     "dealer": lambda variant: dealer.SIMULATOR,
     "cape": lambda variant: correlated_noise.SIMULATOR,
+    "secagg": lambda variant: secagg.SIMULATOR,
 })
 """Protocol name → ``factory(variant)`` of its simulator. Add a protocol's entry here.
 

@@ -16,6 +16,16 @@ Each program runs as a SimPy process. The driver interprets its effects
   returns the clock after it.
 * ``Input``/``Output`` — an immutable copy of the value is recorded in the party's view.
 
+* ``RecvWithin`` — collect the messages of several senders that arrive within a timeout
+  (simulated seconds); returns those that did.
+
+Faults (:mod:`sim.faults`) are injected here, from the run's :class:`~sim.faults.FaultPlan`:
+a crashed party's program is closed where it stands (at a time, or before/after sending a
+given step); a link that is down loses what reaches it; a delayed link adds latency; a
+tampered message has one ciphertext bit flipped and a replayed one is delivered twice — the
+channel layer refuses both. A run that then waits for what will never come ends with a
+:class:`~protocols.errors.ProtocolAbort` naming the fault and the party.
+
 A message's round is one more than the highest round its sender had received before sending.
 
 Failure never hangs a run: when a program raises, the driver raises a
@@ -43,6 +53,7 @@ frames, and with them every party's state.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
@@ -53,7 +64,7 @@ import simpy
 
 from parties.view import Message, View, frozen
 from protocols import wire
-from protocols.channels import open_message, seal_message
+from protocols.channels import seal_message
 from protocols.context import PartyContext
 from protocols.effects import (
     Call,
@@ -63,11 +74,16 @@ from protocols.effects import (
     Recv,
     RecvAny,
     RecvEach,
+    RecvWithin,
     Send,
     SendEach,
 )
-from protocols.errors import MpcsimError, ProtocolAbort
+from protocols.errors import AuthenticationError, MpcsimError, ProtocolAbort
 from protocols.field import PrimeField
+from sim.drivers.envelopes import detached as _detached
+from sim.drivers.envelopes import header as _header
+from sim.drivers.envelopes import open_payload
+from sim.faults import Fault, FaultLog, FaultPlan
 from sim.ledger import Row
 from sim.network import Network
 
@@ -94,11 +110,6 @@ class _Envelope:
         return (self.sender, self.call.protocol, self.call.index, self.step)
 
 
-def _header(call: Call, step: str, round_: int) -> tuple[int | str, ...]:
-    """What a sealed message's associated data binds besides its channel and number."""
-    return (call.protocol, call.index, step, round_)
-
-
 def _from_program(exc: BaseException) -> BaseException:
     """``exc`` as the program raised it: without the driver's frame its traceback gained.
 
@@ -112,13 +123,15 @@ def _from_program(exc: BaseException) -> BaseException:
     return exc
 
 
-def _detached(exc: BaseException) -> BaseException:
-    """``exc`` without traceback, cause or context, fit to be thrown into a program."""
-    exc.__traceback__ = None
-    exc.__cause__ = None
-    exc.__context__ = None
-    exc.__suppress_context__ = False
-    return exc
+def _interrupt_with(fault: Fault) -> Callable[[simpy.Event], None]:
+    """A timer callback that crashes the process the timer carries, if it still runs."""
+
+    def interrupt(event: simpy.Event) -> None:
+        process = event.value
+        if process.is_alive:
+            process.interrupt(fault)
+
+    return interrupt
 
 
 @dataclass
@@ -126,6 +139,7 @@ class DriverOutcome:
     outputs: dict[int, Any]
     rows: list[Row]
     simulated_s: float
+    faults: FaultLog | None = None
 
 
 class SimPyDriver:
@@ -146,6 +160,8 @@ class SimPyDriver:
     field : PrimeField, optional
         The run's field: received payloads of its element dtype must hold elements of it
         (:func:`protocols.wire.decode`). The driver's own object, never a party's.
+    faults : FaultPlan, optional
+        Faults to inject (:mod:`sim.faults`).
     """
 
     def __init__(
@@ -156,8 +172,10 @@ class SimPyDriver:
         interceptor: Interceptor | None = None,
         record_messages: bool = True,
         field: PrimeField | None = None,
+        faults: FaultPlan | None = None,
     ) -> None:
         self.network = network
+        self.faults = faults or None
         self.sealing = sealing
         self.interceptor = interceptor
         self.record_messages = record_messages
@@ -217,27 +235,48 @@ class _Run:
         self.rows: list[Row] = []
         self.outputs: dict[int, Any] = {}
         self.abort: ProtocolAbort | None = None
+        self.faults = FaultLog(driver.faults) if driver.faults else None
 
     def execute(self) -> DriverOutcome:
-        for pid in sorted(self.contexts):
-            self.env.process(self._party(pid))
+        processes = {pid: self.env.process(self._party(pid)) for pid in sorted(self.contexts)}
+        if self.faults is not None:
+            for fault in self.faults.plan.of_kind("crash"):
+                if fault.at_s is not None and fault.party in processes:
+                    timer = self.env.timeout(fault.at_s, value=processes[fault.party])
+                    timer.callbacks.append(_interrupt_with(fault))
         self.env.run()
         if self.waiting and self.abort is None:
             pid = min(self.waiting)
             sender, protocol, index, step = self.waiting[pid][0][0]
-            self._fail(
-                pid,
-                MpcsimError(
-                    f"deadlock: waits for '{step}' of {protocol}#{index} from party {sender}, "
-                    "which was never sent"
-                ),
-            )
+            what = f"'{step}' of {protocol}#{index} from party {sender}"
+            if self.faults is not None and sender in self.faults.crashed:
+                culprit = next(f for f in self.faults.involving(sender) if f.kind == "crash")
+                self._fail(sender, MpcsimError(
+                    f"{culprit.describe()}: party {pid} waits for {what}, which never came"))
+            else:
+                fired = self.faults.involving(pid) if self.faults is not None else []
+                cause = f" (after {', '.join(f.describe() for f in fired)})" if fired else ""
+                self._fail(pid, MpcsimError(
+                    f"deadlock: waits for {what}, which was never sent{cause}"))
             self.env.run()
         if self.abort is None:
             self._record_unread()
+        outcome = DriverOutcome(self.outputs, self.rows, float(self.env.now), self.faults)
         if self.abort is not None:
+            self.abort.outcome = outcome  # what completed before it: the caller's to report
             raise self.abort
-        return DriverOutcome(self.outputs, self.rows, float(self.env.now))
+        return outcome
+
+    def _crash(self, pid: int, fault: Fault, gen: Generator[Any, Any, Any]) -> None:
+        """Party ``pid`` stops for good (a crash fault): its program is closed unfinished."""
+        if self.faults is None:
+            return
+        call = self.last_call.get(pid)
+        self.faults.record(fault, float(self.env.now), "crashed", party=pid,
+                           call=f"{call.protocol}#{call.index}" if call else "")
+        self.faults.crashed[pid] = float(self.env.now)
+        self.waiting.pop(pid, None)
+        gen.close()
 
     def _record_unread(self) -> None:
         """Put messages that arrived but were never asked for into their receivers' views.
@@ -247,6 +286,8 @@ class _Run:
         opened here like the others, so a forged one aborts the run even unread.
         """
         for pid in sorted(self.mailbox):
+            if self.faults is not None and pid in self.faults.crashed:
+                continue  # a crashed party reads nothing more
             for queue in self.mailbox[pid].values():
                 for envelope, number in queue:
                     try:
@@ -281,11 +322,17 @@ class _Run:
                     self._fail(pid, exc)
                 return
             value, error = None, None
+            crash = None
             try:
                 kind = type(effect)
                 call = getattr(effect, "call", None)
                 if call is not None:
                     self.last_call[pid] = call
+                if self.faults is not None and (kind is Send or kind is SendEach):
+                    crash = self.faults.crash_on_send(pid, effect.call, effect.step)
+                    if crash is not None and crash.when == "before":
+                        self._crash(pid, crash, gen)
+                        return
                 if kind is Send:
                     self._send(pid, effect.to, effect.payload, effect.call, effect.step,
                                effect.sealed)
@@ -304,6 +351,8 @@ class _Run:
                     value = got
                 elif kind is RecvAny:
                     value = yield from self._receive_any(pid, effect.keys)
+                elif kind is RecvWithin:
+                    value = yield from self._receive_within(pid, effect)
                 elif kind is Compute:
                     yield self.env.timeout(effect.seconds)
                     value = float(self.env.now)
@@ -315,6 +364,12 @@ class _Run:
                                                     frozen(effect.value)))
                 else:
                     raise MpcsimError(f"party {pid} yielded {effect!r}, which is not an effect")
+                if crash is not None:  # crash after sending
+                    self._crash(pid, crash, gen)
+                    return
+            except simpy.Interrupt as stop:  # a crash at a set time, while the party waits
+                self._crash(pid, stop.cause, gen)
+                return
             except ProtocolAbort:
                 error = self._notice()
             except Exception as exc:
@@ -363,6 +418,39 @@ class _Run:
             self.waiting[pid] = (tuple(wanted), event)
             envelope, number = yield event
         return wanted.index(envelope.key), self._consume(pid, envelope, number)
+
+    def _receive_within(
+        self, pid: int, effect: RecvWithin
+    ) -> Generator[simpy.Event, Any, dict[int, np.ndarray]]:
+        """Collect ``effect.step`` from each sender until all came or the timeout passed."""
+        keys = {}
+        for sender in effect.senders:
+            if sender not in self.contexts or sender == pid:
+                raise MpcsimError(f"party {pid} waits for a message from unknown party {sender}")
+            keys[(sender, effect.call.protocol, effect.call.index, effect.step)] = sender
+        timer = self.env.timeout(effect.timeout_s)
+        got: dict[int, np.ndarray] = {}
+        while True:
+            for key, sender in keys.items():
+                queue = self.mailbox[pid].get(key)
+                if sender not in got and queue:
+                    envelope, number = queue.pop(0)
+                    if not queue:
+                        del self.mailbox[pid][key]
+                    got[sender] = self._consume(pid, envelope, number)
+            missing = tuple(k for k, s in keys.items() if s not in got)
+            if not missing or timer.processed:
+                return {s: got[s] for s in effect.senders if s in got}
+            if self.abort is not None:
+                raise self._notice()
+            event = self.env.event()
+            self.waiting[pid] = (missing, event)
+            fired = yield event | timer
+            if event in fired:
+                envelope, number = fired[event]
+                got[keys[envelope.key]] = self._consume(pid, envelope, number)
+            else:
+                self.waiting.pop(pid, None)
 
     def _consume(self, pid: int, envelope: _Envelope, number: int | None) -> np.ndarray:
         """Open a message the program asked for and record it in the receiver's view."""
@@ -436,9 +524,16 @@ class _Run:
         """
         key, link = envelope.hops[hop]
         start = max(t, self.link_free.get(key, 0.0))
+        extra = 0.0
+        if self.faults is not None:
+            lost, extra = self.faults.on_link(key, start)
+            if lost is not None:
+                self.faults.record(lost, start, "lost", message=envelope.row_index,
+                                   sender=envelope.sender, receiver=envelope.receiver)
+                return
         end = start + envelope.row.bytes * 8.0 / link.bandwidth_bps
         self.link_free[key] = end
-        arrival = end + link.latency_s
+        arrival = end + link.latency_s + extra
         event = self.env.timeout(arrival - float(self.env.now), value=(envelope, hop + 1))
         event.callbacks.append(self._arrive)
 
@@ -449,6 +544,8 @@ class _Run:
             self._forward(envelope, hop, now)
             return
         self.rows[envelope.row_index] = envelope.row._replace(delivered_s=now)
+        if self.faults is not None and envelope.sealed:
+            envelope = self._tamper_or_replay(envelope, now)
         number = None
         if envelope.sealed:  # the receiver numbers a channel's messages as they arrive (FIFO)
             channel = (envelope.sender, envelope.receiver)
@@ -463,6 +560,25 @@ class _Run:
         else:
             self.mailbox[envelope.receiver].setdefault(key, []).append(pending)
 
+    def _tamper_or_replay(self, envelope: _Envelope, now: float) -> _Envelope:
+        """Apply a tamper fault (flip one ciphertext bit) or a replay fault (deliver twice)."""
+        if self.faults is None:
+            return envelope
+        fault = self.faults.on_delivery(envelope.sender, envelope.receiver, envelope.call,
+                                        envelope.step, envelope.row.sent_s)
+        if fault is None:
+            return envelope
+        self.faults.record(fault, now, "tampered" if fault.kind == "tamper" else "replayed",
+                           message=envelope.row_index, sender=envelope.sender,
+                           receiver=envelope.receiver)
+        if fault.kind == "replay":
+            copy = self.env.timeout(0, value=(envelope, len(envelope.hops)))
+            copy.callbacks.append(self._arrive)
+            return envelope
+        data = bytearray(envelope.data)
+        data[len(data) // 2] ^= 0x01  # a bit inside the ciphertext
+        return dataclasses.replace(envelope, data=bytes(data))
+
     def _open(self, envelope: _Envelope, number: int | None) -> Message:
         """Check, unseal and decode a message: its view record.
 
@@ -471,26 +587,18 @@ class _Run:
         the run), not on arrival: a receiver may still be agreeing on the key when a fast
         peer's first sealed message reaches it.
         """
-        receiver, sender = envelope.receiver, envelope.sender
-        data = envelope.data
-        if number is not None:
-            key = self.contexts[receiver].channel_keys.get(sender)
-            if key is None:
-                raise MpcsimError(
-                    f"party {receiver} has no channel key for party {sender}, which sealed a "
-                    "message to it"
-                )
-            data = open_message(key, sender, receiver, number, data,
-                                _header(envelope.call, envelope.step, envelope.round))
         try:
-            payload = wire.decode(data, self.driver.field)
-        except wire.WireFormatError as exc:
-            raise wire.WireFormatError(
-                f"party {receiver} received from party {sender} a payload it cannot read "
-                f"('{envelope.step}' of {envelope.call.protocol}#{envelope.call.index}): {exc}"
-            ) from None
-        return Message(sender, envelope.call.protocol, envelope.call.index, envelope.step,
-                       envelope.round, payload)
+            return open_payload(self.contexts[envelope.receiver], envelope.sender, number,
+                                envelope.data, envelope.call, envelope.step, envelope.round,
+                                self.driver.field)
+        except AuthenticationError as exc:  # name the injected fault that caused it, if any
+            link = (envelope.sender, envelope.receiver)
+            faults = [f for f in self.faults.plan.of_kind("tamper", "replay")
+                      if f.index in self.faults.fired and f.link == link
+                      ] if self.faults is not None else []
+            if not faults:
+                raise
+            raise AuthenticationError(f"{exc} — injected by {faults[0].describe()}") from None
 
     # -- failure ----------------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""Catalogue entries ``corrective_nmf`` and ``corrective_nmf_comparison`` (seed 002, Alg. 1).
+"""Catalogue entry ``corrective_nmf`` (seed 002, Algorithm 1) on the simulator.
 
 Ballen, *NMF under adversarial noise* (digest §3): users (rows) are split across the parties,
 who run Algorithm 1 with the H update's sums through SecureSum
@@ -16,10 +16,8 @@ the entry also runs the centralized reference on the clean training data from th
 and reports the paper's **mean absolute prediction shift** on the target items over the genuine
 (non-adversarial) users, and ``rmse_target`` on the targets' held-out ratings.
 
-``corrective_nmf_comparison`` runs standard, ignore-corrupt, replace-corrupt and replace-corrupt
-without interpolation (all with the scenario's ``missing`` rule), each without and with the
-attack, on the simulator, and tabulates RMSE, RMSE on the targets and prediction shift
-(Tables 1–2's comparison; the paper reports normalised MAE and prediction shift on ML-1M).
+Tables 1–2's comparison under the paper's protocol is ``corrective_nmf_comparison``
+(:mod:`sim.experiments.corrective_nmf_tables`).
 
 λ is ``lam``, or — when ``corrupt_probability`` (p) and ``noise_sd`` (σ) are given — the
 probabilistic reading of §2.3 (:func:`~algorithms.nmf.corrective.lambda_from_noise`).
@@ -33,7 +31,6 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from protocols.errors import DataError, InputError, ScenarioError
-from sim.console import table
 from sim.entry import (
     MAX_ITERATIONS,
     MAX_RANK,
@@ -72,7 +69,8 @@ ATTACK_SEED_KEY = 1_000_022
 ATTACK_MODELS = ("profile_injection", "informed")
 
 
-FRACTION = number(0.0, 1.0, strict_low=True, strict_high=True)
+fraction_param = number(0.0, 1.0, strict_low=True, strict_high=True)
+"""A scenario check: a number in (0, 1) (:mod:`sim.experiments.corrective_nmf_tables` too)."""
 POSITIVE = number(0.0, MAX_WEIGHT, strict_low=True)
 
 COMMON: dict[str, Param] = {
@@ -80,11 +78,11 @@ COMMON: dict[str, Param] = {
     "iterations": Param(300, integer(1, MAX_ITERATIONS), "iterations of Algorithm 1"),
     "missing": Param("ignore", choice(*MISSING_RULES), "ignore | replace (missing entries)"),
     "lam": Param(None, optional(POSITIVE, "1, or from p and σ"), "λ"),
-    "corrupt_probability": Param(None, optional(FRACTION, "λ is given"),
+    "corrupt_probability": Param(None, optional(fraction_param, "λ is given"),
                                  "p of §2.3, with noise_sd"),
     "noise_sd": Param(None, optional(POSITIVE, "λ is given"),
                       "σ of §2.3, with corrupt_probability"),
-    "holdout": Param(0.1, FRACTION, "fraction of each genuine user's ratings held out"),
+    "holdout": Param(0.1, fraction_param, "fraction of each genuine user's ratings held out"),
     "variant": Param("prg", choice(*VARIANTS), "SecureSum variant"),
 }
 PARAMS = {
@@ -94,35 +92,58 @@ PARAMS = {
 }
 
 
-def check_attack(table_: Mapping[str, Any], n_parties: int) -> dict[str, Any]:
-    """Validate ``[attack]``: model, fake_users, target_items, rating, party, filler."""
-    allowed = {"model", "fake_users", "target_items", "rating", "party", "filler"}
+def attack_fields(table_: Mapping[str, Any], n_parties: int, allowed: set[str], *,
+                  targets_required: bool, hint: str = "") -> dict[str, Any]:
+    """Check the ``[attack]`` keys every corrective entry shares: fake_users, target_items,
+    rating, party, filler (``allowed`` adds the entry's own; ``hint`` explains a refusal)."""
+    allowed = allowed | {"fake_users", "target_items", "rating", "party", "filler"}
     extra = sorted(set(table_) - allowed)
     if extra:
         raise ScenarioError(f"unknown key{'s' if len(extra) > 1 else ''} "
-                            f"{', '.join(map(repr, extra))} in [attack]; allowed: "
+                            f"{', '.join(map(repr, extra))} in [attack]{hint}; allowed: "
                             f"{', '.join(sorted(allowed))}")
-    model = choice(*ATTACK_MODELS)("attack.model", table_.get("model", "profile_injection"))
     targets = table_.get("target_items")
-    if not isinstance(targets, list) or not targets or not all(
-            isinstance(t, int) and not isinstance(t, bool) for t in targets):
+    if (targets is not None or targets_required) and (
+            not isinstance(targets, list) or not targets or not all(
+                isinstance(t, int) and not isinstance(t, bool) for t in targets)):
         raise ScenarioError(f"attack.target_items = {targets!r} must be a non-empty list of "
-                            "item ids (as in the data; 1..m for synthetic data)")
+                            "item ids (as in the data; 1..m for synthetic data)"
+                            + ("" if targets_required else ", or left out"))
     party = integer(low=0)("attack.party", table_.get("party", 0))
     if party >= n_parties:
         raise ScenarioError(f"attack.party = {party}: the injecting party does not exist; the "
                             f"parties are 0..{n_parties - 1}")
     rating = table_.get("rating")
-    if rating is not None:
-        rating = number()("attack.rating", rating)
     return {
-        "model": model,
         "fake_users": integer(low=1)("attack.fake_users", table_.get("fake_users", 20)),
-        "target_items": sorted(set(targets)),
-        "rating": rating,
+        "target_items": None if targets is None else sorted(set(targets)),
+        "rating": None if rating is None else number()("attack.rating", rating),
         "party": party,
         "filler": integer(low=0)("attack.filler", table_.get("filler", 19)),
     }
+
+
+def check_attack(table_: Mapping[str, Any], n_parties: int) -> dict[str, Any]:
+    """Validate ``[attack]``: model, fake_users, target_items, rating, party, filler."""
+    fields = attack_fields(table_, n_parties, {"model"}, targets_required=True)
+    model = choice(*ATTACK_MODELS)("attack.model", table_.get("model", "profile_injection"))
+    return {"model": model, **fields}
+
+
+def rating_range(observed: np.ndarray) -> tuple[float, float]:
+    """The lowest and highest observed rating (``observed`` without NaN)."""
+    if observed.size == 0:
+        raise DataError("the ratings hold no observed entry to train on")
+    return float(observed.min()), float(observed.max())
+
+
+def attack_rating(attack: Mapping[str, Any], low: float, high: float) -> float:
+    """The adversaries' rating: ``attack.rating``, by default the lowest; inside the range."""
+    rating = low if attack["rating"] is None else attack["rating"]
+    if not low <= rating <= high:
+        raise ScenarioError(f"attack.rating = {rating} is outside the data's rating range "
+                            f"{low:g}..{high:g}")
+    return rating
 
 
 @dataclass(frozen=True)
@@ -144,7 +165,8 @@ class Setup:
     adversarial_rows: np.ndarray  # genuine-user rows turned adversarial (Model 4), pooled index
 
 
-def _lambda(p: dict[str, Any]) -> float:
+def lambda_param(p: dict[str, Any]) -> float:
+    """λ from the checked ``[algorithm]`` keys: ``lam``, or §2.3's from p and σ, or 1."""
     from algorithms.nmf.corrective import lambda_from_noise
 
     prob, sd = p["corrupt_probability"], p["noise_sd"]
@@ -162,7 +184,8 @@ def _lambda(p: dict[str, Any]) -> float:
     return 1.0 if p["lam"] is None else p["lam"]
 
 
-def _target_columns(inp: RunInput, ids: list[int]) -> np.ndarray:
+def target_columns(inp: RunInput, ids: list[int]) -> np.ndarray:
+    """The column indices of the item ids ``ids`` (the data's ids; 1..m for synthetic data)."""
     import numpy as np
 
     dataset = inp.extras.get("dataset")
@@ -179,6 +202,19 @@ def _target_columns(inp: RunInput, ids: list[int]) -> np.ndarray:
     return np.array([lookup[i] for i in ids], dtype=np.int64)
 
 
+def ratings_of(inp: RunInput) -> np.ndarray:
+    """The users × items ratings (NaN where missing), with ``algorithm.k`` checked against
+    their shape."""
+    import numpy as np
+
+    X = np.asarray(inp.data, dtype=np.float64)
+    n, n_items = X.shape
+    if inp.params["k"] > min(n, n_items):
+        raise ScenarioError(f"algorithm.k = {inp.params['k']} must be ≤ min(users, items) = "
+                            f"{min(n, n_items)}")
+    return X
+
+
 def build_setup(inp: RunInput) -> Setup:
     """Hold out test ratings, draw the start, build the attack (module docstring)."""
     import numpy as np
@@ -187,22 +223,16 @@ def build_setup(inp: RunInput) -> Setup:
     from algorithms.nmf.corrective import random_start
 
     p = inp.params
-    X = np.asarray(inp.data, dtype=np.float64)
+    X = ratings_of(inp)
     n, n_items = X.shape
-    if p["k"] > min(n, n_items):
-        raise ScenarioError(f"algorithm.k = {p['k']} must be ≤ min(users, items) = "
-                            f"{min(n, n_items)}")
-    lam = _lambda(p)
+    lam = lambda_param(p)
     rng = np.random.default_rng(np.random.SeedSequence(inp.seed, spawn_key=(HOLDOUT_SEED_KEY,)))
     trains, tests = [], []
     for shard in inp.shards:
         h = data_io.holdout_entries(np.asarray(shard, dtype=np.float64), p["holdout"], rng)
         trains.append(h.train)
         tests.append(h.test)
-    observed = np.concatenate([t[~np.isnan(t)] for t in trains])
-    if observed.size == 0:
-        raise DataError("the ratings hold no observed entry to train on")
-    low, high = float(observed.min()), float(observed.max())
+    low, high = rating_range(np.concatenate([t[~np.isnan(t)] for t in trains]))
     attack = inp.attack
     target_cols = np.zeros(0, dtype=np.int64)
     fake = None
@@ -211,11 +241,8 @@ def build_setup(inp: RunInput) -> Setup:
     offsets = np.concatenate([[0], np.cumsum([t.shape[0] for t in trains])])
     n_fake = 0
     if attack is not None:
-        target_cols = _target_columns(inp, attack["target_items"])
-        rating = low if attack["rating"] is None else attack["rating"]
-        if not low <= rating <= high:
-            raise ScenarioError(f"attack.rating = {rating} is outside the data's rating range "
-                                f"{low:g}..{high:g}")
+        target_cols = target_columns(inp, attack["target_items"])
+        rating = attack_rating(attack, low, high)
         attack = {**attack, "rating": rating}
         a_rng = np.random.default_rng(np.random.SeedSequence(inp.seed,
                                                              spawn_key=(ATTACK_SEED_KEY,)))
@@ -436,92 +463,16 @@ def _run(inp: RunInput) -> AlgorithmRun:
     )
 
 
-ROWS = (("standard", True), ("ignore", True), ("replace", True), ("replace", False))
-
-
-def _row_label(mode: str, interpolate: bool, missing: str) -> str:
-    if mode == "standard":
-        return f"{missing}-missing"
-    return f"{mode}-corrupt" + ("" if interpolate else ", no interpolation")
-
-
-def _run_comparison(inp: RunInput) -> AlgorithmRun:
-    import numpy as np
-
-    from sim import plots
-
-    p = inp.params
-    if inp.attack is None:
-        raise ScenarioError("corrective_nmf_comparison compares runs without and with an attack; "
-                            "add an [attack] table")
-    setup = build_setup(inp)
-    rows, shifts, rmses, rmses_attacked = [], [], [], []
-    result = None
-    for i, (mode, interpolate) in enumerate(ROWS):
-        settings = settings_of(p, setup.lam, mode, interpolate)
-        clean = simulate(inp, setup, settings, False, inp.seed)
-        attacked = simulate(inp, setup, settings, True, inp.seed)
-        result = attacked.result
-        label = _row_label(mode, interpolate, p["missing"])
-        shift = prediction_shift(clean, attacked, setup)
-        entry = {
-            "method": label,
-            "rmse_clean": rmse(setup.test, clean.pred),
-            "rmse_attacked": rmse(setup.test, attacked.pred),
-            "rmse_target_clean": rmse(setup.test, clean.pred, setup.target_cols),
-            "rmse_target_attacked": rmse(setup.test, attacked.pred, setup.target_cols),
-            "prediction_shift": shift,
-            "signed_prediction_shift": prediction_shift(clean, attacked, setup, signed=True),
-            "corrupt_fraction_injected": attacked.corrupt_injected,
-        }
-        rows.append(entry)
-        shifts.append(shift)
-        rmses.append(entry["rmse_clean"])
-        rmses_attacked.append(entry["rmse_attacked"])
-        if inp.progress is not None:
-            inp.progress("methods", i + 1, len(ROWS))
-    labels = [r["method"] for r in rows]
-    metrics = {
-        "lam": setup.lam, "missing": p["missing"], "attack": setup.attack, "methods": rows,
-        "best_clean": labels[int(np.argmin(rmses))],
-        "smallest_shift": labels[int(np.argmin(shifts))],
-    }
-    text_rows = [[r["method"], r["rmse_clean"], r["rmse_attacked"], r["rmse_target_clean"],
-                  r["rmse_target_attacked"], r["prediction_shift"]] for r in rows]
-    title = (f"held-out RMSE and prediction shift, λ = {setup.lam:.3g}, "
-             f"{setup.attack['fake_users']} adversarial users ({setup.attack['model']})")
-    return AlgorithmRun(
-        result=result,
-        outputs={"rmse_clean": np.asarray(rmses), "rmse_attacked": np.asarray(rmses_attacked),
-                 "prediction_shift": np.asarray(shifts)},
-        metrics=metrics,
-        plots={"comparison": lambda: plots.grouped_bars(
-            labels, {"RMSE, no attack": rmses, "RMSE, attack": rmses_attacked,
-                     "prediction shift on targets": shifts}, "RMSE / shift (stars)", title)},
-        tables=[table(["method", "RMSE", "RMSE attacked", "RMSE targets",
-                       "RMSE targets attacked", "prediction shift"], text_rows, title)],
-    )
-
-
-def _workload(inp: EstimateInput, runs: int) -> Workload:
-    """``runs`` simulations of Algorithm 1: per iteration one SecureSum of 2·k·items elements
+def _estimate(inp: EstimateInput) -> Workload:
+    """One simulation of Algorithm 1: per iteration one SecureSum of 2·k·items elements
     (:func:`algorithms.nmf.corrective.declared_iteration_elements`) and the local updates."""
     p = inp.params
     k, items = p["k"], inp.n_cols
     sums = secure_sum_workload(p["variant"], inp.n_parties, 2 * k * items, p["iterations"])
     local = Workload(flops=10.0 * p["iterations"] * inp.n_rows * items * k,
                      working_bytes=8 * 4 * inp.n_rows * items)
-    return (sums + local).times(runs).described(
-        f"{runs} run{'s' if runs > 1 else ''} × {p['iterations']} SecureSums of 2k·items "
-        "elements (declared cost)")
-
-
-def _estimate(inp: EstimateInput) -> Workload:
-    return _workload(inp, 1)
-
-
-def _estimate_comparison(inp: EstimateInput) -> Workload:
-    return _workload(inp, 2 * len(ROWS))  # every method without and with the attack
+    return (sums + local).described(
+        f"{p['iterations']} SecureSums of 2k·items elements (declared cost)")
 
 
 CORRECTIVE_NMF = Algorithm(
@@ -531,19 +482,6 @@ CORRECTIVE_NMF = Algorithm(
     params=PARAMS,
     run=_run,
     estimate=_estimate,
-    data_kind="ratings",
-    nonnegative=True,
-    allow_missing=True,
-    attack=check_attack,
-)
-
-CORRECTIVE_NMF_COMPARISON = Algorithm(
-    name="corrective_nmf_comparison",
-    summary="standard / ignore-corrupt / replace-corrupt, without and with profile injection",
-    reference="Ballen (seed 002), §3, Tables 1–2",
-    params=COMMON,
-    run=_run_comparison,
-    estimate=_estimate_comparison,
     data_kind="ratings",
     nonnegative=True,
     allow_missing=True,

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from protocols.errors import InputError, ScenarioError
+from sim.checks import MAX_PARTIES
 from sim.entry import (
     MAX_ITERATIONS,
     MAX_RANK,
@@ -51,6 +52,7 @@ from sim.entry import (
     number,
     optional,
 )
+from sim.experiments.secagg import MAX_TIMEOUT_S, secagg_workload
 from sim.experiments.secure_sum import VARIANTS, secure_sum_workload
 
 if TYPE_CHECKING:
@@ -59,6 +61,7 @@ if TYPE_CHECKING:
     from algorithms.nmf.pd_nmf import InitSettings, SvdInitSettings
     from algorithms.nmf.rri_steps import RRIParams
     from parties.party import Party
+    from protocols.secagg import Config as SecAggConfig
     from sim.simulation import Result
 
 INIT_SEED_KEY = 1_000_002
@@ -286,6 +289,8 @@ def _run_pd_nmf(inp: RunInput) -> AlgorithmRun:
 
     setup = NmfSetup.from_params(inp.params, inp.data)
     T0 = public_start(setup, inp.data, inp.seed, inp.scenario.base_dir)
+    if inp.params["secure_sum"] == "secagg":
+        return _run_pd_nmf_secagg(inp, setup, T0)
     result, models = run_pd_nmf(inp, setup, T0)
     T = models[0].T
     W = np.vstack([m.W for m in models])
@@ -357,6 +362,82 @@ def _run_rri_nmf(inp: RunInput) -> AlgorithmRun:
     )
 
 
+def _run_pd_nmf_secagg(inp: RunInput, setup: NmfSetup, T0: np.ndarray | None) -> AlgorithmRun:
+    """PD-NMF-Iter summing through SecAgg, with an aggregator (party M); sites may drop.
+
+    The reference is centralized RRI-NMF sweep by sweep on the rows of the sites that took
+    part in that sweep (every aggregation of a sweep had the same survivors), carrying W and
+    T over: a drop between sweeps leaves the survivors' model of their own rows.
+    """
+    import numpy as np
+
+    from algorithms.nmf.row_blocks import as_row_block
+    from algorithms.nmf.rri import rri_sweep
+    from parties.party import Party
+    from protocols.secagg import AGGREGATOR
+    from protocols.secagg import Config as SecAggConfig
+    from protocols.secagg import check_config as check_secagg
+
+    if T0 is None:
+        raise ScenarioError(f"algorithm.secure_sum = 'secagg' needs a public start; init = "
+                            f"{setup.init!r} sums with SecureSum (use random, random_2x, "
+                            "nndsvd or a T0 file)")
+    m, (n, d) = len(inp.shards), inp.data.shape
+    config = check_secagg(SecAggConfig(inp.params["secagg_threshold"] or m // 2 + 1,
+                                       timeout_s=inp.params["secagg_timeout_s"]),
+                          m, inp.simulation.field.p)
+    loss = as_row_block(inp.shards[0], setup.loss).loss  # type: ignore[arg-type]
+    parties = [Party(u, _secagg_site(T0, setup, config), {"X": shard})
+               for u, shard in enumerate(inp.shards)]
+    parties.append(Party(m, _secagg_aggregator(d, setup, loss, config), role=AGGREGATOR))
+    result = inp.simulation.run(parties, seed=inp.seed)
+    history = result.outputs[m]
+    per_sweep = [history[s * setup.k:(s + 1) * setup.k] for s in range(setup.sweeps)]
+    survivors = [u for u in range(m) if u in result.outputs]
+    bounds = np.cumsum([0, *(shard.shape[0] for shard in inp.shards)])
+    W, T = np.zeros((n, setup.k)), np.array(T0, dtype=np.float64)
+    for calls in per_sweep:  # the centralized reference, sweep by sweep on who took part
+        rows = np.concatenate([np.arange(bounds[u], bounds[u + 1]) for u in calls[0]])
+        W[rows], T = rri_sweep(as_row_block(inp.data[rows], loss), W[rows], T,  # type: ignore[arg-type]
+                               setup.params)
+    T_private = result.outputs[survivors[0]].T
+    metrics: dict[str, Any] = {
+        "survivors": survivors,
+        "dropped": [u for u in range(m) if u not in survivors],
+        "sites_per_sweep": [len(calls[0]) for calls in per_sweep],
+        "mid_sweep_dropout": any(len(set(calls)) > 1 for calls in per_sweep),
+        "max_abs_diff_vs_centralized_survivors": float(np.max(np.abs(T_private - T))),
+        "same_T_at_every_survivor": all(np.array_equal(result.outputs[u].T, T_private)
+                                        for u in survivors),
+        "n": n, "d": d, "k": setup.k, "sweeps": setup.sweeps,
+    }
+    outputs = {"T": T_private, **{f"W_{u}": result.outputs[u].W for u in survivors}}
+    return AlgorithmRun(result=result, outputs=outputs, metrics=metrics,
+                        communication_by_phase=True)
+
+
+def _secagg_site(T0: np.ndarray, setup: NmfSetup, config: SecAggConfig) -> Any:
+    from algorithms.nmf.pd_nmf import pd_nmf
+
+    def program(ctx: Any, X: Any) -> Any:
+        return pd_nmf(ctx, X, setup.k, sweeps=setup.sweeps, params=setup.params,
+                      loss=setup.loss, T0=T0, secagg_config=config)
+
+    return program
+
+
+def _secagg_aggregator(d: int, setup: NmfSetup, loss: str, config: SecAggConfig) -> Any:
+    from algorithms.nmf.pd_nmf import pd_nmf_iter_aggregator
+
+    def program(ctx: Any) -> Any:
+        with ctx.in_phase("iter"):
+            return (yield from pd_nmf_iter_aggregator(ctx, n_features=d, k=setup.k,
+                                                      sweeps=setup.sweeps, loss=loss,
+                                                      secagg_config=config))
+
+    return program
+
+
 SWEEP_FLOPS = 8.0
 """Floating-point operations per topic, row and column of one RRI sweep (statistics of steps
 1 and 3, the objective), as counted for the time estimate."""
@@ -392,8 +473,13 @@ def nmf_workload(inp: EstimateInput, params: dict[str, Any] | None = None,
         return Workload(flops=sweeps * sweep_flops, working_bytes=8 * k * (n + d),
                         basis="centralized sweeps")
     length = 2 * d if observed else d + 1
-    work = secure_sum_workload(p["variant"], inp.n_parties, length, calls=sweeps * k)
-    work = work + Workload(flops=2 * sweeps * sweep_flops, working_bytes=16 * k * (n + d),
+    if p.get("secure_sum") == "secagg":  # the sweeps' sums through SecAgg, with an aggregator
+        sums = secagg_workload(inp.n_parties, length, inp.scenario.prime, calls=sweeps * k)
+        basis = "PD-NMF's sweeps with SecAgg's declared cost per topic"
+    else:
+        sums = secure_sum_workload(p["variant"], inp.n_parties, length, calls=sweeps * k)
+        basis = "PD-NMF's declared SecureSum cost per sweep and topic"
+    work = sums + Workload(flops=2 * sweeps * sweep_flops, working_bytes=16 * k * (n + d),
                            audited_length=length)
     if p["init"] == "pd_nmf_init":
         init_sweeps = p["init_iterations"] or p["iterations"]
@@ -403,7 +489,7 @@ def nmf_workload(inp: EstimateInput, params: dict[str, Any] | None = None,
                 + secure_sum_workload(p["variant"], inp.n_parties, d + 1,
                                       calls=init_sweeps * k)
                 + Workload(flops=local * sweep_flops))
-    return work.described("PD-NMF's declared SecureSum cost per sweep and topic", 1)
+    return work.described(basis, 1)
 
 
 def _estimate_rri_nmf(inp: EstimateInput) -> Workload:
@@ -414,7 +500,14 @@ PD_NMF = Algorithm(
     name="pd_nmf",
     summary="PD-NMF: PD-NMF-Init then PD-NMF-Iter over SecureSum; W^(m) never leaves party m",
     reference="Tsikhanovich thesis (seed 001), §2.2, Algorithms 7 and 8; Theorem 2",
-    params=NMF_PARAMS,
+    params={
+        **NMF_PARAMS,
+        "secure_sum": Param("secure_sum", choice("secure_sum", "secagg"),
+                            "secure_sum | secagg (dropout-tolerant, with an aggregator)"),
+        "secagg_threshold": Param(0, integer(0, MAX_PARTIES), "secagg: t (0: ⌊M/2⌋ + 1)"),
+        "secagg_timeout_s": Param(1.0, number(0.0, MAX_TIMEOUT_S, strict_low=True),
+                                  "secagg: the aggregator's wait per round (simulated s)"),
+    },
     run=_run_pd_nmf,
     estimate=nmf_workload,
     data_kind="topics",

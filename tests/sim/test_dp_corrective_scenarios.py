@@ -141,29 +141,19 @@ def test_corrective_nmf_cli_with_a_malicious_party(tmp_path: Path,
         assert (tmp_path / "out" / name).read_bytes() == (tmp_path / "again" / name).read_bytes()
 
 
-def test_corrective_comparison_and_informed_attack() -> None:
+def test_corrective_informed_attack() -> None:
     scenario = {
         "seed": 2,
         "network": {"parties": 2, "sealing": False},
         "data": {"source": "synthetic", "kind": "ratings", "rows": 120, "cols": 30, "k": 2,
                  "density": 0.3},
-        "algorithm": {"name": "corrective_nmf_comparison", "k": 2, "iterations": 40,
+        "algorithm": {"name": "corrective_nmf", "k": 2, "iterations": 20,
                       "corrupt_probability": 0.05, "noise_sd": 0.5},
-        "attack": {"fake_users": 15, "target_items": [3], "party": 1},
+        "attack": {"model": "informed", "fake_users": 10, "target_items": [3], "party": 0},
     }
-    run = run_scenario(scenario)
-    methods = run.report["metrics"]["methods"]
-    assert [r["method"] for r in methods] == ["ignore-missing", "ignore-corrupt",
-                                              "replace-corrupt",
-                                              "replace-corrupt, no interpolation"]
-    assert methods[0]["signed_prediction_shift"] < 0  # the nuke attack pushes the target down
-    assert run.report["metrics"]["lam"] == pytest.approx(
-        -2 * 0.25 * (np.log(0.05) + 0.5 * np.log(2 * np.pi * 0.25)))
-    informed = dict(scenario, algorithm={"name": "corrective_nmf", "k": 2, "iterations": 20},
-                    attack={"model": "informed", "fake_users": 10, "target_items": [3],
-                            "party": 0})
-    m = run_scenario(informed).report["metrics"]
+    m = run_scenario(scenario).report["metrics"]
     assert m["signed_prediction_shift"] < 0 and 0 <= m["corrupt_fraction_injected"] <= 1
+    assert m["lam"] == pytest.approx(-2 * 0.25 * (np.log(0.05) + 0.5 * np.log(2 * np.pi * 0.25)))
 
 
 def write_bad(tmp_path: Path, text: str, data: str | None = None) -> Path:
@@ -242,13 +232,18 @@ def test_api_raises_input_errors() -> None:
     bad["algorithm"] = {"name": "secure_sum"}
     with pytest.raises(InputError, match="needs at least 2"):
         run_scenario(bad)
+    corrective = {"seed": 1, "network": {"parties": 2},
+                  "data": {"source": "synthetic", "kind": "ratings", "rows": 40, "cols": 6,
+                           "density": 0.5},
+                  "algorithm": {"name": "corrective_nmf", "k": 7, "iterations": 2}}
+    with pytest.raises(InputError, match=r"algorithm.k = 7 must be ≤ min\(users, items\) = 6"):
+        run_scenario(corrective)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["dp_nmf_outliers.toml", "dp_nmf_outliers_epsilon.toml",
                                   "dp_nmf_outliers_epsilon_digits.toml",
-                                  "corrective_nmf_attack.toml",
-                                  "corrective_nmf_comparison.toml"])
+                                  "corrective_nmf_attack.toml"])
 def test_shipped_scenarios_run(name: str, tmp_path: Path) -> None:
     run = run_scenario(SCENARIOS / name)
     written = run.write(tmp_path / "out")

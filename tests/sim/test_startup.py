@@ -109,6 +109,15 @@ def test_vocabulary_of_the_later_entries_equals_its_source():
     assert (corrective_nmf.MODES, corrective_nmf.MISSING_RULES) == (MODES, MISSING_RULES)
 
 
+def test_vocabulary_of_the_secagg_and_table_entries_equals_its_source():
+    from algorithms.nmf.corrective import REPLACE_BASES
+    from protocols.secagg import GRAPHS
+    from sim.experiments import corrective_nmf_tables, secagg
+
+    assert secagg.GRAPHS == GRAPHS
+    assert corrective_nmf_tables.REPLACE_BASES == REPLACE_BASES
+
+
 def test_no_catalogue_module_imports_a_heavy_module_at_its_top():
     """Each entry module on its own, read rather than imported, so that the message names the
     module and the import to move into the function that needs it."""

@@ -200,3 +200,75 @@ def test_converted_users_and_random_flips() -> None:
     assert np.array_equal(np.isnan(flipped), np.isnan(V))
     unchanged = flip_ratings(V, 0.0, 1.0, 5.0, np.random.default_rng(0))
     assert np.array_equal(np.nan_to_num(unchanged), np.nan_to_num(V))
+
+
+def _algorithm_1_by_hand(V: np.ndarray, W: np.ndarray, H: np.ndarray, iterations: int,
+                         mode: str, missing: str, lam: float, interpolate: bool,
+                         running: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Algorithm 1 written out entry by entry from the paper's four steps (plain loops for the
+    rules, numpy only for the products), as an independent reference."""
+    n, m = V.shape
+    obs = ~np.isnan(V)
+    Vrun = V.copy()  # the V that step 3 overwrites under the literal ("running") reading
+    Z = obs.astype(float)
+    Vbar = np.where(obs, V, 0.0)
+    if missing == "replace":
+        WH = W @ H
+        for i, j in zip(*np.nonzero(~obs), strict=True):
+            Vbar[i, j], Z[i, j] = WH[i, j], 1.0
+    for t in range(1, iterations + 1):
+        W = W * ((Z * Vbar) @ H.T) / ((Z * (W @ H)) @ H.T + 1e-12)
+        H = H * (W.T @ (Z * Vbar)) / (W.T @ (Z * (W @ H)) + 1e-12)
+        WH = W @ H
+        base = Vrun if running else V
+        Z = obs.astype(float)
+        Vbar = np.where(obs, base, 0.0)
+        for i in range(n):
+            for j in range(m):
+                if not obs[i, j]:
+                    if missing == "replace":
+                        Vbar[i, j], Z[i, j] = WH[i, j], 1.0
+                    continue
+                if mode == "standard" or (base[i, j] - WH[i, j]) ** 2 <= lam:
+                    continue
+                if mode == "ignore":
+                    Z[i, j] = 0.0
+                else:
+                    w = 0.99**t if interpolate else 0.0
+                    Vbar[i, j] = w * base[i, j] + (1 - w) * WH[i, j]
+                    if running:
+                        Vrun[i, j] = Vbar[i, j]
+    return W, H
+
+
+@pytest.mark.parametrize(("mode", "missing", "interpolate", "base"), [
+    ("standard", "ignore", True, "original"), ("standard", "replace", True, "original"),
+    ("ignore", "ignore", True, "original"), ("replace", "replace", True, "original"),
+    ("replace", "replace", False, "original"), ("replace", "ignore", True, "running"),
+    ("replace", "replace", True, "running"), ("replace", "replace", False, "running")])
+def test_corrective_nmf_equals_algorithm_1_written_out(mode: str, missing: str,
+                                                       interpolate: bool, base: str) -> None:
+    V = ratings(21, n=14, m=9, density=0.6)
+    W0, H0 = random_start(14, 9, 3, np.random.default_rng(8))
+    s = CorrectiveSettings(mode=mode, missing=missing, lam=0.6, interpolate=interpolate,
+                           replace_base=base)
+    fit = corrective_nmf(V, W0, H0, iterations=12, settings=s)
+    W, H = _algorithm_1_by_hand(V, W0, H0, 12, mode, missing, 0.6, interpolate,
+                                base == "running")
+    np.testing.assert_allclose(fit.W, W, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(fit.H, H, rtol=1e-9, atol=1e-12)
+
+
+def test_the_two_readings_of_replace_corrupt_differ_and_only_for_replace_corrupt() -> None:
+    V = ratings(22, n=20, m=10, density=0.7)
+    V[:4, 0] = 5.0  # ratings the model cannot follow, so entries stay marked
+    W0, H0 = random_start(20, 10, 2, np.random.default_rng(9))
+    fits = {base: corrective_nmf(V, W0, H0, iterations=30, settings=CorrectiveSettings(
+        mode="replace", missing="replace", lam=0.3, replace_base=base))
+        for base in ("original", "running")}
+    assert np.abs(fits["original"].H - fits["running"].H).max() > 1e-3
+    same = [corrective_nmf(V, W0, H0, iterations=30, settings=CorrectiveSettings(
+        mode="ignore", lam=0.3, replace_base=base)).H for base in ("original", "running")]
+    np.testing.assert_array_equal(same[0], same[1])
+    with pytest.raises(InputError, match="replace_base"):
+        CorrectiveSettings(replace_base="cumulative")

@@ -1,0 +1,309 @@
+"""The MPI driver on this machine: SecureSum against MPyC, throughput, scaling.
+
+Prints one JSON line per figure; ratios come from interleaved repetitions in one run (min and
+median). Every MPI job is started with the installed MPICH's ``mpiexec`` and runs this file in
+a worker mode; BLAS is pinned to one thread (threadpoolctl) in every process.
+
+1. ``secure_sum``: M = 3, d = 10^5, one party per process, PRG variant, sealing on, X25519
+   keys. Wall time per call: each party times each of 1 + C calls on its own clock; the
+   figure is the median over calls 2..1+C of the slowest party's time (start-up and key
+   agreement excluded). Against the same sum in MPyC (three processes on localhost, ``-M3``,
+   a secure-field array input by every party, summed and opened; MPyC's own time per call),
+   and the SimPy driver in this process. Target: MPI ≥ 10× faster than MPyC.
+2. ``throughput``: two ranks, one party each; party 0 sends K messages of n bytes (opaque
+   uint8 payloads, sealing off: the transport), party 1 answers once at the end; bytes per
+   second from party 0's clock, against a raw mpi4py ``Send``/``Recv`` of the same buffers
+   and the same one-message answer. Target: ≥ 70 % of raw. Also with sealing on.
+3. ``scaling``: one SecureSum call (with X25519 key agreement) at M ∈ {4, 16, 64},
+   d = 10^4, on R ∈ {1, 2} ranks: wall time of the run, messages and bytes.
+
+Usage: ``python benchmarks/mpi.py [--quick] [--reps N]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import sysconfig
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+HERE = Path(__file__).resolve()
+MPIEXEC = Path(sysconfig.get_path("scripts")) / "mpiexec"
+
+
+def emit(**fields: Any) -> None:
+    print(json.dumps(fields), flush=True)
+
+
+def single_thread() -> Any:
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(1)
+
+
+# -- party programs ------------------------------------------------------------------------
+
+
+def repeated_sum(calls: int):
+    """``calls`` SecureSum calls; returns each call's wall time on this party's clock."""
+    from protocols.secure_sum import secure_sum
+
+    def program(ctx, x):
+        times = []
+        for _ in range(calls):
+            start = time.perf_counter()
+            yield from secure_sum(ctx, x, "prg")
+            times.append(time.perf_counter() - start)
+        return times
+
+    return program
+
+
+def per_call(m: int, d: int, calls: int, driver: str) -> float:
+    """Median over calls 2..C of the slowest party's wall time per SecureSum call."""
+    from parties.party import site_parties
+    from sim.network import Network
+    from sim.simulation import Simulation
+
+    rng = np.random.default_rng(1)
+    inputs = [{"x": rng.uniform(0.0, 1.0, d)} for _ in range(m)]
+    sim = Simulation(Network.build(m), seed=1, driver=driver)
+    result = sim.run(site_parties(repeated_sum(calls), inputs))
+    slowest = np.max([result.outputs[p] for p in range(m)], axis=0)
+    return float(np.median(slowest[1:]))
+
+
+def sum_run(m: int, d: int, calls: int, driver: str) -> tuple[float, int, int]:
+    """Wall time, messages and bytes of a run of ``calls`` SecureSum calls."""
+    from parties.party import site_parties
+    from sim.network import Network
+    from sim.simulation import Simulation
+
+    rng = np.random.default_rng(1)
+    inputs = [{"x": rng.uniform(0.0, 1.0, d)} for _ in range(m)]
+    sim = Simulation(Network.build(m), seed=1, driver=driver)
+    start = time.perf_counter()
+    result = sim.run(site_parties(repeated_sum(calls), inputs))
+    wall = time.perf_counter() - start
+    return wall, len(result.ledger), int(sum(r.bytes for r in result.ledger))
+
+
+def stream_program(count: int, size: int):
+    from protocols.effects import Recv, Send
+
+    def program(ctx):
+        call = ctx.new_call("stream")
+        if ctx.party == 0:
+            payload = np.zeros(size, dtype=np.uint8)
+            start = time.perf_counter()
+            for i in range(count):
+                yield Send(1, payload, call, f"m{i}")
+            yield Recv(1, call, "ack")
+            return time.perf_counter() - start
+        for i in range(count):
+            yield Recv(0, call, f"m{i}")
+        yield Send(0, np.zeros(1, dtype=np.uint8), call, "ack")
+        return 0.0
+
+    return program
+
+
+# -- workers (run under mpiexec) -----------------------------------------------------------
+
+
+def worker_sum(args: argparse.Namespace) -> None:
+    from mpi4py import MPI
+
+    with single_thread():
+        one = sum_run(args.parties, args.d, 1, "mpi")
+        call = per_call(args.parties, args.d, 1 + args.calls, "mpi") if args.calls else 0.0
+    if MPI.COMM_WORLD.Get_rank() == 0:
+        emit(wall_1=one[0], per_call=call, messages=one[1], bytes=one[2])
+
+
+def worker_throughput(args: argparse.Namespace) -> None:
+    from mpi4py import MPI
+
+    from parties.party import Party
+    from sim.network import Network
+    from sim.simulation import Simulation
+
+    comm = MPI.COMM_WORLD
+    rank = comm.Get_rank()
+    size, count = args.size, args.count
+    out: dict[str, list[float]] = {"raw": [], "driver": [], "driver_sealed": []}
+    buffer = np.zeros(size, dtype=np.uint8)
+    ack = np.zeros(1, dtype=np.uint8)
+    for _ in range(args.reps):
+        comm.Barrier()
+        start = time.perf_counter()
+        for _ in range(count):
+            if rank == 0:
+                comm.Send(buffer, dest=1, tag=7)
+            else:
+                comm.Recv(buffer, source=0, tag=7)
+        if rank == 0:
+            comm.Recv(ack, source=1, tag=8)
+        else:
+            comm.Send(ack, dest=0, tag=8)
+        out["raw"].append(time.perf_counter() - start)
+        for label, sealing in (("driver", False), ("driver_sealed", True)):
+            sim = Simulation(Network.build(2), seed=1, sealing=sealing,
+                             keys="preshared" if sealing else "none", driver="mpi")
+            parties = [Party(p, stream_program(count, size), {}) for p in range(2)]
+            result = sim.run(parties)
+            out[label].append(float(result.outputs[0]))
+    if rank == 0:
+        emit(**out)
+
+
+# -- the parent -----------------------------------------------------------------------------
+
+
+def mpi_job(ranks: int, *args: str) -> dict[str, Any]:
+    done = subprocess.run([str(MPIEXEC), "-n", str(ranks), sys.executable, str(HERE), *args],
+                          capture_output=True, text=True, check=False, timeout=1800)
+    if done.returncode != 0:
+        raise RuntimeError(f"mpi job {args} failed:\n{done.stderr[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+MPYC_PROGRAM = """
+import sys, time
+import numpy as np
+from mpyc.runtime import mpc
+
+async def main():
+    d, calls = int(sys.argv[1]), int(sys.argv[2])
+    secfld = mpc.SecFld(2**61 - 1)
+    await mpc.start()
+    x = np.arange(d, dtype=object) + mpc.pid
+    times = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        shares = mpc.input(secfld.array(x))
+        total = shares[0]
+        for v in shares[1:]:
+            total = total + v
+        await mpc.output(total)
+        times.append(time.perf_counter() - start)
+    await mpc.shutdown()
+    if mpc.pid == 0:
+        print(min(times))
+
+mpc.run(main())
+"""
+
+
+def mpyc_per_call(d: int, calls: int, workdir: Path) -> float | None:
+    """MPyC's best time per call of the 3-party sum, or None when mpyc is not installed."""
+    try:
+        import mpyc  # noqa: F401
+    except ImportError:
+        return None
+    script = workdir / "mpyc_sum.py"
+    script.write_text(MPYC_PROGRAM)
+    procs = [subprocess.Popen([sys.executable, str(script), str(d), str(calls), "-M3",
+                               f"-I{i}", "--no-log"], stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True) for i in range(3)]
+    outs = [p.communicate(timeout=1800)[0] for p in procs]
+    return float(outs[0].strip().splitlines()[-1])
+
+
+def stats(values: list[float]) -> dict[str, float]:
+    return {"min": min(values), "median": statistics.median(values)}
+
+
+def bench_secure_sum(reps: int, d: int, calls: int, workdir: Path) -> None:
+    mpi, mpyc, simpy = [], [], []
+    for _ in range(reps):
+        job = mpi_job(3, "worker-sum", "--parties", "3", "--d", str(d), "--calls", str(calls))
+        mpi.append(job["per_call"])
+        got = mpyc_per_call(d, calls, workdir)
+        if got is not None:
+            mpyc.append(got)
+        with single_thread():
+            simpy.append(per_call(3, d, 1 + calls, "simpy"))
+    line: dict[str, Any] = {"figure": "secure_sum_per_call", "parties": 3, "d": d,
+                            "reps": reps, "mpi_s": stats(mpi), "simpy_s": stats(simpy),
+                            "simpy_over_mpi_median": statistics.median(simpy)
+                            / statistics.median(mpi)}
+    if mpyc:
+        line["mpyc_s"] = stats(mpyc)
+        line["mpyc_over_mpi_median"] = statistics.median(mpyc) / statistics.median(mpi)
+        line["mpyc_over_mpi_min"] = min(mpyc) / min(mpi)
+    else:
+        line["mpyc_s"] = "mpyc is not installed (pip install mpyc)"
+    emit(**line)
+
+
+def bench_throughput(reps: int, sizes: list[int], total: int) -> None:
+    for size in sizes:
+        count = max(4, total // size)
+        job = mpi_job(2, "worker-throughput", "--size", str(size), "--count", str(count),
+                      "--reps", str(reps))
+        moved = size * count
+        rate = {k: moved / statistics.median(v) for k, v in job.items()}
+        emit(figure="throughput", message_bytes=size, messages=count, reps=reps,
+             raw_bytes_per_s=rate["raw"], driver_bytes_per_s=rate["driver"],
+             driver_sealed_bytes_per_s=rate["driver_sealed"],
+             driver_over_raw=rate["driver"] / rate["raw"],
+             sealed_over_raw=rate["driver_sealed"] / rate["raw"])
+
+
+def bench_scaling(reps: int, parties: list[int], d: int) -> None:
+    for m in parties:
+        walls: dict[int, list[float]] = {1: [], 2: []}
+        info: dict[str, int] = {}
+        for _ in range(reps):
+            for ranks in (1, 2):
+                job = mpi_job(ranks, "worker-sum", "--parties", str(m), "--d", str(d),
+                              "--calls", "0")
+                walls[ranks].append(job["wall_1"])
+                info = {"messages": job["messages"], "bytes": job["bytes"]}
+        emit(figure="scaling", parties=m, d=d, reps=reps, **info,
+             r1_s=stats(walls[1]), r2_s=stats(walls[2]),
+             r1_over_r2_median=statistics.median(walls[1]) / statistics.median(walls[2]))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("mode", nargs="?", default="all",
+                        choices=["all", "worker-sum", "worker-throughput"])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--parties", type=int, default=3)
+    parser.add_argument("--d", type=int, default=100_000)
+    parser.add_argument("--calls", type=int, default=3)
+    parser.add_argument("--size", type=int, default=1 << 20)
+    parser.add_argument("--count", type=int, default=16)
+    args = parser.parse_args()
+    if args.mode == "worker-sum":
+        worker_sum(args)
+        return
+    if args.mode == "worker-throughput":
+        worker_throughput(args)
+        return
+    if not MPIEXEC.exists():
+        emit(skipped="the mpi extra is not installed (pip install -e '.[mpi]')")
+        return
+    import tempfile
+
+    reps = 1 if args.quick else args.reps
+    emit(figure="setup", blas_threads=1, note="BLAS pinned to one thread (threadpoolctl)")
+    with tempfile.TemporaryDirectory() as tmp:
+        bench_secure_sum(reps, 10_000 if args.quick else 100_000, args.calls, Path(tmp))
+    bench_throughput(reps, [1 << 16, 1 << 20] if args.quick else [1 << 16, 1 << 20, 1 << 23],
+                     1 << 24 if args.quick else 1 << 26)
+    bench_scaling(reps, [4, 16] if args.quick else [4, 16, 64], 10_000)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,243 @@
+"""The MPI driver (sim/drivers/mpi.py) against the SimPy driver, and its failures.
+
+Each test starts real ``mpiexec`` jobs of the installed MPICH (the ``mpi`` extra, which
+``make test`` installs). A job runs scenarios under the MPI driver (``mpi_job.py``); the test
+runs the same scenarios in process under SimPy and requires identical outputs, identical
+ledger rows except the two time columns, and identical views (``mpi_catalog.views_digest``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import sysconfig
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from mpi_catalog import ARRIVAL_ORDER, SCENARIOS, views_digest  # noqa: E402
+
+from sim import catalog  # noqa: E402
+from sim.drivers.mpi import block_owner  # noqa: E402
+from sim.runner import run_scenario  # noqa: E402
+
+pytest.importorskip("mpi4py", reason="the mpi extra is not installed")
+MPIEXEC = Path(sysconfig.get_path("scripts")) / "mpiexec"
+JOB_TIMEOUT_S = 600
+CORE = ["secure_sum_prg", "secure_sum_explicit", "pd_nmf"]
+
+
+def mpiexec(ranks: int, *args: str, timeout: float = JOB_TIMEOUT_S) -> subprocess.CompletedProcess:
+    return subprocess.run([str(MPIEXEC), "-n", str(ranks), sys.executable, *args],
+                          capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def run_job(out: Path, ranks: int, names: list[str]) -> Path:
+    out.mkdir(parents=True, exist_ok=True)
+    done = mpiexec(ranks, str(HERE / "mpi_job.py"), "scenarios", str(out), *names)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return out
+
+
+def ledger_without_times(text: str) -> list[tuple[str, ...]]:
+    rows = list(csv.reader(io.StringIO(text)))
+    header, body = rows[0], rows[1:]
+    keep = [i for i, name in enumerate(header) if name not in ("sent_s", "delivered_s")]
+    assert len(keep) == len(header) - 2
+    return sorted(tuple(row[i] for i in keep) for row in body)
+
+
+def assert_same_as_simpy(name: str, out: Path) -> None:
+    error = out / f"{name}.error"
+    assert not error.exists(), error.read_text()
+    reference = run_scenario(SCENARIOS[name])
+    got = out / name
+    assert ledger_without_times((got / "ledger.csv").read_text()) == ledger_without_times(
+        reference.ledger_csv)
+    with np.load(got / "outputs.npz") as outputs:
+        assert sorted(outputs) == sorted(reference.outputs)
+        for key, value in reference.outputs.items():
+            np.testing.assert_array_equal(outputs[key], value, err_msg=key)
+    assert (got / "views.txt").read_text() == views_digest(
+        reference.run.result.views if reference.run.result else {})
+
+
+@pytest.fixture(scope="module")
+def core_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]:
+    base = tmp_path_factory.mktemp("mpi")
+    return {ranks: run_job(base / str(ranks), ranks, CORE) for ranks in (2, 3)}
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+@pytest.mark.parametrize("name", CORE)
+def test_secure_sum_and_pd_nmf_equal_the_simpy_run(core_runs, name: str, ranks: int) -> None:
+    assert_same_as_simpy(name, core_runs[ranks])
+    report = json.loads((core_runs[ranks] / name / "report.json").read_text())
+    assert report["driver"] == {"name": "mpi", "ranks": ranks, "hosts": 1}
+
+
+def test_block_distribution() -> None:
+    owner = block_owner(range(7), 3)  # sizes 3, 2, 2
+    assert [owner[p] for p in range(7)] == [0, 0, 0, 1, 1, 2, 2]
+    assert block_owner([5, 9], 4) == {5: 0, 9: 1}  # more ranks than parties: some host none
+
+
+def test_every_catalogue_entry_has_a_small_scenario() -> None:
+    covered = {spec["algorithm"]["name"] for spec in SCENARIOS.values()}
+    assert covered == set(catalog.algorithms())
+
+
+@pytest.fixture(scope="module")
+def catalogue_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    names = [n for n in SCENARIOS if n not in CORE]
+    return run_job(tmp_path_factory.mktemp("catalogue"), 2, names)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [n for n in SCENARIOS if n not in CORE])
+def test_catalogue_entry_under_mpi(catalogue_run: Path, name: str) -> None:
+    if name not in ARRIVAL_ORDER:
+        assert_same_as_simpy(name, catalogue_run)
+        return
+    # results depend on arrival order (and a time budget on the clock): the run completes,
+    # with the SimPy run's outputs by name and rank (a budget may give another number of
+    # iterations) and a self-consistent ledger
+    error = catalogue_run / f"{name}.error"
+    assert not error.exists(), error.read_text()
+    reference = run_scenario(SCENARIOS[name])
+    with np.load(catalogue_run / name / "outputs.npz") as outputs:
+        assert {k: outputs[k].ndim for k in outputs} == {
+            k: np.ndim(v) for k, v in reference.outputs.items()}
+    rows = list(csv.DictReader(io.StringIO((catalogue_run / name / "ledger.csv").read_text())))
+    assert len(rows) == len(reference.run.result.ledger) if reference.run.result else not rows
+    assert all(float(r["delivered_s"]) >= float(r["sent_s"]) for r in rows)
+
+
+# -- failures: every rank ends, rank 0 prints one error line naming party and call ----------
+
+
+def error_lines(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("error:")]
+
+
+def test_a_raising_program_ends_every_rank() -> None:
+    done = mpiexec(2, str(HERE / "mpi_job.py"), "raise", timeout=120)
+    assert done.returncode != 0
+    lines = error_lines(done.stderr)
+    assert len(lines) == 1, done.stderr
+    assert "party 1 aborted" in lines[0] and "secure_sum#" in lines[0]
+    assert "RuntimeError: planted failure" in lines[0]
+
+
+def test_a_forged_message_ends_every_rank() -> None:
+    done = mpiexec(2, str(HERE / "mpi_job.py"), "tamper", timeout=120)
+    assert done.returncode != 0
+    lines = error_lines(done.stderr)
+    assert len(lines) == 1, done.stderr
+    assert "party 2 aborted" in lines[0] and "secure_sum#1" in lines[0]
+    assert "AuthenticationError" in lines[0]
+
+
+LONG = """\
+name = "long"
+seed = 5
+[network]
+parties = 4
+[data]
+source = "synthetic"
+rows = 400
+cols = 60
+[algorithm]
+name = "pd_nmf"
+k = 4
+iterations = 400
+local_iterations = 5
+"""
+
+
+def rank_pids(marker: str) -> dict[int, int]:
+    """pid of each MPI rank whose command line holds ``marker`` (from /proc)."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if marker.encode() not in cmdline or b"sim.cli" not in cmdline:
+            continue
+        for var in environ.split(b"\0"):
+            if var.startswith(b"PMI_RANK="):
+                found[int(var[9:])] = int(entry.name)
+    return found
+
+
+def test_a_killed_rank_ends_every_rank_without_partial_files(tmp_path: Path) -> None:
+    """SIGKILL one rank well into a run: rank 0 names it, every rank ends, nothing written.
+
+    The kill comes 3 s after the time an uninterrupted one-iteration run of the same
+    scenario took (start-up included), measured first.
+    """
+    short = tmp_path / "short.toml"
+    short.write_text(LONG.replace("iterations = 400", "iterations = 1"))
+    started = time.monotonic()
+    short_out = tmp_path / "short_out"
+    done = subprocess.run([sys.executable, "-m", "sim.cli", "run", str(short), "--ranks", "2",
+                           "--quiet", "--json", "--out", str(short_out)],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    startup = time.monotonic() - started
+    # the uninterrupted run through the CLI launcher equals the SimPy run
+    assert json.loads(done.stdout)["driver"] == {"name": "mpi", "ranks": 2, "hosts": 1}
+    reference = run_scenario(short)
+    assert ledger_without_times((short_out / "ledger.csv").read_text()) == (
+        ledger_without_times(reference.ledger_csv))
+    with np.load(short_out / "outputs.npz") as outputs:
+        for key, value in reference.outputs.items():
+            np.testing.assert_array_equal(outputs[key], value)
+    scenario = tmp_path / "long.toml"
+    scenario.write_text(LONG)
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sim.cli", "run", str(scenario), "--ranks", "2", "--out",
+         str(out), "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(startup + 3.0)
+        pids = rank_pids(str(scenario))
+        assert len(pids) == 2 and proc.poll() is None, "the run ended before the kill"
+        os.kill(pids[1], signal.SIGKILL)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 1
+    lines = error_lines(stderr)
+    assert len(lines) == 1, stderr
+    assert "rank 1 (hosting parties 2..3)" in lines[0] and "in call " in lines[0]
+    assert not out.exists()
+    assert not rank_pids(str(scenario))  # no rank left behind
+
+
+def test_injected_faults_are_refused_under_mpi() -> None:
+    """[[fault]] is interpreted by the SimPy driver; under MPI it is an input error, not a
+    plan silently ignored."""
+    from protocols.errors import InputError
+    from sim.faults import parse_faults
+    from sim.simulation import Simulation
+
+    plan = parse_faults([{"kind": "crash", "party": 1, "at_s": 0.001}])
+    with pytest.raises(InputError, match=r"\[\[fault\]\] injection .* SimPy driver only"):
+        Simulation(seed=1, driver="mpi", faults=plan)
