@@ -44,7 +44,8 @@ class Party:
 
 
 def check_parties(parties: Sequence[Party]) -> tuple[tuple[int, ...], dict[int, str]]:
-    """Validate a party list: ids unique, data holders are 0..M−1, other roles follow.
+    """Validate a party list: ids unique, data holders are 0..M−1, other roles follow, and at
+    least two participants of whom at least one holds data.
 
     Returns the data holders' ids and the role of every participant.
     """
@@ -59,11 +60,69 @@ def check_parties(parties: Sequence[Party]) -> tuple[tuple[int, ...], dict[int, 
         raise InputError(
             f"parties with other roles must have ids {len(sites)}..{len(ids) - 1}, got {others}"
         )
-    if len(sites) < 1:
-        raise InputError("a run needs at least one data-holding party")
+    if not sites or len(ids) < 2:
+        raise InputError(
+            f"the run has {len(sites)} data-holding part{'y' if len(sites) == 1 else 'ies'} "
+            f"among {len(ids)} part{'y' if len(ids) == 1 else 'ies'}; a secure computation needs "
+            "M ≥ 2 data holders, or one and another role (give every party a row block or an "
+            "input)"
+        )
     return tuple(sites), {p.id: p.role for p in parties}
 
 
 def site_parties(program: Program, inputs: Sequence[Mapping[str, Any]]) -> list[Party]:
-    """Data holders 0..M−1 all running ``program``, party m with ``inputs[m]``."""
+    """Data holders 0..M−1 all running ``program``, party m with ``inputs[m]``.
+
+    The parties' inputs must agree in form: the same keys, and for every array-like value the
+    same number of dimensions and the same shape past the first axis (row blocks may differ
+    in their number of rows; vectors in their length, which the protocols check).
+
+    Raises
+    ------
+    InputError
+        Naming the party, the key and the shapes that differ.
+    """
+    if isinstance(inputs, Mapping) or not isinstance(inputs, Sequence) or not all(
+        isinstance(kw, Mapping) for kw in inputs
+    ):
+        raise InputError(
+            "inputs must be a list with one mapping of keyword inputs per party, e.g. "
+            "[{'x': [1.0]}, {'x': [2.0]}]"
+        )
+    if inputs:
+        keys = set(inputs[0])
+        shapes = {key: _shape(inputs[0][key]) for key in keys}
+        for m, kw in enumerate(inputs[1:], start=1):
+            if set(kw) != keys:
+                raise InputError(
+                    f"party {m}'s inputs are {sorted(kw)} but party 0's are {sorted(keys)}; "
+                    "give every party the same keys"
+                )
+            for key in keys:
+                first, shape = shapes[key], _shape(kw[key])
+                if first is not None and shape is not None and (
+                        len(first) != len(shape) or first[1:] != shape[1:]):
+                    raise InputError(
+                        f"party {m}'s {key} has shape {shape} but party 0's has shape {first}; "
+                        "every party's input must have the same form (only the number of rows "
+                        "may differ)"
+                    )
     return [Party(m, program, dict(kw)) for m, kw in enumerate(inputs)]
+
+
+def _shape(value: Any) -> tuple[int, ...] | None:
+    """The shape of an array-like value (numpy, scipy.sparse, a list of numbers), else None."""
+    shape = getattr(value, "shape", None)
+    if isinstance(shape, tuple):
+        return shape
+    if isinstance(value, list | tuple):
+        import numpy as np
+
+        try:
+            arr = np.asarray(value, dtype=float)
+        except (TypeError, ValueError):
+            raise InputError(
+                f"an input {value!r:.60} is a ragged or non-numeric list; give an array"
+            ) from None
+        return arr.shape
+    return None

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from protocols.effects import Call
+from protocols.errors import InputError
 
 _SCALARS = (type(None), bool, int, float, complex, str, bytes, np.generic, Call, range)
 _SPARSE_ARRAYS = ("data", "indices", "indptr")
@@ -168,10 +169,30 @@ class Coalition:
 
     @classmethod
     def of(cls, members: Any, views: dict[int, View]) -> Coalition:
-        ids = tuple(sorted({int(m) for m in members}))
+        """The coalition of ``members`` (distinct party ids, at least one) over ``views``.
+
+        Raises
+        ------
+        InputError
+            An empty or repeated member list, a member that is not a party id, or a party
+            without a view.
+        """
+        if isinstance(members, str | bytes) or not hasattr(members, "__iter__"):
+            raise InputError(f"coalition = {members!r} must be a list of party ids")
+        given = list(members)
+        if not given:
+            raise InputError("coalition = [] is empty; name at least one party")
+        if not all(isinstance(m, int | np.integer) and not isinstance(m, bool) for m in given):
+            raise InputError(f"coalition = {given!r} must be a list of party ids (integers)")
+        ids = tuple(sorted(int(m) for m in given))
+        if len(set(ids)) != len(ids):
+            raise InputError(f"coalition = {given!r} repeats a party; list each party once")
         missing = [m for m in ids if m not in views]
         if missing:
-            raise KeyError(f"no view for part{'ies' if len(missing) > 1 else 'y'} {missing}")
+            raise InputError(
+                f"coalition names part{'ies' if len(missing) > 1 else 'y'} {missing}, but the "
+                f"run has parties {sorted(views)}"
+            )
         return cls(ids, {m: views[m] for m in ids})
 
     def received(self) -> list[tuple[int, Message]]:

@@ -124,3 +124,16 @@ class ProtocolAbort(MpcsimError):
             return f"party {self.party} aborted {where}"
         where = f" in call {self.call}" if self.call else ""
         return f"party {self.party} aborted in round {self.round}{where}: {self.reason}"
+
+
+class PartyInputError(ProtocolAbort, InputError):
+    """A party refused its input, so the run aborted: a :class:`ProtocolAbort` that is also a
+    user's mistake (:class:`InputError`), printed as ``party m: what was wrong``.
+
+    :meth:`sim.simulation.Simulation.run` raises it when a party's failure was caused by an
+    :class:`InputError` (a value too large for the field, inputs of different lengths, ...); the
+    original error is its ``__cause__``.
+    """
+
+    def __str__(self) -> str:
+        return f"party {self.party}: {self.reason}"

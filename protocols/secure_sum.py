@@ -172,19 +172,20 @@ def secure_sum_field(
     call = ctx.new_call(PROTOCOL)
     yield Input(label, x_hat, call)
     if variant == "explicit":
-        colsum = yield from _explicit_column_sum(ctx, call, x_hat)
+        colsum = yield from _explicit_column_sum(ctx, call, x_hat, label)
     else:
         colsum = _prg_column_sum(ctx, call, x_hat, variant)
     peers = ctx.peers
     yield SendEach(dict.fromkeys(peers, colsum), call, "column_sum")
     received = yield RecvEach(peers, call, "column_sum")
+    _check_lengths(received, len(x_hat), label)
     total = reconstruct(field, [colsum, *(received[p] for p in peers)])
     yield Output("sum", total, call)
     return total
 
 
 def _explicit_column_sum(
-    ctx: PartyContext, call: Call, x_hat: np.ndarray
+    ctx: PartyContext, call: Call, x_hat: np.ndarray, label: str = "x"
 ) -> Generator[Any, Any, np.ndarray]:
     field, peers, d = ctx.field, ctx.peers, len(x_hat)
     masks = ctx.randomness.private(call, len(peers) * d)
@@ -192,7 +193,18 @@ def _explicit_column_sum(
     kept = own_share(field, x_hat, list(shares_out.values()))
     yield SendEach(shares_out, call, "share")
     shares_in = yield RecvEach(peers, call, "share")
+    _check_lengths(shares_in, d, label)
     return column_sum(field, kept, [shares_in[p] for p in peers])
+
+
+def _check_lengths(received: dict[int, np.ndarray], length: int, label: str) -> None:
+    """Refuse peers' vectors whose length differs from this party's input (public sizes)."""
+    for peer, values in sorted(received.items()):
+        if len(values) != length:
+            raise InputError(
+                f"SecureSum {label}: party {peer} sent {len(values)} elements but this party's "
+                f"input has {length}; every party must input a vector of the same length"
+            )
 
 
 def _prg_column_sum(

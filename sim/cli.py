@@ -4,20 +4,25 @@
 
     mpcsim run SCENARIO [--out DIR] [--json] [--seed N] [--quiet] [--driver simpy|mpi]
                         [--ranks R]
-    mpcsim list
+    mpcsim list [ALGORITHM]
 
-A user's mistake — a bad scenario key, a missing data file, a value too large for the field —
-prints one line ``error: ...`` on stderr and exits with status 2. A party that fails during
-the run (an abort) prints one ``error:`` line naming the party and the call, and exits with
-status 1; a run that an injected ``[[fault]]`` aborted prints its report (``outcome``,
-``faults``) and exits with status 1. Progress of long runs goes to stderr (``--quiet`` turns it
-off); results go to stdout.
+A user's mistake — a bad scenario key, a missing data file, a value too large for the field, an
+output directory that cannot be written, a run too large for the memory — prints one line
+``error: ...`` on stderr and exits with status 2, before the run starts whenever it can be
+known then. A party that fails during the run (an abort) prints one ``error:`` line naming the
+party and the call, and exits with status 1; a run that an injected ``[[fault]]`` aborted
+prints its report (``outcome``, ``faults``) and exits with status 1. Progress goes to stderr
+(``--quiet`` turns it off): the estimated cost first, then a line at least every few seconds;
+results go to stdout.
 
 ``--driver mpi`` runs the parties on the MPI ranks of the job this process belongs to
 (``mpiexec -n R mpcsim run S --driver mpi``); rank 0 alone prints and writes. ``--ranks R``
 starts that job itself with the ``mpiexec`` of the installed MPICH (the ``mpi`` extra),
 passing ``-disable-auto-cleanup`` so that a rank killed by a signal is reported by rank 0
 rather than ending the job silently.
+
+Heavy modules (numpy, scipy, the simulator) are imported only by the command that needs them,
+so that ``--help``, ``list`` and argument errors answer at once (``benchmarks/startup.py``).
 """
 
 from __future__ import annotations
@@ -26,18 +31,22 @@ import argparse
 import subprocess
 import sys
 import sysconfig
+import threading
 import time
-import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn, TextIO
 
 from protocols.errors import InputError, ProtocolAbort
-from sim import catalog
-from sim.report import table, to_json
-from sim.runner import run_scenario
 
 SCENARIO_DIR = Path(__file__).resolve().parent.parent / "scenarios"
+ANNOUNCE_S = 2.0
+"""Runs estimated to take this long are announced with their estimate before they start;
+shorter ones print it only if they are still running after a second."""
+
+
+MAX_BEAT_S = 60.0
+"""The longest silence of a running simulation's progress on stderr."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -47,18 +56,64 @@ class _Parser(argparse.ArgumentParser):
 
 
 class StderrProgress:
-    """Prints ``stage done/total`` lines on stderr at most every half second."""
+    """Progress on a stream: stage lines at most every half second, and a heartbeat.
 
-    def __init__(self, stream: TextIO) -> None:
+    ``progress(stage, done, total)`` writes ``stage: done/total``. Between :meth:`start` and
+    :meth:`stop`, a background thread writes ``label: N s elapsed`` whenever no line was written
+    for ``every`` seconds at first, then for a quarter of the time elapsed (at most
+    :data:`MAX_BEAT_S`), so a long simulation shows progress from its first second even when
+    the algorithm reports no stages, without a line every second for an hour.
+    """
+
+    def __init__(self, stream: TextIO, every: float = 1.0) -> None:
         self.stream = stream
+        self.every = every
         self.last = 0.0
+        self._lock = threading.Lock()
+        self._done = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def _write(self, text: str) -> None:
+        with self._lock:
+            self.stream.write(text + "\n")
+            self.stream.flush()
+            self.last = time.monotonic()
 
     def __call__(self, stage: str, done: int, total: int) -> None:
-        now = time.monotonic()
-        if done == total or now - self.last >= 0.5:
-            self.last = now
-            self.stream.write(f"{stage}: {done}/{total}\n")
-            self.stream.flush()
+        if done == total or time.monotonic() - self.last >= 0.5:
+            self._write(f"{stage}: {done}/{total}")
+
+    def start(self, label: str, estimate: str, announce: bool = True) -> None:
+        """Announce the run and its estimate (now, or after ``every`` s); beat until :meth:`stop`.
+
+        With ``announce`` off, a run that ends (or fails) within ``every`` seconds prints
+        nothing on the stream.
+        """
+        began = time.monotonic()
+        if announce:
+            self._write(f"{label}: {estimate}")
+        else:
+            self.last = began
+
+        def beat() -> None:
+            announced = announce
+            while not self._done.wait(self.every / 4):
+                now = time.monotonic()
+                # every second at first, then less often: a quarter of the time elapsed, at
+                # most a minute apart
+                if now - self.last >= max(self.every, min(MAX_BEAT_S, (now - began) / 4)):
+                    elapsed = f"{now - began:.0f} s elapsed"
+                    self._write(f"{label}: {elapsed}" if announced
+                                else f"{label}: {elapsed}; {estimate}")
+                    announced = True
+
+        self._thread = threading.Thread(target=beat, name="mpcsim-progress", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._done.set()
+        if self._thread is not None:
+            self._thread.join()
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -67,7 +122,7 @@ def _parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run a scenario")
     run.add_argument("scenario", help="a scenario TOML file")
     run.add_argument("--out", metavar="DIR", help="write report.json, outputs.npz, ledger.csv "
-                     "and plots into DIR")
+                     "and plots into DIR (a new directory, or an earlier run's output)")
     run.add_argument("--json", action="store_true", help="print report.json on stdout")
     run.add_argument("--seed", type=int, metavar="N", help="override the scenario's seed")
     run.add_argument("--quiet", action="store_true", help="no progress on stderr")
@@ -76,7 +131,8 @@ def _parser() -> argparse.ArgumentParser:
                      "this MPI job (needs the mpi extra)")
     run.add_argument("--ranks", type=int, metavar="R", help="start R MPI ranks with the "
                      "installed mpiexec (implies --driver mpi)")
-    sub.add_parser("list", help="list algorithms and scenarios")
+    listing = sub.add_parser("list", help="list algorithms and scenarios, or an algorithm's keys")
+    listing.add_argument("algorithm", nargs="?", help="show this algorithm's scenario keys")
     return parser
 
 
@@ -84,25 +140,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         if args.command == "list":
-            sys.stdout.write(_list())
+            sys.stdout.write(_list(args.algorithm))
             return 0
-        if args.seed is not None and args.seed < 0:
-            raise InputError(f"--seed {args.seed} must be a non-negative integer")
         if args.ranks is not None:
             return _launch(args.ranks, argv if argv is not None else sys.argv[1:])
-        reporting = _reporting(args.driver)
-        progress = None if args.quiet or not reporting else StderrProgress(sys.stderr)
-        run = run_scenario(args.scenario, seed=args.seed, progress=progress,
-                           driver=args.driver)
-        if not run.reporting:
-            return 0
-        if args.out:
-            written = run.write(args.out)
-            if not args.quiet:
-                sys.stderr.write(f"wrote {', '.join(p.name for p in written)} to {args.out}\n")
-        sys.stdout.write(to_json(run.report) if args.json else run.format())
-        aborted = run.report.get("outcome", {}).get("completed") is False  # by a [[fault]]
-        return 1 if aborted else 0
+        return _run(args)
     except InputError as exc:
         _error(exc, args)
         return 2
@@ -171,7 +213,54 @@ def _launch(ranks: int, argv: Sequence[str]) -> int:
     return 0 if code == 0 else (code if code in (1, 2) else 1)
 
 
-def _list() -> str:
+def _run(args: argparse.Namespace) -> int:
+    from sim.checks import read_scenario_file
+
+    read_scenario_file(args.scenario)  # a missing or malformed file: before the heavy imports
+    from sim.report import check_out_dir, to_json
+    from sim.runner import plan_scenario
+
+    reporting = _reporting(args.driver)
+    if args.out is not None and reporting:
+        check_out_dir(args.out)
+    plan = plan_scenario(args.scenario, seed=args.seed)
+    import sim.simulation  # noqa: F401 -- loaded before the clock starts, not during the run
+
+    progress = None if args.quiet or not reporting else StderrProgress(sys.stderr)
+    if progress is not None:
+        progress.start(plan.scenario.name, f"{plan.entry.name} with {plan.scenario.n_parties} "
+                       f"parties, estimated {plan.estimate.describe()}",
+                       announce=plan.estimate.seconds >= ANNOUNCE_S)
+    try:
+        run = plan.run(progress, driver=args.driver)
+        if not run.reporting:
+            return 0
+        if args.out is not None:
+            written = run.write(args.out)
+            if progress is not None:
+                progress.stop()
+                sys.stderr.write(f"wrote {', '.join(p.name for p in written)} to {args.out}\n")
+    finally:
+        if progress is not None:
+            progress.stop()
+    sys.stdout.write(to_json(run.report) if args.json else run.format())
+    aborted = run.report.get("outcome", {}).get("completed") is False  # by a [[fault]]
+    return 1 if aborted else 0
+
+
+def _list(name: str | None = None) -> str:
+    import tomllib
+
+    from sim import catalog
+    from sim.console import table
+
+    if name is not None:
+        entry = catalog.get(name)
+        rows = [[key, "(left out)" if p.default is None else repr(p.default), p.allowed(),
+                 p.help] for key, p in entry.params.items()]
+        return (f"{entry.name}: {entry.summary}\n{entry.reference}\n\n"
+                + table(["key", "default", "allowed", "meaning"], rows,
+                        f"[algorithm] keys of {entry.name}") + "\n")
     rows = [[a.name, a.summary, a.reference] for a in catalog.algorithms().values()]
     out = [table(["algorithm", "what it runs", "reference"], rows, "algorithms"), ""]
     scen_rows = []
@@ -184,6 +273,8 @@ def _list() -> str:
         scen_rows.append([path.name, alg, raw.get("description", "")])
     out.append(table(["scenario", "algorithm", "description"], scen_rows,
                      f"scenarios in {SCENARIO_DIR}"))
+    out.append("")
+    out.append("`mpcsim list ALGORITHM` shows an algorithm's scenario keys and their ranges.")
     return "\n".join(out) + "\n"
 
 

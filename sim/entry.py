@@ -9,6 +9,18 @@ outputs, metrics, the protocol its audits examine, and plots.
 The entries themselves live in :mod:`sim.experiments`, one module per algorithm or experiment,
 and import this module; :mod:`sim.catalog` collects them. Imports run one way:
 ``sim.entry ← sim.experiments ← sim.catalog``.
+
+Scale (:class:`Workload`)
+-------------------------
+Before a run starts, the runner asks the entry what it will cost: ``estimate`` maps the
+scenario's sizes (:class:`EstimateInput`) to a :class:`Workload` — messages and field elements
+over the whole run, from the protocols' declared cost formulas, the number of simulations, and
+the local arithmetic. :mod:`sim.estimate` turns that into memory and time, shows it, and refuses
+a run that cannot fit in memory. An entry without ``estimate`` gets :func:`data_only`, which
+counts the data and nothing else (and says so).
+
+This module imports nothing heavy, so that ``mpcsim list`` and ``--help`` answer at once: an
+entry's module imports its algorithm inside ``run``.
 """
 
 from __future__ import annotations
@@ -17,24 +29,35 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from protocols.errors import ScenarioError
-from sim.scenario import Scenario, check_choice, check_int, check_number
+from sim.checks import Boolean, Choice, Described, Integer, Number
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from parties.audit import Progress
     from sim.privacy import AuditTarget
+    from sim.scenario import Scenario
     from sim.simulation import Result, Simulation
 
 
 @dataclass(frozen=True)
 class Param:
-    """One scenario key of an algorithm: its default and a check that normalises it."""
+    """One scenario key of an algorithm: its default, a check that normalises it, what it means.
+
+    ``check(name, value)`` returns the normalised value or raises
+    :class:`~protocols.errors.ScenarioError`; checks built by :func:`integer`, :func:`number`
+    and :func:`choice` also describe their range (:meth:`allowed`).
+    """
 
     default: Any
     check: Callable[[str, Any], Any]
     help: str = ""
+
+    def allowed(self) -> str:
+        """The documented range or choices of the key ("" if the check cannot say)."""
+        describe = getattr(self.check, "describe", None)
+        return describe() if describe is not None else ""
 
 
 @dataclass
@@ -66,19 +89,129 @@ class AlgorithmRun:
 
 
 @dataclass(frozen=True)
+class EstimateInput:
+    """What an entry's ``estimate`` receives: the scenario, its checked keys, the data's shape.
+
+    Attributes
+    ----------
+    scenario : Scenario
+    params : dict
+        The ``[algorithm]`` keys after :meth:`Algorithm.validate`.
+    n_rows, n_cols : int
+        The shape of the pooled data (synthetic: from the scenario; a file: as loaded).
+    missing : bool
+        Whether the data has unobserved entries (NaN): synthetic ratings, or a loaded file
+        that holds NaN.
+    """
+
+    scenario: Scenario
+    params: dict[str, Any]
+    n_rows: int
+    n_cols: int
+    missing: bool = False
+
+    @property
+    def n_parties(self) -> int:
+        return self.scenario.n_parties
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What a run will cost, as an entry declares it before the run.
+
+    Attributes
+    ----------
+    messages : int
+        Messages over the whole run (every simulation), from the declared cost formulas. Key
+        agreement is added by :mod:`sim.estimate` (M(M − 1) messages per simulation).
+    elements : int
+        Field elements those messages carry.
+    simulations : int
+        Simulated runs (e.g. trials × initialisations).
+    flops : float
+        Local arithmetic outside the protocols (e.g. centralized NMF sweeps), in floating-point
+        operations.
+    working_bytes : int
+        Memory the algorithm holds beyond the data and the messages (models, copies).
+    basis : str
+        How the figures were derived, for the message a user sees.
+    audited_length : int
+        Elements each party inputs to the protocol call an ``[[audit]]`` examines (0: the
+        data's column count).
+    """
+
+    messages: int = 0
+    elements: int = 0
+    simulations: int = 1
+    flops: float = 0.0
+    working_bytes: int = 0
+    basis: str = ""
+    audited_length: int = 0
+
+    def __add__(self, other: Workload) -> Workload:
+        """Two parts of one simulation (or of the same runs): messages, elements, work add up."""
+        return Workload(
+            self.messages + other.messages, self.elements + other.elements,
+            max(self.simulations, other.simulations), self.flops + other.flops,
+            self.working_bytes + other.working_bytes,
+            "; ".join(b for b in (self.basis, other.basis) if b),
+            self.audited_length or other.audited_length,
+        )
+
+    def times(self, runs: int) -> Workload:
+        """The same workload repeated in ``runs`` simulations."""
+        return Workload(runs * self.messages, runs * self.elements, runs * self.simulations,
+                        runs * self.flops, self.working_bytes, self.basis, self.audited_length)
+
+    def described(self, basis: str, simulations: int | None = None) -> Workload:
+        """This workload with another basis (and number of simulations)."""
+        return Workload(self.messages, self.elements,
+                        self.simulations if simulations is None else simulations, self.flops,
+                        self.working_bytes, basis, self.audited_length)
+
+
+def data_only(inp: EstimateInput) -> Workload:
+    """The default estimate: no declared cost, so only the data counts (and the basis says so)."""
+    return Workload(simulations=1, basis="no declared cost; data only")
+
+
+@dataclass(frozen=True)
 class Algorithm:
-    """A catalogue entry."""
+    """A catalogue entry.
+
+    Attributes
+    ----------
+    name, summary, reference : str
+        The scenario's ``[algorithm] name``, one line for ``mpcsim list``, the paper and its
+        algorithm number.
+    params : mapping of str to Param
+        The ``[algorithm]`` keys.
+    run : callable
+        ``run(RunInput) -> AlgorithmRun``.
+    estimate : callable
+        ``estimate(EstimateInput) -> Workload``, from the declared cost formulas of the
+        protocols the entry runs; :func:`data_only` by default.
+    data_kind : str
+        The synthetic kind used when a scenario asks for synthetic data without a kind.
+    nonnegative, allow_missing : bool
+        Data checks at load time: negative values refused; NaN accepted as "unobserved".
+    min_parties : int
+        The smallest ``network.parties`` the entry runs with (2 for a secure computation).
+    attack : callable, optional
+        ``attack(table, n_parties)`` checks the scenario's ``[attack]`` table (the entry's
+        attack model); None: the entry has none and ``[attack]`` is refused.
+    """
 
     name: str
     summary: str
     reference: str
     params: Mapping[str, Param]
     run: Callable[[RunInput], AlgorithmRun]
-    data_kind: str = "uniform"  # the synthetic kind used when a scenario asks for synthetic data
+    estimate: Callable[[EstimateInput], Workload] = data_only
+    data_kind: str = "uniform"
     nonnegative: bool = False
     allow_missing: bool = False
-    min_parties: int = 2  # smallest network.parties (M ≥ 2 for a secure computation)
-    # checks the scenario's [attack] table given network.parties; None: no [attack] allowed
+    min_parties: int = 2
     attack: Callable[[Mapping[str, Any], int], dict[str, Any]] | None = None
 
     def validate(self, given: Mapping[str, Any]) -> dict[str, Any]:
@@ -99,28 +232,59 @@ class Algorithm:
 
 # -- reusable checks ---------------------------------------------------------------------------
 
+MAX_RANK = 10_000
+"""Largest rank, number of topics or components any entry accepts (k)."""
+MAX_ITERATIONS = 100_000
+"""Largest iteration, sweep or step count any entry accepts."""
+MAX_TRIALS = 100_000
+"""Largest number of independent trials any entry accepts."""
+MAX_WEIGHT = 1e6
+"""Largest penalty weight, bound or step size any entry accepts."""
 
-def choice(*options: str) -> Callable[[str, Any], Any]:
+
+def choice(*options: str) -> Choice:
     """A check that the value is one of ``options``."""
-    return lambda name, value: check_choice(name, value, options)
+    return Choice(tuple(options))
 
 
-def integer(low: int | None = None, high: int | None = None) -> Callable[[str, Any], int]:
+def integer(low: int | None = None, high: int | None = None) -> Integer:
     """A check that the value is an integer in [low, high]."""
-    return lambda name, value: check_int(name, value, low, high)
+    return Integer(low, high)
 
 
-def number(low: float | None = None) -> Callable[[str, Any], float]:
-    """A check that the value is a finite number ≥ low."""
-    return lambda name, value: check_number(name, value, low)
+def number(low: float | None = None, high: float | None = None, *, strict_low: bool = False,
+           strict_high: bool = False) -> Number:
+    """A check that the value is a finite number in [low, high] (strict: bound excluded)."""
+    return Number(low, high, strict_low, strict_high)
 
 
-def boolean() -> Callable[[str, Any], bool]:
+def described(check: Callable[[str, Any], Any], allowed: str) -> Described:
+    """``check`` with its allowed values written out (for checks of more than one range)."""
+    return Described(check, allowed)
+
+
+def optional(check: Integer | Number, absent: str) -> Described:
+    """``check``, or the key left out (``None``); ``absent`` says what leaving it out means."""
+
+    def run(name: str, value: Any) -> Any:
+        return None if value is None else check(name, value)
+
+    return Described(run, f"{check.describe()}; left out: {absent}")
+
+
+def auto_or(check: Integer | Number, meaning: str) -> Described:
+    """``"auto"`` (``meaning`` says what it picks) or a value that passes ``check``."""
+
+    def run(name: str, value: Any) -> Any:
+        if isinstance(value, str) and value == "auto":
+            return value
+        if isinstance(value, str):
+            raise ScenarioError(f'{name} = {value!r} must be "auto" or a number')
+        return check(name, value)
+
+    return Described(run, f'"auto" ({meaning}) | {check.describe()}')
+
+
+def boolean() -> Boolean:
     """A check that the value is true or false (TOML booleans only)."""
-
-    def check(name: str, value: Any) -> bool:
-        if not isinstance(value, bool):
-            raise ScenarioError(f"{name} = {value!r} must be true or false")
-        return value
-
-    return check
+    return Boolean()

@@ -28,9 +28,15 @@ from dataclasses import dataclass
 import networkx as nx
 
 from protocols.errors import InputError
+from sim.checks import check_number
 
 HUB = "hub"
 TOPOLOGIES = ("complete", "star", "ring")
+
+LATENCY_MS_RANGE = (0.0, 60_000.0)
+"""One-way link latency in ms: from 0 up to one minute (a geostationary hop is ~270 ms)."""
+BANDWIDTH_MBPS_RANGE = (0.001, 10_000_000.0)
+"""Link bandwidth in Mbit/s: from 1 kbit/s up to 10 Tbit/s."""
 
 
 @dataclass(frozen=True)
@@ -45,14 +51,12 @@ class Link:
 
 
 def _check_link(latency_ms: float, bandwidth_mbps: float, where: str) -> Link:
-    for name, value in (("latency_ms", latency_ms), ("bandwidth_mbps", bandwidth_mbps)):
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise InputError(f"{where}: {name} = {value!r} must be a number")
-    if not latency_ms >= 0:
-        raise InputError(f"{where}: latency_ms = {latency_ms} must be ≥ 0")
-    if not bandwidth_mbps > 0:
-        raise InputError(f"{where}: bandwidth_mbps = {bandwidth_mbps} must be > 0")
-    return Link(latency_s=latency_ms / 1000.0, bandwidth_bps=bandwidth_mbps * 1e6)
+    """A Link from the scenario's units, each value within its documented range."""
+    low, high = LATENCY_MS_RANGE
+    latency = check_number(f"{where}.latency_ms", latency_ms, low, high=high)
+    low, high = BANDWIDTH_MBPS_RANGE
+    bandwidth = check_number(f"{where}.bandwidth_mbps", bandwidth_mbps, low, high=high)
+    return Link(latency_s=latency / 1000.0, bandwidth_bps=bandwidth * 1e6)
 
 
 class Network:

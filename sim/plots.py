@@ -21,12 +21,23 @@ def _axes(figsize: tuple[float, float] = (6.0, 4.0)) -> tuple[Any, Any]:
     return fig, ax
 
 
+STYLES = (("-", 3.2), ("--", 2.2), ("-.", 1.6), (":", 1.4))
+"""(line style, width) of the 1st, 2nd, ... curve of a figure: later curves are drawn on top,
+thinner and broken, so that curves which coincide (``random`` is ``random_2x`` for the first
+half of its sweeps) all stay visible."""
+
+
+def _style(i: int) -> dict[str, Any]:
+    style, width = STYLES[i % len(STYLES)]
+    return {"linestyle": style, "linewidth": width, "zorder": 2 + i}
+
+
 def objective(curves: dict[str, list[float]], title: str, *, xlabel: str = "sweep",
               ylabel: str = "objective E(W, T)") -> Any:
     """Objective against sweep, one line per curve (``pd_nmf``, ``rri_nmf``)."""
     fig, ax = _axes()
-    for name, values in curves.items():
-        ax.plot(np.arange(1, len(values) + 1), values, label=name)
+    for i, (name, values) in enumerate(curves.items()):
+        ax.plot(np.arange(1, len(values) + 1), values, label=name, **_style(i))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
@@ -40,12 +51,13 @@ def objective_bands(curves: dict[str, np.ndarray], title: str) -> Any:
     ``curves`` maps a label to a trials × sweeps array.
     """
     fig, ax = _axes((6.5, 4.2))
-    for label, h in curves.items():
+    for i, (label, h) in enumerate(curves.items()):
         x = np.arange(1, h.shape[1] + 1)
         mean = h.mean(axis=0)
         sem = h.std(axis=0, ddof=1) / np.sqrt(h.shape[0]) if h.shape[0] > 1 else 0 * mean
-        ax.plot(x, mean, label=label)
-        ax.fill_between(x, mean - sem, mean + sem, alpha=0.25)
+        (line,) = ax.plot(x, mean, label=label, **_style(i))
+        ax.fill_between(x, mean - sem, mean + sem, alpha=0.2, color=line.get_color(),
+                        zorder=1)
     ax.set_xlabel("sweep of PD-NMF-Iter")
     ax.set_ylabel("objective E(W, T)  (mean ± sd of the mean)")
     ax.set_title(title)

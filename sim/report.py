@@ -13,7 +13,6 @@ import io
 import json
 import os
 import shutil
-import uuid
 import zipfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from protocols.field import describe_prime
+from sim.console import table
 from sim.ledger import COLUMNS
 from sim.network import Network
 
@@ -108,28 +108,7 @@ def to_json(rep: Mapping[str, Any]) -> str:
     return json.dumps(_jsonable(rep), indent=2, sort_keys=False) + "\n"
 
 
-# -- console tables ----------------------------------------------------------------------------
-
-
-def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], title: str = "") -> str:
-    """A plain-text table with right-aligned numbers."""
-    cells = [[_cell(v) for v in row] for row in rows]
-    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h)
-              for i, h in enumerate(headers)]
-    lines = [title] if title else []
-    lines.append("  ".join(h.rjust(w) for h, w in zip(headers, widths, strict=True)))
-    lines.append("  ".join("-" * w for w in widths))
-    for row in cells:
-        lines.append("  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)))
-    return "\n".join(lines)
-
-
-def _cell(v: Any) -> str:
-    if isinstance(v, float):
-        return f"{v:.4g}"
-    if isinstance(v, int) and not isinstance(v, bool):
-        return f"{v:,}"
-    return str(v)
+# -- console ---------------------------------------------------------------------------------
 
 
 def _clock(rep: dict[str, Any]) -> str:
@@ -278,42 +257,133 @@ def empty_ledger_csv() -> str:
     return ",".join(COLUMNS) + "\n"
 
 
+OUTPUT_FILES = ("report.json", "outputs.npz", "ledger.csv")
+"""The files every run writes; plots add ``<name>.png``."""
+
+
+def _ours(name: str) -> bool:
+    return name in OUTPUT_FILES or name.endswith(".png")
+
+
+def check_out_dir(out: Any, option: str = "--out") -> Path:
+    """Check, before a run, that its output directory can be written; return it as a Path.
+
+    The directory may not exist yet (it is created, with its parents) or may be an earlier
+    run's output (it is replaced as a whole). Anything else is refused, so that no run is lost
+    at the end and no unrelated file is overwritten.
+
+    Parameters
+    ----------
+    out : str or Path
+        The destination.
+    option : str
+        How the destination was given, for the message (``--out``, ``out=``).
+
+    Raises
+    ------
+    InputError
+        An empty path, a destination that is a file or a directory holding other files, or a
+        place where nothing can be created (naming the directory that refused).
+    """
+    from protocols.errors import InputError
+
+    if not isinstance(out, str | Path):
+        raise InputError(f"{option} {out!r} must be a directory path (a string or a Path)")
+    if not str(out).strip():
+        raise InputError(
+            f"{option} {str(out)!r} is empty; give the directory to write report.json, "
+            "outputs.npz, ledger.csv and plots into, or leave it out"
+        )
+    path = Path(out)
+    if path.exists() and not path.is_dir():
+        raise InputError(f"{option} {str(out)!r} exists and is not a directory; choose another")
+    if path.is_dir():
+        try:
+            others = sorted(p.name for p in path.iterdir() if not _ours(p.name))
+        except OSError as exc:
+            raise InputError(f"{option} {str(out)!r} cannot be read ({exc.strerror})") from None
+        if others:
+            shown = ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")
+            raise InputError(
+                f"{option} {str(out)!r} holds other files ({shown}); a run replaces its output "
+                "directory as a whole, so choose a new or empty directory"
+            )
+    ancestor = path.absolute().parent
+    while not ancestor.exists():
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise InputError(f"{option} {str(out)!r}: {str(ancestor)!r} is not a directory")
+    try:
+        probe = _fresh_dir(ancestor, ".mpcsim-probe")
+        probe.rmdir()
+    except OSError as exc:
+        raise InputError(
+            f"{option} {str(out)!r} cannot be written: nothing can be created in "
+            f"{str(ancestor)!r} ({exc.strerror or exc}); choose a writable place"
+        ) from None
+    return path
+
+
+def _fresh_dir(parent: Path, stem: str) -> Path:
+    """Create and return a new, uniquely named directory in ``parent`` (mode as mkdir gives)."""
+    for _ in range(100):
+        candidate = parent / f"{stem}.{os.urandom(6).hex()}.tmp"
+        try:
+            candidate.mkdir()
+        except FileExistsError:
+            continue
+        return candidate
+    raise FileExistsError(f"no fresh directory name in {parent}")  # pragma: no cover
+
+
 def write_files(out_dir: Path, files: Mapping[str, bytes]) -> list[Path]:
     """Write ``files`` into ``out_dir`` all or nothing.
 
-    Everything is first written into a temporary directory beside ``out_dir``. When
-    ``out_dir`` does not exist yet (or is an empty directory), the temporary directory is then
-    renamed to it in one atomic step, so a process killed at any moment — even by SIGKILL —
-    leaves either no ``out_dir`` or a complete one (a killed run may leave its hidden
-    temporary directory behind). Into an existing non-empty directory each file is moved with
-    an atomic rename of its own. If writing fails, the temporary directory is removed and
-    ``out_dir`` is untouched.
+    Everything is first written into a fresh temporary directory beside ``out_dir``, which is
+    then renamed to ``out_dir`` (one atomic rename). An earlier run's output in ``out_dir`` is
+    first renamed aside and removed after the new one is in place. If writing fails, the
+    temporary directory is removed and ``out_dir`` is untouched; a process killed at any
+    moment leaves a complete ``out_dir`` or none (and perhaps a hidden ``.NAME.*.tmp`` beside
+    it). The temporary directory is made with ``mkdir``, so ``out_dir`` gets the permissions
+    the umask gives.
+
+    Raises
+    ------
+    InputError
+        As :func:`check_out_dir` (the destination is checked again).
     """
-    out_dir = Path(out_dir)
-    parent = out_dir.resolve().parent
-    parent.mkdir(parents=True, exist_ok=True)
-    if out_dir.exists() and not out_dir.is_dir():
+    out_dir = check_out_dir(out_dir)
+    parent = out_dir.absolute().parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
         from protocols.errors import InputError
 
-        raise InputError(f"--out {str(out_dir)!r} exists and is not a directory")
-    # not mkdtemp: its 0700 mode would become out_dir's when renamed; mkdir honours the umask
-    staging = parent / f".{out_dir.name}.{os.getpid()}-{uuid.uuid4().hex[:12]}.tmp"
-    staging.mkdir()
+        raise InputError(f"cannot create {str(parent)!r} ({exc.strerror or exc})") from None
+    staging = _fresh_dir(parent, f".{out_dir.name}")
+    old: Path | None = None
     try:
         for name, content in files.items():
             (staging / name).write_bytes(content)
-        if not out_dir.exists() or (out_dir.is_dir() and not any(out_dir.iterdir())):
-            try:
-                os.rename(staging, out_dir)  # atomic; replaces an empty directory
-                return [out_dir / name for name in files]
-            except OSError:  # created meanwhile, or a file system that cannot: file by file
-                pass
-        out_dir.mkdir(exist_ok=True)
-        written = []
-        for name in files:
-            target = out_dir / name
-            os.replace(staging / name, target)
-            written.append(target)
-        return written
+        if out_dir.is_dir():
+            old = _fresh_dir(parent, f".{out_dir.name}.old")
+            old.rmdir()
+            os.rename(out_dir, old)
+        try:
+            os.rename(staging, out_dir)
+        except OSError:
+            if old is not None:  # put the earlier output back
+                os.rename(old, out_dir)
+                old = None
+            raise
+    except OSError as exc:
+        from protocols.errors import InputError
+
+        raise InputError(
+            f"cannot write {str(out_dir)!r} ({exc.strerror or exc}); nothing was written"
+        ) from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    return [out_dir / name for name in files]

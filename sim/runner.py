@@ -1,13 +1,26 @@
 """Run a scenario end to end: the Python API that ``mpcsim run`` mirrors.
 
->>> from sim.runner import run_scenario                          # doctest: +SKIP
->>> run = run_scenario("scenarios/quickstart.toml", seed=7)      # doctest: +SKIP
->>> run.report["communication"]["total_elements"]                # doctest: +SKIP
->>> run.write("out/quickstart")                                  # doctest: +SKIP
+>>> from sim.runner import plan_scenario, run_scenario               # doctest: +SKIP
+>>> run = run_scenario("scenarios/quickstart.toml", seed=7)          # doctest: +SKIP
+>>> run.report["communication"]["total_elements"]                    # doctest: +SKIP
+>>> run.write("out/quickstart")                                      # doctest: +SKIP
+>>> plan_scenario("scenarios/quickstart.toml").estimate.describe()   # doctest: +SKIP
 
-Everything is computed in memory first — data, simulation, metrics, audits, report, plots —
-and only :meth:`ScenarioRun.write` touches the disk, atomically, so a failed run leaves no
-partial files.
+A run goes through the input boundaries in order, and a user's mistake at any of them raises an
+:class:`~protocols.errors.InputError` (the CLI prints it as one line ``error: ...``) before
+anything expensive happens:
+
+1. the scenario (:func:`sim.scenario.load_scenario`) and the algorithm's keys
+   (:meth:`sim.entry.Algorithm.validate`);
+2. the output directory, when one is given (:func:`sim.report.check_out_dir`);
+3. the scale: the entry's declared workload turned into memory and time
+   (:mod:`sim.estimate`); a run that cannot fit in memory is refused with the estimate;
+4. the data, when it is loaded or generated and split: NaN or infinities, negative values
+   where the algorithm needs non-negative ones, a party with no observed entry — each named
+   by its source, row, party and column.
+
+Everything is then computed in memory — simulation, metrics, audits, report, plots — and only
+:meth:`ScenarioRun.write` touches the disk, atomically.
 """
 
 from __future__ import annotations
@@ -15,22 +28,21 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from algorithms import data as data_io
-from parties.attacks import get_attack
-from parties.audit import AuditResult, Progress
-from parties.audit.coalitions import CoalitionStudy
 from protocols.errors import InputError, ProtocolAbort, ScenarioError
 from sim import catalog, report
-from sim.coalitions import heat_map, run_study, study_table
 from sim.entry import Algorithm, AlgorithmRun, RunInput
-from sim.network import Network
-from sim.privacy import run_audit
-from sim.scenario import AttackSpec, Scenario, load_scenario
-from sim.simulation import Result, Simulation
+from sim.estimate import Estimate, check_fits, estimate_run
+from sim.scenario import Scenario, load_scenario
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from parties.audit import AuditResult, Progress
+    from parties.audit.coalitions import CoalitionStudy
+    from sim.scenario import AttackSpec
+    from sim.simulation import Result
 
 DATA_SEED_KEY = 1_000_000
 
@@ -45,11 +57,20 @@ class ScenarioRun:
     ledger_csv: str
     run: AlgorithmRun
     audits: list[AuditResult] = field(default_factory=list)
+    estimate: Estimate | None = None
     studies: dict[int, CoalitionStudy] = field(default_factory=dict)  # by [[audit]] index
     reporting: bool = True  # False on MPI ranks other than 0: they neither print nor write
 
     def write(self, out_dir: str | Path) -> list[Path]:
-        """Write report.json, outputs.npz, ledger.csv and the PNG plots, atomically."""
+        """Write report.json, outputs.npz, ledger.csv and the PNG plots, atomically.
+
+        Raises
+        ------
+        InputError
+            If ``out_dir`` cannot be written (see :func:`sim.report.check_out_dir`); nothing is
+            written then.
+        """
+        report.check_out_dir(out_dir, "out_dir")
         files: dict[str, bytes] = {
             "report.json": report.to_json(self.report).encode(),
             "outputs.npz": report.npz_bytes(self.outputs),
@@ -57,25 +78,146 @@ class ScenarioRun:
         }
         for name, build in self.run.plots.items():
             files[f"{name}.png"] = report.png_bytes(build())
-        for i, study in self.studies.items():
-            files[f"coalitions_{i}.png"] = report.png_bytes(
-                heat_map(study, f"{self.scenario.name} [[audit]] {i}"))
+        if self.studies:
+            from sim.coalitions import heat_map
+
+            for i, study in self.studies.items():
+                files[f"coalitions_{i}.png"] = report.png_bytes(
+                    heat_map(study, f"{self.scenario.name} [[audit]] {i}"))
         return report.write_files(Path(out_dir), files)
 
     def format(self) -> str:
         """The console tables."""
+        from sim.coalitions import study_table
+
         return report.format_report(self.report, [*self.run.tables, *(
             study_table(i, study) for i, study in self.studies.items())])
 
 
-def run_scenario(
+@dataclass
+class ScenarioPlan:
+    """A validated scenario with its data loaded and split and its cost estimated.
+
+    :func:`plan_scenario` makes one; :meth:`run` runs it. The command line prints
+    ``estimate`` before the run and reports progress against it.
+    """
+
+    scenario: Scenario
+    entry: Algorithm
+    params: dict[str, Any]
+    seed: int
+    data: Any
+    shards: list[Any]
+    extras: dict[str, Any]
+    estimate: Estimate
+    attack: dict[str, Any] | None = None
+
+    def describe(self) -> str:
+        """One line: what will run, and its estimated cost."""
+        return (f"{self.scenario.name}: {self.entry.name} with {self.scenario.n_parties} "
+                f"parties, estimated {self.estimate.describe()}")
+
+    def run(self, progress: Progress | None = None, driver: str = "simpy") -> ScenarioRun:
+        """Simulate, audit, run the ``[[attack]]`` entries and report.
+
+        ``driver`` is ``"simpy"`` or ``"mpi"`` (as ``--driver``); under MPI every rank runs
+        this and only rank 0's result has ``reporting`` set. A run that an injected
+        ``[[fault]]`` aborted returns a report with ``outcome`` and ``faults``.
+
+        Raises
+        ------
+        InputError
+            A party refused its input (e.g. a value too large for the field): ``party m: ...``.
+        """
+        from sim.network import Network
+        from sim.simulation import Simulation
+
+        scenario = self.scenario
+        network = Network.build(scenario.n_parties, scenario.topology, scenario.latency_ms,
+                                scenario.bandwidth_mbps, scenario.links)
+        simulation = Simulation(network, prime=scenario.prime, frac_bits=scenario.frac_bits,
+                                seed=self.seed, sealing=scenario.sealing, driver=driver,
+                                faults=scenario.faults)
+        inp = RunInput(scenario, self.params, self.data, self.shards, simulation, self.seed,
+                       progress, self.extras, self.attack)
+        started = time.perf_counter()
+        try:
+            algorithm_run = self.entry.run(inp)  # a party's bad input raises PartyInputError
+        except ProtocolAbort as abort:
+            cause = abort.__cause__
+            if isinstance(cause, InputError) and not isinstance(abort, InputError):
+                where = f" in call {abort.call}" if abort.call else ""
+                raise InputError(f"party {abort.party}{where}: {cause}") from abort
+            partial = getattr(abort, "result", None)
+            if partial is None:
+                raise
+            return self._aborted(abort, partial, network, simulation,
+                                 time.perf_counter() - started)
+        driver_info = simulation.driver_info()  # under MPI a collective call: every rank
+        if driver == "mpi":
+            from sim.drivers.mpi import is_root
+
+            if not is_root():  # rank 0 reports; the run's results are its as well
+                return ScenarioRun(scenario, {}, algorithm_run.outputs, "", algorithm_run, [],
+                                   self.estimate, reporting=False)
+        audits = []
+        studies: dict[int, CoalitionStudy] = {}
+        if scenario.audits:
+            from sim.privacy import run_audit
+
+            if algorithm_run.audit_target is None:
+                raise InputError(
+                    f"algorithm {self.entry.name!r} has no protocol to audit; remove [[audit]]"
+                )
+            from sim.coalitions import run_study
+
+            for i, spec in enumerate(scenario.audits):
+                options = {"prime": scenario.prime, "frac_bits": scenario.frac_bits,
+                           "seed": self.seed, "network": network, "progress": progress,
+                           "index": i}
+                if spec.study:
+                    studies[i] = run_study(spec, algorithm_run.audit_target, **options)
+                    audits.extend(studies[i].results)
+                else:
+                    audits.append(run_audit(spec, algorithm_run.audit_target, **options))
+        attacks = [run_attack(spec, algorithm_run.result, self.data, self.entry.name)
+                   for spec in scenario.attacks]
+        wall = time.perf_counter() - started
+        rep = report.build_report(scenario, self.entry, self.params, self.seed, algorithm_run,
+                                  audits, wall, network, attacks)
+        if studies:
+            rep["coalition_studies"] = [{"audit": i, **st.summary()}
+                                        for i, st in studies.items()]
+        rep["driver"] = driver_info
+        ledger_csv = algorithm_run.result.ledger.to_csv() if algorithm_run.result else (
+            report.empty_ledger_csv()
+        )
+        return ScenarioRun(scenario, rep, algorithm_run.outputs, ledger_csv, algorithm_run,
+                           audits, self.estimate, studies)
+
+    def _aborted(self, abort: ProtocolAbort, partial: Any, network: Any, simulation: Any,
+                 wall: float) -> ScenarioRun:
+        """The report of a run a ``[[fault]]`` aborted: what was injected, what completed."""
+        seen = [f"  party {p}: {what}" for p, what in partial.faults["parties"].items()]
+        algorithm_run = AlgorithmRun(result=partial, outputs={}, metrics={}, tables=[
+            "\n".join([f"run aborted: {abort}", *seen])])
+        rep = report.build_report(self.scenario, self.entry, self.params, self.seed,
+                                  algorithm_run, [], wall, network, [])
+        rep["outcome"] = {"completed": False, "abort": {
+            "party": abort.party, "call": abort.call, "round": abort.round,
+            "reason": abort.reason}}
+        rep["driver"] = simulation.driver_info()
+        return ScenarioRun(self.scenario, rep, {}, partial.ledger.to_csv(), algorithm_run, [],
+                           self.estimate)
+
+
+def plan_scenario(
     source: str | Path | dict[str, Any] | Scenario,
     *,
     seed: int | None = None,
-    progress: Progress | None = None,
-    driver: str = "simpy",
-) -> ScenarioRun:
-    """Validate, load data, simulate, audit and report one scenario.
+    memory_limit: float | None = None,
+) -> ScenarioPlan:
+    """Validate a scenario, estimate its cost, load and check its data: everything but the run.
 
     Parameters
     ----------
@@ -83,14 +225,18 @@ def run_scenario(
         A scenario TOML file, a dict of the same shape, or a loaded scenario.
     seed : int, optional
         Overrides the scenario's seed (as ``--seed``).
-    progress : callable, optional
-        ``progress(stage, done, total)`` for long runs.
-    driver : {"simpy", "mpi"}
-        As ``--driver``: ``"mpi"`` runs the parties on the MPI ranks of this job
-        (:mod:`sim.drivers.mpi`); every rank calls this function and rank 0's run has
-        ``reporting`` set.
+    memory_limit : float, optional
+        Bytes a run may take; by default 80 % of the memory available now.
+
+    Raises
+    ------
+    InputError
+        A mistake in the scenario, a run too large for the memory (with the estimate), or a
+        defect in the data (naming the source, the row, the party and the column).
     """
-    scenario = source if isinstance(source, Scenario) else load_scenario(source)
+    import numpy as np
+
+    scenario = source if isinstance(source, Scenario) else load_scenario(source)  # type: ignore[arg-type]
     scenario = scenario.with_seed(seed)
     entry = catalog.get(scenario.algorithm.get("name"))
     params = entry.validate(scenario.algorithm)
@@ -108,72 +254,62 @@ def run_scenario(
     run_seed = scenario.seed if scenario.seed is not None else int(
         np.random.SeedSequence().entropy % (1 << 63)
     )
-    matrix, extras = _load_data(scenario, entry, run_seed)
-    ranges = data_io.partition_rows(matrix.shape[0], scenario.n_parties, scenario.data["partition"])
-    shards = data_io.split_rows(matrix, ranges)
-    network = Network.build(scenario.n_parties, scenario.topology, scenario.latency_ms,
-                            scenario.bandwidth_mbps, scenario.links)
-    simulation = Simulation(network, prime=scenario.prime, frac_bits=scenario.frac_bits,
-                            seed=run_seed, sealing=scenario.sealing, driver=driver,
-                            faults=scenario.faults)
-    inp = RunInput(scenario, params, matrix, shards, simulation, run_seed, progress, extras,
-                   attack)
-    started = time.perf_counter()
-    try:
-        algorithm_run = entry.run(inp)
-    except ProtocolAbort as abort:
-        cause = abort.__cause__
-        if isinstance(cause, InputError):
-            where = f" in call {abort.call}" if abort.call else ""
-            raise InputError(f"party {abort.party}{where}: {cause}") from abort
-        partial = getattr(abort, "result", None)
-        if partial is None:
-            raise
-        # a fault the protocol cannot tolerate: report what was injected and what completed
-        seen = [f"  party {p}: {what}" for p, what in partial.faults["parties"].items()]
-        algorithm_run = AlgorithmRun(result=partial, outputs={}, metrics={}, tables=[
-            "\n".join([f"run aborted: {abort}", *seen])])
-        rep = report.build_report(scenario, entry, params, run_seed, algorithm_run, [],
-                                  time.perf_counter() - started, network, [])
-        rep["outcome"] = {"completed": False, "abort": {
-            "party": abort.party, "call": abort.call, "round": abort.round,
-            "reason": abort.reason}}
-        rep["driver"] = simulation.driver_info()
-        return ScenarioRun(scenario, rep, {}, partial.ledger.to_csv(), algorithm_run, [])
-    driver_info = simulation.driver_info()  # under MPI a collective call: every rank makes it
-    reporting = True
-    if driver == "mpi":
-        from sim.drivers.mpi import is_root
+    spec = scenario.data
+    what = f"scenario {scenario.name!r} ({entry.name}, M = {scenario.n_parties})"
+    if spec["source"] == "synthetic":  # the shape is known before the data exists
+        kind = spec.get("kind", entry.data_kind)
+        estimate = estimate_run(scenario, entry, params, spec["rows"], spec["cols"],
+                                missing=kind == "ratings")
+        check_fits(estimate, what, memory_limit)
+        matrix, extras, source_name = _load_data(scenario, entry, run_seed)
+    else:
+        matrix, extras, source_name = _load_data(scenario, entry, run_seed)
+        missing = not _is_sparse(matrix) and bool(np.isnan(matrix).any())
+        estimate = estimate_run(scenario, entry, params, matrix.shape[0], matrix.shape[1],
+                                missing=missing)
+        check_fits(estimate, what, memory_limit)
+    shards = _split_and_check(matrix, scenario, entry, source_name)
+    return ScenarioPlan(scenario, entry, params, run_seed, matrix, shards, extras, estimate,
+                        attack)
 
-        reporting = is_root()
-    if not reporting:  # another rank reports; the run's results are rank 0's as well
-        return ScenarioRun(scenario, {}, algorithm_run.outputs, "", algorithm_run, [],
-                           reporting=False)
-    audits = []
-    studies: dict[int, CoalitionStudy] = {}
-    for i, spec in enumerate(scenario.audits):
-        if algorithm_run.audit_target is None:
-            raise InputError(f"algorithm {entry.name!r} has no protocol to audit; remove [[audit]]")
-        options = {"prime": scenario.prime, "frac_bits": scenario.frac_bits, "seed": run_seed,
-                   "network": network, "progress": progress, "index": i}
-        if spec.study:
-            studies[i] = run_study(spec, algorithm_run.audit_target, **options)
-            audits.extend(studies[i].results)
-        else:
-            audits.append(run_audit(spec, algorithm_run.audit_target, **options))
-    attacks = [run_attack(spec, algorithm_run.result, matrix, entry.name)
-               for spec in scenario.attacks]
-    wall = time.perf_counter() - started
-    rep = report.build_report(scenario, entry, params, run_seed, algorithm_run, audits, wall,
-                              network, attacks)
-    if studies:
-        rep["coalition_studies"] = [{"audit": i, **st.summary()} for i, st in studies.items()]
-    rep["driver"] = driver_info
-    ledger_csv = algorithm_run.result.ledger.to_csv() if algorithm_run.result else (
-        report.empty_ledger_csv()
-    )
-    return ScenarioRun(scenario, rep, algorithm_run.outputs, ledger_csv, algorithm_run, audits,
-                       studies)
+
+def run_scenario(
+    source: str | Path | dict[str, Any] | Scenario,
+    *,
+    seed: int | None = None,
+    progress: Progress | None = None,
+    out: str | Path | None = None,
+    driver: str = "simpy",
+) -> ScenarioRun:
+    """Validate, load data, simulate, audit and report one scenario (as ``mpcsim run``).
+
+    Parameters
+    ----------
+    source : path, dict or Scenario
+        A scenario TOML file, a dict of the same shape, or a loaded scenario.
+    seed : int, optional
+        Overrides the scenario's seed (as ``--seed``).
+    progress : callable, optional
+        ``progress(stage, done, total)`` for long runs.
+    out : str or Path, optional
+        As ``--out``: checked before the run, written atomically after it (by rank 0 alone
+        under MPI).
+    driver : {"simpy", "mpi"}
+        As ``--driver``: ``"mpi"`` runs the parties on the MPI ranks of this job
+        (:mod:`sim.drivers.mpi`); every rank calls this function and rank 0's run has
+        ``reporting`` set.
+
+    Raises
+    ------
+    InputError
+        Every mistake in the input, with the message the command line prints.
+    """
+    if out is not None:
+        report.check_out_dir(out, "out")
+    run = plan_scenario(source, seed=seed).run(progress, driver=driver)
+    if out is not None and run.reporting:
+        run.write(out)
+    return run
 
 
 def run_attack(spec: AttackSpec, result: Result | None, data: Any,
@@ -183,6 +319,8 @@ def run_attack(spec: AttackSpec, result: Result | None, data: Any,
     Returns the report's entry: ``name``, ``coalition``, ``relative_error`` of the recovered
     target, and the attack's ``details``.
     """
+    from parties.attacks import get_attack
+
     if result is None:
         raise InputError(f"algorithm {algorithm!r} keeps no views to attack; remove [[attack]]")
     recovery, error = get_attack(spec.name).score(result.coalition(spec.coalition), data)
@@ -190,30 +328,61 @@ def run_attack(spec: AttackSpec, result: Result | None, data: Any,
             "details": recovery.details}
 
 
-def _load_data(scenario: Scenario, entry: Algorithm, seed: int) -> tuple[Any, dict]:
+def _is_sparse(matrix: Any) -> bool:
+    import scipy.sparse as sp
+
+    return sp.issparse(matrix)
+
+
+def _load_data(scenario: Scenario, entry: Algorithm, seed: int) -> tuple[Any, dict, str]:
+    """The pooled matrix, the extras for ``run`` (dataset, planted truth), and its name."""
+    import numpy as np
+
+    from algorithms import data as data_io
+
     spec = scenario.data
     if spec["source"] == "file":
         dataset = data_io.load_dataset(spec["path"], file_format=spec.get("format"),
                                        vocab_path=spec.get("vocab"))
+        name = f"data file {str(spec['path'])!r}"
     elif spec["source"] == "ratings":
         dataset = data_io.load_ratings(spec["path"])
+        name = f"ratings file {str(spec['path'])!r}"
     elif spec["source"] == "digits":
         dataset = data_io.bundled_dataset("digits")
+        name = "the bundled digits data"
     else:
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(DATA_SEED_KEY,)))
         kind = spec.get("kind", entry.data_kind)
         options = {k: spec[k] for k in ("k", "density", "noise", "doc_length", "alpha", "beta")
                    if k in spec}
         dataset = data_io.synthetic_dataset(spec["rows"], spec["cols"], rng, kind, **options)
-    matrix = dataset.X
-    extras = {"dataset": dataset, **dict(dataset.truth)}
-    if not entry.allow_missing:
-        data_io.check_finite(matrix, "data")
-    if entry.nonnegative:
-        data_io.check_nonnegative(matrix, "data")
+        name = f"synthetic {kind} data"
+    return dataset.X, {"dataset": dataset, **dict(dataset.truth)}, name
+
+
+def _split_and_check(matrix: Any, scenario: Scenario, entry: Algorithm, name: str) -> list[Any]:
+    """The parties' shards, after every data check the entry needs (party named on failure)."""
+    from algorithms import data as data_io
+
     if matrix.shape[0] < scenario.n_parties:
         raise InputError(
-            f"the data has {matrix.shape[0]} rows, fewer than network.parties = "
+            f"{name} has {matrix.shape[0]} row{'s' if matrix.shape[0] != 1 else ''}, fewer than "
+            f"network.parties = "
             f"{scenario.n_parties}; every party needs at least one row"
         )
-    return matrix, extras
+    try:
+        ranges = data_io.partition_rows(matrix.shape[0], scenario.n_parties,
+                                        scenario.data["partition"])
+    except InputError as exc:  # report a defect in the data first, then the partition
+        ranges, bad_partition = None, exc
+    else:
+        bad_partition = None
+    data_io.check_finite(matrix, name, ranges=ranges, allow_nan=entry.allow_missing)
+    if entry.nonnegative:
+        data_io.check_nonnegative(matrix, name, ranges=ranges)
+    if bad_partition is not None or ranges is None:
+        raise bad_partition or InputError(f"{name} cannot be partitioned")
+    if entry.allow_missing:
+        data_io.check_shards_observed(matrix, name, ranges)
+    return data_io.split_rows(matrix, ranges)

@@ -14,15 +14,18 @@ Layout (README "Scenario format" has the full reference)::
     [[attack]] name, coalition: attacks on coalitions' views (:mod:`parties.attacks`)
     [[fault]]  kind, party | link, at_s | call/step/when, duration_s, extra_ms (:mod:`sim.faults`)
 
-Paths are relative to the scenario file. Every table rejects unknown keys and every value is
-checked here, where input enters; a mistake raises :class:`~protocols.errors.ScenarioError`
-with one line naming the key, the value and what is allowed. The algorithm's own keys are
-validated by its catalogue entry (:mod:`sim.entry`, :mod:`sim.catalog`).
+Paths are relative to the scenario file. This module is the validation layer of the scenario
+boundary: every table rejects unknown keys and every value is checked here, against the range
+documented in :data:`RANGES` (and in the README), before anything runs; a mistake raises
+:class:`~protocols.errors.ScenarioError` with one line naming the key, the value (abbreviated
+when long) and what is allowed. The algorithm's own keys are validated by its catalogue entry
+(:mod:`sim.entry`, :mod:`sim.catalog`); the data's contents when they are loaded
+(:mod:`sim.runner`); whether the run fits in memory by :mod:`sim.estimate`.
 """
 
 from __future__ import annotations
 
-import tomllib
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,19 +33,38 @@ from typing import Any
 
 from protocols.errors import InputError, ScenarioError
 from protocols.field import FixedPoint, parse_prime, prime_field
+from sim.checks import (
+    MAX_PARTIES,
+    check_choice,
+    check_int,
+    check_number,
+    read_scenario_file,
+    shown,
+)
 from sim.faults import FaultPlan, parse_faults
-from sim.network import TOPOLOGIES
+from sim.network import BANDWIDTH_MBPS_RANGE, LATENCY_MS_RANGE, TOPOLOGIES, Network
+
+__all__ = [
+    "RANGES",
+    "AuditSpec",
+    "Scenario",
+    "check_choice",
+    "check_int",
+    "check_number",
+    "load_scenario",
+]
 
 TOP_KEYS = {
     "name", "seed", "description", "network", "field", "data", "algorithm", "attack", "audit",
     "fault",
 }
 NETWORK_KEYS = {"parties", "topology", "latency_ms", "bandwidth_mbps", "sealing", "links"}
+LINK_KEYS = {"a", "b", "latency_ms", "bandwidth_mbps"}
 FIELD_KEYS = {"prime", "frac_bits"}
-DATA_KEYS = {
-    "source", "path", "rows", "cols", "kind", "partition", "k", "density", "noise",
-    "doc_length", "alpha", "beta", "format", "vocab",
-}
+SYNTHETIC_KEYS = {"rows", "cols", "kind", "k", "density", "noise", "doc_length", "alpha", "beta"}
+FILE_KEYS = {"path", "format", "vocab"}
+RATINGS_KEYS = {"source", "partition", "path"}
+DATA_KEYS = {"source", "partition"} | SYNTHETIC_KEYS | FILE_KEYS
 AUDIT_KEYS = {"coalition", "method", "trials", "alpha", "prime", "max_runs", "calls", "pairs",
               "coalitions", "sizes", "probes"}
 AUDIT_METHODS = ("simulation", "statistical", "exact", "linear")
@@ -50,6 +72,33 @@ ATTACK_KEYS = {"name", "coalition"}
 DATA_SOURCES = ("synthetic", "file", "digits", "ratings")
 """``ratings``: a ``user,item,rating`` CSV or MovieLens ``ratings.dat`` at ``path``."""
 SYNTHETIC_KINDS = ("uniform", "topics", "ratings", "movielens", "spiked", "mog", "stm")
+FILE_FORMATS = ("npy", "npz", "csv", "uci", "movielens")
+
+MAX_SEED = 2**63 - 1
+MAX_PRIME_BITS = 128
+MAX_PRIME_DIGITS = 39  # 2^128 has 39 digits
+MAX_AUDIT_TRIALS = 1_000_000
+MAX_AUDIT_RUNS = 1_000_000_000
+
+RANGES: dict[str, tuple[float | None, float | None]] = {
+    "seed": (0, MAX_SEED),
+    "network.parties": (1, MAX_PARTIES),  # each algorithm's minimum: Algorithm.min_parties
+    "network.latency_ms": LATENCY_MS_RANGE,
+    "network.bandwidth_mbps": BANDWIDTH_MBPS_RANGE,
+    "data.rows": (1, 100_000_000),
+    "data.cols": (1, 10_000_000),
+    "data.k": (1, 10_000),
+    "data.doc_length": (1, 1_000_000),
+    "data.alpha": (0.0, 1000.0),  # lower bound excluded
+    "data.beta": (0.0, 1000.0),  # lower bound excluded
+    "data.density": (0.0, 1.0),  # lower bound excluded
+    "data.noise": (0.0, 10.0),
+}
+"""The documented range of every numeric scenario key outside [[audit]] (bounds included
+unless noted). ``field.prime``: a prime 2 < p < 2^128; ``field.frac_bits``: 0 ≤ f ≤ bits(p) − 2
+(and small enough for the data, checked at encoding). Whether a run of that size fits in memory
+is :mod:`sim.estimate`'s question."""
+_OPEN_BELOW = {"data.alpha", "data.beta", "data.density"}
 
 
 @dataclass(frozen=True)
@@ -113,28 +162,33 @@ class Scenario:
     def with_seed(self, seed: int | None) -> Scenario:
         if seed is None:
             return self
-        check_int("seed", seed, low=0)
+        _ranged("seed", seed)
         return Scenario(**{**self.__dict__, "seed": seed})
 
 
 def load_scenario(source: str | Path | Mapping[str, Any], base_dir: Path | None = None) -> Scenario:
-    """Read and validate a scenario from a TOML file path or a dict."""
+    """Read and validate a scenario from a TOML file path or a dict.
+
+    Raises
+    ------
+    ScenarioError
+        One line naming the key, the value and what is allowed; also when ``source`` is neither
+        a path nor a mapping.
+    """
     if isinstance(source, Mapping):
         raw = dict(source)
         base = Path(base_dir) if base_dir is not None else Path.cwd()
         default_name = "scenario"
-    else:
+    elif isinstance(source, str | Path):
         path = Path(source)
-        if not path.is_file():
-            raise ScenarioError(f"scenario file {str(path)!r} does not exist")
-        try:
-            raw = tomllib.loads(path.read_text(encoding="utf-8"))
-        except tomllib.TOMLDecodeError as exc:
-            raise ScenarioError(f"scenario file {str(path)!r} is not valid TOML: {exc}") from exc
-        except UnicodeDecodeError as exc:
-            raise ScenarioError(f"scenario file {str(path)!r} is not UTF-8 text") from exc
+        raw = read_scenario_file(path)
         base = path.resolve().parent
         default_name = path.stem
+    else:
+        raise ScenarioError(
+            f"a scenario is a TOML file path or a dict of the same shape, got "
+            f"{type(source).__name__} {shown(source)}"
+        )
     return _validate(raw, base, default_name)
 
 
@@ -159,81 +213,57 @@ def _table(raw: Mapping[str, Any], key: str, required: bool = False) -> dict[str
     return value
 
 
-def check_int(name: str, value: Any, low: int | None = None, high: int | None = None) -> int:
-    """``value`` as an integer in [low, high], or a ScenarioError naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ScenarioError(f"{name} = {value!r} must be an integer")
-    if low is not None and value < low:
-        raise ScenarioError(f"{name} = {value} must be ≥ {low}")
-    if high is not None and value > high:
-        raise ScenarioError(f"{name} = {value} must be ≤ {high}")
-    return value
+def _ranged(name: str, value: Any) -> Any:
+    """Check ``value`` against ``RANGES[name]`` (integers for integral bounds)."""
+    low, high = RANGES[name]
+    if isinstance(low, int) and isinstance(high, int):
+        return check_int(name, value, low, high)
+    return check_number(name, value, low, name in _OPEN_BELOW, high)
 
 
-def check_number(name: str, value: Any, low: float | None = None, strict: bool = False) -> float:
-    """``value`` as a finite float ≥ low (> low when ``strict``), or a ScenarioError."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ScenarioError(f"{name} = {value!r} must be a number")
-    v = float(value)
-    if v != v or v in (float("inf"), float("-inf")):
-        raise ScenarioError(f"{name} = {value!r} must be finite")
-    if low is not None and (v <= low if strict else v < low):
-        raise ScenarioError(f"{name} = {value} must be {'>' if strict else '≥'} {low}")
-    return v
+def check_prime(name: str, value: Any) -> int:
+    """A field prime 2 < p < 2^128 given as an integer or ``"2^a-b"``, or a ScenarioError.
 
-
-def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
-    """``value`` if it is one of ``choices``, or a ScenarioError listing them."""
-    if value not in choices:
-        raise ScenarioError(f"{name} = {value!r} is unknown; use one of {', '.join(choices)}")
-    return str(value)
+    Long values are refused before any conversion, so that a prime with thousands of digits
+    ends in this message rather than in Python's integer-conversion limit.
+    """
+    allowed = (f"allowed: a prime 2 < p < 2^{MAX_PRIME_BITS} (at most {MAX_PRIME_DIGITS} "
+               "digits), as an integer or \"2^a-b\"; 2^61-1 is the fast path")
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise ScenarioError(f"{name} = {shown(value)} must be an integer or a string; {allowed}")
+    if isinstance(value, str):
+        text = value.replace(" ", "").replace("**", "^")
+        power = re.fullmatch(r"2\^(\d+)([+-]\d+)?", text)
+        if (power and (len(power.group(1)) > 4 or int(power.group(1)) > MAX_PRIME_BITS
+                       or len(power.group(2) or "") > MAX_PRIME_DIGITS + 1)) or (
+                not power and len(text) > MAX_PRIME_DIGITS):
+            raise ScenarioError(f"{name} = {shown(value)} is out of range; {allowed}")
+    elif value.bit_length() > MAX_PRIME_BITS:
+        raise ScenarioError(f"{name} = {shown(value)} is out of range; {allowed}")
+    try:
+        prime = parse_prime(value)
+    except InputError as exc:
+        raise ScenarioError(f"{name}: {exc}; {allowed}") from exc
+    if not 2 < prime < (1 << MAX_PRIME_BITS):
+        raise ScenarioError(f"{name} = {shown(value)} is out of range; {allowed}")
+    return prime
 
 
 def _validate(raw: dict[str, Any], base: Path, default_name: str) -> Scenario:
     _unknown("", raw, TOP_KEYS)
     name = raw.get("name", default_name)
-    if not isinstance(name, str) or not name:
-        raise ScenarioError(f"name = {name!r} must be a non-empty string")
+    if not isinstance(name, str) or not name.strip():
+        raise ScenarioError(f"name = {shown(name)} must be a non-empty string")
     seed = raw.get("seed")
     if seed is not None:
-        check_int("seed", seed, low=0)
+        _ranged("seed", seed)
+    description = raw.get("description", "")
+    if not isinstance(description, str):
+        raise ScenarioError(f"description = {shown(description)} must be a string")
 
-    net = _table(raw, "network", required=True)
-    _unknown("network", net, NETWORK_KEYS)
-    if "parties" not in net:
-        raise ScenarioError("[network] needs 'parties', the number of data-holding parties")
-    n_parties = check_int("network.parties", net["parties"], low=1)  # each algorithm's own
-    # minimum (M ≥ 2 for a secure computation) is checked by the runner: Algorithm.min_parties
-    topology = check_choice("network.topology", net.get("topology", "complete"), TOPOLOGIES)
-    latency = check_number("network.latency_ms", net.get("latency_ms", 10.0), low=0.0)
-    bandwidth = check_number("network.bandwidth_mbps", net.get("bandwidth_mbps", 100.0), 0.0, True)
-    sealing = net.get("sealing", True)
-    if not isinstance(sealing, bool):
-        raise ScenarioError(f"network.sealing = {sealing!r} must be true or false")
-    links = net.get("links")
-    if links is not None:
-        if not isinstance(links, list) or not all(isinstance(x, dict) for x in links):
-            raise ScenarioError("network.links must be an array of tables [[network.links]]")
-        from sim.network import Network
-
-        try:
-            Network.build(n_parties, topology, latency, bandwidth, links)
-        except InputError as exc:
-            raise ScenarioError(str(exc)) from exc
-        links = tuple(dict(x) for x in links)
-
-    fld = _table(raw, "field")
-    _unknown("field", fld, FIELD_KEYS)
-    try:
-        prime = parse_prime(fld.get("prime", "2^61-1"))
-    except InputError as exc:
-        raise ScenarioError(f"field.prime: {exc}") from exc
-    frac_bits = check_int("field.frac_bits", fld.get("frac_bits", 24), low=0)
-    try:
-        FixedPoint(prime_field(prime), frac_bits)
-    except InputError as exc:
-        raise ScenarioError(f"field.frac_bits: {exc}") from exc
-
+    net = _validate_network(_table(raw, "network", required=True))
+    n_parties = net["parties"]
+    prime, frac_bits = _validate_field(_table(raw, "field"))
     data = _validate_data(_table(raw, "data", required=True), base, n_parties)
 
     alg = _table(raw, "algorithm", required=True)
@@ -262,16 +292,60 @@ def _validate(raw: dict[str, Any], base: Path, default_name: str) -> Scenario:
             )
 
     faults = parse_faults(raw.get("fault"))
-    description = raw.get("description", "")
-    if not isinstance(description, str):
-        raise ScenarioError("description must be a string")
     return Scenario(
-        name=name, seed=seed, n_parties=n_parties, topology=topology, latency_ms=latency,
-        bandwidth_mbps=bandwidth, sealing=sealing, links=links, prime=prime,
-        frac_bits=frac_bits, data=data, algorithm=dict(alg), audits=audits, base_dir=base,
-        description=description, source=raw, attack=dict(attack), attacks=attacks,
-        faults=faults,
+        name=name, seed=seed, n_parties=n_parties, topology=net["topology"],
+        latency_ms=net["latency_ms"], bandwidth_mbps=net["bandwidth_mbps"],
+        sealing=net["sealing"], links=net["links"], prime=prime, frac_bits=frac_bits, data=data,
+        algorithm=dict(alg), audits=audits, base_dir=base, description=description, source=raw,
+        attack=dict(attack), attacks=attacks, faults=faults,
     )
+
+
+def _validate_network(net: dict[str, Any]) -> dict[str, Any]:
+    _unknown("network", net, NETWORK_KEYS)
+    if "parties" not in net:
+        raise ScenarioError("[network] needs 'parties', the number of data-holding parties")
+    n_parties = _ranged("network.parties", net["parties"])
+    topology = check_choice("network.topology", net.get("topology", "complete"), TOPOLOGIES)
+    latency = _ranged("network.latency_ms", net.get("latency_ms", 10.0))
+    bandwidth = _ranged("network.bandwidth_mbps", net.get("bandwidth_mbps", 100.0))
+    sealing = net.get("sealing", True)
+    if not isinstance(sealing, bool):
+        raise ScenarioError(f"network.sealing = {shown(sealing)} must be true or false")
+    links = net.get("links")
+    if links is not None:
+        if not isinstance(links, list) or not all(isinstance(x, dict) for x in links):
+            raise ScenarioError("network.links must be an array of tables [[network.links]]")
+        if "topology" in net:
+            raise ScenarioError(
+                "network.topology and [[network.links]] both describe the links; keep one"
+            )
+        for i, link in enumerate(links):
+            _unknown(f"network.links[{i}]", link, LINK_KEYS)
+            for end in ("a", "b"):
+                if end not in link:
+                    raise ScenarioError(f"network.links[{i}] needs '{end}', a party id")
+                check_int(f"network.links[{i}].{end}", link[end], 0, n_parties - 1)
+        try:
+            Network.build(n_parties, topology, latency, bandwidth, links)
+        except ScenarioError:
+            raise
+        except InputError as exc:
+            raise ScenarioError(str(exc)) from exc
+        links = tuple(dict(x) for x in links)
+    return {"parties": n_parties, "topology": topology, "latency_ms": latency,
+            "bandwidth_mbps": bandwidth, "sealing": sealing, "links": links}
+
+
+def _validate_field(fld: dict[str, Any]) -> tuple[int, int]:
+    _unknown("field", fld, FIELD_KEYS)
+    prime = check_prime("field.prime", fld.get("prime", "2^61-1"))
+    frac_bits = check_int("field.frac_bits", fld.get("frac_bits", 24), 0, prime.bit_length() - 2)
+    try:
+        FixedPoint(prime_field(prime), frac_bits)
+    except InputError as exc:
+        raise ScenarioError(f"field.frac_bits: {exc}") from exc
+    return prime, frac_bits
 
 
 def _validate_data(data: dict[str, Any], base: Path, n_parties: int) -> dict[str, Any]:
@@ -279,17 +353,18 @@ def _validate_data(data: dict[str, Any], base: Path, n_parties: int) -> dict[str
     source = check_choice("data.source", data.get("source", "synthetic"), DATA_SOURCES)
     out = dict(data)
     out["source"] = source
-    if source == "ratings":
-        _validate_ratings_source(data, base, out)
-    elif source == "synthetic":
-        for key in ("rows", "cols"):
-            if key not in data:
-                raise ScenarioError(f"[data] source = 'synthetic' needs '{key}'")
-            out[key] = check_int(f"data.{key}", data[key], low=1)
-        if "kind" in data:  # otherwise the algorithm's own kind of synthetic data
-            out["kind"] = check_choice("data.kind", data["kind"], SYNTHETIC_KINDS)
-        if "path" in data:
-            raise ScenarioError("data.path is only used with source = 'file'")
+    if source == "ratings":  # a user,item,rating CSV or MovieLens ratings.dat
+        extra = sorted(set(data) - RATINGS_KEYS)
+        if extra:
+            raise ScenarioError(
+                f"data.{extra[0]} is not used with source = 'ratings'; its keys are "
+                f"{', '.join(sorted(RATINGS_KEYS))}"
+            )
+        if "path" not in data:
+            raise ScenarioError(
+                "[data] source = 'ratings' needs 'path', a user,item,rating CSV or a MovieLens "
+                "ratings.dat file"
+            )
     elif source == "digits":  # scikit-learn's bundled digits: nothing to configure
         extra = sorted(set(data) - {"source", "partition"})
         if extra:
@@ -297,41 +372,50 @@ def _validate_data(data: dict[str, Any], base: Path, n_parties: int) -> dict[str
                 f"data.{extra[0]} is not used with source = 'digits' (a fixed 1,797 × 64 data "
                 "set); only 'partition' may be given"
             )
-    else:
+    other = FILE_KEYS if source == "synthetic" else SYNTHETIC_KEYS
+    misplaced = sorted(set(data) & other)
+    if misplaced:
+        use = "file" if source == "synthetic" else "synthetic"
+        why = "" if source == "synthetic" else "; the file gives the data's shape"
+        raise ScenarioError(
+            f"data.{misplaced[0]} is only used with source = '{use}'{why}; remove it or set "
+            f"data.source = '{use}'"
+        )
+    if source == "synthetic":
+        for key in ("rows", "cols"):
+            if key not in data:
+                raise ScenarioError(f"[data] source = 'synthetic' needs '{key}'")
+            out[key] = _ranged(f"data.{key}", data[key])
+        if "kind" in data:  # otherwise the algorithm's own kind of synthetic data
+            out["kind"] = check_choice("data.kind", data["kind"], SYNTHETIC_KINDS)
+        for key in ("k", "density", "noise", "doc_length", "alpha", "beta"):
+            if key in data:
+                out[key] = _ranged(f"data.{key}", data[key])
+    elif source == "ratings":
+        out["path"] = _existing_file("data.path", data["path"], base)
+    elif source == "file":
         if "path" not in data:
             raise ScenarioError("[data] source = 'file' needs 'path'")
-        synthetic_only = sorted(
-            set(data) & {"rows", "cols", "kind", "k", "density", "noise", "doc_length", "alpha",
-                         "beta"}
-        )
-        if synthetic_only:
-            raise ScenarioError(
-                f"data.{synthetic_only[0]} is only used with source = 'synthetic'; the file "
-                "gives the data's shape"
-            )
-        path = data["path"]
-        if not isinstance(path, str) or not path:
-            raise ScenarioError(f"data.path = {path!r} must be a file path")
-        resolved = (base / path).resolve()
-        if not resolved.is_file():
-            raise ScenarioError(f"data.path = {path!r}: no such file {str(resolved)!r}")
-        out["path"] = resolved
+        out["path"] = _existing_file("data.path", data["path"], base)
+        if "format" in data:
+            out["format"] = check_choice("data.format", data["format"], FILE_FORMATS)
         if "vocab" in data:
-            out["vocab"] = (base / str(data["vocab"])).resolve()
+            out["vocab"] = _existing_file("data.vocab", data["vocab"], base)
     partition = data.get("partition", "equal")
     if partition != "equal":
         if not isinstance(partition, list) or not all(
             isinstance(c, int) and not isinstance(c, bool) for c in partition
         ):
             raise ScenarioError(
-                f"data.partition = {partition!r} must be 'equal' or a list of row counts"
+                f"data.partition = {shown(partition)} must be 'equal' or a list of row counts"
             )
         if len(partition) != n_parties:
             raise ScenarioError(
-                f"data.partition has {len(partition)} counts but network.parties = {n_parties}"
+                f"data.partition has {len(partition)} counts but network.parties = {n_parties}; "
+                "give one row count per party"
             )
         if any(c < 1 for c in partition):
-            raise ScenarioError(f"data.partition = {partition}: every party needs ≥ 1 row")
+            raise ScenarioError(f"data.partition = {shown(partition)}: every party needs ≥ 1 row")
         if source == "synthetic" and sum(partition) != out["rows"]:
             raise ScenarioError(
                 f"data.partition sums to {sum(partition)} rows but data.rows = {out['rows']}"
@@ -340,25 +424,17 @@ def _validate_data(data: dict[str, Any], base: Path, n_parties: int) -> dict[str
     return out
 
 
-def _validate_ratings_source(data: dict[str, Any], base: Path, out: dict[str, Any]) -> None:
-    """``source = "ratings"``: a ``user,item,rating`` CSV or MovieLens ``ratings.dat``."""
-    allowed = {"source", "partition", "path"}
-    extra = sorted(set(data) - allowed)
-    if extra:
-        raise ScenarioError(
-            f"data.{extra[0]} is not used with source = 'ratings'; its keys are "
-            f"{', '.join(sorted(allowed))}"
-        )
-    path = data.get("path")
-    if not isinstance(path, str) or not path:
-        raise ScenarioError(
-            "[data] source = 'ratings' needs 'path', a user,item,rating CSV or a MovieLens "
-            f"ratings.dat file; got {path!r}"
-        )
-    resolved = (base / path).resolve()
+def _existing_file(name: str, value: Any, base: Path) -> Path:
+    if not isinstance(value, str) or not value:
+        raise ScenarioError(f"{name} = {shown(value)} must be a file path")
+    resolved = (base / value).resolve()
     if not resolved.is_file():
-        raise ScenarioError(f"data.path = {path!r}: no such file {str(resolved)!r}")
-    out["path"] = resolved
+        what = "is a directory" if resolved.is_dir() else "does not exist"
+        raise ScenarioError(
+            f"{name} = {value!r}: {str(resolved)!r} {what}; paths are relative to the scenario "
+            "file"
+        )
+    return resolved
 
 
 def _validate_audit(i: int, audit: Any, n_parties: int) -> AuditSpec:
@@ -393,15 +469,10 @@ def _validate_audit(i: int, audit: Any, n_parties: int) -> AuditSpec:
         raise ScenarioError(f"{where}.coalitions = {audit['coalitions']!r} must be \"all\" or "
                             "a non-empty list of coalitions, e.g. [[0], [0, 1]]")
     method = check_choice(f"{where}.method", audit.get("method", "simulation"), AUDIT_METHODS)
-    trials = check_int(f"{where}.trials", audit.get("trials", 200), low=10)
-    alpha = check_number(f"{where}.alpha", audit.get("alpha", 1e-3), 0.0, True)
-    if alpha >= 1:
-        raise ScenarioError(f"{where}.alpha = {alpha} must be < 1")
-    try:
-        prime = parse_prime(audit.get("prime", 5))
-    except InputError as exc:
-        raise ScenarioError(f"{where}.prime: {exc}") from exc
-    max_runs = check_int(f"{where}.max_runs", audit.get("max_runs", 100_000), low=2)
+    trials = check_int(f"{where}.trials", audit.get("trials", 200), 10, MAX_AUDIT_TRIALS)
+    alpha = check_number(f"{where}.alpha", audit.get("alpha", 1e-3), 0.0, True, 1.0, True)
+    prime = check_prime(f"{where}.prime", audit.get("prime", 5))
+    max_runs = check_int(f"{where}.max_runs", audit.get("max_runs", 100_000), 2, MAX_AUDIT_RUNS)
     pairs = check_int(f"{where}.pairs", audit.get("pairs", 6), low=1, high=64)
     calls = _audit_calls(where, audit.get("calls", "all"))
     probes = check_int(f"{where}.probes", audit.get("probes", 3), low=1, high=100)

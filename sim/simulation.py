@@ -57,7 +57,7 @@ from protocols.context import (
     pairwise_mask_from_streams,
 )
 from protocols.effects import Call
-from protocols.errors import InputError, ProtocolAbort
+from protocols.errors import InputError, PartyInputError, ProtocolAbort
 from protocols.field import FixedPoint, PrimeField, prime_field
 from protocols.key_agreement import key_agreement
 from sim.drivers.simpy import DriverOutcome, Interceptor, SimPyDriver
@@ -100,13 +100,7 @@ class Result:
         return tuple(p for p, r in sorted(self.roles.items()) if r == "site")
 
     def coalition(self, members: Sequence[int]) -> Coalition:
-        """The union of the views of ``members``."""
-        unknown = [m for m in members if m not in self.views]
-        if unknown:
-            raise InputError(
-                f"coalition names part{'ies' if len(unknown) > 1 else 'y'} {unknown}, "
-                f"but the run has parties {sorted(self.views)}"
-            )
+        """The union of the views of ``members`` (see :meth:`parties.view.Coalition.of`)."""
         return Coalition.of(members, self.views)
 
 
@@ -275,7 +269,8 @@ def _party_program(
 
     def run(ctx: PartyContext) -> Generator[Any, Any, Any]:
         if agree_keys:
-            yield from key_agreement(ctx)
+            with ctx.in_phase("setup"):
+                yield from key_agreement(ctx)
         return (yield from program(ctx, **inputs))
 
     return run
@@ -400,7 +395,10 @@ class Simulation:
 
         The abort raised here is the caller's: it carries the failing party's full reason
         and, as ``__cause__``, its exception. Peers were told only which party aborted in
-        which call (:meth:`protocols.errors.ProtocolAbort.notice`).
+        which call (:meth:`protocols.errors.ProtocolAbort.notice`). A failure caused by a
+        party's input (an :class:`~protocols.errors.InputError`) is raised as
+        :class:`~protocols.errors.PartyInputError`, which is both. Key agreement is labelled
+        phase ``setup`` in the ledger.
         """
         sites, roles = check_parties(parties)
         run_seed = seed if seed is not None else self.seed
@@ -482,6 +480,9 @@ class Simulation:
         try:
             outcome = driver.run(contexts, programs, views)
         except ProtocolAbort as abort:
+            cause = abort.__cause__
+            if isinstance(cause, InputError) and not isinstance(abort, InputError):
+                raise PartyInputError(abort.party, abort.round, str(cause), abort.call) from cause
             partial = getattr(abort, "outcome", None)
             if partial is not None and partial.faults is not None:
                 # a run that a fault aborted still reports what was injected and completed

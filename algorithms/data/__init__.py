@@ -23,7 +23,12 @@ from the modules below, which may move:
 """
 
 from algorithms.data.bundled import BUNDLED, bundled_dataset, load_digits
-from algorithms.data.checks import Matrix, check_finite, check_nonnegative
+from algorithms.data.checks import (
+    Matrix,
+    check_finite,
+    check_nonnegative,
+    check_shards_observed,
+)
 from algorithms.data.dataset import Dataset, DatasetKind, load_dataset
 from algorithms.data.holdout import EntryHoldout, RowHoldout, holdout_entries, holdout_rows
 from algorithms.data.latent import SyntheticLatent, synthetic_mog, synthetic_spiked, synthetic_stm
@@ -74,6 +79,7 @@ __all__ = [
     "bundled_dataset",
     "check_finite",
     "check_nonnegative",
+    "check_shards_observed",
     "convert_users",
     "fake_profiles",
     "flip_ratings",

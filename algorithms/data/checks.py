@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from numbers import Integral, Real
 from typing import Any
 
@@ -25,6 +26,7 @@ __all__ = [
     "check_finite",
     "check_nonnegative",
     "check_rng",
+    "check_shards_observed",
     "int_arg",
     "real_arg",
     "show",
@@ -126,33 +128,64 @@ def _first_bad(X: object, bad_of: Any) -> tuple[int, int, float, int] | None:
     return int(rows[first]), int(cols[first]), float(values[first]), count
 
 
-def check_finite(X: Matrix, what: str = "X") -> None:
-    """Raise :class:`DataError` if ``X`` holds NaN or ±infinity.
+def _entries_text(count: int, kind: str) -> str:
+    return f"{count} {kind} entr{'y' if count == 1 else 'ies'}"
+
+
+def _where(r: int, ranges: Sequence[tuple[int, int]] | None) -> str:
+    """"row r" and, when the rows are partitioned, the party that holds it."""
+    if ranges is None:
+        return f"row {r}"
+    for m, (start, stop) in enumerate(ranges):
+        if start <= r < stop:
+            return f"row {r} (party {m}'s row {r - start})"
+    return f"row {r}"
+
+
+def check_finite(
+    X: Matrix,
+    what: str = "X",
+    *,
+    ranges: Sequence[tuple[int, int]] | None = None,
+    allow_nan: bool = False,
+) -> None:
+    """Raise :class:`DataError` if ``X`` holds ±infinity, or NaN unless ``allow_nan``.
 
     Parameters
     ----------
     X : ndarray or scipy.sparse matrix, shape (n, d)
         The matrix (for sparse matrices, only stored entries are checked).
     what : str
-        Name of the matrix for the message (e.g. ``"party 2's data"``).
+        Name of the matrix for the message (e.g. ``"data file 'X.csv'"``).
+    ranges : sequence of (int, int), optional
+        The parties' row ranges (:func:`~algorithms.data.partition.partition_rows`): the message
+        then names the party that holds the offending row.
+    allow_nan : bool
+        NaN marks unobserved entries (ratings): only infinities are refused.
 
     Raises
     ------
     DataError
-        Naming the first offending row and column (row-major order), its value and how many
-        entries are affected.
+        Naming the first offending row (and party) and column (row-major order, rows counted
+        from 0), its value and how many entries are affected.
     """
-    found = _first_bad(X, lambda v: ~np.isfinite(v))
+    bad_of = (lambda v: np.isinf(v)) if allow_nan else (lambda v: ~np.isfinite(v))
+    found = _first_bad(X, bad_of)
     if found is not None:
         r, c, v, count = found
+        kind = "infinite" if allow_nan else "non-finite"
+        fix = ("remove or replace them (NaN marks an unobserved entry)" if allow_nan else
+               "remove or impute them (NaN means 'unobserved' only for algorithms that accept "
+               "missing ratings)")
         raise DataError(
-            f"{what}: row {r}, column {c} holds {v!r} ({count} non-finite entries); this "
-            "algorithm needs finite values — remove or impute them (NaN means 'unobserved' "
-            "only for algorithms that accept missing ratings)"
+            f"{what}: {_where(r, ranges)}, column {c} holds {v!r} ({_entries_text(count, kind)}); "
+            f"this algorithm needs finite values — {fix}"
         )
 
 
-def check_nonnegative(X: Matrix, what: str = "X") -> None:
+def check_nonnegative(
+    X: Matrix, what: str = "X", *, ranges: Sequence[tuple[int, int]] | None = None
+) -> None:
     """Raise :class:`DataError` if ``X`` holds a negative value (NaN is not checked here).
 
     Parameters
@@ -161,16 +194,50 @@ def check_nonnegative(X: Matrix, what: str = "X") -> None:
         The matrix.
     what : str
         Name of the matrix for the message.
+    ranges : sequence of (int, int), optional
+        The parties' row ranges, to name the party in the message.
 
     Raises
     ------
     DataError
-        Naming the first negative entry (row-major order), its value and how many there are.
+        Naming the first negative entry (row-major order), its party, its value and how many
+        there are.
     """
     found = _first_bad(X, lambda v: v < 0)
     if found is not None:
         r, c, v, count = found
         raise DataError(
-            f"{what}: row {r}, column {c} holds {v!r} ({count} negative entries); NMF needs "
-            "non-negative data — shift, clip or drop those values"
+            f"{what}: {_where(r, ranges)}, column {c} holds {v!r} "
+            f"({_entries_text(count, 'negative')}); "
+            "NMF needs non-negative data — shift, clip or drop those values"
         )
+
+
+def check_shards_observed(
+    X: Matrix, what: str, ranges: Sequence[tuple[int, int]]
+) -> None:
+    """Raise :class:`DataError` if some party's rows hold no observed (non-NaN) entry.
+
+    Such a party would take part in every sum with nothing to contribute, and its model
+    would be undefined. Sparse matrices store observed entries only, so every shard with a
+    stored entry passes.
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse matrix, shape (n, d)
+    what : str
+        Name of the matrix for the message.
+    ranges : sequence of (int, int)
+        The parties' row ranges.
+    """
+    for m, (start, stop) in enumerate(ranges):
+        if stop <= start:
+            raise DataError(f"{what}: party {m} holds no rows; every party needs at least one")
+        block = X[start:stop]
+        observed = (block.nnz if sp.issparse(block)
+                    else int(np.count_nonzero(~np.isnan(np.asarray(block)))))
+        if observed == 0:
+            raise DataError(
+                f"{what}: party {m}'s rows {start}..{stop - 1} hold no observed entry (all "
+                "NaN); give every party some observed values or change data.partition"
+            )

@@ -98,7 +98,9 @@ def read_ratings_csv(path: str | Path) -> MovieLensRatings:
     bad = ~np.isfinite(values)
     if np.any(bad):
         i = first_failure(bad)
-        raise DataError(f"{path}: line {numbers[i]}: rating {values[i]!r} is not a finite number")
+        raise DataError(
+            f"{path}: line {numbers[i]}: rating {fmt(values[i])} is not a finite number"
+        )
     return ratings_matrix(table, numbers, path)
 
 

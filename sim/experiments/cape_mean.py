@@ -28,26 +28,19 @@ Plot ``collusion.png``: residual variance / τ² against c, with the paper's thr
 from __future__ import annotations
 
 from collections.abc import Generator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from algorithms.cape.moments import check_unit_ball
-from parties.cape_collusion import analyse, paper_threshold
-from protocols.accounting import Release, repeated
-from protocols.context import PartyContext
-from protocols.correlated_noise import (
-    NoisePlan,
-    cape_aggregator,
-    cape_noise_generator,
-    cape_plan,
-    cape_site,
-    conventional_plan,
-    gaussian_noise_scale,
-    generalized_plan,
+from sim.console import table
+from sim.entry import (
+    MAX_TRIALS,
+    MAX_WEIGHT,
+    Algorithm,
+    AlgorithmRun,
+    Param,
+    RunInput,
+    integer,
+    number,
 )
-from sim import plots
-from sim.entry import Algorithm, AlgorithmRun, Param, RunInput, integer, number
 from sim.experiments.cape_setup import (
     ACCOUNTING_HEADERS,
     PRIVACY_PARAMS,
@@ -56,27 +49,40 @@ from sim.experiments.cape_setup import (
     cape_parties,
     scheme_param,
 )
-from sim.report import table
-from sim.simulation import Result
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from protocols.context import PartyContext
+    from protocols.correlated_noise import (
+        NoisePlan,
+    )
+    from sim.simulation import Result
 
 LABEL = "mean"
 
 PARAMS: dict[str, Param] = {
     **PRIVACY_PARAMS,
-    "trials": Param(200, integer(low=2), "releases of the same means"),
+    "trials": Param(200, integer(2, MAX_TRIALS), "releases of the same means"),
     "scheme": scheme_param(),
-    "norm_bound": Param(1.0, number(low=1e-300), "B: every row has ‖x‖₂ ≤ B"),
+    "norm_bound": Param(1.0, number(0.0, MAX_WEIGHT, strict_low=True), "B: every row has ‖x‖₂ ≤ B"),
 }
 
 
 def _site(ctx: PartyContext, x: np.ndarray, plan: NoisePlan, trials: int,
           noise: str) -> Generator[Any, Any, None]:
+    from protocols.correlated_noise import cape_site
+
     for _ in range(trials):
         yield from cape_site(ctx, x, plan, noise=noise, label=LABEL)
 
 
 def _aggregator(ctx: PartyContext, plan: NoisePlan, length: int, trials: int,
                 noise: str) -> Generator[Any, Any, np.ndarray]:
+    import numpy as np
+
+    from protocols.correlated_noise import cape_aggregator
+
     out = []
     for _ in range(trials):
         out.append((yield from cape_aggregator(ctx, plan, length, noise=noise)))
@@ -85,6 +91,8 @@ def _aggregator(ctx: PartyContext, plan: NoisePlan, length: int, trials: int,
 
 def _generator(ctx: PartyContext, plan: NoisePlan, length: int, trials: int,
                noise: str) -> Generator[Any, Any, None]:
+    from protocols.correlated_noise import cape_noise_generator
+
     for _ in range(trials):
         yield from cape_noise_generator(ctx, plan, length, noise=noise)
 
@@ -92,6 +100,16 @@ def _generator(ctx: PartyContext, plan: NoisePlan, length: int, trials: int,
 def mean_plan(sizes: np.ndarray, bound: float, epsilon: float, delta: float, scheme: str,
               use_aggregator_noise: bool) -> NoisePlan:
     """The plan for site means of ``sizes`` samples in the ball of radius ``bound``."""
+
+    import numpy as np
+
+    from protocols.correlated_noise import (
+        cape_plan,
+        conventional_plan,
+        gaussian_noise_scale,
+        generalized_plan,
+    )
+
     taus = np.array([gaussian_noise_scale(2 * bound / n, epsilon, delta) for n in sizes])
     weights = sizes / sizes.sum()
     if scheme == "conventional":
@@ -115,6 +133,14 @@ def _simulate(inp: RunInput, means: list[np.ndarray], plan: NoisePlan, seed: int
 
 
 def _run(inp: RunInput) -> AlgorithmRun:
+    import numpy as np
+
+    from algorithms.cape.moments import check_unit_ball
+    from parties.cape_collusion import paper_threshold
+    from protocols.accounting import Release, repeated
+    from protocols.correlated_noise import gaussian_noise_scale
+    from sim import plots
+
     p = inp.params
     bound = p["norm_bound"]
     shards = [check_unit_ball(s, f"party {m}'s rows", bound) for m, s in enumerate(inp.shards)]
@@ -180,6 +206,9 @@ def _run(inp: RunInput) -> AlgorithmRun:
 def _release_variances(result: Result, means: list[np.ndarray], fixed: Any) -> list[float]:
     """Per site: the mean square of (decoded release − its statistic) over releases and
     coordinates — the variance of e_s + f_s + g_s, read from the aggregator's view."""
+
+    import numpy as np
+
     S = len(means)
     view = result.views[S]
     out = []
@@ -193,6 +222,9 @@ def _release_variances(result: Result, means: list[np.ndarray], fixed: Any) -> l
 def _collusion(result: Result, plan: NoisePlan, fixed: Any, epsilon: float,
                sensitivity: float) -> list[dict[str, Any]]:
     """Aggregator (id S) + sites 0..c−1 against the last site, for c = 0..S−1."""
+
+    from parties.cape_collusion import analyse
+
     S = plan.n_sites
     findings = []
     for c in range(S):

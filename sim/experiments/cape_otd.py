@@ -16,30 +16,15 @@ plots the errors (Figures 3–5).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from algorithms.cape.moments import MODELS, check_unit_ball, document_words
-from algorithms.cape.otd import (
-    TpmSettings,
-    agn,
-    agn_scales,
-    cape_agn_aggregator,
-    cape_agn_noise_generator,
-    cape_agn_site,
-    nonprivate,
-    random_error,
-    recovery_error,
-)
-from algorithms.cape.pca import check_rank
-from algorithms.cape.tensor_power import MODES
-from protocols.accounting import Release
-from protocols.correlated_noise import NoisePlan, cape_plan, conventional_plan, generalized_plan
 from protocols.errors import ScenarioError
-from sim.entry import Algorithm, AlgorithmRun, Param, RunInput, choice, integer
+from sim.console import table
+from sim.entry import MAX_RANK, Algorithm, AlgorithmRun, Param, RunInput, choice, integer
 from sim.experiments.cape_setup import (
     ACCOUNTING_HEADERS,
+    MODELS,
+    MODES,
     PRIVACY_PARAMS,
     TRIAL_PARAMS,
     SweepFigure,
@@ -51,8 +36,12 @@ from sim.experiments.cape_setup import (
     trial_rows,
     trials,
 )
-from sim.report import table
-from sim.simulation import Result
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from protocols.correlated_noise import NoisePlan
+    from sim.simulation import Result
 
 METHODS = ("cape", "conventional", "local", "nonprivate", "random")
 LABELS = {"cape": "capeAGN", "conventional": "conventional", "local": "local AGN",
@@ -60,7 +49,7 @@ LABELS = {"cape": "capeAGN", "conventional": "conventional", "local": "local AGN
 
 PARAMS: dict[str, Param] = {
     "model": Param("mog", choice(*MODELS), "stm | mog"),
-    "k": Param(5, integer(low=1), "components K < D"),
+    "k": Param(5, integer(1, MAX_RANK), "components K < D"),
     **PRIVACY_PARAMS,
     **TRIAL_PARAMS,
     "sensitivity": Param("paper", choice("paper", "replace_one"), "MOG sensitivity bounds"),
@@ -69,6 +58,10 @@ PARAMS: dict[str, Param] = {
 
 
 def _setup(inp: RunInput, p: dict[str, Any]) -> tuple[np.ndarray, float]:
+    import numpy as np
+
+    from algorithms.cape.pca import check_rank
+
     source = getattr(inp.extras.get("dataset"), "source", "")
     if "means" not in inp.extras or source != f"synthetic:{p['model']}":
         raise ScenarioError(
@@ -87,6 +80,8 @@ def _setup(inp: RunInput, p: dict[str, Any]) -> tuple[np.ndarray, float]:
 
 def _trial_data(inp: RunInput, p: dict[str, Any], rng: np.random.Generator) -> list[np.ndarray]:
     """The sites' samples for one trial: MOG rows in the unit ball, STM word counts."""
+    from algorithms.cape.moments import check_unit_ball, document_words
+
     shards = trial_rows(inp, p["samples_per_site"], rng)
     for m, s in enumerate(shards):
         if p["model"] == "mog":
@@ -99,6 +94,11 @@ def _trial_data(inp: RunInput, p: dict[str, Any], rng: np.random.Generator) -> l
 def otd_plans(sizes: list[int], p: dict[str, Any], dim: int, sigma2: float,
               scheme: str) -> tuple[NoisePlan, NoisePlan]:
     """The stage-1 (M2) and stage-2 (M3) plans: local scales τ_s2, τ_s3 per site."""
+    import numpy as np
+
+    from algorithms.cape.otd import agn_scales
+    from protocols.correlated_noise import cape_plan, conventional_plan, generalized_plan
+
     n = np.asarray(sizes, dtype=np.float64)
     scales = [agn_scales(p["model"], int(m), dim, p["epsilon"], p["delta"], sigma2,
                          p["sensitivity"]) for m in n]
@@ -119,6 +119,13 @@ def otd_plans(sizes: list[int], p: dict[str, Any], dim: int, sigma2: float,
 
 def _simulate(inp: RunInput, shards: list[Any], p: dict[str, Any], sigma2: float, scheme: str,
               seed: int) -> tuple[Result, Any]:
+    from algorithms.cape.otd import (
+        TpmSettings,
+        cape_agn_aggregator,
+        cape_agn_noise_generator,
+        cape_agn_site,
+    )
+
     D, k = shards[0].shape[1], p["k"]
     plans = otd_plans([s.shape[0] for s in shards], p, D, sigma2, scheme)
     tpm = TpmSettings(mode=p["tpm"])
@@ -136,6 +143,10 @@ def _simulate(inp: RunInput, shards: list[Any], p: dict[str, Any], sigma2: float
 
 def otd_point(inp: RunInput, p: dict[str, Any], stage: str = "trials") -> dict[str, Any]:
     """Every method's recovery error over ``p["trials"]`` trials at one setting."""
+    import numpy as np
+
+    from algorithms.cape.otd import TpmSettings, agn, nonprivate, random_error, recovery_error
+
     truth, sigma2 = _setup(inp, p)
     tpm = TpmSettings(mode=p["tpm"])
     errors: dict[str, list[float]] = {m: [] for m in METHODS}
@@ -164,6 +175,11 @@ def otd_point(inp: RunInput, p: dict[str, Any], stage: str = "trials") -> dict[s
 
 
 def _accounting(p: dict[str, Any], sizes: list[int], dim: int, sigma2: float) -> dict[str, Any]:
+    import numpy as np
+
+    from algorithms.cape.otd import agn_scales
+    from protocols.accounting import Release
+
     plans = otd_plans(sizes, p, dim, sigma2, "cape")
     s = int(np.argmin(sizes))
     n = int(sum(sizes))

@@ -25,30 +25,13 @@ are asserted by the tests.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import scipy.sparse as sp
-
-from algorithms.cape.moments import check_unit_ball
-from algorithms.cape.pca import (
-    ORDERS,
-    analyze_gauss,
-    cape_pca_aggregator,
-    cape_pca_noise_generator,
-    cape_pca_site,
-    captured_energy,
-    check_rank,
-    pca_plan,
-    second_moment,
-    sensitivity,
-    top_eigenvectors,
-)
-from algorithms.cape.symmetric import matrix_size
-from protocols.accounting import Release
-from sim.entry import Algorithm, AlgorithmRun, Param, RunInput, choice, integer
+from sim.console import table
+from sim.entry import MAX_RANK, Algorithm, AlgorithmRun, Param, RunInput, choice, integer
 from sim.experiments.cape_setup import (
     ACCOUNTING_HEADERS,
+    ORDERS,
     PRIVACY_PARAMS,
     TRIAL_PARAMS,
     SweepFigure,
@@ -60,14 +43,17 @@ from sim.experiments.cape_setup import (
     trial_rows,
     trials,
 )
-from sim.report import table
-from sim.simulation import Result
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from sim.simulation import Result
 
 METHODS = ("cape", "pooled_ag", "conventional", "local", "nonprivate")
 PREPROCESS = ("center_scale", "none")
 
 PARAMS: dict[str, Param] = {
-    "k": Param(5, integer(low=1), "number of principal directions K ≤ D"),
+    "k": Param(5, integer(1, MAX_RANK), "number of principal directions K ≤ D"),
     **PRIVACY_PARAMS,
     **TRIAL_PARAMS,
     "sensitivity": Param("paper", choice("paper", "replace_one"), "Δ = 1/N_s or √2/N_s"),
@@ -79,18 +65,27 @@ PARAMS: dict[str, Param] = {
 
 def _center_scale(X: np.ndarray) -> np.ndarray:
     """The paper's non-private preprocessing (§6.1): centre, then divide by the largest norm."""
+    import numpy as np
+
     X = X - X.mean(axis=0)
     return X / max(float(np.linalg.norm(X, axis=1).max()), 1e-300)
 
 
 def _trial_data(inp: RunInput, p: dict[str, Any], rng: np.random.Generator) -> list[np.ndarray]:
     """The sites' samples for one trial, preprocessed; every row must lie in the unit ball."""
+    from algorithms.cape.moments import check_unit_ball
+
     shards = trial_rows(inp, p["samples_per_site"], rng,
                         _center_scale if p["preprocess"] == "center_scale" else None)
     return [check_unit_ball(s, f"party {m}'s rows", 1.0) for m, s in enumerate(shards)]
 
 
 def _a_true(inp: RunInput, p: dict[str, Any]) -> np.ndarray:
+    import numpy as np
+    import scipy.sparse as sp
+
+    from algorithms.cape.pca import second_moment
+
     truth = inp.extras.get("covariance")
     if truth is not None:
         return np.asarray(truth)
@@ -102,6 +97,13 @@ def _a_true(inp: RunInput, p: dict[str, Any]) -> np.ndarray:
 
 def _simulate(inp: RunInput, shards: list[np.ndarray], p: dict[str, Any], scheme: str,
               seed: int) -> tuple[Result, np.ndarray]:
+    from algorithms.cape.pca import (
+        cape_pca_aggregator,
+        cape_pca_noise_generator,
+        cape_pca_site,
+        pca_plan,
+    )
+
     D = shards[0].shape[1]
     plan = pca_plan([len(s) for s in shards], p["epsilon"], p["delta"], scheme,
                     p["sensitivity"], p["aggregator_noise"])
@@ -118,6 +120,16 @@ def _simulate(inp: RunInput, shards: list[np.ndarray], p: dict[str, Any], scheme
 
 def pca_point(inp: RunInput, p: dict[str, Any], stage: str = "trials") -> dict[str, Any]:
     """Every method's q over ``p["trials"]`` trials at one setting of the keys."""
+    import numpy as np
+
+    from algorithms.cape.pca import (
+        analyze_gauss,
+        captured_energy,
+        check_rank,
+        second_moment,
+        top_eigenvectors,
+    )
+
     A_true = _a_true(inp, p)
     check_rank(p["k"], A_true.shape[0])
     q: dict[str, list[float]] = {m: [] for m in METHODS}
@@ -146,6 +158,11 @@ def pca_point(inp: RunInput, p: dict[str, Any], stage: str = "trials") -> dict[s
 
 
 def _accounting(p: dict[str, Any], sizes: list[int]) -> dict[str, Any]:
+    import numpy as np
+
+    from algorithms.cape.pca import pca_plan, sensitivity
+    from protocols.accounting import Release
+
     plan = pca_plan(sizes, p["epsilon"], p["delta"], "cape", p["sensitivity"],
                     p["aggregator_noise"])
     s = int(np.argmin(sizes))
@@ -169,6 +186,8 @@ def _metrics(q: dict[str, np.ndarray]) -> dict[str, Any]:
 
 
 def _run(inp: RunInput) -> AlgorithmRun:
+    from algorithms.cape.symmetric import matrix_size
+
     p = inp.params
     point = pca_point(inp, p)
     metrics = _metrics(point["q"])

@@ -13,40 +13,56 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import scipy.sparse as sp
-
-from parties.party import Party
-from protocols.accounting import Release, account
-from protocols.correlated_noise import AGGREGATOR, NOISE_GENERATOR, NOISE_KINDS, SCHEMES
 from protocols.errors import ScenarioError
-from sim import plots
-from sim.entry import AlgorithmRun, Param, RunInput, boolean, choice, integer
-from sim.report import table
-from sim.scenario import check_number
+from sim.console import table
+from sim.entry import (
+    MAX_TRIALS,
+    AlgorithmRun,
+    Param,
+    RunInput,
+    boolean,
+    choice,
+    described,
+    integer,
+    number,
+)
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from parties.party import Party
+    from protocols.accounting import Release
 
 TRIAL_SEED_KEY = 1_000_011
 
+# The vocabulary of the CAPE modules, spelled out here so that the catalogue loads without
+# numpy (``mpcsim list`` answers at once); tests/sim/test_startup.py holds each equal
+# to its source.
+NOISE_KINDS = ("float", "discrete")
+"""As :data:`protocols.correlated_noise.NOISE_KINDS`."""
+SCHEMES = ("cape", "conventional")
+"""As :data:`protocols.correlated_noise.SCHEMES`."""
+ORDERS = ("eigenvalue", "abs")
+"""As :data:`algorithms.cape.pca.ORDERS`."""
+MODELS = ("stm", "mog")
+"""As :data:`algorithms.cape.moments.MODELS`."""
+MODES = ("paper", "robust")
+"""As :data:`algorithms.cape.tensor_power.MODES`."""
 
-def _epsilon(name: str, value: Any) -> float:
-    return check_number(name, value, 0.0, strict=True)
-
-
-def _delta(name: str, value: Any) -> float:
-    v = check_number(name, value, 0.0, strict=True)
-    if v >= 1:
-        raise ScenarioError(f"{name} = {value} must lie in the open interval (0, 1)")
-    return v
+MAX_EPSILON = 1000.0
+MAX_SAMPLES_PER_SITE = 100_000_000
+_epsilon = number(0.0, MAX_EPSILON, strict_low=True)  # 0 < ε ≤ 1000
+_delta = number(0.0, 1.0, strict_low=True, strict_high=True)  # 0 < δ < 1
 
 
 def epsilon_param(default: float) -> Param:
-    return Param(default, _epsilon, "ε > 0")
+    return Param(default, _epsilon, "ε")
 
 
 def delta_param(default: float) -> Param:
-    return Param(default, _delta, "0 < δ < 1")
+    return Param(default, _delta, "δ")
 
 
 PRIVACY_PARAMS: dict[str, Param] = {
@@ -58,8 +74,8 @@ PRIVACY_PARAMS: dict[str, Param] = {
 }
 
 TRIAL_PARAMS: dict[str, Param] = {
-    "trials": Param(10, integer(low=1), "independent runs averaged"),
-    "samples_per_site": Param(0, integer(low=0),
+    "trials": Param(10, integer(1, MAX_TRIALS), "independent runs averaged"),
+    "samples_per_site": Param(0, integer(0, MAX_SAMPLES_PER_SITE),
                               "N_s rows per site drawn at random each trial (0: the shards)"),
 }
 
@@ -82,6 +98,9 @@ def cape_parties(
     noise_generator: tuple[Callable[..., Any], Mapping[str, Any]] | None,
 ) -> list[Party]:
     """Sites 0..S−1, the aggregator (S) and, if given, the noise generator (S + 1)."""
+    from parties.party import Party
+    from protocols.correlated_noise import AGGREGATOR, NOISE_GENERATOR
+
     S = len(site_inputs)
     parties = [Party(s, site_program, dict(kw)) for s, kw in enumerate(site_inputs)]
     parties.append(Party(S, aggregator[0], dict(aggregator[1]), role=AGGREGATOR))
@@ -93,6 +112,8 @@ def cape_parties(
 
 def trial_seed(seed: int, trial: int) -> int:
     """The seed of trial ``trial`` (trial 0 runs with the scenario seed itself)."""
+    import numpy as np
+
     if trial == 0:
         return seed
     return int(np.random.SeedSequence(seed, spawn_key=(TRIAL_SEED_KEY, trial)).generate_state(
@@ -111,6 +132,8 @@ def trials(inp: RunInput, count: int, purpose: int,
         For the trial's central work (sampling rows, the centralized baselines), spawned from
         the trial's seed with ``purpose`` as its key, so each entry draws from its own stream.
     """
+    import numpy as np
+
     for trial in range(count):
         seed = trial_seed(inp.seed, trial)
         yield seed, np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(purpose,)))
@@ -145,6 +168,9 @@ def trial_rows(inp: RunInput, samples_per_site: int, rng: np.random.Generator,
     ScenarioError
         If the data has fewer than S·N_s rows.
     """
+    import numpy as np
+    import scipy.sparse as sp
+
     S = len(inp.shards)
     pool = np.asarray(inp.data.toarray() if sp.issparse(inp.data) else inp.data, dtype=float)
     if samples_per_site:
@@ -169,6 +195,8 @@ def accounting(site: Sequence[Release], aggregate: Sequence[Release],
     """The report's ``accounting`` block: per site (its releases alone) and for the aggregate,
     each composed over the algorithm's stages (:func:`protocols.accounting.account`; ε is
     reported at ``delta``, by default the paper's total δ)."""
+    from protocols.accounting import account
+
     return {"site": account(site, delta), "aggregate": account(aggregate, delta)}
 
 
@@ -199,7 +227,9 @@ def sweep_params(values: list[Any]) -> dict[str, Param]:
     """The keys ``sweep`` (which key) and ``values`` (its values; each checked as that key by
     :func:`sweep_points`), with default ``values``."""
     return {"sweep": Param("epsilon", choice(*SWEEP_LABELS), "the swept key"),
-            "values": Param(values, _check_values, "its values")}
+            "values": Param(values, described(_check_values,
+                                                 "non-empty list of values of the swept key"),
+                            "its values")}
 
 
 def sweep_points(inp: RunInput, params: dict[str, Any], base: Mapping[str, Param],
@@ -243,6 +273,10 @@ def sweep_run(inp: RunInput, base: Mapping[str, Param],
               figure: SweepFigure) -> AlgorithmRun:
     """A sweep entry's run: ``point`` at every value, then its metrics, outputs (method ×
     value × trial), table and plot."""
+    import numpy as np
+
+    from sim import plots
+
     p = inp.params
     values, points = sweep_points(inp, p, base, point)
     methods = list(figure.labels)

@@ -28,38 +28,40 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from algorithms import data as data_io
-from algorithms.nmf.corrective import (
-    MISSING_RULES,
-    MODES,
-    CorrectiveSettings,
-    corrective_nmf,
-    corrective_party,
-    declared_iteration_elements,
-    injecting_party,
-    lambda_from_noise,
-    random_start,
-)
-from parties.party import Party
 from protocols.errors import DataError, InputError, ScenarioError
-from protocols.secure_sum import VARIANTS
-from sim import plots
 from sim.entry import (
+    MAX_ITERATIONS,
+    MAX_RANK,
+    MAX_WEIGHT,
     Algorithm,
     AlgorithmRun,
+    EstimateInput,
     Param,
     RunInput,
+    Workload,
     boolean,
     choice,
     integer,
     number,
+    optional,
 )
-from sim.privacy import AuditTarget, first_call_inputs, secure_sum_program
-from sim.simulation import Result
+from sim.experiments.secure_sum import VARIANTS, secure_sum_workload
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from algorithms.nmf.corrective import CorrectiveSettings
+    from parties.party import Party
+    from sim.simulation import Result
+
+# Spelled out so that the catalogue loads without numpy (``mpcsim list`` answers at once);
+# tests/sim/test_startup.py holds each equal to its source.
+MODES = ("standard", "ignore", "replace")
+"""As :data:`algorithms.nmf.corrective.MODES`."""
+MISSING_RULES = ("ignore", "replace")
+"""As :data:`algorithms.nmf.corrective.MISSING_RULES`."""
 
 HOLDOUT_SEED_KEY = 1_000_020
 INIT_SEED_KEY = 1_000_021
@@ -67,34 +69,19 @@ ATTACK_SEED_KEY = 1_000_022
 ATTACK_MODELS = ("profile_injection", "informed")
 
 
-def fraction_param(name: str, value: Any) -> float:
-    """A scenario check: a number in (0, 1)."""
-    v = number()(name, value)
-    if not 0 < v < 1:
-        raise ScenarioError(f"{name} = {value!r} must lie in (0, 1)")
-    return v
-
-
-def _optional_positive(name: str, value: Any) -> float | None:
-    if value is None:
-        return None
-    v = number()(name, value)
-    if v <= 0:
-        raise ScenarioError(f"{name} = {value!r} must be > 0")
-    return v
-
-
-def _optional_fraction(name: str, value: Any) -> float | None:
-    return None if value is None else fraction_param(name, value)
-
+fraction_param = number(0.0, 1.0, strict_low=True, strict_high=True)
+"""A scenario check: a number in (0, 1) (:mod:`sim.experiments.corrective_nmf_tables` too)."""
+POSITIVE = number(0.0, MAX_WEIGHT, strict_low=True)
 
 COMMON: dict[str, Param] = {
-    "k": Param(5, integer(low=1), "rank k"),
-    "iterations": Param(300, integer(low=1), "iterations of Algorithm 1"),
+    "k": Param(5, integer(1, MAX_RANK), "rank k"),
+    "iterations": Param(300, integer(1, MAX_ITERATIONS), "iterations of Algorithm 1"),
     "missing": Param("ignore", choice(*MISSING_RULES), "ignore | replace (missing entries)"),
-    "lam": Param(None, _optional_positive, "λ > 0 (default 1, or from p and σ)"),
-    "corrupt_probability": Param(None, _optional_fraction, "p of §2.3, with noise_sd"),
-    "noise_sd": Param(None, _optional_positive, "σ of §2.3, with corrupt_probability"),
+    "lam": Param(None, optional(POSITIVE, "1, or from p and σ"), "λ"),
+    "corrupt_probability": Param(None, optional(fraction_param, "λ is given"),
+                                 "p of §2.3, with noise_sd"),
+    "noise_sd": Param(None, optional(POSITIVE, "λ is given"),
+                      "σ of §2.3, with corrupt_probability"),
     "holdout": Param(0.1, fraction_param, "fraction of each genuine user's ratings held out"),
     "variant": Param("prg", choice(*VARIANTS), "SecureSum variant"),
 }
@@ -180,6 +167,8 @@ class Setup:
 
 def lambda_param(p: dict[str, Any]) -> float:
     """λ from the checked ``[algorithm]`` keys: ``lam``, or §2.3's from p and σ, or 1."""
+    from algorithms.nmf.corrective import lambda_from_noise
+
     prob, sd = p["corrupt_probability"], p["noise_sd"]
     if (prob is None) != (sd is None):
         raise ScenarioError("algorithm.corrupt_probability and algorithm.noise_sd go together "
@@ -197,6 +186,8 @@ def lambda_param(p: dict[str, Any]) -> float:
 
 def target_columns(inp: RunInput, ids: list[int]) -> np.ndarray:
     """The column indices of the item ids ``ids`` (the data's ids; 1..m for synthetic data)."""
+    import numpy as np
+
     dataset = inp.extras.get("dataset")
     n_items = inp.data.shape[1]
     col_ids = getattr(dataset, "col_ids", None)
@@ -214,6 +205,8 @@ def target_columns(inp: RunInput, ids: list[int]) -> np.ndarray:
 def ratings_of(inp: RunInput) -> np.ndarray:
     """The users × items ratings (NaN where missing), with ``algorithm.k`` checked against
     their shape."""
+    import numpy as np
+
     X = np.asarray(inp.data, dtype=np.float64)
     n, n_items = X.shape
     if inp.params["k"] > min(n, n_items):
@@ -224,6 +217,11 @@ def ratings_of(inp: RunInput) -> np.ndarray:
 
 def build_setup(inp: RunInput) -> Setup:
     """Hold out test ratings, draw the start, build the attack (module docstring)."""
+    import numpy as np
+
+    from algorithms import data as data_io
+    from algorithms.nmf.corrective import random_start
+
     p = inp.params
     X = ratings_of(inp)
     n, n_items = X.shape
@@ -275,6 +273,8 @@ def build_setup(inp: RunInput) -> Setup:
 
 def settings_of(p: dict[str, Any], lam: float, mode: str | None = None,
                 interpolate: bool | None = None) -> CorrectiveSettings:
+    from algorithms.nmf.corrective import CorrectiveSettings
+
     return CorrectiveSettings(mode=mode or p["mode"], missing=p["missing"], lam=lam,
                               interpolate=p.get("interpolate", True) if interpolate is None
                               else interpolate)
@@ -306,6 +306,9 @@ def simulate(inp: RunInput, setup: Setup, settings: CorrectiveSettings, attacked
 def corrective_parties(inp: RunInput, setup: Setup, settings: CorrectiveSettings,
                        attacked: bool) -> list[Party]:
     """The parties of one run of Algorithm 1 (an audit replays them)."""
+    from algorithms.nmf.corrective import corrective_party, injecting_party
+    from parties.party import Party
+
     p = inp.params
     parties = []
     fake_party = setup.attack["party"] if attacked and setup.fake is not None else None
@@ -324,6 +327,8 @@ def corrective_parties(inp: RunInput, setup: Setup, settings: CorrectiveSettings
 
 
 def _outcome(result: Result | None, setup: Setup, fits: list[Any], attacked: bool) -> Outcome:
+    import numpy as np
+
     genuine = [fit.W[: t.shape[0]] for fit, t in zip(fits, setup.trains, strict=True)]
     W = np.vstack(genuine)
     H = fits[0].H
@@ -355,6 +360,10 @@ def _outcome(result: Result | None, setup: Setup, fits: list[Any], attacked: boo
 def centralized(inp: RunInput, setup: Setup, settings: CorrectiveSettings,
                 attacked: bool) -> Outcome:
     """The centralized reference on the stacked rows (poisoned if ``attacked``)."""
+    import numpy as np
+
+    from algorithms.nmf.corrective import corrective_nmf
+
     rows = setup.poisoned if attacked else setup.trains
     W0 = setup.W0 if attacked else [w[: t.shape[0]] for w, t in zip(setup.W0, setup.trains,
                                                                       strict=True)]
@@ -372,6 +381,8 @@ def centralized(inp: RunInput, setup: Setup, settings: CorrectiveSettings,
 
 def rmse(test: np.ndarray, pred: np.ndarray, cols: np.ndarray | None = None) -> float | None:
     """RMSE over the held-out ratings (only in ``cols`` if given); None if there are none."""
+    import numpy as np
+
     mask = ~np.isnan(test)
     if cols is not None:
         keep = np.zeros(test.shape[1], dtype=bool)
@@ -386,6 +397,8 @@ def prediction_shift(clean: Outcome, attacked: Outcome, setup: Setup,
                      signed: bool = False) -> float:
     """Mean |WH* − WH| on the target items over the genuine users (§3.6); ``signed``: the
     mean of WH − WH* (negative when the attack pushed the targets down)."""
+    import numpy as np
+
     keep = np.ones(clean.pred.shape[0], dtype=bool)
     keep[setup.adversarial_rows] = False
     cols = setup.target_cols
@@ -394,6 +407,12 @@ def prediction_shift(clean: Outcome, attacked: Outcome, setup: Setup,
 
 
 def _run(inp: RunInput) -> AlgorithmRun:
+    import numpy as np
+
+    from algorithms.nmf.corrective import declared_iteration_elements
+    from sim import plots
+    from sim.privacy import AuditTarget, first_call_inputs, secure_sum_program
+
     p = inp.params
     setup = build_setup(inp)
     settings = settings_of(p, setup.lam)
@@ -444,12 +463,25 @@ def _run(inp: RunInput) -> AlgorithmRun:
     )
 
 
+def _estimate(inp: EstimateInput) -> Workload:
+    """One simulation of Algorithm 1: per iteration one SecureSum of 2·k·items elements
+    (:func:`algorithms.nmf.corrective.declared_iteration_elements`) and the local updates."""
+    p = inp.params
+    k, items = p["k"], inp.n_cols
+    sums = secure_sum_workload(p["variant"], inp.n_parties, 2 * k * items, p["iterations"])
+    local = Workload(flops=10.0 * p["iterations"] * inp.n_rows * items * k,
+                     working_bytes=8 * 4 * inp.n_rows * items)
+    return (sums + local).described(
+        f"{p['iterations']} SecureSums of 2k·items elements (declared cost)")
+
+
 CORRECTIVE_NMF = Algorithm(
     name="corrective_nmf",
     summary="NMF under adversarial noise: masked updates, corrupt entries ignored or replaced",
     reference="Ballen (seed 002), Algorithm 1, §2–3.5",
     params=PARAMS,
     run=_run,
+    estimate=_estimate,
     data_kind="ratings",
     nonnegative=True,
     allow_missing=True,

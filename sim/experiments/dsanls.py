@@ -32,7 +32,19 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from protocols.errors import InputError, ScenarioError
-from sim.entry import Algorithm, AlgorithmRun, Param, RunInput, choice, integer, number
+from sim.entry import (
+    MAX_ITERATIONS,
+    MAX_RANK,
+    MAX_WEIGHT,
+    Algorithm,
+    AlgorithmRun,
+    Param,
+    RunInput,
+    choice,
+    described,
+    integer,
+    number,
+)
 
 if TYPE_CHECKING:
     from parties.party import Party
@@ -42,6 +54,8 @@ SKETCHES = ("gaussian", "subsampling")
 SOLVERS = ("rcd", "pgd")
 ALLREDUCE = ("secure_sum", "plain")
 VARIANTS = ("prg", "explicit")
+MAX_GFLOPS = 1e6
+"""Largest node speed (GFLOP/s) for the simulated clock."""
 
 
 def sketch_size(name: str, value: Any) -> int | float | None:
@@ -61,25 +75,31 @@ def sketch_size(name: str, value: Any) -> int | float | None:
     return float(value)
 
 
-def positive(name: str, value: Any) -> float:
-    """A finite number > 0."""
+def _positive(name: str, value: Any) -> float:
     v = number()(name, value)
-    if not v > 0:
-        raise ScenarioError(f"{name} = {value} must be > 0")
+    if not 0 < v <= MAX_WEIGHT:
+        raise ScenarioError(f"{name} = {value} must be > 0 (and ≤ {MAX_WEIGHT:g})")
     return v
 
 
+positive = described(_positive, f"number, 0 < x ≤ {MAX_WEIGHT:g}")
+"""A finite number in (0, MAX_WEIGHT]."""
+SKETCH_SIZE = described(sketch_size, "integer ≥ 1 (columns) | number, 0 < x ≤ 1 (a fraction of "
+                        "the dimension sketched)")
+OPTIONAL_SKETCH_SIZE = described(sketch_size, "as sketch_size; left out: sketch_size")
+
+
 SKETCH_PARAMS: dict[str, Param] = {
-    "k": Param(10, integer(low=1), "rank, 1 ≤ k ≤ min(m, n)"),
+    "k": Param(10, integer(1, MAX_RANK), "rank, 1 ≤ k ≤ min(m, n)"),
     "sketch": Param("subsampling", choice(*SKETCHES), "gaussian | subsampling"),
-    "sketch_size": Param(0.1, sketch_size, "columns of a sketch, or a fraction of the "
+    "sketch_size": Param(0.1, SKETCH_SIZE, "columns of a sketch, or a fraction of the "
                          "dimension it sketches"),
-    "sketch_size_u": Param(None, sketch_size, "d' of the sketch on U (of the m features)"),
-    "sketch_size_v": Param(None, sketch_size, "d of the sketch on V (of the samples)"),
+    "sketch_size_u": Param(None, OPTIONAL_SKETCH_SIZE, "d' of the sketch on U (of the m features)"),
+    "sketch_size_v": Param(None, OPTIONAL_SKETCH_SIZE, "d of the sketch on V (of the samples)"),
     "solver": Param("rcd", choice(*SOLVERS), "rcd (Algorithm 3) | pgd (Eq. 14)"),
     "alpha": Param(1.0, positive, "μ_t = α + βt: α > 0"),
-    "beta": Param(1.0, number(low=0.0), "μ_t = α + βt: β ≥ 0"),
-    "gflops": Param(1.0, number(low=0.0), "node speed for local work; 0: free"),
+    "beta": Param(1.0, number(0.0, MAX_WEIGHT), "μ_t = α + βt: β ≥ 0"),
+    "gflops": Param(1.0, number(0.0, MAX_GFLOPS), "node speed for local work; 0: free"),
 }
 REDUCE_PARAMS: dict[str, Param] = {
     "allreduce": Param("secure_sum", choice(*ALLREDUCE), "secure_sum | plain"),
@@ -88,7 +108,7 @@ REDUCE_PARAMS: dict[str, Param] = {
 PARAMS: dict[str, Param] = {
     **SKETCH_PARAMS,
     **REDUCE_PARAMS,
-    "iterations": Param(100, integer(low=1), "T"),
+    "iterations": Param(100, integer(1, MAX_ITERATIONS), "T"),
     "setting": Param("general", choice("general", "federated"), "general | federated"),
 }
 

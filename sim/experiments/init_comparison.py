@@ -21,35 +21,49 @@ and ``trials``. ``outputs.npz`` holds ``objective_<init>`` (trials × sweeps); t
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
-from algorithms.nmf.pd_nmf import total_objective
 from protocols.errors import ScenarioError
-from sim import plots
-from sim.entry import Algorithm, AlgorithmRun, Param, RunInput, integer
-from sim.experiments.pd_nmf import NMF_PARAMS, NmfSetup, public_start, run_pd_nmf
-from sim.report import table
+from sim.console import table
+from sim.entry import Algorithm, AlgorithmRun, EstimateInput, Param, RunInput, Workload, integer
+from sim.experiments.pd_nmf import NMF_PARAMS, NmfSetup, nmf_workload, public_start, run_pd_nmf
 
 COMPARED = ("random", "random_2x", "nndsvd", "pd_nmf_init")
 
 
-def _check_inits(name: str, value: Any) -> list[str]:
-    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
-        raise ScenarioError(f"{name} = {value!r} must be a list of initialisations")
-    unknown = [v for v in value if v not in COMPARED]
-    if unknown:
-        raise ScenarioError(f"{name} names {unknown}; choose from {', '.join(COMPARED)}")
-    return list(value)
+MAX_TRIALS = 1000
+
+
+@dataclass(frozen=True)
+class InitsCheck:
+    """``inits``: a non-empty list of distinct initialisations to compare."""
+
+    def __call__(self, name: str, value: Any) -> list[str]:
+        if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+            raise ScenarioError(f"{name} = {value!r} must be a list of initialisations")
+        unknown = [v for v in value if v not in COMPARED]
+        if unknown:
+            raise ScenarioError(f"{name} names {unknown}; choose from {', '.join(COMPARED)}")
+        if len(set(value)) != len(value):
+            raise ScenarioError(f"{name} = {value!r} repeats an initialisation; list each once")
+        return list(value)
+
+    def describe(self) -> str:
+        return "a list of " + " | ".join(COMPARED)
 
 
 PARAMS = {**NMF_PARAMS,
-          "inits": Param(list(COMPARED), _check_inits, "initialisations to compare"),
-          "trials": Param(10, integer(low=1), "trials per initialisation")}
+          "inits": Param(list(COMPARED), InitsCheck(), "initialisations to compare"),
+          "trials": Param(10, integer(1, MAX_TRIALS), "trials per initialisation")}
 
 
 def _run(inp: RunInput) -> AlgorithmRun:
+    import numpy as np
+
+    from algorithms.nmf.pd_nmf import total_objective
+    from sim import plots
+
     p = inp.params
     curves: dict[str, np.ndarray] = {}
     first_result = None
@@ -98,12 +112,22 @@ def _with_seed(inp: RunInput, seed: int) -> RunInput:
                     inp.progress, inp.extras)
 
 
+def _estimate(inp: EstimateInput) -> Workload:
+    p = inp.params
+    total = Workload()
+    for init in p["inits"]:
+        total = total + nmf_workload(inp, {**p, "init": init}).times(p["trials"])
+    return total.described("PD-NMF's declared cost × initialisations × trials",
+                           len(p["inits"]) * p["trials"])
+
+
 INIT_COMPARISON = Algorithm(
     name="pd_nmf_init_comparison",
     summary="objective vs sweep for each PD-NMF initialisation, mean ± sd over trials",
     reference="Tsikhanovich thesis (seed 001), §2.4, Figures 2.4 and 2.5",
     params=PARAMS,
     run=_run,
+    estimate=_estimate,
     data_kind="topics",
     nonnegative=True,
     allow_missing=True,

@@ -36,27 +36,23 @@ The one-bit sum, whose observable is the protocol's output itself, runs through 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import scipy.sparse as sp
-
-from algorithms.nmf.rri import rri_nmf
-from algorithms.nmf.rri_steps import RRIParams
-from algorithms.svd.power_iteration import block_power_iteration, orthonormalize
-from parties.ksdp import (
-    estimated_sigma2,
-    measure,
-    one_bit_sum_ks,
-    svd_statistics,
-    topic_weight_statistic,
-)
-from parties.party import site_parties
 from protocols.errors import ScenarioError
-from protocols.secure_sum import secure_sum_field
-from sim import plots
-from sim.entry import Algorithm, AlgorithmRun, Param, RunInput, choice, integer
-from sim.report import table
+from sim.console import table
+from sim.entry import (
+    MAX_RANK,
+    Algorithm,
+    AlgorithmRun,
+    Param,
+    RunInput,
+    choice,
+    described,
+    integer,
+)
+
+if TYPE_CHECKING:
+    import numpy as np
 
 KSDP_SEED_KEY = 1_000_014
 MECHANISMS = ("one_bit_sum", "pd_nmf", "pd_svd", "sigma_revealing_svd")
@@ -90,17 +86,22 @@ def _probability(name: str, value: Any) -> float:
 
 
 PARAMS = {
-    "mechanism": Param("pd_nmf", _mechanisms, " | ".join(MECHANISMS) + ", or a list"),
+    "mechanism": Param("pd_nmf", described(_mechanisms, " | ".join(MECHANISMS)
+                                           + ", or a list of distinct ones"),
+                       " | ".join(MECHANISMS) + ", or a list"),
     "samples": Param(50, integer(low=2, high=100_000), "databases with x, and as many without"),
     "documents": Param(5, integer(low=1, high=10_000),
                        "documents of interest x (one_bit_sum: repetitions)"),
-    "party_sizes": Param([5, 20, 80], _sizes, "victim database sizes n_v"),
+    "party_sizes": Param([5, 20, 80],
+                         described(_sizes, "non-empty list of distinct integers ≥ 2"),
+                         "victim database sizes n_v"),
     "simulator": Param("resample", choice("resample", "swap"),
                        "databases without x: fresh (resample) or x swapped for another (swap)"),
-    "p": Param(0.5, _probability, "one_bit_sum: P(bit = 1)"),
-    "k": Param(3, integer(low=1), "topics / singular vectors"),
+    "p": Param(0.5, described(_probability, "number, 0 < x < 1"), "one_bit_sum: P(bit = 1)"),
+    "k": Param(3, integer(1, MAX_RANK), "topics / singular vectors"),
     "iterations": Param(20, integer(low=1, high=10_000), "sweeps of the mechanism"),
-    "adversary_size": Param(100, integer(low=1), "documents of the adversary's own database"),
+    "adversary_size": Param(100, integer(1, 100_000_000),
+                            "documents of the adversary's own database"),
 }
 
 
@@ -110,6 +111,11 @@ def _one_bit_sums(inp: RunInput, n: int, bits: np.ndarray) -> np.ndarray:
     The n individuals are split over the M parties in contiguous blocks (party 0 holds the
     victim, column 0); each party inputs its block's count per sample.
     """
+    import numpy as np
+
+    from parties.party import site_parties
+    from protocols.secure_sum import secure_sum_field
+
     m = inp.scenario.n_parties
     blocks = np.array_split(np.arange(n), m)
     field = inp.simulation.field
@@ -122,6 +128,10 @@ def _one_bit_sums(inp: RunInput, n: int, bits: np.ndarray) -> np.ndarray:
 
 def _run_one_bit_sum(inp: RunInput, rng: np.random.Generator) -> dict[str, Any]:
     """Every size: ``documents`` independent repetitions of Algorithm 11 (one victim each)."""
+    import numpy as np
+
+    from parties.ksdp import measure, one_bit_sum_ks
+
     p, t, reps = inp.params["p"], inp.params["samples"], inp.params["documents"]
     sizes = inp.params["party_sizes"]
     rows = []
@@ -141,6 +151,13 @@ def _run_one_bit_sum(inp: RunInput, rng: np.random.Generator) -> dict[str, Any]:
 
 def _observables(mechanism: str, X: np.ndarray, n_v: int, start: np.ndarray,
                  params: dict[str, Any]) -> Any:
+    import numpy as np
+
+    from algorithms.nmf.rri import rri_nmf
+    from algorithms.nmf.rri_steps import RRIParams
+    from algorithms.svd.power_iteration import block_power_iteration
+    from parties.ksdp import estimated_sigma2
+
     if mechanism == "pd_nmf":
         fit = rri_nmf(X, start.shape[0], T0=start, max_iter=params["iterations"], tol=0.0,
                       params=RRIParams(form="topic"))
@@ -152,6 +169,8 @@ def _observables(mechanism: str, X: np.ndarray, n_v: int, start: np.ndarray,
 
 
 def _statistics(mechanism: str, observable: Any, x: np.ndarray) -> dict[str, float]:
+    from parties.ksdp import svd_statistics, topic_weight_statistic
+
     if mechanism == "pd_nmf":
         T, w2 = observable
         return {"topic_weights": topic_weight_statistic(x, T, w2)}
@@ -168,6 +187,8 @@ def _databases(
     ``resample``: the databases without x are n_v fresh random documents (§3.4's simulator).
     ``swap``: each database without x is one with x, x swapped for a random other document.
     """
+    import numpy as np
+
     out = []
     for _ in range(t):
         picked = rng.choice(others, n_v, replace=False)
@@ -180,6 +201,12 @@ def _databases(
 
 
 def _run_documents(inp: RunInput, rng: np.random.Generator) -> dict[str, Any]:
+    import numpy as np
+    import scipy.sparse as sp
+
+    from algorithms.svd.power_iteration import orthonormalize
+    from parties.ksdp import measure
+
     params = inp.params
     corpus = inp.data.toarray() if sp.issparse(inp.data) else np.asarray(inp.data, dtype=float)
     n_docs, d = corpus.shape
@@ -231,6 +258,10 @@ def _run_documents(inp: RunInput, rng: np.random.Generator) -> dict[str, Any]:
 
 
 def _run(inp: RunInput) -> AlgorithmRun:
+    import numpy as np
+
+    from sim import plots
+
     rng = np.random.default_rng(np.random.SeedSequence(inp.seed, spawn_key=(KSDP_SEED_KEY,)))
     mechanisms = inp.params["mechanism"]
     found = (_run_one_bit_sum(inp, rng) if mechanisms == ("one_bit_sum",)

@@ -22,57 +22,56 @@ measured from the ledger, online and offline: rounds, elements sent per party, d
 from __future__ import annotations
 
 import itertools
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from parties.party import Party, site_parties
-from parties.scale_invariance import ScaleAuditResult, scale_invariance_audit
 from protocols.errors import InputError, ScenarioError
-from protocols.mpc.dealer import ROLE as DEALER_ROLE
-from protocols.normed_secure_sum import (
-    PRESETS,
-    PROTOCOL,
-    VARIANTS,
-    Layout,
-    NssParams,
-    check_layout,
-    declared_cost,
-    encode_inputs,
-    normed_secure_sum,
-    nss_dealer,
-    preset,
+from sim.console import table
+from sim.entry import (
+    Algorithm,
+    AlgorithmRun,
+    Param,
+    RunInput,
+    boolean,
+    choice,
+    integer,
+    number,
+    optional,
 )
-from sim.entry import Algorithm, AlgorithmRun, Param, RunInput, choice, integer, number
-from sim.ledger import Ledger
-from sim.privacy import AuditTarget
-from sim.report import table
-from sim.simulation import Result, Simulation
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from parties.party import Party
+    from parties.scale_invariance import ScaleAuditResult
+    from protocols.normed_secure_sum import Layout, NssParams
+    from sim.ledger import Ledger
+    from sim.simulation import Result
+
+# Spelled out so that the catalogue loads without numpy (``mpcsim list`` answers at once);
+# tests/sim/test_startup.py holds each equal to its source.
+PRESET_NAMES = ("p127-default", "p127-wide-d", "p127-fast", "p61-demo")
+"""The keys of :data:`protocols.normed_secure_sum.PRESETS`."""
+NSS_VARIANTS = ("normed", "reveal_norm", "secure_sum")
+"""As :data:`protocols.normed_secure_sum.VARIANTS`."""
+MAX_SCALE = 1e12
+"""Largest public input factor ``scale``."""
 
 
-def _optional_int(low: int, high: int):
-    def check(name: str, value: Any) -> int | None:
-        return None if value is None else integer(low, high)(name, value)
-
-    return check
-
-
-def _flag(name: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise ScenarioError(f"{name} = {value!r} must be true or false")
-    return value
+def _preset_or(check: Any) -> Any:
+    return optional(check, "the preset's value")
 
 
 NSS_PARAMS: dict[str, Param] = {
-    "preset": Param("p127-default", choice(*PRESETS), "parameter set of spec §1.5"),
-    "input_bits": Param(None, _optional_int(2, 62), "k_in: |x·2^f| ≤ 2^(k_in−1) − 1"),
-    "input_frac_bits": Param(None, _optional_int(0, 60), "f: fractional bits of the inputs"),
-    "kappa": Param(None, _optional_int(1, 200), "κ: statistical security parameter"),
-    "work_bits": Param(None, _optional_int(2, 200), "F: working precision of 1/√"),
-    "out_bits": Param(None, _optional_int(1, 200), "f_out: fractional bits of the output"),
-    "newton_steps": Param(None, _optional_int(0, 10), "t: Newton iterations"),
-    "demo": Param(False, _flag, "opt in to κ < 40 (weak masking)"),
-    "scale": Param(1.0, number(low=0.0), "public factor applied to every input"),
+    "preset": Param("p127-default", choice(*PRESET_NAMES), "parameter set of spec §1.5"),
+    "input_bits": Param(None, _preset_or(integer(2, 62)), "k_in: |x·2^f| ≤ 2^(k_in−1) − 1"),
+    "input_frac_bits": Param(None, _preset_or(integer(0, 60)), "f: fractional bits of the inputs"),
+    "kappa": Param(None, _preset_or(integer(1, 200)), "κ: statistical security parameter"),
+    "work_bits": Param(None, _preset_or(integer(2, 200)), "F: working precision of 1/√"),
+    "out_bits": Param(None, _preset_or(integer(1, 200)), "f_out: fractional bits of the output"),
+    "newton_steps": Param(None, _preset_or(integer(0, 10)), "t: Newton iterations"),
+    "demo": Param(False, boolean(), "opt in to κ < 40 (weak masking)"),
+    "scale": Param(1.0, number(0.0, MAX_SCALE, strict_low=True),
+                   "public factor applied to every input"),
 }
 """Keys shared by ``normed_secure_sum`` and ``pd_svd``."""
 
@@ -82,6 +81,8 @@ _OVERRIDES = {"input_bits": "input_bits", "input_frac_bits": "frac_bits", "kappa
 
 def nss_params(params: dict[str, Any]) -> NssParams:
     """The NormedSecureSum parameters a scenario's keys select (preset + overrides)."""
+    from protocols.normed_secure_sum import preset
+
     overrides = {field: params[key] for key, field in _OVERRIDES.items()
                  if params.get(key) is not None}
     if params.get("demo"):
@@ -94,6 +95,10 @@ def nss_params(params: dict[str, Any]) -> NssParams:
 def with_dealer(parties: list[Party], calls: list[tuple[int, int]], variant: str,
                 params: NssParams) -> list[Party]:
     """The data holders plus the dealer (id M) that deals material for ``calls``."""
+    from parties.party import Party
+    from protocols.mpc.dealer import ROLE as DEALER_ROLE
+    from protocols.normed_secure_sum import nss_dealer
+
     dealer = Party(len(parties), nss_dealer,
                    {"calls": calls, "variant": variant, "params": params}, role=DEALER_ROLE)
     return [*parties, dealer]
@@ -101,6 +106,8 @@ def with_dealer(parties: list[Party], calls: list[tuple[int, int]], variant: str
 
 def layout_for(params: NssParams, prime: int, m: int, d: int, variant: str) -> Layout:
     """:func:`check_layout`, with a scenario's wording on a refused parameter set."""
+    from protocols.normed_secure_sum import check_layout
+
     try:
         return check_layout(params, prime, m, d, variant)
     except InputError as exc:
@@ -114,6 +121,10 @@ def audit_inputs(column_sums: list[np.ndarray], params: NssParams, coalition: tu
     A's encoded inputs are made multiples of 16 (so λ·S_A is an integer vector); B adds
     (λ − 1)·S_A to the first honest party's input. Both are range-checked.
     """
+    import numpy as np
+
+    from protocols.normed_secure_sum import encode_inputs
+
     num, den = ratio
     unit = float(1 << params.frac_bits)
     encoded = [encode_inputs(x, params) for x in column_sums]
@@ -140,6 +151,13 @@ def scale_invariance(
     sum is 31/16 times A's; each run is one batched call of ``instances`` identical instances
     (fresh dealer masks per instance), on pre-shared keys without sealing.
     """
+    import numpy as np
+
+    from parties.party import site_parties
+    from parties.scale_invariance import scale_invariance_audit
+    from protocols.normed_secure_sum import PROTOCOL, normed_secure_sum
+    from sim.simulation import Simulation
+
     m = len(column_sums)
     if coalitions is None:
         coalitions = [c for size in range(1, m) for c in itertools.combinations(range(m), size)]
@@ -167,6 +185,8 @@ def scale_invariance(
 
 def call_cost(ledger: Ledger, sites: tuple[int, ...]) -> dict[str, Any]:
     """Online and offline cost measured from the ledger, per call and per site."""
+    from protocols.normed_secure_sum import PROTOCOL
+
     online = [r for r in ledger if r.protocol == PROTOCOL]
     offline = [r for r in ledger if r.phase.split("/")[-1] == "offline"]
     calls = sorted({r.call for r in online})
@@ -186,6 +206,8 @@ def call_cost(ledger: Ledger, sites: tuple[int, ...]) -> dict[str, Any]:
 def cost_table(layout: Layout, batch: int, calls: int, measured: dict[str, Any],
                title: str) -> str:
     """Console table: declared against measured, online and offline, per call."""
+    from protocols.normed_secure_sum import declared_cost
+
     cost = declared_cost(layout, batch)
     m0 = min(measured["online_elements_sent_per_party"])
     rows = [
@@ -200,6 +222,12 @@ def cost_table(layout: Layout, batch: int, calls: int, measured: dict[str, Any],
 
 
 def _run(inp: RunInput) -> AlgorithmRun:
+    import numpy as np
+
+    from parties.party import site_parties
+    from protocols.normed_secure_sum import declared_cost, encode_inputs, normed_secure_sum
+    from sim.privacy import AuditTarget
+
     variant = inp.params["variant"]
     params = nss_params(inp.params)
     scale = inp.params["scale"]
@@ -249,6 +277,8 @@ def _run(inp: RunInput) -> AlgorithmRun:
 def accuracy_metrics(result: Result, total: np.ndarray, encoded: np.ndarray,
                      params: NssParams) -> dict[str, Any]:
     """Errors of every site's output against numpy's direction of the real and encoded sums."""
+    import numpy as np
+
 
     def direction(v: np.ndarray) -> np.ndarray:
         n = np.linalg.norm(v)
@@ -270,7 +300,7 @@ NORMED_SECURE_SUM = Algorithm(
     summary="NormedSecureSum of the parties' column sums: everyone learns only s/‖s‖",
     reference="Tsikhanovich thesis (seed 001), Fig. 2.3 and Table 2.2; "
               "spec/normed_secure_sum.md",
-    params={"variant": Param("normed", choice(*VARIANTS), " | ".join(VARIANTS)),
+    params={"variant": Param("normed", choice(*NSS_VARIANTS), " | ".join(NSS_VARIANTS)),
             **NSS_PARAMS,
             "audit_instances": Param(0, integer(0, 100_000),
                                      "scale-invariance audit: instances per side (0: off)")},

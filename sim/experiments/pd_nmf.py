@@ -17,6 +17,15 @@ sum. From W = 0 without regularisers, RRI's iterates of WT do not depend on the 
 rows; the scale only splits the product between W and T, and an unnormalised start in a wide
 matrix (large d) leaves W tiny, where fixed-point encoding loses relative precision (see the
 precision note of :mod:`algorithms.nmf.pd_nmf`).
+
+``loss = "auto"`` is resolved once, on the pooled data: the observed-entries loss if any entry
+is NaN, else the full loss; every party runs with that loss, so that a party whose rows happen
+to have no missing entry sums statistics of the same length (2d) as the others.
+
+The workload (:func:`nmf_workload`) is PD-NMF's declared cost: PD-NMF-Init's SecureSum of the
+k×d random topics and its ``init_iterations`` sweeps of k SecureSums of d + 1 elements, then
+``iterations`` sweeps of k SecureSums of the T statistic (d + 1 or 2d elements), plus the
+local arithmetic of the sweeps and of the centralized reference.
 """
 
 from __future__ import annotations
@@ -24,77 +33,84 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import scipy.sparse as sp
-from scipy.optimize import linear_sum_assignment
-
-from algorithms import data as data_io
-from algorithms.nmf.nndsvd import nndsvd
-from algorithms.nmf.objective import objective
-from algorithms.nmf.pd_nmf import (
-    INITS,
-    InitSettings,
-    SvdInitSettings,
-    declared_sweep_elements,
-    normalize_rows,
-    pd_nmf,
-    pd_nmf_iter_aggregator,
-    total_objective,
-)
-from algorithms.nmf.row_blocks import as_row_block, zero_filled
-from algorithms.nmf.rri import rri_sweep
-from algorithms.nmf.rri_steps import RRIParams
-from algorithms.svd.pd_svd import VARIANTS as SVD_VARIANTS
-from parties.party import Party, site_parties
 from protocols.errors import InputError, ScenarioError
-from protocols.normed_secure_sum import PRESETS
-from protocols.secagg import AGGREGATOR
-from protocols.secagg import Config as SecAggConfig
-from protocols.secagg import check_config as check_secagg
-from protocols.secure_sum import VARIANTS
-from sim import plots
-from sim.entry import Algorithm, AlgorithmRun, Param, RunInput, choice, integer, number
-from sim.privacy import AuditTarget
-from sim.simulation import Result
+from sim.checks import MAX_PARTIES
+from sim.entry import (
+    MAX_ITERATIONS,
+    MAX_RANK,
+    MAX_WEIGHT,
+    Algorithm,
+    AlgorithmRun,
+    EstimateInput,
+    Param,
+    RunInput,
+    Workload,
+    choice,
+    integer,
+    number,
+    optional,
+)
+from sim.experiments.secagg import MAX_TIMEOUT_S, secagg_workload
+from sim.experiments.secure_sum import VARIANTS, secure_sum_workload
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from algorithms.nmf.pd_nmf import InitSettings, SvdInitSettings
+    from algorithms.nmf.rri_steps import RRIParams
+    from parties.party import Party
+    from protocols.secagg import Config as SecAggConfig
+    from sim.simulation import Result
 
 INIT_SEED_KEY = 1_000_002
+INITS = ("random", "random_2x", "nndsvd", "pd_nmf_init", "pd_svd")
+"""PD-NMF's initialisations (:data:`algorithms.nmf.pd_nmf.INITS`; a test holds them equal)."""
+SVD_VARIANTS = ("normed", "secure_sum", "sigma_revealing")
+"""PD-SVD's variants (:data:`algorithms.svd.pd_svd.VARIANTS`; a test holds them equal)."""
 
 
-def _check_init(name: str, value: Any) -> Any:
-    if isinstance(value, dict):
-        if set(value) != {"path"} or not isinstance(value["path"], str):
+@dataclass(frozen=True)
+class InitCheck:
+    """The ``init`` key: a named initialisation or ``{ path = "T0.npy" }``."""
+
+    def __call__(self, name: str, value: Any) -> Any:
+        if isinstance(value, dict):
+            if set(value) != {"path"} or not isinstance(value["path"], str):
+                raise ScenarioError(
+                    f"{name} = {value!r}: a T0 file is given as {{ path = \"T0.npy\" }}"
+                )
+            return {"path": value["path"]}
+        if value not in INITS:
             raise ScenarioError(
-                f"{name} = {value!r}: a T0 file is given as {{ path = \"T0.npy\" }}"
+                f"{name} = {value!r} is unknown; use one of {', '.join(INITS)} or "
+                "{ path = \"T0.npy\" }"
             )
-        return {"path": value["path"]}
-    if value not in INITS:
-        raise ScenarioError(
-            f"{name} = {value!r} is unknown; use one of {', '.join(INITS)} or "
-            "{ path = \"T0.npy\" }"
-        )
-    return value
+        return value
 
-
-def _optional_int(name: str, value: Any) -> int | None:
-    return None if value is None else integer(low=1)(name, value)
+    def describe(self) -> str:
+        return " | ".join(INITS) + ' | { path = "T0.npy" }'
 
 
 NMF_PARAMS: dict[str, Param] = {
-    "k": Param(5, integer(low=1), "number of topics, 1 ≤ k ≤ min(n, d)"),
-    "iterations": Param(30, integer(low=1), "sweeps of PD-NMF-Iter"),
-    "form": Param("topic", choice("topic", "plain"), "topic | plain"),
+    "k": Param(5, integer(1, MAX_RANK), "number of topics; also k ≤ min(n, d)"),
+    "iterations": Param(30, integer(1, MAX_ITERATIONS), "sweeps of PD-NMF-Iter"),
+    "form": Param("topic", choice("topic", "plain"), "topic: rows on simplices; plain: W, T ≥ 0"),
     "variant": Param("prg", choice(*VARIANTS), "SecureSum variant"),
-    "init": Param("pd_nmf_init", _check_init, "initialisation"),
-    "l1_w": Param(0.0, number(), "ℓ1 on W"),
-    "l2_w": Param(0.0, number(), "ℓ2 on W"),
-    "l1_t": Param(0.0, number(), "ℓ1 on T"),
-    "l2_t": Param(0.0, number(), "ℓ2 on T"),
-    "loss": Param("auto", choice("auto", "full", "observed"), "observed: NaN = unobserved"),
-    "init_iterations": Param(None, _optional_int, "sweeps of PD-NMF-Init step 9"),
-    "local_iterations": Param(200, integer(low=1), "cap on the local RRI-NMF of step 2"),
-    "svd_iterations": Param(20, integer(low=1), "init = pd_svd: PD-SVD's power iterations"),
+    "init": Param("pd_nmf_init", InitCheck(), "initialisation"),
+    "l1_w": Param(0.0, number(0.0, MAX_WEIGHT), "ℓ1 on W"),
+    "l2_w": Param(0.0, number(-MAX_WEIGHT, MAX_WEIGHT), "ℓ2 on W (< 0 only in the topic form)"),
+    "l1_t": Param(0.0, number(0.0, MAX_WEIGHT), "ℓ1 on T"),
+    "l2_t": Param(0.0, number(-MAX_WEIGHT, MAX_WEIGHT), "ℓ2 on T (< 0 only in the topic form)"),
+    "loss": Param("auto", choice("auto", "full", "observed"),
+                  "auto: observed if the data holds NaN (= unobserved), else full"),
+    "init_iterations": Param(None, optional(integer(1, MAX_ITERATIONS), "iterations"),
+                             "sweeps of PD-NMF-Init step 9"),
+    "local_iterations": Param(200, integer(1, MAX_ITERATIONS),
+                              "cap on the local RRI-NMF of step 2"),
+    "svd_iterations": Param(20, integer(1, MAX_ITERATIONS),
+                            "init = pd_svd: PD-SVD's power iterations"),
     "svd_variant": Param("secure_sum", choice(*SVD_VARIANTS), "init = pd_svd: PD-SVD variant"),
 }
 
@@ -114,7 +130,17 @@ class NmfSetup:
 
     @classmethod
     def from_params(cls, p: dict[str, Any], X: Any) -> NmfSetup:
-        """Validate the NMF keys against the data ``X`` (its shape and missing entries)."""
+        """Validate the NMF keys against the data ``X`` (its shape and missing entries).
+
+        ``loss = "auto"`` becomes ``"observed"`` if the pooled X holds NaN, else ``"full"``,
+        so that every party runs with the same loss.
+        """
+        import numpy as np
+        import scipy.sparse as sp
+
+        from algorithms.nmf.pd_nmf import InitSettings, SvdInitSettings
+        from algorithms.nmf.rri_steps import RRIParams
+
         n, d = X.shape
         k = p["k"]
         if k > min(n, d):
@@ -145,16 +171,25 @@ class NmfSetup:
         sweeps = p["iterations"] * (2 if p["init"] == "random_2x" else 1)
         settings = InitSettings(sweeps=p["init_iterations"] or p["iterations"],
                                 local_max_iter=p["local_iterations"])
+        loss = p["loss"] if p["loss"] != "auto" else ("observed" if missing else "full")
         svd_init = None
         if p["init"] == "pd_svd":
             svd_init = SvdInitSettings(iterations=p.get("svd_iterations", 20),
                                        variant=p.get("svd_variant", "secure_sum"))
-        return cls(k, sweeps, params, p["variant"], p["init"], p["loss"], settings, svd_init)
+        return cls(k, sweeps, params, p["variant"], p["init"], loss, settings, svd_init)
 
 
 def public_start(setup: NmfSetup, X: Any, seed: int, base_dir: Path,
                  init: Any = None) -> np.ndarray | None:
     """The public T0 of the non-private initialisations (None for ``pd_nmf_init``)."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    from algorithms import data as data_io
+    from algorithms.nmf.nndsvd import nndsvd
+    from algorithms.nmf.pd_nmf import normalize_rows
+    from algorithms.nmf.row_blocks import zero_filled
+
     init = setup.init if init is None else init
     d = X.shape[1]
     if isinstance(init, dict):
@@ -188,6 +223,11 @@ def centralized_sweeps(X: Any, T0: np.ndarray, sweeps: int, setup: NmfSetup,
                        callback: Callable[[np.ndarray, np.ndarray], None] | None = None,
                        ) -> tuple[np.ndarray, np.ndarray]:
     """Centralized RRI-NMF (Algorithm 2) from T0 with W = 0, for a fixed number of sweeps."""
+    import numpy as np
+
+    from algorithms.nmf.row_blocks import as_row_block
+    from algorithms.nmf.rri import rri_sweep
+
     block = as_row_block(X, setup.loss)  # type: ignore[arg-type]
     W = np.zeros((X.shape[0], setup.k))
     T = np.array(T0, dtype=np.float64, copy=True)
@@ -201,6 +241,9 @@ def centralized_sweeps(X: Any, T0: np.ndarray, sweeps: int, setup: NmfSetup,
 def pd_nmf_parties(inp: RunInput, setup: NmfSetup, T0: np.ndarray | None) -> list[Party]:
     """The parties of a PD-NMF run: party m runs PD-NMF on its shard (and a dealer, for the
     PD-SVD start on NormedSecureSum)."""
+    from algorithms.nmf.pd_nmf import pd_nmf
+    from parties.party import site_parties
+
     parties = site_parties(
         lambda ctx, X: pd_nmf(ctx, X, setup.k, sweeps=setup.sweeps, params=setup.params,
                               variant=setup.variant, loss=setup.loss, T0=T0,
@@ -208,6 +251,7 @@ def pd_nmf_parties(inp: RunInput, setup: NmfSetup, T0: np.ndarray | None) -> lis
         [{"X": shard} for shard in inp.shards],
     )
     if T0 is None and setup.svd_init is not None and setup.svd_init.variant == "normed":
+        from protocols.normed_secure_sum import PRESETS
         from sim.experiments.normed_secure_sum import layout_for, with_dealer
 
         nss = PRESETS["p127-default"]
@@ -226,6 +270,9 @@ def run_pd_nmf(inp: RunInput, setup: NmfSetup, T0: np.ndarray | None) -> tuple[R
 
 def topic_recovery(true_topics: np.ndarray, topics: np.ndarray) -> float:
     """Mean cosine similarity of the best one-to-one matching of learned to planted topics."""
+    import numpy as np
+    from scipy.optimize import linear_sum_assignment
+
     a = true_topics / np.maximum(np.linalg.norm(true_topics, axis=1, keepdims=True), 1e-300)
     b = topics / np.maximum(np.linalg.norm(topics, axis=1, keepdims=True), 1e-300)
     cos = a @ b.T
@@ -234,6 +281,12 @@ def topic_recovery(true_topics: np.ndarray, topics: np.ndarray) -> float:
 
 
 def _run_pd_nmf(inp: RunInput) -> AlgorithmRun:
+    import numpy as np
+
+    from algorithms.nmf.pd_nmf import declared_sweep_elements, total_objective
+    from sim import plots
+    from sim.privacy import AuditTarget
+
     setup = NmfSetup.from_params(inp.params, inp.data)
     T0 = public_start(setup, inp.data, inp.seed, inp.scenario.base_dir)
     if inp.params["secure_sum"] == "secagg":
@@ -247,7 +300,6 @@ def _run_pd_nmf(inp: RunInput) -> AlgorithmRun:
     n, d = inp.data.shape
     iter_rows = result.ledger.select(phase="iter", protocol="secure_sum")
     sent = [sum(r.elements for r in iter_rows if r.sender == m) for m in result.sites]
-    block_loss = as_row_block(inp.shards[0], setup.loss).loss  # type: ignore[arg-type]
     metrics: dict[str, Any] = {
         "objective": history[-1] if history else None,
         "objective_history": history,
@@ -258,7 +310,7 @@ def _run_pd_nmf(inp: RunInput) -> AlgorithmRun:
         "same_T_at_every_party": all(np.array_equal(m.T, T) for m in models),
         "elements_sent_per_party_per_sweep": sent[0] / setup.sweeps if setup.sweeps else 0,
         "declared_elements_sent_per_party_per_sweep": declared_sweep_elements(
-            setup.variant, len(models), d, setup.k, block_loss),
+            setup.variant, len(models), d, setup.k, setup.loss),
         "n": n, "d": d, "k": setup.k, "sweeps": setup.sweeps,
     }
     if len(set(sent)) != 1:
@@ -281,6 +333,12 @@ def _run_pd_nmf(inp: RunInput) -> AlgorithmRun:
 
 
 def _run_rri_nmf(inp: RunInput) -> AlgorithmRun:
+    import numpy as np
+
+    from algorithms.nmf.objective import objective
+    from algorithms.nmf.row_blocks import as_row_block
+    from sim import plots
+
     setup = NmfSetup.from_params(inp.params, inp.data)
     if setup.init in ("pd_nmf_init", "pd_svd"):
         raise ScenarioError(f"algorithm.init = {setup.init!r} is distributed; rri_nmf takes "
@@ -311,6 +369,15 @@ def _run_pd_nmf_secagg(inp: RunInput, setup: NmfSetup, T0: np.ndarray | None) ->
     part in that sweep (every aggregation of a sweep had the same survivors), carrying W and
     T over: a drop between sweeps leaves the survivors' model of their own rows.
     """
+    import numpy as np
+
+    from algorithms.nmf.row_blocks import as_row_block
+    from algorithms.nmf.rri import rri_sweep
+    from parties.party import Party
+    from protocols.secagg import AGGREGATOR
+    from protocols.secagg import Config as SecAggConfig
+    from protocols.secagg import check_config as check_secagg
+
     if T0 is None:
         raise ScenarioError(f"algorithm.secure_sum = 'secagg' needs a public start; init = "
                             f"{setup.init!r} sums with SecureSum (use random, random_2x, "
@@ -350,6 +417,8 @@ def _run_pd_nmf_secagg(inp: RunInput, setup: NmfSetup, T0: np.ndarray | None) ->
 
 
 def _secagg_site(T0: np.ndarray, setup: NmfSetup, config: SecAggConfig) -> Any:
+    from algorithms.nmf.pd_nmf import pd_nmf
+
     def program(ctx: Any, X: Any) -> Any:
         return pd_nmf(ctx, X, setup.k, sweeps=setup.sweeps, params=setup.params,
                       loss=setup.loss, T0=T0, secagg_config=config)
@@ -358,6 +427,8 @@ def _secagg_site(T0: np.ndarray, setup: NmfSetup, config: SecAggConfig) -> Any:
 
 
 def _secagg_aggregator(d: int, setup: NmfSetup, loss: str, config: SecAggConfig) -> Any:
+    from algorithms.nmf.pd_nmf import pd_nmf_iter_aggregator
+
     def program(ctx: Any) -> Any:
         with ctx.in_phase("iter"):
             return (yield from pd_nmf_iter_aggregator(ctx, n_features=d, k=setup.k,
@@ -365,6 +436,64 @@ def _secagg_aggregator(d: int, setup: NmfSetup, loss: str, config: SecAggConfig)
                                                       secagg_config=config))
 
     return program
+
+
+SWEEP_FLOPS = 8.0
+"""Floating-point operations per topic, row and column of one RRI sweep (statistics of steps
+1 and 3, the objective), as counted for the time estimate."""
+TYPICAL_LOCAL_SWEEPS = 50
+"""Sweeps a local RRI-NMF (PD-NMF-Init step 2, the uplift's local models) typically needs to
+reach its tolerance (it stops at ``local_iterations`` at the latest); counted for the time
+estimate."""
+
+
+def nmf_workload(inp: EstimateInput, params: dict[str, Any] | None = None,
+                 n_rows: int | None = None, *, private: bool = True) -> Workload:
+    """PD-NMF's declared cost (or, with ``private=False``, centralized RRI-NMF's arithmetic).
+
+    Parameters
+    ----------
+    inp : EstimateInput
+    params : dict, optional
+        The NMF keys (default: ``inp.params``), e.g. with another ``init``.
+    n_rows : int, optional
+        Rows taking part (default: all of the data).
+    private : bool
+        PD-NMF among the parties (messages, and the centralized reference the report compares
+        with), or the centralized algorithm alone.
+    """
+    p = inp.params if params is None else params
+    n = inp.n_rows if n_rows is None else n_rows
+    d = inp.n_cols
+    k = min(p["k"], n, d)
+    observed = p["loss"] == "observed" or (p["loss"] == "auto" and inp.missing)
+    sweeps = p["iterations"] * (2 if p["init"] == "random_2x" else 1)
+    sweep_flops = SWEEP_FLOPS * k * n * d
+    if not private:
+        return Workload(flops=sweeps * sweep_flops, working_bytes=8 * k * (n + d),
+                        basis="centralized sweeps")
+    length = 2 * d if observed else d + 1
+    if p.get("secure_sum") == "secagg":  # the sweeps' sums through SecAgg, with an aggregator
+        sums = secagg_workload(inp.n_parties, length, inp.scenario.prime, calls=sweeps * k)
+        basis = "PD-NMF's sweeps with SecAgg's declared cost per topic"
+    else:
+        sums = secure_sum_workload(p["variant"], inp.n_parties, length, calls=sweeps * k)
+        basis = "PD-NMF's declared SecureSum cost per sweep and topic"
+    work = sums + Workload(flops=2 * sweeps * sweep_flops, working_bytes=16 * k * (n + d),
+                           audited_length=length)
+    if p["init"] == "pd_nmf_init":
+        init_sweeps = p["init_iterations"] or p["iterations"]
+        local = min(p["local_iterations"], TYPICAL_LOCAL_SWEEPS)
+        work = (Workload(audited_length=k * d)  # the first SecureSum: the random topics
+                + work + secure_sum_workload(p["variant"], inp.n_parties, k * d)
+                + secure_sum_workload(p["variant"], inp.n_parties, d + 1,
+                                      calls=init_sweeps * k)
+                + Workload(flops=local * sweep_flops))
+    return work.described(basis, 1)
+
+
+def _estimate_rri_nmf(inp: EstimateInput) -> Workload:
+    return nmf_workload(inp, private=False)
 
 
 PD_NMF = Algorithm(
@@ -375,10 +504,12 @@ PD_NMF = Algorithm(
         **NMF_PARAMS,
         "secure_sum": Param("secure_sum", choice("secure_sum", "secagg"),
                             "secure_sum | secagg (dropout-tolerant, with an aggregator)"),
-        "secagg_threshold": Param(0, integer(low=0), "secagg: t (0: ⌊M/2⌋ + 1)"),
-        "secagg_timeout_s": Param(1.0, number(0.0), "secagg: the aggregator's wait per round"),
+        "secagg_threshold": Param(0, integer(0, MAX_PARTIES), "secagg: t (0: ⌊M/2⌋ + 1)"),
+        "secagg_timeout_s": Param(1.0, number(0.0, MAX_TIMEOUT_S, strict_low=True),
+                                  "secagg: the aggregator's wait per round (simulated s)"),
     },
     run=_run_pd_nmf,
+    estimate=nmf_workload,
     data_kind="topics",
     nonnegative=True,
     allow_missing=True,
@@ -390,6 +521,7 @@ RRI_NMF = Algorithm(
     reference="Tsikhanovich thesis (seed 001), Algorithm 2 and Eq. 2.31",
     params=NMF_PARAMS,
     run=_run_rri_nmf,
+    estimate=_estimate_rri_nmf,
     data_kind="topics",
     nonnegative=True,
     allow_missing=True,

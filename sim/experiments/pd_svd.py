@@ -24,23 +24,23 @@ elements sent per party, and offline (dealer) elements per party.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import scipy.sparse as sp
-
-from algorithms.svd.pd_svd import VARIANTS, pd_svd
-from algorithms.svd.power_iteration import (
-    block_power_iteration,
-    lra_error,
-    max_principal_angle,
-)
-from parties.party import site_parties
 from protocols.errors import ScenarioError
-from protocols.normed_secure_sum import declared_cost
-from sim import plots
-from sim.entry import Algorithm, AlgorithmRun, Param, RunInput, choice, integer
+from sim.entry import (
+    MAX_ITERATIONS,
+    MAX_RANK,
+    Algorithm,
+    AlgorithmRun,
+    Param,
+    RunInput,
+    auto_or,
+    choice,
+    integer,
+    number,
+)
 from sim.experiments.normed_secure_sum import (
+    MAX_SCALE,
     NSS_PARAMS,
     call_cost,
     cost_table,
@@ -48,24 +48,27 @@ from sim.experiments.normed_secure_sum import (
     nss_params,
     with_dealer,
 )
-from sim.privacy import AuditTarget
 
+if TYPE_CHECKING:
+    import numpy as np
 
-def _check_scale(name: str, value: Any) -> Any:
-    if value == "auto":
-        return value
-    if isinstance(value, bool) or not isinstance(value, int | float) or not (
-            math.isfinite(value) and value > 0):
-        raise ScenarioError(f"{name} = {value!r} must be \"auto\" or a positive number")
-    return float(value)
+# Spelled out so that the catalogue loads without numpy (``mpcsim list`` answers at once);
+# tests/sim/test_startup.py holds each equal to its source.
+VARIANTS = ("normed", "secure_sum", "sigma_revealing")
+"""As :data:`algorithms.svd.pd_svd.VARIANTS`."""
 
 
 def dense(X: Any) -> np.ndarray:
+    import numpy as np
+    import scipy.sparse as sp
+
     return X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
 
 
 def auto_scale(X: Any, frac_bits: int, input_bits: int) -> float:
     """A power of two that brings ‖S^(m) v‖ ≤ ‖X‖₂² into NormedSecureSum's input range."""
+    import numpy as np
+
     top = float(np.linalg.norm(dense(X), 2)) ** 2
     limit = 2.0 ** (input_bits - 1 - frac_bits) / 8  # headroom below the range's edge
     return 2.0 ** math.floor(math.log2(limit / top)) if top > 0 else 1.0
@@ -73,11 +76,22 @@ def auto_scale(X: Any, frac_bits: int, input_bits: int) -> float:
 
 def local_basis(X: Any, k: int) -> np.ndarray:
     """The top-k right singular vectors of one party's rows (k capped by its rank)."""
+    import numpy as np
+
     _, _, vt = np.linalg.svd(dense(X), full_matrices=False)
     return vt[: min(k, vt.shape[0])].T
 
 
 def _run(inp: RunInput) -> AlgorithmRun:
+    import numpy as np
+
+    from algorithms.svd.pd_svd import pd_svd
+    from algorithms.svd.power_iteration import block_power_iteration, lra_error, max_principal_angle
+    from parties.party import site_parties
+    from protocols.normed_secure_sum import declared_cost
+    from sim import plots
+    from sim.privacy import AuditTarget
+
     p = inp.params
     k, iterations, variant = p["k"], p["iterations"], p["variant"]
     X = inp.data
@@ -172,11 +186,12 @@ PD_SVD = Algorithm(
     summary="PD-SVD: block power iteration over NormedSecureSum (Σ hidden) or SecureSum",
     reference="Tsikhanovich thesis (seed 001), §2.3, Algorithms 9 and 10; §3.3.2",
     params={
-        "k": Param(3, integer(low=1), "rank, 1 ≤ k ≤ d"),
-        "iterations": Param(20, integer(low=1), "power iterations τ"),
+        "k": Param(3, integer(1, MAX_RANK), "rank, also k ≤ d"),
+        "iterations": Param(20, integer(1, MAX_ITERATIONS), "power iterations τ"),
         "variant": Param("normed", choice(*VARIANTS), " | ".join(VARIANTS)),
         **{key: param for key, param in NSS_PARAMS.items() if key != "scale"},
-        "scale": Param("auto", _check_scale, "\"auto\" or a public factor on NSS inputs"),
+        "scale": Param("auto", auto_or(number(0.0, MAX_SCALE, strict_low=True), "from the data"),
+                       "public factor on NSS inputs"),
     },
     run=_run,
     data_kind="uniform",

@@ -18,19 +18,46 @@ aggregator's.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+from protocols.errors import ScenarioError
+from sim.checks import MAX_PARTIES
+from sim.entry import (
+    Algorithm,
+    AlgorithmRun,
+    EstimateInput,
+    Param,
+    RunInput,
+    Workload,
+    choice,
+    integer,
+    number,
+)
+from sim.experiments.secure_sum import secure_sum_workload
 
-from parties.party import Party, site_parties
-from protocols.secagg import AGGREGATOR, GRAPHS, Config, check_config, secagg
-from protocols.secure_sum import secure_sum
-from sim.entry import Algorithm, AlgorithmRun, Param, RunInput, choice, integer, number
-from sim.simulation import Result, Simulation
+if TYPE_CHECKING:
+    import numpy as np
+
+    from parties.party import Party
+    from protocols.secagg import Config
+    from sim.simulation import Result
+
+# Spelled out so that the catalogue loads without numpy (``mpcsim list`` answers at once);
+# tests/sim/test_startup.py holds it equal to its source.
+GRAPHS = ("complete", "harary")
+"""As :data:`protocols.secagg.GRAPHS`."""
+MAX_TIMEOUT_S = 3_600.0
+"""Longest wait per round (simulated seconds) a scenario may give the aggregator: an hour,
+sixty times the longest latency a link may have (``network.latency_ms``)."""
 
 
 def secagg_parties(inputs: list[np.ndarray], config: Config) -> list[Party]:
     """Sites 0..M−1 with ``inputs`` and the aggregator M, all running :func:`secagg`."""
+    import numpy as np
+
+    from parties.party import Party
+    from protocols.secagg import AGGREGATOR, secagg
+
     m = len(inputs)
 
     def program(ctx: Any, x: np.ndarray) -> Any:
@@ -53,6 +80,13 @@ def _per_site(result: Result, sites: range) -> tuple[int, int]:
 
 
 def _run(inp: RunInput) -> AlgorithmRun:
+    import numpy as np
+
+    from parties.party import site_parties
+    from protocols.secagg import Config, check_config
+    from protocols.secure_sum import secure_sum
+    from sim.simulation import Simulation
+
     params = inp.params
     column_sums = [np.asarray(shard.sum(axis=0)).ravel() for shard in inp.shards]
     m = len(column_sums)
@@ -92,16 +126,64 @@ def _run(inp: RunInput) -> AlgorithmRun:
     )
 
 
+def secagg_workload(n_parties: int, length: int, prime: int, graph: str = "complete",
+                    degree: int = 0, calls: int = 1) -> Workload:
+    """Messages and elements of ``calls`` SecAgg invocations on ``length``-vectors among
+    ``n_parties`` sites and the aggregator, without dropouts.
+
+    :data:`protocols.secagg.COST_FORMULAS` summed over the parties: with Σk = Σ_u |N(u)| and
+    L = :func:`~protocols.secagg.secret_length`, the sites send Σk + 4M messages and
+    3L·Σk + M(1 + d + L) elements, the aggregator 5M messages and 2Σk + M·d + M² elements
+    (``tests/sim/test_estimates.py`` holds this equal to :func:`protocols.secagg.declared_cost`).
+    Closed form for the complete graph, so that a large M is estimated without building it.
+    """
+    from protocols.field import prime_field
+    from protocols.secagg import neighbourhoods, secret_length
+
+    m, d = n_parties, length
+    lsec = secret_length(prime_field(prime))
+    if graph == "complete" or degree >= m - 1:
+        ks = m * (m - 1)
+    else:
+        ks = sum(len(v) for v in neighbourhoods(m, graph, degree))
+    messages = ks + 9 * m
+    elements = (3 * lsec + 2) * ks + m * (1 + lsec + 2 * d) + m * m
+    return Workload(messages=calls * messages, elements=calls * elements)
+
+
+def check_graph(graph: str, degree: int, n_parties: int, key: str = "algorithm.degree") -> None:
+    """A Harary graph needs 1 ≤ degree ≤ M − 1 (checked before the run, with the scenario's
+    key names)."""
+    if graph == "harary" and not 1 <= degree <= n_parties - 1:
+        raise ScenarioError(f"{key} = {degree} must lie in 1..{n_parties - 1} for graph = "
+                            f"'harary' with {n_parties} sites; set it, or use graph = "
+                            "'complete'")
+
+
+def _estimate(inp: EstimateInput) -> Workload:
+    p = inp.params
+    d, m = inp.n_cols, inp.n_parties
+    check_graph(p["graph"], p["degree"], m)
+    work = (secagg_workload(m, d, inp.scenario.prime, p["graph"], p["degree"])
+            + secure_sum_workload("prg", m, d))  # the comparison run without faults
+    return Workload(messages=work.messages, elements=work.elements, simulations=2,
+                    audited_length=d,
+                    basis="SecAgg's and SecureSum's declared costs on the d column sums")
+
+
 SECAGG = Algorithm(
     name="secagg",
     summary="Dropout-tolerant secure aggregation of column sums (SecAgg / SecAgg+)",
     reference="Bonawitz et al., CCS 2017 (Fig. 4, semi-honest); Bell et al., CCS 2020 (SecAgg+)",
     params={
-        "threshold": Param(0, integer(0), "t, shares needed to unmask (0: ⌊M/2⌋ + 1)"),
+        "threshold": Param(0, integer(0, MAX_PARTIES),
+                           "t, shares needed to unmask (0: ⌊M/2⌋ + 1)"),
         "graph": Param("complete", choice(*GRAPHS), "complete | harary"),
-        "degree": Param(0, integer(0), "k, the Harary graph's degree"),
-        "timeout_s": Param(1.0, number(0.0), "the aggregator's wait per round (simulated s)"),
+        "degree": Param(0, integer(0, MAX_PARTIES - 1), "k, the Harary graph's degree"),
+        "timeout_s": Param(1.0, number(0.0, MAX_TIMEOUT_S, strict_low=True),
+                           "the aggregator's wait per round (simulated s)"),
     },
     run=_run,
+    estimate=_estimate,
     data_kind="uniform",
 )

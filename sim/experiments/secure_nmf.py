@@ -24,7 +24,15 @@ from __future__ import annotations
 from typing import Any
 
 from protocols.errors import InputError, ScenarioError
-from sim.entry import Algorithm, AlgorithmRun, Param, RunInput, integer
+from sim.entry import (
+    MAX_ITERATIONS,
+    Algorithm,
+    AlgorithmRun,
+    Param,
+    RunInput,
+    described,
+    integer,
+)
 from sim.experiments.dsanls import (
     REDUCE_PARAMS,
     SKETCH_PARAMS,
@@ -40,8 +48,10 @@ from sim.experiments.dsanls import (
 )
 
 LOOP_PARAMS: dict[str, Param] = {
-    "outer": Param(20, integer(low=1), "T_1 (synchronous); rounds per client (asynchronous)"),
-    "inner": Param(5, integer(low=1), "T_2 (synchronous); T, local iterations per round"),
+    "outer": Param(20, integer(1, MAX_ITERATIONS),
+                   "T_1 (synchronous); rounds per client (asynchronous)"),
+    "inner": Param(5, integer(1, MAX_ITERATIONS),
+                   "T_2 (synchronous); T, local iterations per round"),
 }
 UNSKETCHED = {key: SKETCH_PARAMS[key] for key in ("k", "solver", "alpha", "beta", "gflops")}
 
@@ -52,7 +62,9 @@ def _time_budget(name: str, value: Any) -> float | None:
 
 ASYNC_PARAMS: dict[str, Param] = {
     "rho": Param(1.0, positive, "ω_t = ρ/(ρ + t), ρ > 0"),
-    "time_budget_s": Param(None, _time_budget, "server stops after this simulated time"),
+    "time_budget_s": Param(None, described(_time_budget,
+                                           f"{positive.describe()}; left out: no budget"),
+                           "server stops after this simulated time"),
 }
 
 
@@ -204,7 +216,7 @@ SYN_SSD = _entry(
     "syn_ssd", "Syn-SSD(-U/-V/-UV): Syn-SD with sketched updates and All-Reduced S_2U",
     "Qian et al. (seed 004), §4.2 Algorithm 5",
     {**UNSKETCHED, **LOOP_PARAMS, **SKETCHED, **REDUCE_PARAMS,
-     "sketch_on": Param("uv", _sketch_on("u", "v", "uv"), "u | v | uv")})
+     "sketch_on": Param("uv", described(_sketch_on("u", "v", "uv"), "u | v | uv"), "u | v | uv")})
 ASYN_SD = _entry(
     "asyn_sd", "Asyn-SD: clients send local copies of U to a server that relaxes them in",
     "Qian et al. (seed 004), §4.3 Algorithms 6 and 7",
@@ -213,4 +225,5 @@ ASYN_SSD = _entry(
     "asyn_ssd", "Asyn-SSD(-V): Asyn-SD with the clients' U update sketched on V",
     "Qian et al. (seed 004), §4.3 Algorithms 6 and 7 (line 7 from Algorithm 5)",
     {**UNSKETCHED, **LOOP_PARAMS, **SKETCHED, **ASYNC_PARAMS,
-     "sketch_on": Param("v", _sketch_on("v"), "v (U cannot be sketched asynchronously)")})
+     "sketch_on": Param("v", described(_sketch_on("v"), "v"),
+                        "v (U cannot be sketched asynchronously)")})

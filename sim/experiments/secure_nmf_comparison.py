@@ -31,7 +31,7 @@ import math
 from typing import Any
 
 from protocols.errors import ScenarioError
-from sim.entry import Algorithm, AlgorithmRun, Param, RunInput
+from sim.entry import Algorithm, AlgorithmRun, Param, RunInput, described
 from sim.experiments.dsanls import REDUCE_PARAMS, SKETCH_PARAMS, positive
 from sim.experiments.secure_nmf import LABELS, LOOP_PARAMS
 
@@ -55,7 +55,9 @@ PARAMS: dict[str, Param] = {
     "inner": LOOP_PARAMS["inner"],
     "rho": Param(1.0, positive, "ω_t = ρ/(ρ + t), ρ > 0 (asynchronous server)"),
     "time_budget_s": Param(1.0, positive, "simulated seconds every method runs"),
-    "methods": Param(list(METHODS), _methods, "which of the six methods to run"),
+    "methods": Param(list(METHODS),
+                     described(_methods, "non-empty list of distinct " + " | ".join(METHODS)),
+                     "which of the six methods to run"),
 }
 
 

@@ -194,7 +194,7 @@ def test_cli_runs_a_pd_nmf_simulation_audit(tmp_path: Path,
     ({"coalition": [0], "calls": []}, r"calls = \[\] must be \"all\" or a non-empty list"),
     ({"coalition": [0], "calls": [1, 1]}, "repeats a call number"),
     ({"coalition": [0], "calls": "some"}, "calls = 'some'"),
-    ({"coalition": [0], "pairs": 0}, "pairs = 0 must be ≥ 1"),
+    ({"coalition": [0], "pairs": 0}, "pairs = 0 is out of range; allowed: 1 ≤ pairs ≤ 64"),
     ({"coalition": [0], "method": "symbolic"}, "method"),
 ])
 def test_scenario_audit_keys_are_validated(audit_table: dict, match: str) -> None:

@@ -142,9 +142,9 @@ def test_digits_without_scikit_learn_say_what_to_install(monkeypatch) -> None:
 
 
 BAD = [
-    (mean_scenario(epsilon=0), "algorithm.epsilon = 0 must be > 0"),
-    (mean_scenario(delta=1.0), "algorithm.delta = 1.0 must lie in the open interval (0, 1)"),
-    (mean_scenario(delta=0), "algorithm.delta = 0 must be > 0"),
+    (mean_scenario(epsilon=0), "algorithm.epsilon = 0 is out of range; allowed: 0 < epsilon"),
+    (mean_scenario(delta=1.0), "algorithm.delta = 1.0 is out of range; allowed: 0 < delta < 1"),
+    (mean_scenario(delta=0), "algorithm.delta = 0 is out of range; allowed: 0 < delta < 1"),
     (mean_scenario(norm_bound=0.5), "above the assumed bound"),
     (pca_scenario(preprocess="none", samples_per_site=0) | {
         "data": {"source": "synthetic", "kind": "uniform", "rows": 100, "cols": 30}},
@@ -170,7 +170,8 @@ def test_cli_bad_input_exits_2_with_one_line(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-m", "sim.cli", "run", str(path), "--out",
                           str(tmp_path / "o")], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 2
-    assert out.stderr.strip() == "error: algorithm.epsilon = -1 must be > 0.0"
+    assert out.stderr.strip() == (
+        "error: algorithm.epsilon = -1 is out of range; allowed: 0 < epsilon ≤ 1000")
     assert not (tmp_path / "o").exists()
 
 
