@@ -64,7 +64,7 @@ def test_the_audits_see_the_hidden_pattern(method: str) -> None:
 
 @pytest.mark.parametrize(("name", "variant"), _cases())
 def test_simulation_catches_structured_masks(name: str, variant: str) -> None:
-    trials = 48 if name == "sixteenth_range" else 32
+    trials = 48 if name in ("sixteenth_range", "multiple_of_3") else 32
     results = verdicts(ps.LEAKS[name][variant], 3, "simulation", trials=trials)
     assert {c for c, r in results.items() if r.leaks} == ps.leaking(3, coalitions(3))
     for c, r in results.items():
