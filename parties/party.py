@@ -9,7 +9,7 @@ the scenario seed, per party and per purpose, and records the seeds in the party
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Mapping, Sequence
+from collections.abc import Callable, Collection, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,12 +70,18 @@ def check_parties(parties: Sequence[Party]) -> tuple[tuple[int, ...], dict[int, 
     return tuple(sites), {p.id: p.role for p in parties}
 
 
-def site_parties(program: Program, inputs: Sequence[Mapping[str, Any]]) -> list[Party]:
+def site_parties(
+    program: Program,
+    inputs: Sequence[Mapping[str, Any]],
+    column_blocks: Collection[str] = (),
+) -> list[Party]:
     """Data holders 0..M−1 all running ``program``, party m with ``inputs[m]``.
 
     The parties' inputs must agree in form: the same keys, and for every array-like value the
     same number of dimensions and the same shape past the first axis (row blocks may differ
-    in their number of rows; vectors in their length, which the protocols check).
+    in their number of rows; vectors in their length, which the protocols check). Keys named
+    in ``column_blocks`` hold column blocks (DSANLS's general setting: each node's features
+    I_r): their number of columns may differ too, and only their first axis must agree.
 
     Raises
     ------
@@ -100,12 +106,15 @@ def site_parties(program: Program, inputs: Sequence[Mapping[str, Any]]) -> list[
                 )
             for key in keys:
                 first, shape = shapes[key], _shape(kw[key])
-                if first is not None and shape is not None and (
-                        len(first) != len(shape) or first[1:] != shape[1:]):
+                if first is None or shape is None:
+                    continue
+                blocks = "columns" if key in column_blocks else "rows"
+                same = first[:1] == shape[:1] if blocks == "columns" else first[1:] == shape[1:]
+                if len(first) != len(shape) or not same:
                     raise InputError(
                         f"party {m}'s {key} has shape {shape} but party 0's has shape {first}; "
-                        "every party's input must have the same form (only the number of rows "
-                        "may differ)"
+                        f"every party's input must have the same form (only the number of "
+                        f"{blocks} may differ)"
                     )
     return [Party(m, program, dict(kw)) for m, kw in enumerate(inputs)]
 

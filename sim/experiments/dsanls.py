@@ -205,7 +205,7 @@ def _run(inp: RunInput) -> AlgorithmRun:
          **({"X_features": X[:, a:b].copy()} if general else {})}
         for r, (shard, (a, b)) in enumerate(zip(inp.shards, rows, strict=True))
     ]
-    parties = site_parties(dsanls, inputs)
+    parties = site_parties(dsanls, inputs, column_blocks=("X_features",))
     result = inp.simulation.run(parties, seed=inp.seed)
     nodes = [result.outputs[r] for r in result.sites]
     U = np.vstack([node.U_rows for node in nodes])

@@ -619,3 +619,15 @@ def test_data_errors_are_data_errors(tmp_path):
     path = scenario_file(tmp_path, SECURE_SUM, with_cell(0, 0, "nan"))
     with pytest.raises(DataError):
         run_scenario(path)
+
+
+def test_column_blocks_may_differ_in_width_but_not_in_rows():
+    """DSANLS's general setting gives each node a column block of X (its features I_r):
+    7, 7 and 6 columns of the same 40 samples are one form; a different sample count is not."""
+    inputs = [{"X_features": np.ones((40, w))} for w in (7, 7, 6)]
+    assert len(site_parties(sum_program, inputs, column_blocks=("X_features",))) == 3
+    with pytest.raises(InputError, match=r"only the number of rows may differ"):
+        site_parties(sum_program, inputs)
+    inputs[2] = {"X_features": np.ones((39, 6))}
+    with pytest.raises(InputError, match=r"only the number of columns may differ"):
+        site_parties(sum_program, inputs, column_blocks=("X_features",))

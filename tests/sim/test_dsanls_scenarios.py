@@ -237,3 +237,10 @@ def test_a_single_attack_table_with_a_coalition_points_to_the_double_brackets() 
     spec["attack"] = {"name": "dsanls_recovery", "coalition": [0]}  # [attack], not [[attack]]
     with pytest.raises(ScenarioError, match=r"written \[\[attack\]\] \(double brackets\)"):
         load_scenario(spec)
+
+
+def test_the_general_setting_runs_with_uneven_column_blocks() -> None:
+    """Uneven blocks over 3 nodes: feature blocks of different widths are one input
+    form (the nodes' X_features differ in width, not in their number of rows)."""
+    run = run_scenario(scenario("dsanls", rows=40, cols=20, iterations=2, setting="general"))
+    assert run.report["metrics"]["relative_error"] > 0
