@@ -4,15 +4,18 @@ A driver hands a payload to :func:`encode_payload` (the wire encoding the ledger
 :func:`seal_payload` (AES-GCM under the pair's channel key, message number n of its directed
 channel, the header :func:`header` bound as associated data); the receiving side hands the
 bytes to :func:`open_payload`, which checks the sequence number and the tag and decodes the
-payload with the run's field. The SimPy driver (:mod:`sim.drivers.simpy`) and the MPI driver
+payload with the run's field; :class:`ReceivedRecords` turns an opened message into the
+receiver's view record. The SimPy driver (:mod:`sim.drivers.simpy`) and the MPI driver
 (:mod:`sim.drivers.mpi`) share these, so a message means the same bytes under both.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-from parties.view import Message
+from parties.view import Message, View, frozen
 from protocols import wire
 from protocols.channels import open_message, seal_message
 from protocols.context import PartyContext
@@ -101,3 +104,40 @@ def open_payload(
             f"('{step}' of {call.protocol}#{call.index}): {exc}"
         ) from None
     return Message(sender, call.protocol, call.index, step, round_, payload)
+
+
+class ReceivedRecords:
+    """What a driver's run does with a message its program asked for: open it and record it.
+
+    Both drivers' runs mix this in; they provide ``_open(envelope, number)`` (check and open,
+    e.g. with :func:`open_payload`), ``_fail(pid, exc)`` and ``_notice()`` (the abort peers
+    are told of), and hold ``views``, ``max_round`` and ``driver.record_messages``.
+    """
+
+    views: Any
+    max_round: dict[int, int]
+    driver: Any
+
+    def _open(self, envelope: Any, number: int | None) -> Message:
+        raise NotImplementedError
+
+    def _fail(self, pid: int, exc: BaseException) -> None:
+        raise NotImplementedError
+
+    def _notice(self) -> BaseException:
+        raise NotImplementedError
+
+    def _consume(self, pid: int, envelope: Any, number: int | None) -> np.ndarray:
+        """Open a message the program asked for and record it in the receiver's view."""
+        try:
+            message = self._open(envelope, number)
+        except Exception as exc:  # hostile bytes: the receiver's failure, not its program's
+            self._fail(pid, exc)
+            raise self._notice() from None
+        self.max_round[pid] = max(self.max_round[pid], message.round)
+        if self.driver.record_messages:
+            view: View = self.views[pid]
+            view.received.append(message)
+        payload = message.payload
+        # numeric payloads sit on immutable bytes (wire.decode); object arrays do not
+        return frozen(payload) if payload.dtype.hasobject else payload

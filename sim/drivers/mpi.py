@@ -115,7 +115,14 @@ from protocols.effects import (
 )
 from protocols.errors import InputError, MpcsimError, ProtocolAbort
 from protocols.field import PrimeField
-from sim.drivers.envelopes import Encoded, detached, encode_payload, open_payload, seal_payload
+from sim.drivers.envelopes import (
+    Encoded,
+    ReceivedRecords,
+    detached,
+    encode_payload,
+    open_payload,
+    seal_payload,
+)
 from sim.drivers.simpy import DriverOutcome, Interceptor, ProgramFactory
 from sim.ledger import Row
 from sim.network import Network
@@ -417,7 +424,7 @@ def _refrozen(view: View) -> View:
 # -- one run on one rank -------------------------------------------------------------------------
 
 
-class _Run:
+class _Run(ReceivedRecords):
     def __init__(
         self,
         driver: MpiDriver,
@@ -685,18 +692,6 @@ class _Run:
             if self.abort is not None:
                 raise self._notice()
             yield _Wait(tuple(wanted))
-
-    def _consume(self, pid: int, envelope: _Envelope, number: int | None) -> np.ndarray:
-        try:
-            message = self._open(envelope, number)
-        except Exception as exc:
-            self._fail(pid, exc)
-            raise self._notice() from None
-        self.max_round[pid] = max(self.max_round[pid], message.round)
-        if self.driver.record_messages:
-            self.views[pid].received.append(message)
-        payload = message.payload
-        return frozen(payload) if payload.dtype.hasobject else payload
 
     # -- messages ------------------------------------------------------------------------------
 

@@ -80,9 +80,9 @@ from protocols.effects import (
 )
 from protocols.errors import AuthenticationError, MpcsimError, ProtocolAbort
 from protocols.field import PrimeField
+from sim.drivers.envelopes import ReceivedRecords, open_payload
 from sim.drivers.envelopes import detached as _detached
 from sim.drivers.envelopes import header as _header
-from sim.drivers.envelopes import open_payload
 from sim.faults import Fault, FaultLog, FaultPlan
 from sim.ledger import Row
 from sim.network import Network
@@ -203,7 +203,7 @@ class SimPyDriver:
                 gc.enable()
 
 
-class _Run:
+class _Run(ReceivedRecords):
     """The state of one run (so that a driver holds no state between runs)."""
 
     def __init__(
@@ -451,20 +451,6 @@ class _Run:
                 got[keys[envelope.key]] = self._consume(pid, envelope, number)
             else:
                 self.waiting.pop(pid, None)
-
-    def _consume(self, pid: int, envelope: _Envelope, number: int | None) -> np.ndarray:
-        """Open a message the program asked for and record it in the receiver's view."""
-        try:
-            message = self._open(envelope, number)
-        except Exception as exc:  # hostile bytes: the receiver's failure, not its program's
-            self._fail(pid, exc)
-            raise self._notice() from None
-        self.max_round[pid] = max(self.max_round[pid], message.round)
-        if self.driver.record_messages:
-            self.views[pid].received.append(message)
-        payload = message.payload
-        # numeric payloads sit on immutable bytes (wire.decode); object arrays do not
-        return frozen(payload) if payload.dtype.hasobject else payload
 
     # -- messages ---------------------------------------------------------------------------
 
