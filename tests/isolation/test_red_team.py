@@ -609,3 +609,44 @@ def test_key_and_nonce_pairs_repeat_across_runs_only_when_seeded(key_source: str
         assert key_seeds[0] == key_seeds[1]  # same keys, same nonces: fine only in simulation
     else:
         assert all(key_seeds[0][p] != key_seeds[1][p] for p in range(3))
+
+
+# -- the later effects: RecvAny, RecvWithin and Compute hand back only what arrived ---------
+
+
+def test_what_recv_any_recv_within_and_compute_return_leads_nowhere_else() -> None:
+    """Party 0 serves its peers through ``RecvAny`` (DSANLS's asynchronous server), then
+    ``RecvWithin`` (SecAgg's aggregator), and reads its clock with ``Compute``; everything
+    those effects return is walked: none of it leads to another party's context, keys or
+    inputs, to the run seed or to the driver."""
+    from protocols.effects import Compute, RecvAny, RecvWithin
+
+    inputs = distinct_inputs(3)
+    handed: list[Any] = []
+    contexts: dict[int, PartyContext] = {}
+
+    def server(ctx: PartyContext, x: np.ndarray) -> Generator[Any, Any, Any]:
+        handed.append(ctx)
+        call = ctx.new_call("red_team")
+        first = yield RecvAny(((1, call, "a"), (2, call, "a")))
+        rest = yield RecvWithin((1, 2), call, "b", 1.0)
+        clock = yield Compute(1e-3)
+        handed.extend([first, rest, clock])
+        return first[0]
+
+    def client(ctx: PartyContext, x: np.ndarray) -> Generator[Any, Any, Any]:
+        call = ctx.new_call("red_team")
+        yield Send(0, x, call, "a")
+        yield Send(0, x, call, "b")
+        return None
+
+    sim = Simulation(Network.build(3), seed=RUN_SEED, keys="x25519")
+    result = sim.run([Party(0, server, {"x": inputs[0]})]
+                     + [Party(p, spy(client, contexts), {"x": inputs[p]}) for p in (1, 2)])
+    assert result.outputs[0] in (0, 1) and len(handed) == 4
+    # the payloads are the peers' inputs, sent to party 0 on purpose, so they are not
+    # counted as found; their keys, contexts and the run are
+    assert findings(handed, handed[0], list(contexts.values()), []) == []
+    # the walk reaches the received arrays themselves (so it can see what they lead to)
+    assert any(isinstance(v, np.ndarray) and np.array_equal(v, inputs[1])
+               for v in reachable(handed[1:3]).values())
