@@ -210,7 +210,16 @@ class SimPyDriver:
         (:func:`protocols.wire.decode`). The driver's own object, never a party's.
     faults : FaultPlan, optional
         Faults to inject (:mod:`sim.faults`).
+
+    Attributes
+    ----------
+    batch_arrivals : bool
+        Messages that reach a node at the same instant travel as one SimPy event (the
+        default). False gives every message its own event — the straightforward path, which
+        records exactly the same run; tests compare the two.
     """
+
+    batch_arrivals: bool = True
 
     def __init__(
         self,
@@ -595,6 +604,8 @@ class _Run(ReceivedRecords):
             self.batch[when] = (delay, [(envelope, hop + 1)])
         else:
             group[1].append((envelope, hop + 1))
+        if not self.driver.batch_arrivals:
+            self._flush()
 
     def _flush(self) -> None:
         """Schedule the batched arrivals: one SimPy event per instant, in order of first use.
