@@ -213,6 +213,30 @@ def _check_in_field(arr: np.ndarray, field: PrimeField) -> None:
         raise WireFormatError(_out_of_field(low, field))
 
 
+def rests_on(payload: np.ndarray, data: bytes) -> bool:
+    """Whether ``payload`` — what :func:`decode` returned for ``data`` — is a view of ``data``.
+
+    Then :func:`decode_again` can give another array of the same bytes without repeating the
+    checks (numeric payloads on little-endian hosts; not ``object`` payloads).
+    """
+    base: object = payload
+    while isinstance(base, np.ndarray):
+        base = base.base
+    return base is data and type(data) is bytes
+
+
+def decode_again(data: bytes, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """A new read-only array of ``data``, which :func:`decode` accepted as ``shape``/``dtype``.
+
+    For a payload delivered to many receivers (a broadcast's one encoding): each gets its own
+    array object over the same immutable bytes, and the checks are not repeated. The caller
+    must pass the very ``data`` object :func:`decode` accepted, with :func:`rests_on` true.
+    """
+    count = math.prod(shape)
+    arr = np.frombuffer(data, dtype=dtype, count=count, offset=len(data) - count * dtype.itemsize)
+    return arr if len(shape) == 1 else arr.reshape(shape)
+
+
 def _check_shape(shape: tuple[int, ...], itemsize: int) -> None:
     """Refuse dimensions numpy cannot represent, before any allocation."""
     for axis, dim in enumerate(shape):

@@ -62,6 +62,7 @@ import numpy as np
 import simpy
 
 from parties.view import Message, View, frozen
+from protocols import wire
 from protocols.context import PartyContext
 from protocols.effects import (
     Call,
@@ -97,12 +98,16 @@ class _Envelope:
     """One message in flight: what its receiver is handed, and what its ledger row records.
 
     The ledger row is made once, on arrival (:meth:`row`), or at the end of the run for a
-    message that never arrived (lost, or still in flight when the run aborted).
+    message that never arrived (lost, or still in flight when the run aborted). ``decoded``
+    is shared by the envelopes of one broadcast's bytes (unsealed, not rewritten in transit):
+    once a receiver has decoded them, it holds their shape and dtype, and the others' copies
+    are made without repeating the checks (:func:`protocols.wire.decode_again`).
     """
 
     __slots__ = (
         "call",
         "data",
+        "decoded",
         "elements",
         "hops",
         "n_bytes",
@@ -120,6 +125,7 @@ class _Envelope:
         self, sender: int, receiver: int, call: Call, step: str, round_: int, data: bytes,
         sealed: bool, row_index: int, hops: tuple[tuple[tuple[object, object], Any], ...],
         phase: str, elements: int, n_bytes: int, sent_s: float,
+        decoded: list[tuple[tuple[int, ...], np.dtype] | None] | None = None,
     ) -> None:
         self.sender = sender
         self.receiver = receiver
@@ -134,6 +140,7 @@ class _Envelope:
         self.elements = elements
         self.n_bytes = n_bytes
         self.sent_s = sent_s
+        self.decoded = decoded
 
     @property
     def key(self) -> tuple[int, str, int, str]:
@@ -450,12 +457,15 @@ class _Run(ReceivedRecords):
         (:meth:`_receive`) only for one that has not arrived yet.
         """
         got = {}
-        contexts, protocol, index = self.contexts, call.protocol, call.index
+        box, protocol, index = self.mailbox[pid], call.protocol, call.index
         for sender in senders:
-            pending = (self._take(pid, (sender, protocol, index, step))
-                       if sender in contexts and sender != pid else None)
-            if pending is not None:
-                got[sender] = self._consume(pid, *pending)
+            key = (sender, protocol, index, step)
+            queue = box.get(key)  # never holds a message from oneself or an unknown party
+            if queue:
+                envelope, number = queue.pop(0)
+                if not queue:
+                    del box[key]
+                got[sender] = self._consume(pid, envelope, number)
             else:
                 got[sender] = yield from self._receive(pid, sender, call, step)
         return got
@@ -554,10 +564,13 @@ class _Run(ReceivedRecords):
             phase = ctx.phase
             direct = self.network.direct_links(pid)
             encoded: Encoded = {}
+            shared = not seal and interceptor is None  # receivers get the very same bytes
+            decoded: dict[int, list[Any]] = {}  # by id of the bytes, alive during the loop
             for to, payload in payloads:
                 if to not in contexts or to == pid:
                     raise MpcsimError(f"party {pid} sent a message to unknown party {to}")
-                data, elements = encode_payload(ctx, payload, encoded)
+                cached = encoded.get(id(payload))
+                data, elements = cached or encode_payload(ctx, payload, encoded)
                 if seal:
                     sequence = counters.get((pid, to), 0)
                     # nonce ‖ ciphertext ‖ tag: SEAL_OVERHEAD_BYTES more than the encoding
@@ -570,7 +583,8 @@ class _Run(ReceivedRecords):
                 hops = (((pid, to), link),) if link is not None else self.network.route_links(
                     pid, to)
                 envelope = _Envelope(pid, to, call, step, round_, data, seal, len(rows), hops,
-                                     phase, elements, n_bytes, now)
+                                     phase, elements, n_bytes, now,
+                                     decoded.setdefault(id(data), [None]) if shared else None)
                 rows.append(envelope)  # becomes its ledger row on arrival
                 self._forward(envelope, 0, now)
         finally:
@@ -682,10 +696,15 @@ class _Run(ReceivedRecords):
         the run), not on arrival: a receiver may still be agreeing on the key when a fast
         peer's first sealed message reaches it.
         """
+        decoded = envelope.decoded
+        if decoded is not None and decoded[0] is not None:  # a broadcast, already checked
+            call = envelope.call
+            return Message(envelope.sender, call.protocol, call.index, envelope.step,
+                           envelope.round, wire.decode_again(envelope.data, *decoded[0]))
         try:
-            return open_payload(self.contexts[envelope.receiver], envelope.sender, number,
-                                envelope.data, envelope.call, envelope.step, envelope.round,
-                                self.driver.field)
+            message = open_payload(self.contexts[envelope.receiver], envelope.sender, number,
+                                   envelope.data, envelope.call, envelope.step, envelope.round,
+                                   self.driver.field)
         except AuthenticationError as exc:  # name the injected fault that caused it, if any
             link = (envelope.sender, envelope.receiver)
             faults = [f for f in self.faults.plan.of_kind("tamper", "replay")
@@ -694,6 +713,10 @@ class _Run(ReceivedRecords):
             if not faults:
                 raise
             raise AuthenticationError(f"{exc} — injected by {faults[0].describe()}") from None
+        payload = message.payload
+        if decoded is not None and wire.rests_on(payload, envelope.data):
+            decoded[0] = (payload.shape, payload.dtype)
+        return message
 
     # -- failure ----------------------------------------------------------------------------
 
