@@ -14,8 +14,10 @@ and views.
    whose per-message work grew with M would show it).
 2. ``driver_small_calls`` — PD-NMF's pattern: M = 4 parties, many sequential SecureSum calls
    of 2,001 elements (PD-NMF's d + 1 for d = 2,000), sealing off and on: µs per party-call of
-   the message pattern alone, and of the real :func:`protocols.secure_sum.secure_sum` (masks
-   included).
+   the message pattern alone, of the real :func:`protocols.secure_sum.secure_sum` (masks
+   included), and of its driver side — the run's wall time minus the time the parties spent
+   inside their programs (:class:`timing.PartyClock`): SimPy, effects, wire, sealing, ledger,
+   views.
 
 Usage: ``python benchmarks/driver.py [--quick] [--repeats N] [--profile M]`` (``--profile``
 prints a cProfile of the d = 1000 pattern at M parties to stderr instead).
@@ -32,7 +34,7 @@ import time
 from typing import Any
 
 import numpy as np
-from timing import emit, interleaved, pinned, ratio
+from timing import PartyClock, emit, interleaved, pinned, ratio
 
 from parties.party import site_parties
 from protocols.context import PartyContext
@@ -74,8 +76,12 @@ def pattern_run(m: int, d: int, rounds: int, *, sealing: bool = False,
     return time.perf_counter() - start
 
 
-def secure_sum_calls(m: int, d: int, calls: int, *, sealing: bool) -> float:
-    """Seconds ``calls`` sequential SecureSum calls of ``d`` elements take among ``m``."""
+def secure_sum_calls(m: int, d: int, calls: int, *, sealing: bool,
+                     clock: PartyClock | None = None) -> float:
+    """Seconds ``calls`` sequential SecureSum calls of ``d`` elements take among ``m``.
+
+    With ``clock``, the time each party spends inside its program is added to it (so that
+    the run's wall time minus the parties' total is the driver's side)."""
     rng = np.random.default_rng(1)
     inputs = [{"x": rng.uniform(0.0, 1.0, d)} for _ in range(m)]
 
@@ -84,10 +90,18 @@ def secure_sum_calls(m: int, d: int, calls: int, *, sealing: bool) -> float:
             yield from secure_sum(ctx, x)
 
     sim = Simulation(Network.build(m), seed=1, sealing=sealing, keys="preshared")
-    parties = site_parties(program, inputs)
+    parties = site_parties(clock.wrap(program) if clock is not None else program, inputs)
     start = time.perf_counter()
     sim.run(parties)
     return time.perf_counter() - start
+
+
+def driver_side(m: int, d: int, calls: int, *, sealing: bool) -> float:
+    """Seconds of a :func:`secure_sum_calls` run spent outside the parties' programs: SimPy,
+    effect interpretation, wire encoding, sealing, ledger and views."""
+    clock = PartyClock()
+    wall = secure_sum_calls(m, d, calls, sealing=sealing, clock=clock)
+    return wall - sum(clock.seconds.values())
 
 
 def per_message(m: int, budget: int) -> int:
@@ -139,6 +153,8 @@ def main() -> None:
             pattern_on=lambda: pattern_run(m, d, calls, sealing=True),
             secure_sum_off=lambda: secure_sum_calls(m, d, calls, sealing=False),
             secure_sum_on=lambda: secure_sum_calls(m, d, calls, sealing=True),
+            driver_side_off=lambda: driver_side(m, d, calls, sealing=False),
+            driver_side_on=lambda: driver_side(m, d, calls, sealing=True),
         )
         party_calls = m * calls
         figures = {name: {"us_per_party_call_min": round(1e6 * min(t) / party_calls, 1),

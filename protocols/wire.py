@@ -213,27 +213,30 @@ def _check_in_field(arr: np.ndarray, field: PrimeField) -> None:
         raise WireFormatError(_out_of_field(low, field))
 
 
-def rests_on(payload: np.ndarray, data: bytes) -> bool:
-    """Whether ``payload`` — what :func:`decode` returned for ``data`` — is a view of ``data``.
+def body_of(payload: np.ndarray, data: bytes) -> bytes | None:
+    """The elements of ``payload`` — what :func:`decode` returned for ``data`` — as bytes.
 
-    Then :func:`decode_again` can give another array of the same bytes without repeating the
-    checks (numeric payloads on little-endian hosts; not ``object`` payloads).
+    A copy of the end of ``data`` in a buffer of its own, where 8-byte elements are aligned
+    (in ``data`` they follow a 12-byte header, and numpy is slower on misaligned arrays);
+    None when ``payload`` is not a view of ``data`` (``object`` payloads; big-endian hosts).
+    :func:`decode_again` makes arrays of it without repeating the checks.
     """
     base: object = payload
     while isinstance(base, np.ndarray):
         base = base.base
-    return base is data and type(data) is bytes
+    if base is not data or type(data) is not bytes:
+        return None
+    return data[len(data) - payload.nbytes :]
 
 
-def decode_again(data: bytes, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    """A new read-only array of ``data``, which :func:`decode` accepted as ``shape``/``dtype``.
+def decode_again(body: bytes, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """A new read-only array of ``shape`` and ``dtype`` over ``body`` (:func:`body_of`).
 
-    For a payload delivered to many receivers (a broadcast's one encoding): each gets its own
-    array object over the same immutable bytes, and the checks are not repeated. The caller
-    must pass the very ``data`` object :func:`decode` accepted, with :func:`rests_on` true.
+    For a payload delivered to many receivers (a broadcast's one encoding): the first decode
+    checks it, and each further receiver gets its own array object over the same immutable
+    bytes.
     """
-    count = math.prod(shape)
-    arr = np.frombuffer(data, dtype=dtype, count=count, offset=len(data) - count * dtype.itemsize)
+    arr = np.frombuffer(body, dtype=dtype)
     return arr if len(shape) == 1 else arr.reshape(shape)
 
 

@@ -100,8 +100,9 @@ class _Envelope:
     The ledger row is made once, on arrival (:meth:`row`), or at the end of the run for a
     message that never arrived (lost, or still in flight when the run aborted). ``decoded``
     is shared by the envelopes of one broadcast's bytes (unsealed, not rewritten in transit):
-    once a receiver has decoded them, it holds their shape and dtype, and the others' copies
-    are made without repeating the checks (:func:`protocols.wire.decode_again`).
+    once a receiver has decoded them, it holds their elements (aligned), shape and dtype, and
+    the others' arrays are made without repeating the checks
+    (:func:`protocols.wire.decode_again`).
     """
 
     __slots__ = (
@@ -125,7 +126,7 @@ class _Envelope:
         self, sender: int, receiver: int, call: Call, step: str, round_: int, data: bytes,
         sealed: bool, row_index: int, hops: tuple[tuple[tuple[object, object], Any], ...],
         phase: str, elements: int, n_bytes: int, sent_s: float,
-        decoded: list[tuple[tuple[int, ...], np.dtype] | None] | None = None,
+        decoded: list[tuple[bytes, tuple[int, ...], np.dtype] | None] | None = None,
     ) -> None:
         self.sender = sender
         self.receiver = receiver
@@ -700,7 +701,7 @@ class _Run(ReceivedRecords):
         if decoded is not None and decoded[0] is not None:  # a broadcast, already checked
             call = envelope.call
             return Message(envelope.sender, call.protocol, call.index, envelope.step,
-                           envelope.round, wire.decode_again(envelope.data, *decoded[0]))
+                           envelope.round, wire.decode_again(*decoded[0]))
         try:
             message = open_payload(self.contexts[envelope.receiver], envelope.sender, number,
                                    envelope.data, envelope.call, envelope.step, envelope.round,
@@ -714,8 +715,10 @@ class _Run(ReceivedRecords):
                 raise
             raise AuthenticationError(f"{exc} — injected by {faults[0].describe()}") from None
         payload = message.payload
-        if decoded is not None and wire.rests_on(payload, envelope.data):
-            decoded[0] = (payload.shape, payload.dtype)
+        if decoded is not None:
+            body = wire.body_of(payload, envelope.data)
+            if body is not None:
+                decoded[0] = (body, payload.shape, payload.dtype)
         return message
 
     # -- failure ----------------------------------------------------------------------------

@@ -279,3 +279,33 @@ def test_vector_fast_path_keeps_the_field_check() -> None:
     small = prime_field("2^31-1")
     with pytest.raises(WireFormatError, match="not an element of"):
         decode(encode(np.array([3, -1], dtype=np.int64)), small)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_decode_again_gives_what_decode_gives_on_an_aligned_buffer(
+    dtype: type, shape: tuple[int, ...]
+) -> None:
+    """A broadcast's further receivers: the same array, read-only, on immutable bytes of its own
+    (aligned), not an alias of the first receiver's array."""
+    from parties.view import is_immutable
+
+    a = sample(dtype, shape, np.random.default_rng(len(shape)))
+    data = encode(a)
+    first = decode(data)
+    body = wire.body_of(first, data)
+    assert body == data[len(data) - a.nbytes :] and type(body) is bytes
+    again = wire.decode_again(body, first.shape, first.dtype)
+    assert again.dtype == first.dtype and again.shape == first.shape
+    assert again.tobytes() == first.tobytes() == a.astype(first.dtype).tobytes()
+    assert not again.flags.writeable and is_immutable(again)
+    assert again.flags.aligned
+    assert wire.decode_again(body, first.shape, first.dtype) is not again
+
+
+def test_body_of_refuses_payloads_that_are_not_views_of_the_bytes() -> None:
+    data = encode(np.array([1, 2], dtype=object))
+    assert wire.body_of(decode(data), data) is None  # object payloads are built, not viewed
+    numbers = encode(np.arange(3, dtype=np.uint64))
+    assert wire.body_of(decode(numbers), encode(np.arange(3, dtype=np.uint64))) is None
+    assert wire.body_of(decode(bytearray(numbers)), numbers) is None
