@@ -240,6 +240,23 @@ def decode_again(body: bytes, shape: tuple[int, ...], dtype: np.dtype) -> np.nda
     return arr if len(shape) == 1 else arr.reshape(shape)
 
 
+def another_array(payload: np.ndarray) -> np.ndarray | None:
+    """Another array object of a decoded numeric payload, over the same immutable bytes.
+
+    Changing one array's shape, dtype or strides in place (``a.shape = ...`` works on any
+    array) leaves the other as it was; their memory can change neither way. None when
+    ``payload`` does not view a ``bytes`` object (then copy it instead).
+    """
+    base: object = payload
+    while isinstance(base, np.ndarray):
+        base = base.base
+    if type(base) is not bytes or not payload.flags.c_contiguous:
+        return None
+    arr = np.frombuffer(base, dtype=payload.dtype, count=payload.size,
+                        offset=len(base) - payload.nbytes)
+    return arr if payload.ndim == 1 else arr.reshape(payload.shape)
+
+
 def _check_shape(shape: tuple[int, ...], itemsize: int) -> None:
     """Refuse dimensions numpy cannot represent, before any allocation."""
     for axis, dim in enumerate(shape):

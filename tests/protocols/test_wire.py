@@ -309,3 +309,22 @@ def test_body_of_refuses_payloads_that_are_not_views_of_the_bytes() -> None:
     numbers = encode(np.arange(3, dtype=np.uint64))
     assert wire.body_of(decode(numbers), encode(np.arange(3, dtype=np.uint64))) is None
     assert wire.body_of(decode(bytearray(numbers)), numbers) is None
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_another_array_is_an_equal_array_object_of_its_own(
+    dtype: type, shape: tuple[int, ...]
+) -> None:
+    from parties.view import is_immutable
+
+    a = sample(dtype, shape, np.random.default_rng(7))
+    for data in (encode(a), bytearray(encode(a))):
+        first = decode(data)
+        other = wire.another_array(first)
+        assert other is not None and other is not first and other.base is not first
+        assert other.dtype == first.dtype and other.shape == first.shape
+        assert other.tobytes() == first.tobytes() and is_immutable(other)
+        other.shape = (other.size,)  # in place, on the copy only
+        assert first.shape == shape
+    assert wire.another_array(decode(encode(np.array([5], dtype=object)))) is None
