@@ -143,6 +143,8 @@ def test_secure_sum_records_the_same_either_way(
     batched, plain = both_ways(monkeypatch, run, batches)
     assert batched[0] != "abort"
     assert batched == plain
+    monkeypatch.setattr(SimPyDriver, "batch_arrivals", True)
+    assert run() == batched  # and a batched run replays byte for byte from its seed
 
 
 @pytest.mark.parametrize("faults", [
