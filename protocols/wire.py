@@ -50,6 +50,13 @@ _CODES: dict[np.dtype, int] = {
     np.dtype(object): _OBJECT,
 }
 _HEADER = struct.Struct("<BBBB")
+_VECTOR = struct.Struct("<BBBBQ")  # the header of a one-dimensional payload, with its length
+_VECTOR_DTYPES: dict[tuple[int, int, int, int], np.dtype] = {
+    (VERSION, code, 1, dtype.itemsize): dtype
+    for code, dtype in _DTYPES.items() if dtype == _NATIVE[code]
+}
+"""Header → dtype of the vectors :func:`decode` reads without its general path (numeric
+dtypes already in the host's byte order)."""
 
 
 class WireFormatError(MpcsimError):
@@ -126,6 +133,16 @@ def decode(data: bytes | bytearray | memoryview, field: PrimeField | None = None
         :data:`MAX_NDIM` dimensions, a dimension of 2^63 or more, an element width that does
         not match the dtype, or a field element outside [0, p).
     """
+    if type(data) is bytes and len(data) >= _VECTOR.size:
+        # the common case — a vector of numbers in an immutable buffer — in a few steps;
+        # anything unusual (or wrong) takes the general path, which says what is wrong
+        version, code, ndim, width, count = _VECTOR.unpack_from(data)
+        dtype = _VECTOR_DTYPES.get((version, code, ndim, width))
+        if dtype is not None and len(data) == _VECTOR.size + count * width:
+            arr = np.frombuffer(data, dtype=dtype, count=count, offset=_VECTOR.size)
+            if field is not None and count and dtype == field.dtype:
+                _check_in_field(arr, field)
+            return arr
     if not isinstance(data, bytes | bytearray | memoryview):
         raise WireFormatError(f"payload must be bytes, got {type(data).__name__}")
     try:
@@ -183,12 +200,61 @@ def decode(data: bytes | bytearray | memoryview, field: PrimeField | None = None
     if _DTYPES[code] != _NATIVE[code]:  # big-endian host: convert once, then freeze
         arr = np.frombuffer(arr.astype(_NATIVE[code]).tobytes(), dtype=_NATIVE[code])
     if field is not None and count and arr.dtype == field.dtype:
-        high = int(arr.max())
-        if high >= field.p:
-            raise WireFormatError(_out_of_field(high, field))
-        if arr.dtype.kind == "i" and (low := int(arr.min())) < 0:
-            raise WireFormatError(_out_of_field(low, field))
+        _check_in_field(arr, field)
     return arr.reshape(shape)
+
+
+def _check_in_field(arr: np.ndarray, field: PrimeField) -> None:
+    """Refuse a numeric payload holding a value outside [0, p)."""
+    high = int(np.maximum.reduce(arr))
+    if high >= field.p:
+        raise WireFormatError(_out_of_field(high, field))
+    if arr.dtype.kind == "i" and (low := int(np.minimum.reduce(arr))) < 0:
+        raise WireFormatError(_out_of_field(low, field))
+
+
+def body_of(payload: np.ndarray, data: bytes) -> bytes | None:
+    """The elements of ``payload`` — what :func:`decode` returned for ``data`` — as bytes.
+
+    A copy of the end of ``data`` in a buffer of its own, where 8-byte elements are aligned
+    (in ``data`` they follow a 12-byte header, and numpy is slower on misaligned arrays);
+    None when ``payload`` is not a view of ``data`` (``object`` payloads; big-endian hosts).
+    :func:`decode_again` makes arrays of it without repeating the checks.
+    """
+    base: object = payload
+    while isinstance(base, np.ndarray):
+        base = base.base
+    if base is not data or type(data) is not bytes:
+        return None
+    return data[len(data) - payload.nbytes :]
+
+
+def decode_again(body: bytes, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """A new read-only array of ``shape`` and ``dtype`` over ``body`` (:func:`body_of`).
+
+    For a payload delivered to many receivers (a broadcast's one encoding): the first decode
+    checks it, and each further receiver gets its own array object over the same immutable
+    bytes.
+    """
+    arr = np.frombuffer(body, dtype=dtype)
+    return arr if len(shape) == 1 else arr.reshape(shape)
+
+
+def another_array(payload: np.ndarray) -> np.ndarray | None:
+    """Another array object of a decoded numeric payload, over the same immutable bytes.
+
+    Changing one array's shape, dtype or strides in place (``a.shape = ...`` works on any
+    array) leaves the other as it was; their memory can change neither way. None when
+    ``payload`` does not view a ``bytes`` object (then copy it instead).
+    """
+    base: object = payload
+    while isinstance(base, np.ndarray):
+        base = base.base
+    if type(base) is not bytes or not payload.flags.c_contiguous:
+        return None
+    arr = np.frombuffer(base, dtype=payload.dtype, count=payload.size,
+                        offset=len(base) - payload.nbytes)
+    return arr if payload.ndim == 1 else arr.reshape(payload.shape)
 
 
 def _check_shape(shape: tuple[int, ...], itemsize: int) -> None:

@@ -78,6 +78,7 @@ class Network:
         self._route_links: dict[tuple[int, int], tuple[tuple[tuple[object, object], Link], ...]]
         self._route_links = {}
         self._min_latency: float | None = None
+        self._direct: dict[object, dict[object, Link]] = {}
 
     @property
     def participants(self) -> tuple[int, ...]:
@@ -161,6 +162,7 @@ class Network:
         self._routes.clear()
         self._route_links.clear()
         self._min_latency = None
+        self._direct.clear()
 
     def route(self, sender: int, receiver: int) -> tuple[tuple[object, object], ...]:
         """The directed hops of the lowest-latency path from ``sender`` to ``receiver``.
@@ -186,34 +188,43 @@ class Network:
         return self._routes[key]
 
     def _fastest_direct_link(self, sender: int, receiver: int) -> Link | None:
-        """The direct link, if no path of two or more links can be faster (else None).
+        """The direct link, if no path of two or more links can be faster (else None)."""
+        return self.direct_links(sender).get(receiver)
+
+    def direct_links(self, sender: object) -> Mapping[object, Link]:
+        """The sender's links that are routes: by neighbour, those no multi-hop path beats.
 
         A direct link whose latency is at most twice the smallest link latency is the
-        lowest-latency route: any other path crosses at least two links.
+        lowest-latency route (any other path crosses at least two links). Computed once per
+        sender (the network does not change during a run; :meth:`add_participant` starts
+        afresh).
         """
-        if self._min_latency is None:
-            self._min_latency = min(
-                (d.latency_s for _, _, d in self.graph.edges(data="link")), default=0.0
-            )
-        edge = self.graph.adj[sender].get(receiver)
-        if edge is not None and edge["link"].latency_s <= 2 * self._min_latency:
-            return edge["link"]
-        return None
+        links = self._direct.get(sender)
+        if links is None:
+            if self._min_latency is None:
+                self._min_latency = min(
+                    (d.latency_s for _, _, d in self.graph.edges(data="link")), default=0.0
+                )
+            bound = 2 * self._min_latency
+            links = {nbr: d["link"] for nbr, d in self.graph.adj[sender].items()
+                     if d["link"].latency_s <= bound}
+            self._direct[sender] = links
+        return links
 
     def route_links(
         self, sender: int, receiver: int
     ) -> tuple[tuple[tuple[object, object], Link], ...]:
         """The route's hops with their links: ``((a, b), Link)`` per hop.
 
-        A direct link that no multi-hop path can beat (see :meth:`route`) is answered from the
-        adjacency without caching (a SecureSum among M parties uses each of the M(M − 1)
-        directed pairs once); other routes are computed once and cached.
+        A direct link that no multi-hop path can beat (see :meth:`route`) is answered from
+        :meth:`direct_links` without caching the hop (a SecureSum among M parties uses each
+        of the M(M − 1) directed pairs once); other routes are computed once and cached.
         """
         key = (sender, receiver)
         cached = self._route_links.get(key)
         if cached is not None:
             return cached
-        direct = self._fastest_direct_link(sender, receiver)
+        direct = self.direct_links(sender).get(receiver)
         if direct is not None:
             return ((key, direct),)
         cached = tuple((hop, self.link(*hop)) for hop in self.route(sender, receiver))

@@ -135,9 +135,15 @@ class ReceivedRecords:
             self._fail(pid, exc)
             raise self._notice() from None
         self.max_round[pid] = max(self.max_round[pid], message.round)
-        if self.driver.record_messages:
-            view: View = self.views[pid]
-            view.received.append(message)
         payload = message.payload
-        # numeric payloads sit on immutable bytes (wire.decode); object arrays do not
-        return frozen(payload) if payload.dtype.hasobject else payload
+        if not self.driver.record_messages:
+            # numeric payloads sit on immutable bytes (wire.decode); object arrays do not
+            return frozen(payload) if payload.dtype.hasobject else payload
+        view: View = self.views[pid]
+        view.received.append(message)
+        # the program gets an array object of its own, so that reshaping it in place (or
+        # changing its dtype) cannot change the view's record
+        if payload.dtype.hasobject:
+            return frozen(payload)  # a copy: object arrays are never sealed
+        own = wire.another_array(payload)
+        return own if own is not None else frozen(payload.copy())

@@ -650,3 +650,30 @@ def test_what_recv_any_recv_within_and_compute_return_leads_nowhere_else() -> No
     # the walk reaches the received arrays themselves (so it can see what they lead to)
     assert any(isinstance(v, np.ndarray) and np.array_equal(v, inputs[1])
                for v in reachable(handed[1:3]).values())
+
+
+@pytest.mark.parametrize("shape", [(6,), (2, 3)])
+def test_a_program_that_reshapes_what_it_received_leaves_its_view_as_received(
+    shape: tuple[int, ...],
+) -> None:
+    """``a.shape = ...`` and ``a.dtype = ...`` change an array object in place: the array a
+    program is handed is not the object its view records."""
+    sent = np.arange(6, dtype=np.uint64).reshape(shape)
+
+    def first(ctx: PartyContext) -> Generator[Any, Any, Any]:
+        yield Send(1, sent, Call("t", 0), "x")
+        yield Send(1, sent, Call("t", 0), "y")
+
+    def second(ctx: PartyContext) -> Generator[Any, Any, Any]:
+        x = yield Recv(0, Call("t", 0), "x")
+        x.shape = (3, 2)
+        y = yield Recv(0, Call("t", 0), "y")
+        y.dtype = np.int64
+        return x.shape, y.dtype
+
+    sim = Simulation(Network.build(2), seed=RUN_SEED, keys="none", sealing=False)
+    result = sim.run([Party(0, first), Party(1, second)])
+    assert result.outputs[1] == ((3, 2), np.dtype(np.int64))  # the program's own arrays
+    for record in result.views[1].received:
+        assert record.payload.shape == shape and record.payload.dtype == np.uint64
+        assert np.array_equal(record.payload, sent) and not record.payload.flags.writeable

@@ -615,3 +615,21 @@ def test_describe_prime_writes_near_powers_of_two_as_such(p: int, text: str) -> 
 
     assert describe_prime(p) == text
     assert parse_prime(text) == p
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (1, 300)], ids=["stacked", "blocked"])
+@pytest.mark.parametrize("count", [9, 48, 49, 50, 56, 57, 343, 401])
+def test_mersenne_sums_of_many_arrays(count: int, shape: tuple[int, int]) -> None:
+    """Many short arrays are stacked and summed seven rows at a time, over several levels;
+    longer ones are added one by one. Both against Python integers."""
+    field = Mersenne61Field()
+    worst = [np.full(shape, P61 - 1, dtype=np.uint64) for _ in range(count)]
+    assert set(field.sum_arrays(worst).ravel().tolist()) == {(count * (P61 - 1)) % P61}
+    rng = np.random.default_rng(count)
+    plus = [random_ints(rng, P61, shape) for _ in range(count)]
+    minus = [random_ints(rng, P61, shape) for _ in range(count // 2)]
+    got = field.combine([as_field(field, a) for a in plus], [as_field(field, a) for a in minus])
+    cols = range(0, shape[1], 37)
+    expected = [[(sum(int(a[i, j]) for a in plus) - sum(int(a[i, j]) for a in minus)) % P61
+                 for j in cols] for i in range(shape[0])]
+    assert got.shape == shape and [[int(v) for v in row[::37]] for row in got] == expected

@@ -8,6 +8,7 @@ dimension; little-endian elements).
 from __future__ import annotations
 
 import struct
+from typing import Any
 
 import numpy as np
 import pytest
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from protocols import wire
+from protocols.field import prime_field
 from protocols.wire import WireFormatError, decode, encode, payload_elements
 
 SHAPES = [(), (0,), (5,), (0, 3), (3, 0), (2, 3, 4), (1, 1, 1, 1), (2, 0, 2)]
@@ -227,3 +229,102 @@ def test_round_trip_property(a: np.ndarray) -> None:
 def test_object_round_trip_property(values: list[int]) -> None:
     a = np.array(values, dtype=object)
     assert decode(encode(a)).tolist() == values
+
+
+def _outcome(data: bytes | bytearray, field: Any) -> tuple[Any, ...]:
+    """What decode makes of ``data``: the array (dtype, shape, bytes) or the error's text."""
+    try:
+        arr = decode(data, field)
+    except WireFormatError as exc:
+        return ("error", str(exc))
+    return ("array", arr.dtype.str, arr.shape, arr.tobytes(), arr.flags.writeable)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(
+    code=st.sampled_from([1, 2, 3, 4, 5, 6, 7]),
+    ndim=st.sampled_from([0, 1, 1, 1, 2]),
+    width=st.sampled_from([1, 8, 8, 16]),
+    length=st.integers(min_value=0, max_value=6),
+    extra=st.integers(min_value=-9, max_value=9),
+    fill=st.sampled_from([0, 1, (1 << 61) - 2, (1 << 61) - 1, (1 << 63) + 5, (1 << 64) - 1]),
+    version=st.sampled_from([1, 1, 1, 2]),
+    field_name=st.sampled_from([None, "2^61-1", "2^31-1"]),
+)
+def test_vector_fast_path_decodes_exactly_as_the_general_path(
+    code: int, ndim: int, width: int, length: int, extra: int, fill: int, version: int,
+    field_name: str | None,
+) -> None:
+    """``bytes`` holding a vector take a short path; a ``bytearray`` of the same bytes takes
+    the general one. Well-formed or not, in the field or not, both give the same answer."""
+    header = struct.pack("<BBBB", version, code, ndim, width)
+    shape = struct.pack("<Q", length) * ndim
+    body = fill.to_bytes(8, "little") * (length * max(width, 1) // 8 + 1)
+    body = body[: max(0, length * width + extra)]
+    data = header + shape + body
+    field = prime_field(field_name) if field_name else None
+    fast, general = _outcome(data, field), _outcome(bytearray(data), field)
+    assert fast == general
+    if fast[0] == "array":
+        assert fast[4] is False  # read-only either way
+
+
+def test_vector_fast_path_keeps_the_field_check() -> None:
+    field = prime_field("2^61-1")
+    inside = encode(np.array([0, (1 << 61) - 2], dtype=np.uint64))
+    outside = encode(np.array([0, (1 << 61) - 1], dtype=np.uint64))
+    assert decode(inside, field).tolist() == [0, (1 << 61) - 2]
+    with pytest.raises(WireFormatError, match="not an element of"):
+        decode(outside, field)
+    small = prime_field("2^31-1")
+    with pytest.raises(WireFormatError, match="not an element of"):
+        decode(encode(np.array([3, -1], dtype=np.int64)), small)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_decode_again_gives_what_decode_gives_on_an_aligned_buffer(
+    dtype: type, shape: tuple[int, ...]
+) -> None:
+    """A broadcast's further receivers: the same array, read-only, on immutable bytes of its own
+    (aligned), not an alias of the first receiver's array."""
+    from parties.view import is_immutable
+
+    a = sample(dtype, shape, np.random.default_rng(len(shape)))
+    data = encode(a)
+    first = decode(data)
+    body = wire.body_of(first, data)
+    assert body == data[len(data) - a.nbytes :] and type(body) is bytes
+    again = wire.decode_again(body, first.shape, first.dtype)
+    assert again.dtype == first.dtype and again.shape == first.shape
+    assert again.tobytes() == first.tobytes() == a.astype(first.dtype).tobytes()
+    assert not again.flags.writeable and is_immutable(again)
+    assert again.flags.aligned
+    assert wire.decode_again(body, first.shape, first.dtype) is not again
+
+
+def test_body_of_refuses_payloads_that_are_not_views_of_the_bytes() -> None:
+    data = encode(np.array([1, 2], dtype=object))
+    assert wire.body_of(decode(data), data) is None  # object payloads are built, not viewed
+    numbers = encode(np.arange(3, dtype=np.uint64))
+    assert wire.body_of(decode(numbers), encode(np.arange(3, dtype=np.uint64))) is None
+    assert wire.body_of(decode(bytearray(numbers)), numbers) is None
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_another_array_is_an_equal_array_object_of_its_own(
+    dtype: type, shape: tuple[int, ...]
+) -> None:
+    from parties.view import is_immutable
+
+    a = sample(dtype, shape, np.random.default_rng(7))
+    for data in (encode(a), bytearray(encode(a))):
+        first = decode(data)
+        other = wire.another_array(first)
+        assert other is not None and other is not first and other.base is not first
+        assert other.dtype == first.dtype and other.shape == first.shape
+        assert other.tobytes() == first.tobytes() and is_immutable(other)
+        other.shape = (other.size,)  # in place, on the copy only
+        assert first.shape == shape
+    assert wire.another_array(decode(encode(np.array([5], dtype=object)))) is None
