@@ -17,10 +17,12 @@ attributes, items, closures or bound methods leads to another party's state or t
 seed. Its generator is seeded with the party's own derived seed (so
 ``rng.bit_generator.seed_seq.entropy`` is that seed, never the run's), its roles are a
 read-only copy, its field and fixed point are its own objects (the field refuses assignment),
-its keys are its own pairs' keys. Python cannot sandbox a program in one process: the garbage
-collector (``gc.get_referrers``, ``gc.get_objects``), frame walking (``sys._getframe``,
-``f_back``) and monkeypatching shared modules reach past any context, and are outside the
-model; the MPI driver's one process per party closes them. A program that writes into its
+its keys are its own pairs' keys, and the AES encryptors its randomness keeps for them
+(:class:`protocols.prg.StreamCiphers`) are built by that randomness alone. Python cannot
+sandbox a program in one process: the garbage collector (``gc.get_referrers``,
+``gc.get_objects``), frame walking (``sys._getframe``, ``f_back``) and monkeypatching shared
+modules reach past any context, and are outside the model; the MPI driver's one process per
+party closes them. A program that writes into its
 own context's private state changes only its own behaviour and records. README, "Trust
 boundary", lists the guarantees and the tests in ``tests/isolation`` that attack them.
 """

@@ -24,19 +24,37 @@ output is a deterministic function of (key, stream) alone, exactly uniform over 
 the pseudo-randomness of AES), and the first n elements do not depend on how many are asked
 for (prefix property). How much keystream is drawn per pass is only a performance choice.
 
-The keystream comes from OpenSSL's AES-256-CTR through the `cryptography` package, which
-measured ~2× faster than pycryptodome's CTR (and than its ECB on numpy-built counter blocks) on
-this machine, for 16 KiB and 1 MiB alike (``benchmarks/crypto.py``); the tests check it against
-pycryptodome's ``AES.MODE_CTR``, so the bytes are those of the layout above. Short streams are
-one ``update`` of zeros; :func:`field_streams` (many keys, one stream number: the SecureSum
-pattern) masks the keystream of about 512 KiB of keys at a time; long streams (and the
-continuation of a short one that came up short) are encrypted in 512 KiB passes into one
-reused buffer, so that masking runs on cache-resident data. Key derivation
-(:func:`hkdf_sha256`, :func:`derive_key`) is RFC 5869 HKDF from `cryptography` as well (a few
-µs a call; pycryptodome's pure-Python HKDF costs ~80 µs), tested against the RFC's vectors.
+The keystream comes from OpenSSL through the `cryptography` package, which measured ~2×
+faster than pycryptodome for AES (``benchmarks/crypto.py``); the tests check every path
+against pycryptodome's ``AES.MODE_CTR``, so the bytes are those of the layout above. What a
+stream costs is mostly setting up a cipher: building an OpenSSL context (Python objects, the
+key schedule) takes ~5–7 µs, encrypting the 8,000 bytes of a 1000-element stream ~1.5 µs.
+So the keystream is produced in two ways that give the same bytes:
 
-Nothing here keeps state between calls and nothing draws system randomness: every key comes
-from seed bytes the caller passes in.
+* **Short streams** (up to 512 KiB of keystream: SecureSum's masks, a party's private
+  draws) are the ECB encryption of their counter blocks — block i of CTR's keystream is
+  AES_K(stream ‖ i) — under one ECB encryptor per key. :class:`StreamCiphers` keeps those
+  encryptors for their owner: :class:`protocols.context.AesRandomness` holds one for its
+  party's own keys, so a key's context is built once per run, not once per protocol call
+  (≈ 1 KB each: M(M − 1) KB over an M-party run, 1 GB at M = 1000). In one call the counter
+  blocks are built once and encrypted under each key (the SecureSum pattern: one stream
+  number, every peer's key) into a buffer of about 2 MiB of keys, which is masked and
+  checked in place; :func:`signed_stream_sum` and :func:`pair_mask_sum` sum that group's
+  rows at once, so no stream is materialised on its own. The module-level functions use
+  encryptors built for the call (``StreamCiphers(keep=False)``).
+* **Long streams** (and the continuation of a short one that came up short) come from
+  AES-256-CTR contexts in 512 KiB passes into one reused buffer, so that masking runs on
+  cache-resident data; for GF(2^61 − 1) and lengths from :data:`FUSE_MIN_HALF` on,
+  :func:`signed_stream_sum` and :func:`pair_mask_sum` add each pass into the running sum
+  at once (a context per pass costs little beside 512 KiB of encryption).
+
+Key derivation (:func:`hkdf_sha256`, :func:`derive_key`) is RFC 5869 HKDF from
+`cryptography` as well (a few µs a call; pycryptodome's pure-Python HKDF costs ~80 µs),
+tested against the RFC's vectors.
+
+Nothing here keeps state between calls but the encryptors a :class:`StreamCiphers` keeps
+(ECB keeps no state between updates, so a kept encryptor gives the streams of a fresh one),
+and nothing draws system randomness: every key comes from seed bytes the caller passes in.
 """
 
 from __future__ import annotations
@@ -84,6 +102,10 @@ MAX_STREAM = (1 << 64) - 1
 
 CHUNK_WORDS = 1 << 16
 """Keystream words drawn per pass for long streams (512 KiB: stays in the L2 cache)."""
+
+GROUP_WORDS = 1 << 18
+"""Keystream words of the group of keys whose short streams are masked and summed at once
+(2 MiB: larger groups measured faster at M = 300, d = 1000, up to this size)."""
 
 FUSE_MIN_HALF = 1 << 13
 """Half-stream length from which :func:`pair_mask_sum` fuses generation and summation."""
@@ -255,7 +277,7 @@ def field_streams(keys: Sequence[bytes], stream: int, n: int, field: PrimeField)
 
     This is the SecureSum pattern — in one invocation a party needs its masks with every peer.
     The counter blocks are built once and encrypted under each key, and masking and rejection
-    run once per group of keys (about 512 KiB of keystream); streams longer than that, and
+    run once per group of keys (about 2 MiB of keystream); streams longer than 512 KiB, and
     fields where rejections are expected, are generated one key at a time. Either way row k
     equals ``field_stream(keys[k], stream, n, field)``. A party that draws streams under the
     same keys again should hold a :class:`StreamCiphers` and call its method of this name.
@@ -299,7 +321,7 @@ def pair_mask_sum(
     each half is drawn at its keystream offset (element i of a stream is keystream word i as
     long as no earlier word was rejected) straight into a cache-sized buffer and added to the
     running sum, so the masks never travel to memory. Shorter halves are drawn for a group of
-    keys at a time (about 512 KiB of keystream), masked, and summed over the group's rows.
+    keys at a time (about 2 MiB of keystream), masked, and summed over the group's rows.
     A rejected word (probability 2^−61 each) would shift later elements; if one occurs, the
     streams concerned are drawn exactly (with continuation), so the result is always exact.
 
@@ -503,14 +525,14 @@ def _keystream_groups(
     """The first ``n_words`` keystream words of every key, a group of keys at a time.
 
     Yields (index of the group's first key, words of shape (group, stride)), stride being
-    ``n_words`` rounded up to whole blocks. Groups hold about CHUNK_WORDS words, so that
+    ``n_words`` rounded up to whole blocks. Groups hold about GROUP_WORDS words, so that
     masking and summing run on cache-resident data (one pass over a 16 MB batch is twice as
     slow), and reuse one buffer: each group's words are valid until the next is drawn.
     """
     n_blocks = -(-n_words // 2)
     stride = 2 * n_blocks
     counters = _counter_blocks(stream, 0, n_blocks)
-    group = max(1, CHUNK_WORDS // stride)
+    group = max(1, GROUP_WORDS // stride)
     buffer = np.empty(min(group, len(keys)) * stride + _SLACK_WORDS, dtype=np.uint64)
     view = memoryview(buffer).cast("B")
     row_bytes = _WORD_BYTES * stride

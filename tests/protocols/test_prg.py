@@ -213,7 +213,8 @@ def test_field_streams_in_groups_and_with_rejections(monkeypatch, p: int) -> Non
     if p == 31:  # about half of the rows meet a rejected candidate (31 of 32 values accepted)
         clean = [bool(np.all(prg.keystream_words(key, 8, n) & np.uint64(31) < 31)) for key in keys]
         assert any(clean) and not all(clean)
-    monkeypatch.setattr(prg, "CHUNK_WORDS", 64)  # groups of 3 keys
+    monkeypatch.setattr(prg, "GROUP_WORDS", 64)  # groups of 2 keys
+    monkeypatch.setattr(prg, "CHUNK_WORDS", 64)
     monkeypatch.setattr(prg, "_MAX_STREAMS_REJECTIONS", float("inf"))  # force the batch path
     np.testing.assert_array_equal(prg.field_streams(keys, 8, n, field), expected)
     long = prg.field_streams(keys[:2], 8, 100, F61)  # n > CHUNK_WORDS: one stream at a time
@@ -530,7 +531,7 @@ def test_short_mersenne_sum_draws_a_group_with_a_rejection_exactly(monkeypatch, 
     clean = prg.signed_stream_sum(keys, signs, stream, n, F61) if halves == 1 else (
         prg.pair_mask_sum(keys, signs, stream, n, F61))
     real_ecb = prg._ecb
-    monkeypatch.setattr(prg, "CHUNK_WORDS", 2 * (halves * n + 1))  # groups of two keys
+    monkeypatch.setattr(prg, "GROUP_WORDS", 2 * (halves * n + 1))  # groups of two keys
     monkeypatch.setattr(prg, "_ecb", lambda key: _CorruptingEcb(real_ecb(key), word)
                         if key == keys[bad] else real_ecb(key))
     got = prg.StreamCiphers().pair_mask_sum(keys, signs, stream, n, F61) if halves == 2 else (
