@@ -11,6 +11,13 @@ plain form (the objective scikit-learn minimises):
   Targets: ≤ 1.25 sealing off, ≤ 1.5 sealing on. Beside it, the critical path: the slowest
   party's own compute (time inside its program), against centralized — what a deployment with
   one machine per party would wait for besides the network.
+* ``pd_nmf_local_floor``: the floor of any one-core simulation of the M parties, timed in the
+  same interleaved rounds: the parties' own per-topic steps (the very functions PD-NMF-Iter
+  calls on each row block, in lock-step) with the SecureSum replaced by a plain float sum — no
+  protocol, no driver, no messages. Its ratio to centralized is what splitting X into M row
+  blocks costs by itself (smaller blocks per call, each step's fixed cost paid M times, the
+  T-row update repeated at every party); the PD-NMF run's ratio to it is the protocol's and the
+  driver's share.
 * ``sklearn_nmf_cd_to_same_objective``: the time scikit-learn's ``NMF(solver="cd")`` (its
   default initialisation) takes to reach the objective RRI-NMF reached; max_iter is doubled
   until it gets there, and the run that first reaches it is reported.
@@ -35,7 +42,14 @@ from algorithms.nmf.objective import objective
 from algorithms.nmf.pd_nmf import pd_nmf_iter
 from algorithms.nmf.row_blocks import as_row_block
 from algorithms.nmf.rri import rri_sweep
-from algorithms.nmf.rri_steps import RRIParams
+from algorithms.nmf.rri_steps import (
+    RRIParams,
+    end_of_sweep,
+    t_side_statistics,
+    update_t_row,
+    update_w_column,
+    w_side_statistics,
+)
 from parties.party import site_parties
 from sim.network import Network
 from sim.simulation import Simulation
@@ -48,6 +62,30 @@ def centralized(X: Any, T0: np.ndarray, sweeps: int, params: RRIParams) -> tuple
     for _ in range(sweeps):
         W, T = rri_sweep(block, W, T, params)
     return time.perf_counter() - start, (W, T)
+
+
+def local_floor(X: Any, T0: np.ndarray, sweeps: int, params: RRIParams,
+                m: int) -> tuple[float, np.ndarray]:
+    """PD-NMF-Iter's local steps for M row blocks in lock-step, the sum taken in the clear."""
+    blocks = [as_row_block(s, "full")
+              for s in split_rows(X, partition_rows(X.shape[0], m, "equal"))]
+    start = time.perf_counter()
+    T = np.array(T0, dtype=np.float64, copy=True)
+    Ws = [np.zeros((b.shape[0], T.shape[0])) for b in blocks]
+    for _ in range(sweeps):
+        for t in range(T.shape[0]):
+            stats = []
+            for b, W in zip(blocks, Ws, strict=True):
+                ws = w_side_statistics(b, W, T, t)
+                W[:, t] = update_w_column(ws, params)
+                stats.append(t_side_statistics(b, W, T, t, ws))
+            summed = np.sum(stats, axis=0)
+            for W in Ws:  # every party updates the public T row itself
+                row, s_t = update_t_row(summed, params, "full")
+                W[:, t] *= s_t
+            T[t] = row
+        Ws = [end_of_sweep(W, params) for W in Ws]
+    return time.perf_counter() - start, T
 
 
 def private(X: Any, T0: np.ndarray, sweeps: int, params: RRIParams, m: int,
@@ -90,6 +128,10 @@ def main() -> None:
         t_c, last["centralized"] = centralized(X, T0, sweeps, params)
         return t_c
 
+    def run_floor() -> float:
+        t_f, last["floor"] = local_floor(X, T0, sweeps, params, m)
+        return t_f
+
     def run_private(sealing: bool) -> float:
         t_p, out = private(X, T0, sweeps, params, m, sealing, args.variant)
         last["private"] = out
@@ -98,6 +140,7 @@ def main() -> None:
 
     with pinned() as note:
         runs = interleaved(repeats, centralized=run_centralized,
+                           local_floor=run_floor,
                            sealing_off=lambda: run_private(False),
                            sealing_on=lambda: run_private(True))
     W_c, T_c = last["centralized"]
@@ -111,9 +154,16 @@ def main() -> None:
              pd_nmf_to_centralized=ratio(runs[key], runs["centralized"]), target_ratio=goal,
              critical_path_to_centralized=ratio(crit, runs["centralized"]),
              critical_path_note="slowest party's local compute (inside its program)",
+             pd_nmf_to_local_floor=ratio(runs[key], runs["local_floor"]),
              objective=target,
              max_rel_diff_T=float(np.abs(T_p - T_c).max() / np.abs(T_c).max()),
              secure_sum_messages=totals["messages"], secure_sum_elements=totals["elements"])
+
+    emit(benchmark="pd_nmf_local_floor", n=n, d=d, k=k, sweeps=sweeps, parties=m,
+         repeats=repeats, **note, local_floor_to_centralized=ratio(runs["local_floor"],
+                                                                   runs["centralized"]),
+         max_rel_diff_T=float(np.abs(last["floor"] - T_c).max() / np.abs(T_c).max()),
+         note="the parties' own steps in lock-step, sum in the clear: no protocol, no driver")
 
     if args.no_sklearn:
         return

@@ -7,7 +7,11 @@ with both sets of runs behind it (``benchmarks/timing.py``).
    stream per pair, the default) and ``prg_two_share`` (the thesis's 2d-element stream): the
    SecureSum run with sealing off and on, against generating the same net masks alone (every
    party's :func:`protocols.prg.signed_stream_sum` / :func:`protocols.prg.pair_mask_sum`
-   with all of its peers). Target: sealing on ≤ 1.5 × masks.
+   with all of its peers). Target: sealing on ≤ 1.5 × masks. Beside it, the sealed run's
+   floor, timed in the same rounds: the masks plus sealing and opening the messages the run
+   sends (every party's d-element column sum to each of its M − 1 peers, AES-256-GCM through
+   :func:`protocols.channels.seal_message` / :func:`~protocols.channels.open_message`) — work
+   no implementation of the protocol with sealed channels can skip.
 2. ``driver_overhead_per_message`` — 10 parties exchanging one-element messages in 50 rounds
    (the programs do no other work).
 3. ``secure_sum_large`` — M = 1000, d = 1000 (target ≤ 20 s): SecureSum with pre-shared pair
@@ -15,7 +19,9 @@ with both sets of runs behind it (``benchmarks/timing.py``).
    generated alone (~10^9 mask elements), and the per-message cost times the messages.
 4. ``x25519_key_agreement`` — the one-time setup, per pair at M = 40 (the difference between a
    run with X25519 and one with pre-shared keys); at M = 1000 only with ``--full`` (target
-   ≤ 20 s), beside its floor: 2·C(M, 2) X25519 agreements.
+   ≤ 20 s), beside its floor: 2·C(M, 2) X25519 agreements (each end of a pair computes the
+   shared secret itself: isolation forbids handing it over), each timed in this run
+   (``x25519_primitives``: the agreement, the key pair, and the HKDF that follows).
 
 Usage: ``python benchmarks/secure_sum.py [--quick] [--full]``.
 """
@@ -31,6 +37,8 @@ import numpy as np
 from timing import emit, interleaved, pinned, ratio
 
 from parties.party import site_parties
+from protocols import wire
+from protocols.channels import open_message, seal_message
 from protocols.context import PartyContext
 from protocols.effects import Call, RecvEach, SendEach
 from protocols.field import prime_field
@@ -69,6 +77,47 @@ def time_masks(m: int, d: int, variant: str = "prg", seed: int = 1) -> float:
     return time.perf_counter() - start
 
 
+def time_seal_open(m: int, d: int, seed: int = 1) -> float:
+    """Seal every message of one SecureSum call (d-element column sums to M − 1 peers), open it."""
+    field = prime_field("2^61-1")
+    pairs = preshared_keys(seed, list(range(m)))
+    rng = np.random.default_rng(seed)
+    sums = [wire.encode(field.random(rng, d)) for _ in range(m)]
+    header = ("secure_sum", 0, "column_sum", 1)
+    start = time.perf_counter()
+    for party in range(m):
+        for peer in range(m):
+            if peer != party:
+                key = pairs[(min(party, peer), max(party, peer))][0]
+                sealed = seal_message(key, party, peer, 0, sums[party], header)
+                open_message(key, party, peer, 0, sealed, header)
+    return time.perf_counter() - start
+
+
+def x25519_primitives(samples: int = 2000) -> dict[str, float]:
+    """Microseconds per X25519 agreement, per key pair, per HKDF-SHA256 of 64 bytes."""
+    from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
+
+    from protocols.prg import hkdf_sha256
+
+    own = X25519PrivateKey.generate()
+    peer = X25519PrivateKey.generate().public_key()
+    out = {}
+    start = time.perf_counter()
+    for _ in range(samples):
+        secret = own.exchange(peer)
+    out["agreement_us"] = 1e6 * (time.perf_counter() - start) / samples
+    start = time.perf_counter()
+    for _ in range(samples):
+        X25519PrivateKey.generate().public_key().public_bytes_raw()
+    out["key_pair_us"] = 1e6 * (time.perf_counter() - start) / samples
+    start = time.perf_counter()
+    for _ in range(samples):
+        hkdf_sha256(secret, b"salt", b"info", 64)
+    out["hkdf_us"] = 1e6 * (time.perf_counter() - start) / samples
+    return {k: round(v, 2) for k, v in out.items()}
+
+
 def ping(ctx: PartyContext, rounds: int) -> Any:
     payload = np.zeros(1, dtype=np.uint64)
     for r in range(rounds):
@@ -92,12 +141,18 @@ def main() -> None:
                 masks=lambda v=variant: time_masks(m, d, v),
                 off=lambda v=variant: run_secure_sum(m, d, sealing=False, variant=v)[0],
                 on=lambda v=variant: run_secure_sum(m, d, sealing=True, variant=v)[0],
+                seal_open=lambda: time_seal_open(m, d),
             )
+            floor = [a + b for a, b in zip(runs["masks"], runs["seal_open"], strict=True)]
             emit(benchmark="secure_sum_vs_masks", parties=m, d=d, variant=variant,
                  repeats=repeats, **note,
                  sealing_on_to_masks=ratio(runs["on"], runs["masks"]),
                  sealing_off_to_masks=ratio(runs["off"], runs["masks"]),
-                 sealing_on_to_off=ratio(runs["on"], runs["off"]), target_ratio_on=1.5)
+                 sealing_on_to_off=ratio(runs["on"], runs["off"]), target_ratio_on=1.5,
+                 sealed_floor_to_masks=ratio(floor, runs["masks"]),
+                 sealing_on_to_sealed_floor=ratio(runs["on"], floor),
+                 sealed_floor_note="masks + AES-GCM sealing and opening of the run's "
+                                   f"{m * (m - 1)} column-sum messages")
 
         n, rounds = 10, 50
         messages = n * (n - 1) * rounds
@@ -138,6 +193,10 @@ def main() -> None:
              ms_per_pair=round(1000 * (with_ka - without) / pairs, 3),
              runs=ratio(runs["x25519"], runs["preshared"]),
              note="one-time setup: both ends of a pair run X25519 and HKDF")
+        primitives = x25519_primitives()
+        emit(benchmark="x25519_primitives", **note, **primitives,
+             floor_s_at_1000=round(1000 * 999 * primitives["agreement_us"] / 1e6, 1),
+             note="floor at M = 1000: 999,000 agreements on one core")
         if args.full:
             wall_ka, _ = run_secure_sum(m_big, 1, sealing=False, keys="x25519",
                                         record_views=False)
@@ -146,7 +205,10 @@ def main() -> None:
             emit(benchmark="x25519_key_agreement", parties=m_big,
                  pairs=m_big * (m_big - 1) // 2, **note, wall_s_with_x25519=round(wall_ka, 1),
                  wall_s_preshared=round(wall_pre, 1), setup_s=round(wall_ka - wall_pre, 1),
-                 agreements=m_big * (m_big - 1), target_s=20)
+                 agreements=m_big * (m_big - 1), target_s=20,
+                 floor_s=round(m_big * (m_big - 1) * primitives["agreement_us"] / 1e6, 1),
+                 floor_with_hkdf_s=round(m_big * (m_big - 1) * (primitives["agreement_us"]
+                                                                + primitives["hkdf_us"]) / 1e6, 1))
 
 if __name__ == "__main__":
     main()

@@ -329,9 +329,15 @@ def open_sealed(
     InputError
         If the key is not 32 bytes, the nonce not 12 bytes, or an argument is not bytes-like.
     """
-    cipher = _gcm(key, nonce)
-    sealed = _as_bytes(sealed, "sealed")
-    aad = _as_bytes(aad, "aad")
+    return _decrypt(_gcm(key, nonce), nonce, _as_bytes(sealed, "sealed"), _as_bytes(aad, "aad"),
+                    sender, receiver)
+
+
+def _decrypt(
+    cipher: AESGCM, nonce: bytes, sealed: bytes | memoryview, aad: bytes,
+    sender: int | None, receiver: int | None,
+) -> bytes:
+    """Check the tag and decrypt; ``sealed`` may be a view (a message's body is not copied)."""
     if len(sealed) < TAG_BYTES:
         who = _describe(sender, receiver)
         raise AuthenticationError(
@@ -472,7 +478,9 @@ def open_message(
             f"where number {sequence} was expected: a replayed, reordered or dropped message"
         )
     aad = associated_data(sender, receiver, sequence, *header)
-    return open_sealed(key, nonce, data[NONCE_BYTES:], aad, sender=sender, receiver=receiver)
+    # the body as a view: slicing bytes would copy the whole message once more
+    return _decrypt(_gcm(key, nonce), nonce, memoryview(data)[NONCE_BYTES:], aad, sender,
+                    receiver)
 
 
 def _gcm(key: bytes, nonce: bytes) -> AESGCM:

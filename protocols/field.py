@@ -717,16 +717,19 @@ class FixedPoint:
         """
         n_summands = _check_summands(n_summands)
         arr = self._real_array(x, n_summands, what)
-        low, high = (float(arr.min()), float(arr.max())) if arr.size else (0.0, 0.0)
-        if not (np.isfinite(low) and np.isfinite(high)):  # NaN and ±inf reach min or max
-            bad = arr[~np.isfinite(arr)].ravel()[0]
-            raise EncodingError(f"{what} holds {bad!r}; only finite values can be encoded")
         limit = self.half // n_summands
         scaled = np.empty_like(arr)
         np.multiply(arr, self.scale, out=scaled)
         np.rint(scaled, out=scaled)
-        # Python floats against the int limit compare exactly (numpy would round the limit).
-        if max(-float(np.rint(low * self.scale)), float(np.rint(high * self.scale))) > limit:
+        low, high = (float(scaled.min()), float(scaled.max())) if arr.size else (0.0, 0.0)
+        if not (np.isfinite(low) and np.isfinite(high)):  # NaN and ±inf reach min or max
+            finite = np.isfinite(arr)
+            if not finite.all():
+                bad = arr[~finite].ravel()[0]
+                raise EncodingError(f"{what} holds {bad!r}; only finite values can be encoded")
+        # Python floats against the int limit compare exactly (numpy would round the limit);
+        # a finite value whose scaling overflowed to ±inf lands here too.
+        if max(-low, high) > limit:
             idx = int(np.argmax(np.abs(scaled)))
             if abs(float(scaled.ravel()[idx])) > limit:
                 hint = (
@@ -738,7 +741,11 @@ class FixedPoint:
                 raise FieldOverflowError(float(arr.ravel()[idx]), self.bound(n_summands), what,
                                          hint)
         if isinstance(self.field, Mersenne61Field):
-            return self.field.from_signed(scaled.astype(np.int64))
+            ints = scaled.astype(np.int64)
+            out = ints.view(np.uint64)  # ints is this call's own array: reuse its memory
+            # a negative v reads as 2^64 + v; adding p wraps to p + v (mod 2^64), in [0, p)
+            np.add(out, _P61, out=out, where=ints < 0)
+            return out
         if self.field.bits <= 62:
             return self.field.elements(scaled.astype(np.int64))
         ints = np.array([int(v) for v in scaled.ravel().tolist()], dtype=object)

@@ -261,6 +261,9 @@ def update_w_column(stats: WSideStatistics, params: RRIParams) -> FloatArray:
     """
     check_loss_params(stats.loss, params)
     num = stats.numerator - params.l1_w
+    if np.ndim(stats.denominator) == 0 and stats.denominator + params.l2_w > 0:
+        # one positive curvature (the full loss, the usual case): the closed form everywhere
+        return np.maximum(num, 0.0) / (stats.denominator + params.l2_w)
     curv = np.broadcast_to(np.asarray(stats.denominator + params.l2_w, dtype=np.float64), num.shape)
     pos = curv > 0
     out = np.zeros_like(num)
@@ -375,10 +378,13 @@ def update_t_row(summed: ArrayLike, params: RRIParams, loss: Loss) -> tuple[Floa
     num = num - params.l1_t
     if params.form == "topic" and loss == "full" and den + params.l2_t <= 0:
         return lemma1(-num, _corollary_c(den + params.l2_t, params)), 1.0
-    curv = np.broadcast_to(np.asarray(den + params.l2_t, dtype=np.float64), num.shape)
-    pos = curv > 0
-    row = np.zeros_like(num)
-    row[pos] = np.maximum(num[pos], 0.0) / curv[pos]
+    if np.ndim(den) == 0 and den + params.l2_t > 0:  # one positive curvature: no masking
+        row = np.maximum(num, 0.0) / (den + params.l2_t)
+    else:
+        curv = np.broadcast_to(np.asarray(den + params.l2_t, dtype=np.float64), num.shape)
+        pos = curv > 0
+        row = np.zeros_like(num)
+        row[pos] = np.maximum(num[pos], 0.0) / curv[pos]
     if params.form == "plain":
         return _balanced(row, den, params)
     total = float(row.sum())

@@ -7,7 +7,8 @@ part of the protocol) and ``max_abs_diff_vs_centralized``: the largest differenc
 parties' T and centralized RRI-NMF run on the pooled X from the same T0 (Theorem 2).
 
 Scenario keys (``[algorithm]``): ``k``, ``iterations`` (sweeps of PD-NMF-Iter), ``form``
-("topic" | "plain"), ``variant`` ("prg" | "explicit"), ``init`` ("random" | "random_2x" |
+("topic" | "plain"), ``variant`` ("prg" | "explicit" |
+"prg_two_share", the thesis's two-share PRG form), ``init`` ("random" | "random_2x" |
 "nndsvd" | "pd_nmf_init" | "pd_svd" | {path = "T0.npy"}), ``l1_w``, ``l2_w``, ``l1_t``,
 ``l2_t``, ``loss`` ("auto" | "full" | "observed"), ``init_iterations`` (sweeps of step 9 of
 PD-NMF-Init; default ``iterations``), ``local_iterations`` (cap on the local RRI-NMF of step 2).
@@ -53,7 +54,7 @@ from sim.entry import (
     optional,
 )
 from sim.experiments.secagg import MAX_TIMEOUT_S, secagg_workload
-from sim.experiments.secure_sum import VARIANTS, secure_sum_workload
+from sim.experiments.secure_sum import ALL_VARIANTS, secure_sum_workload
 
 if TYPE_CHECKING:
     import numpy as np
@@ -97,7 +98,7 @@ NMF_PARAMS: dict[str, Param] = {
     "k": Param(5, integer(1, MAX_RANK), "number of topics; also k ≤ min(n, d)"),
     "iterations": Param(30, integer(1, MAX_ITERATIONS), "sweeps of PD-NMF-Iter"),
     "form": Param("topic", choice("topic", "plain"), "topic: rows on simplices; plain: W, T ≥ 0"),
-    "variant": Param("prg", choice(*VARIANTS), "SecureSum variant"),
+    "variant": Param("prg", choice(*ALL_VARIANTS), "SecureSum variant"),
     "init": Param("pd_nmf_init", InitCheck(), "initialisation"),
     "l1_w": Param(0.0, number(0.0, MAX_WEIGHT), "ℓ1 on W"),
     "l2_w": Param(0.0, number(-MAX_WEIGHT, MAX_WEIGHT), "ℓ2 on W (< 0 only in the topic form)"),
