@@ -536,12 +536,12 @@ def _keystream_groups(
     buffer = np.empty(min(group, len(keys)) * stride + _SLACK_WORDS, dtype=np.uint64)
     view = memoryview(buffer).cast("B")
     row_bytes = _WORD_BYTES * stride
+    rows = [view[k * row_bytes :] for k in range(min(group, len(keys)))]
     kept = ciphers._encryptors
     for start in range(0, len(keys), group):
         keys_here = keys[start : start + group]
-        for k, key in enumerate(keys_here):
-            encryptor = kept.get(key) or ciphers._encryptor(key)
-            encryptor.update_into(counters, view[k * row_bytes :])
+        for row, key in zip(rows, keys_here, strict=False):  # the last group may be short
+            (kept.get(key) or ciphers._encryptor(key)).update_into(counters, row)
         yield start, buffer[: len(keys_here) * stride].reshape(len(keys_here), stride)
 
 
