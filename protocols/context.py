@@ -154,7 +154,7 @@ class AesRandomness:
 
     @property
     def ciphers(self) -> StreamCiphers:
-        """This party's AES encryptors, one per key it has drawn under, built on first use.
+        """This party's AES encryptors: one per key it draws under again, created lazily.
 
         They are this party's own key material, like the keys themselves: built here from its
         keys, never shared with another party's randomness.

@@ -35,10 +35,11 @@ So the keystream is produced in two ways that give the same bytes:
   draws) are the ECB encryption of their counter blocks — block i of CTR's keystream is
   AES_K(stream ‖ i) — under one ECB encryptor per key. :class:`StreamCiphers` keeps those
   encryptors for their owner: :class:`protocols.context.AesRandomness` holds one for its
-  party's own keys, so a key's context is built once per run, not once per protocol call
-  (≈ 1 KB each: M(M − 1) KB over an M-party run, 1 GB at M = 1000). In one call the counter
-  blocks are built once and encrypted under each key (the SecureSum pattern: one stream
-  number, every peer's key) into a buffer of about 2 MiB of keys, which is masked and
+  party's own keys, so a key's context is built at most twice per run, not once per
+  protocol call (≈ 1 KB each, kept from a key's second use on: M(M − 1) KB over an M-party
+  run that uses its keys again, 1 GB at M = 1000). In one call the counter blocks are
+  built once and encrypted under each key (the SecureSum pattern: one stream number,
+  every peer's key) into a buffer of about 2 MiB of keys, which is masked and
   checked in place; :func:`signed_stream_sum` and :func:`pair_mask_sum` sum that group's
   rows at once, so no stream is materialised on its own. The module-level functions use
   encryptors built for the call (``StreamCiphers(keep=False)``).
@@ -376,7 +377,7 @@ def signed_stream_sum(
 
 
 class StreamCiphers:
-    """The AES-256 encryptors of one owner's stream keys, built on first use and kept.
+    """The AES-256 encryptors of one owner's stream keys, kept from a key's second use on.
 
     Building an OpenSSL cipher context costs several µs (object creation and the key schedule)
     — more than encrypting a 1000-element stream — so a party that draws a stream under the
@@ -387,34 +388,42 @@ class StreamCiphers:
     builds the encryptors a call needs and lets them go with it.
 
     Each kept encryptor holds ≈ 1 KB (the context and its key schedule): a party with K keys
-    holds ≈ K KB, M(M − 1) KB over all parties of an M-party run. An instance belongs to one
-    owner (:class:`protocols.context.AesRandomness` builds its own) and holds that owner's
-    keys only; ECB encryption keeps no state between calls, so reusing an encryptor cannot
-    change a stream.
+    holds ≈ K KB, M(M − 1) KB over all parties of an M-party run (1 GB at M = 1000). A key's
+    encryptor is kept when the key is used a second time, so a run that uses its keys once (one
+    SecureSum at large M) holds none of them — only the keys it has met (≈ 100 B each) — and
+    a run that uses them again pays one extra build per key. An instance belongs to one owner
+    (:class:`protocols.context.AesRandomness` builds its own) and holds that owner's keys only;
+    ECB encryption keeps no state between calls, so reusing an encryptor cannot change a
+    stream.
 
     Parameters
     ----------
     keep : bool
-        Keep each key's encryptor for later calls (default); ``False`` builds them per call.
+        Keep each key's encryptor from its second use on (default); ``False`` builds them per
+        call.
     """
 
-    __slots__ = ("_encryptors", "_keep")
+    __slots__ = ("_encryptors", "_keep", "_met")
 
     def __init__(self, keep: bool = True) -> None:
         self._encryptors: dict[bytes, CipherContext] = {}
+        self._met: set[bytes] = set()
         self._keep = keep
 
     @property
     def kept(self) -> int:
-        """Number of encryptors kept (one per key used so far)."""
+        """Number of encryptors kept (one per key used more than once so far)."""
         return len(self._encryptors)
 
     def _encryptor(self, key: bytes) -> CipherContext:
         encryptor = self._encryptors.get(key)
         if encryptor is None:
             encryptor = _ecb(key)
-            if self._keep:
+            if self._keep and key in self._met:  # its second use: keep it from now on
                 self._encryptors[key] = encryptor
+                self._met.discard(key)
+            elif self._keep:
+                self._met.add(key)
         return encryptor
 
     def keystream_words(

@@ -53,8 +53,8 @@ class Costs:
         Memory per field element carried: the payload kept in the receiver's view.
     pair_key_bytes : float
         Memory per pair key a party holds in a simulation: the keys and the AES encryptor
-        its randomness keeps for the key (``protocols.prg.StreamCiphers``, ≈ 1 KB measured);
-        M(M − 1) of them in an M-party simulation.
+        its randomness keeps for a key it uses again (``protocols.prg.StreamCiphers``,
+        ≈ 1 KB measured); M(M − 1) of them in an M-party simulation.
     message_s, unsealed_message_s : float
         Wall time per message: the driver's event, encoding, sealing (AES-GCM) and, for key
         agreement, the X25519 exchange; without sealing (``network.sealing = false`` and the

@@ -298,13 +298,18 @@ def cipher_contexts(roots: list[Any]) -> dict[int, Any]:
 
 
 def test_each_party_builds_its_own_cipher_contexts() -> None:
-    """A party keeps one AES encryptor per key it draws under (protocols.prg.StreamCiphers):
+    """A party keeps one AES encryptor per key it draws under again (protocols.prg.StreamCiphers):
     its own key material, built by its own randomness, reachable from no other party. The
     check has the power to see a shared one: two sources handed one StreamCiphers fail it."""
     m = 4
     contexts: dict[int, PartyContext] = {}
+
+    def twice(ctx: PartyContext, x: np.ndarray) -> Generator[Any, Any, Any]:
+        yield from secure_sum(ctx, x, "prg")
+        return (yield from secure_sum(ctx, x, "prg"))  # its keys' second use: kept
+
     sim = Simulation(Network.build(m), seed=RUN_SEED)
-    sim.run([Party(p, spy(sum_program(), contexts), {"x": x})
+    sim.run([Party(p, spy(twice, contexts), {"x": x})
              for p, x in enumerate(distinct_inputs(m))])
     found = {p: cipher_contexts([ctx]) for p, ctx in contexts.items()}
     for p, ctx in contexts.items():
@@ -318,6 +323,7 @@ def test_each_party_builds_its_own_cipher_contexts() -> None:
     for source, peer in ((first, 1), (second, 0)):
         source.set_pair_seed(peer, bytes(range(32)))
         source.pairwise(peer, Call("t", 0), 3)
+        source.pairwise(peer, Call("t", 1), 3)
     assert cipher_contexts([first]).keys() & cipher_contexts([second]).keys()
 
 

@@ -549,12 +549,17 @@ def test_short_mersenne_sum_draws_a_group_with_a_rejection_exactly(monkeypatch, 
     assert not np.array_equal(got, clean)  # the planted rejection did change the sum
 
 
-def test_stream_ciphers_keep_only_when_asked_and_validate() -> None:
+def test_stream_ciphers_keep_from_a_keys_second_use_only_when_asked_and_validate() -> None:
     kept, fresh = prg.StreamCiphers(), prg.StreamCiphers(keep=False)
     for ciphers in (kept, fresh):
         ciphers.signed_stream_sum(_keys(3), [1, 1, -1], 0, 10, F61)
         ciphers.field_stream(KEY, 0, 10, F5)
-    assert kept.kept == 4 and fresh.kept == 0
+    assert kept.kept == 0 == fresh.kept  # each key used once: nothing kept
+    for ciphers in (kept, fresh):
+        ciphers.field_streams(_keys(2), 1, 10, F61)
+    assert kept.kept == 2 and fresh.kept == 0
+    kept.field_streams(_keys(3), 2, 10, F61)
+    assert kept.kept == 3
     with pytest.raises(InputError, match=r"keys\[1\]"):
         kept.field_streams([KEY, bytes(16)], 0, 4, F61)
     with pytest.raises(InputError, match="signs"):
