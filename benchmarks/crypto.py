@@ -12,6 +12,21 @@ These figures chose the library of each primitive (README, "Dependencies"):
 * ``x25519`` — a key pair from seed bytes, and one agreement;
 * ``hkdf`` — 64 bytes of HKDF-SHA256: the standard library's ``hmac`` against `cryptography`.
 
+Two more lines place the mask generation of :mod:`protocols.prg` against its floor:
+
+* ``mask_floor`` — every party's net mask of one PRG SecureSum call (the one-stream form,
+  :meth:`protocols.prg.StreamCiphers.signed_stream_sum` with all of its peers), M = 1000,
+  d = 1000: M(M − 1)·d = 10^9 elements (M = 400 with ``--quick``), against the floor — the raw
+  AES-256-CTR keystream of as many elements (8 bytes each, one OpenSSL context, 1 MiB updates
+  into a reused buffer) plus masking them to 61 bits and checking for rejections (512 KiB
+  cache-resident passes). ``masks_warm`` is a call of parties that have kept their
+  encryptors (what :class:`protocols.context.AesRandomness` does from a key's second use
+  on: every call after a party's second), ``masks_cold`` a call that builds them (a party's
+  first call; the module functions); each is reported over the floor, the runs interleaved,
+  beside the first two calls of the parties that keep them.
+* ``mask_small_calls`` — the PD-NMF pattern: M = 4, d + 1 = 2001 elements, three streams per
+  party and call; µs per party-call and per stream, with kept and with fresh encryptors.
+
 Usage: ``python benchmarks/crypto.py [--quick]``.
 """
 
@@ -33,7 +48,10 @@ from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
-from timing import emit, pinned
+from timing import emit, interleaved, pinned, ratio, summary
+
+from protocols.field import MERSENNE61, prime_field
+from protocols.prg import CHUNK_WORDS, StreamCiphers, signed_stream_sum
 
 KEY = bytes(range(32))
 NONCE = bytes(range(12))
@@ -139,6 +157,109 @@ def main() -> None:
             "stdlib_hmac": stdlib_hkdf,
             "cryptography": lambda: HKDF(hashes.SHA256(), 64, b"salt", b"info").derive(SEED_A),
         }, repeats, budget, note)
+        mask_floor(400 if args.quick else 1000, 1000, 3, note)
+        mask_small_calls(4, 2001, 3 if args.quick else 7, note)
+
+
+def party_keys(m: int) -> list[tuple[list[bytes], list[int]]]:
+    """For each of ``m`` parties: its pair keys with every peer, and the sign of each."""
+    rng = np.random.default_rng(17)
+    pair = {(a, b): rng.bytes(32) for a in range(m) for b in range(a + 1, m)}
+    out = []
+    for party in range(m):
+        peers = [p for p in range(m) if p != party]
+        out.append(([pair[min(party, p), max(party, p)] for p in peers],
+                    [1 if party < p else -1 for p in peers]))
+    return out
+
+
+def mask_floor(m: int, d: int, repeats: int, note: dict[str, int]) -> None:
+    """Every party's one-stream net mask of one call, against the AES-CTR keystream floor."""
+    field = prime_field("2^61-1")
+    parties = party_keys(m)
+    elements = m * (m - 1) * d
+    kept = [StreamCiphers() for _ in parties]
+    calls = iter(range(1, 1 << 30))  # a fresh stream number for every call, as in a run
+
+    def keystream() -> float:
+        chunk = 1 << 20
+        encryptor = Cipher(algorithms.AES(KEY), modes.CTR(bytes(16))).encryptor()
+        zeros, out = bytes(chunk), bytearray(chunk + 16)
+        full, rest = divmod(8 * elements, chunk)
+        start = time.perf_counter()
+        for _ in range(full):
+            encryptor.update_into(zeros, out)
+        encryptor.update_into(zeros[:rest], out)
+        return time.perf_counter() - start
+
+    def masking() -> float:
+        words = np.random.default_rng(1).integers(0, 2**63, CHUNK_WORDS, dtype=np.uint64)
+        p = np.uint64(MERSENNE61)
+        full, rest = divmod(elements, CHUNK_WORDS)
+        tail = words[:rest]
+        start = time.perf_counter()
+        for _ in range(full):
+            np.bitwise_and(words, p, out=words)
+            words.max()
+        np.bitwise_and(tail, p, out=tail)
+        tail.max()
+        return time.perf_counter() - start
+
+    def masks(warm: bool) -> float:
+        stream = next(calls)
+        start = time.perf_counter()
+        for ciphers, (keys, signs) in zip(kept, parties, strict=True):
+            if warm:
+                ciphers.signed_stream_sum(keys, signs, stream, d, field)
+            else:
+                signed_stream_sum(keys, signs, stream, d, field)
+        return time.perf_counter() - start
+
+    first_call = masks(True)  # each party builds its encryptors and lets them go
+    second_call = masks(True)  # ... builds them again and keeps them
+    runs = interleaved(repeats, keystream=keystream, masking=masking,
+                       warm=lambda: masks(True), cold=lambda: masks(False))
+    floor = [a + b for a, b in zip(runs["keystream"], runs["masking"], strict=True)]
+    emit(benchmark="mask_floor", parties=m, d=d, elements=elements, repeats=repeats, **note,
+         keystream_bytes=8 * elements,
+         keystream_gb_per_s=round(8 * elements / min(runs["keystream"]) / 1e9, 2),
+         keystream=summary(runs["keystream"]), masking=summary(runs["masking"]),
+         floor_min_s=round(min(floor), 3),
+         masks_warm_to_floor=ratio(runs["warm"], floor),
+         masks_cold_to_floor=ratio(runs["cold"], floor),
+         first_call_s=round(first_call, 3), second_call_s=round(second_call, 3),
+         target_warm_to_floor=2.0, kept_encryptors=sum(c.kept for c in kept),
+         note="warm: encryptors kept from earlier calls (about 1 KB each); cold: built "
+              "in the call; a party keeps a key's encryptor from the key's second use on")
+
+
+def mask_small_calls(m: int, n: int, repeats: int, note: dict[str, int]) -> None:
+    """PD-NMF's SecureSum calls: per party-call cost of its m − 1 streams of n elements."""
+    field = prime_field("2^61-1")
+    parties = party_keys(m)
+    kept = [StreamCiphers() for _ in parties]
+    calls = 2000
+    streams = iter(range(1 << 30))
+
+    def per_call(warm: bool) -> float:
+        first = next(streams) * calls
+        start = time.perf_counter()
+        for stream in range(first, first + calls):
+            for ciphers, (keys, signs) in zip(kept, parties, strict=True):
+                if warm:
+                    ciphers.signed_stream_sum(keys, signs, stream, n, field)
+                else:
+                    signed_stream_sum(keys, signs, stream, n, field)
+        return (time.perf_counter() - start) / (calls * m)
+
+    per_call(True)
+    runs = interleaved(repeats, kept=lambda: per_call(True), fresh=lambda: per_call(False))
+    us = {name: {"party_call_us_min": round(1e6 * min(r), 2),
+                 "stream_us_min": round(1e6 * min(r) / (m - 1), 2),
+                 "party_call_us_median": round(1e6 * statistics.median(r), 2)}
+          for name, r in runs.items()}
+    emit(benchmark="mask_small_calls", parties=m, elements=n, streams_per_party_call=m - 1,
+         repeats=repeats, **note, encryptors=us, kept_to_fresh=ratio(runs["kept"], runs["fresh"]))
 
 
 if __name__ == "__main__":

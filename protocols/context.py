@@ -17,10 +17,12 @@ attributes, items, closures or bound methods leads to another party's state or t
 seed. Its generator is seeded with the party's own derived seed (so
 ``rng.bit_generator.seed_seq.entropy`` is that seed, never the run's), its roles are a
 read-only copy, its field and fixed point are its own objects (the field refuses assignment),
-its keys are its own pairs' keys. Python cannot sandbox a program in one process: the garbage
-collector (``gc.get_referrers``, ``gc.get_objects``), frame walking (``sys._getframe``,
-``f_back``) and monkeypatching shared modules reach past any context, and are outside the
-model; the MPI driver's one process per party closes them. A program that writes into its
+its keys are its own pairs' keys, and the AES encryptors its randomness keeps for them
+(:class:`protocols.prg.StreamCiphers`) are built by that randomness alone. Python cannot
+sandbox a program in one process: the garbage collector (``gc.get_referrers``,
+``gc.get_objects``), frame walking (``sys._getframe``, ``f_back``) and monkeypatching shared
+modules reach past any context, and are outside the model; the MPI driver's one process per
+party closes them. A program that writes into its
 own context's private state changes only its own behaviour and records. README, "Trust
 boundary", lists the guarantees and the tests in ``tests/isolation`` that attack them.
 """
@@ -37,7 +39,7 @@ import numpy as np
 from protocols.effects import Call
 from protocols.errors import MpcsimError
 from protocols.field import FixedPoint, PrimeField
-from protocols.prg import field_stream, field_streams, pair_mask_sum, signed_stream_sum
+from protocols.prg import StreamCiphers
 
 STREAMS_PER_CALL = 1 << 16
 
@@ -148,6 +150,18 @@ class AesRandomness:
         self._private_key = private_key
         self._pair_seeds: dict[int, bytes] = {}
         self._used: set[tuple[int, int]] = set()
+        self._ciphers: StreamCiphers | None = None
+
+    @property
+    def ciphers(self) -> StreamCiphers:
+        """This party's AES encryptors: one per key it draws under again, created lazily.
+
+        They are this party's own key material, like the keys themselves: built here from its
+        keys, never shared with another party's randomness.
+        """
+        if self._ciphers is None:
+            self._ciphers = StreamCiphers()
+        return self._ciphers
 
     def set_pair_seed(self, peer: int, seed: bytes) -> None:
         """Install the mask seed shared with ``peer`` (done by key agreement)."""
@@ -165,7 +179,7 @@ class AesRandomness:
     def private(self, call: Call, n: int, sub: int = 0) -> np.ndarray:
         stream = stream_number(call, sub)
         self._claim(-1, stream)
-        return field_stream(self._private_key, stream, n, self.field)
+        return self.ciphers.field_stream(self._private_key, stream, n, self.field)
 
     def pairwise(self, peer: int, call: Call, n: int, sub: int = 0) -> np.ndarray:
         seed = self._pair_seeds.get(peer)
@@ -175,13 +189,14 @@ class AesRandomness:
             )
         stream = stream_number(call, sub)
         self._claim(peer, stream)
-        return field_stream(seed, stream, n, self.field)
+        return self.ciphers.field_stream(seed, stream, n, self.field)
 
     def pairwise_many(
         self, peers: tuple[int, ...], call: Call, n: int, sub: int = 0
     ) -> np.ndarray:
         stream = stream_number(call, sub)
-        return field_streams(self._claim_seeds(peers, stream), stream, n, self.field)
+        return self.ciphers.field_streams(self._claim_seeds(peers, stream), stream, n,
+                                          self.field)
 
     def pairwise_mask(
         self, peers: tuple[int, ...], call: Call, half: int, sub: int = 0
@@ -189,7 +204,7 @@ class AesRandomness:
         stream = stream_number(call, sub)
         seeds = self._claim_seeds(peers, stream)
         signs = [1 if self.party < peer else -1 for peer in peers]
-        return pair_mask_sum(seeds, signs, stream, half, self.field)
+        return self.ciphers.pair_mask_sum(seeds, signs, stream, half, self.field)
 
     def pairwise_signed_sum(
         self, peers: tuple[int, ...], call: Call, n: int, sub: int = 0
@@ -199,7 +214,7 @@ class AesRandomness:
         stream = stream_number(call, sub)
         seeds = self._claim_seeds(peers, stream)
         signs = [1 if self.party < peer else -1 for peer in peers]
-        return signed_stream_sum(seeds, signs, stream, n, self.field)
+        return self.ciphers.signed_stream_sum(seeds, signs, stream, n, self.field)
 
     def _claim_seeds(self, peers: tuple[int, ...], stream: int) -> list[bytes]:
         seeds = []

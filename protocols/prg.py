@@ -24,26 +24,45 @@ output is a deterministic function of (key, stream) alone, exactly uniform over 
 the pseudo-randomness of AES), and the first n elements do not depend on how many are asked
 for (prefix property). How much keystream is drawn per pass is only a performance choice.
 
-The keystream comes from OpenSSL's AES-256-CTR through the `cryptography` package, which
-measured ~2× faster than pycryptodome's CTR (and than its ECB on numpy-built counter blocks) on
-this machine, for 16 KiB and 1 MiB alike (``benchmarks/crypto.py``); the tests check it against
-pycryptodome's ``AES.MODE_CTR``, so the bytes are those of the layout above. Short streams are
-one ``update`` of zeros; :func:`field_streams` (many keys, one stream number: the SecureSum
-pattern) masks the keystream of about 512 KiB of keys at a time; long streams (and the
-continuation of a short one that came up short) are encrypted in 512 KiB passes into one
-reused buffer, so that masking runs on cache-resident data. Key derivation
-(:func:`hkdf_sha256`, :func:`derive_key`) is RFC 5869 HKDF from `cryptography` as well (a few
-µs a call; pycryptodome's pure-Python HKDF costs ~80 µs), tested against the RFC's vectors.
+The keystream comes from OpenSSL through the `cryptography` package, which measured ~2×
+faster than pycryptodome for AES (``benchmarks/crypto.py``); the tests check every path
+against pycryptodome's ``AES.MODE_CTR``, so the bytes are those of the layout above. What a
+stream costs is mostly setting up a cipher: building an OpenSSL context (Python objects, the
+key schedule) takes ~5–7 µs, encrypting the 8,000 bytes of a 1000-element stream ~1.5 µs.
+So the keystream is produced in two ways that give the same bytes:
 
-Nothing here keeps state between calls and nothing draws system randomness: every key comes
-from seed bytes the caller passes in.
+* **Short streams** (up to 512 KiB of keystream: SecureSum's masks, a party's private
+  draws) are the ECB encryption of their counter blocks — block i of CTR's keystream is
+  AES_K(stream ‖ i) — under one ECB encryptor per key. :class:`StreamCiphers` keeps those
+  encryptors for their owner: :class:`protocols.context.AesRandomness` holds one for its
+  party's own keys, so a key's context is built at most twice per run, not once per
+  protocol call (≈ 1 KB each, kept from a key's second use on: M(M − 1) KB over an M-party
+  run that uses its keys again, 1 GB at M = 1000). In one call the counter blocks are
+  built once and encrypted under each key (the SecureSum pattern: one stream number,
+  every peer's key) into a buffer of about 2 MiB of keys, which is masked and
+  checked in place; :func:`signed_stream_sum` and :func:`pair_mask_sum` sum that group's
+  rows at once, so no stream is materialised on its own. The module-level functions use
+  encryptors built for the call (``StreamCiphers(keep=False)``).
+* **Long streams** (and the continuation of a short one that came up short) come from
+  AES-256-CTR contexts in 512 KiB passes into one reused buffer, so that masking runs on
+  cache-resident data; for GF(2^61 − 1) and lengths from :data:`FUSE_MIN_HALF` on,
+  :func:`signed_stream_sum` and :func:`pair_mask_sum` add each pass into the running sum
+  at once (a context per pass costs little beside 512 KiB of encryption).
+
+Key derivation (:func:`hkdf_sha256`, :func:`derive_key`) is RFC 5869 HKDF from
+`cryptography` as well (a few µs a call; pycryptodome's pure-Python HKDF costs ~80 µs),
+tested against the RFC's vectors.
+
+Nothing here keeps state between calls but the encryptors a :class:`StreamCiphers` keeps
+(ECB keeps no state between updates, so a kept encryptor gives the streams of a fresh one),
+and nothing draws system randomness: every key comes from seed bytes the caller passes in.
 """
 
 from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -63,6 +82,7 @@ __all__ = [
     "KEY_BYTES",
     "MAX_STREAM",
     "PRG_KEY_SALT",
+    "StreamCiphers",
     "derive_key",
     "field_stream",
     "field_streams",
@@ -83,6 +103,10 @@ MAX_STREAM = (1 << 64) - 1
 
 CHUNK_WORDS = 1 << 16
 """Keystream words drawn per pass for long streams (512 KiB: stays in the L2 cache)."""
+
+GROUP_WORDS = 1 << 18
+"""Keystream words of the group of keys whose short streams are masked and summed at once
+(2 MiB: larger groups measured faster at M = 300, d = 1000, up to this size)."""
 
 FUSE_MIN_HALF = 1 << 13
 """Half-stream length from which :func:`pair_mask_sum` fuses generation and summation."""
@@ -189,6 +213,13 @@ def keystream_words(key: bytes, stream: int, n_words: int, start_block: int = 0)
         Word i is bytes 8i … 8i+7 of the keystream that starts at block ``start_block``.
     """
     key = _as_key(key, "key")
+    stream, n_words, start_block = _keystream_arguments(stream, n_words, start_block)
+    cipher = _ctr(key, stream, start_block)
+    return np.frombuffer(cipher.update(bytes(_WORD_BYTES * n_words)), dtype=np.uint64).copy()
+
+
+def _keystream_arguments(stream: int, n_words: int, start_block: int) -> tuple[int, int, int]:
+    """The checked (stream, n_words, start_block) of :func:`keystream_words`."""
     stream = _as_stream(stream)
     n_words = _as_count(n_words, "n_words")
     start_block = _as_count(start_block, "start_block")
@@ -196,8 +227,7 @@ def keystream_words(key: bytes, stream: int, n_words: int, start_block: int = 0)
         raise InputError(f"start_block = {start_block} is out of range [0, 2^64 − 1]")
     if start_block + -(-n_words // 2) > MAX_STREAM + 1:
         raise InputError(f"{n_words} words from block {start_block} overflow the block counter")
-    cipher = _ctr(key, stream, start_block)
-    return np.frombuffer(cipher.update(bytes(_WORD_BYTES * n_words)), dtype=np.uint64).copy()
+    return stream, n_words, start_block
 
 
 def _ctr(key: bytes, stream: int, start_block: int = 0) -> CipherContext:
@@ -240,23 +270,18 @@ def field_stream(key: bytes, stream: int, n: int, field: PrimeField) -> np.ndarr
         If the key is not 32 bytes, ``stream`` is not in [0, 2^64), ``n`` < 0, or ``field``
         is not a :class:`~protocols.field.PrimeField`.
     """
-    key = _as_key(key, "key")
-    stream = _as_stream(stream)
-    n = _as_count(n, "n")
-    _check_field(field)
-    return _field_stream(key, stream, n, field)
+    return StreamCiphers(keep=False).field_stream(key, stream, n, field)
 
 
 def field_streams(keys: Sequence[bytes], stream: int, n: int, field: PrimeField) -> np.ndarray:
     """One ``n``-element stream per key, all with the same stream number.
 
-    This is the SecureSum pattern — in one invocation a party needs its masks with every peer —
-    and it is faster than calling :func:`field_stream` per key (~11 µs against ~18 µs per
-    2000-element stream of GF(2^61 − 1)): the counter blocks are built once and shared, each
-    key costs one ``AES.MODE_ECB`` object and one encryption, and masking and rejection run
-    once per group of keys (about 512 KiB of keystream). Streams longer than that, and fields
-    where rejections are expected, are generated one key at a time. Either way row k equals
-    ``field_stream(keys[k], stream, n, field)``.
+    This is the SecureSum pattern — in one invocation a party needs its masks with every peer.
+    The counter blocks are built once and encrypted under each key, and masking and rejection
+    run once per group of keys (about 2 MiB of keystream); streams longer than 512 KiB, and
+    fields where rejections are expected, are generated one key at a time. Either way row k
+    equals ``field_stream(keys[k], stream, n, field)``. A party that draws streams under the
+    same keys again should hold a :class:`StreamCiphers` and call its method of this name.
 
     Parameters
     ----------
@@ -279,48 +304,7 @@ def field_streams(keys: Sequence[bytes], stream: int, n: int, field: PrimeField)
     InputError
         As :func:`field_stream`, naming the offending key by its index.
     """
-    if isinstance(keys, (bytes, bytearray, memoryview, str)):
-        raise InputError("keys must be a sequence of 32-byte keys, not a single bytes object")
-    key_list = [_as_key(k, f"keys[{i}]") for i, k in enumerate(keys)]
-    stream = _as_stream(stream)
-    n = _as_count(n, "n")
-    _check_field(field)
-    n_keys = len(key_list)
-    per = field.words_per_element()
-    if n_keys == 0 or n == 0:
-        return np.empty((n_keys, n), dtype=field.dtype)
-    if n * per > CHUNK_WORDS or n_keys * n * _rejection_rate(field) > _MAX_STREAMS_REJECTIONS:
-        # Long streams, or a field where rejections are expected: one stream at a time.
-        out = np.empty((n_keys, n), dtype=field.dtype)
-        for k, key in enumerate(key_list):
-            _field_stream(key, stream, n, field, out=out[k])
-        return out
-
-    n_words = n * per
-    zeros = bytes(_WORD_BYTES * n_words)
-    out = np.empty((n_keys, n), dtype=field.dtype)
-    # Keys are processed in groups of about CHUNK_WORDS keystream words, so that masking and
-    # rejection run on cache-resident data (one pass over a 16 MB batch is twice as slow).
-    group = max(1, CHUNK_WORDS // n_words)
-    for start in range(0, n_keys, group):
-        keys_here = key_list[start : start + group]
-        words = np.frombuffer(
-            b"".join([_ctr(key, stream).update(zeros) for key in keys_here]),
-            dtype=np.uint64,
-        ).reshape(len(keys_here), -1)[:, :n_words]
-        accepted = field.from_words(words.reshape(-1))
-        if len(accepted) == len(keys_here) * n:
-            out[start : start + len(keys_here)] = accepted.reshape(len(keys_here), n)
-            continue
-        # A candidate was rejected (rare for the fields that take this path): redo each short
-        # row from the start of its keystream, which yields the same elements by design.
-        for k, key in enumerate(keys_here, start):
-            row = field.from_words(words[k - start])
-            if len(row) == n:
-                out[k] = row
-            else:
-                _field_stream(key, stream, n, field, out=out[k])
-    return out
+    return StreamCiphers(keep=False).field_streams(keys, stream, n, field)
 
 
 def pair_mask_sum(
@@ -333,14 +317,14 @@ def pair_mask_sum(
     SecureSum (:func:`protocols.secure_sum.pair_shares`: the first half of a pair's stream is
     the lower party's share for the higher one, the second half the reverse).
 
-    For GF(2^61 − 1) and halves of at least :data:`FUSE_MIN_HALF` elements (below that the
-    batched :func:`field_streams` is faster, and its output stays in cache anyway), the sum
-    is computed block by block over positions without materialising the streams: each block
-    of each half is drawn at its keystream offset (element i of a stream is keystream word i
-    as long as no earlier word was rejected) straight into a cache-sized buffer and added to
-    the running sum, so the masks never travel to memory. A rejected word (probability
-    2^−61 each) would shift later elements; if one occurs, the sum is recomputed from the
-    materialised streams, so the result is always exact.
+    For GF(2^61 − 1) the streams are never materialised one by one. Halves of at least
+    :data:`FUSE_MIN_HALF` elements are summed block by block over positions: each block of
+    each half is drawn at its keystream offset (element i of a stream is keystream word i as
+    long as no earlier word was rejected) straight into a cache-sized buffer and added to the
+    running sum, so the masks never travel to memory. Shorter halves are drawn for a group of
+    keys at a time (about 2 MiB of keystream), masked, and summed over the group's rows.
+    A rejected word (probability 2^−61 each) would shift later elements; if one occurs, the
+    streams concerned are drawn exactly (with continuation), so the result is always exact.
 
     Parameters
     ----------
@@ -358,17 +342,7 @@ def pair_mask_sum(
     -------
     numpy.ndarray of ``field.dtype``, shape (half,)
     """
-    key_list, sign_list, stream, half = _signed_arguments(keys, signs, stream, half, field)
-    if _fuses(field, key_list, half):
-        fused = _pair_mask_sum_61(key_list, sign_list, stream, half)
-        if fused is not None:
-            return fused
-    streams = field_streams(key_list, stream, 2 * half, field)
-    plus = [row[half:] if s > 0 else row[:half] for row, s in zip(streams, sign_list, strict=True)]
-    minus = [row[:half] if s > 0 else row[half:] for row, s in zip(streams, sign_list, strict=True)]
-    if not plus:
-        return field.zeros(half)
-    return field.combine(plus, minus)
+    return StreamCiphers(keep=False).pair_mask_sum(keys, signs, stream, half, field)
 
 
 def signed_stream_sum(
@@ -380,8 +354,8 @@ def signed_stream_sum(
     {i, j}, i < j, draws one n-element stream s_ij per invocation; i adds it and j subtracts
     it, so the masks cancel in the sum. It costs half the keystream of :func:`pair_mask_sum`
     (whose two shares per pair enter only through their difference, which is distributed as
-    one uniform stream). For GF(2^61 − 1) and n ≥ :data:`FUSE_MIN_HALF` the sum is formed
-    block by block without materialising the streams, as in :func:`pair_mask_sum`.
+    one uniform stream). For GF(2^61 − 1) the streams are summed without materialising them
+    one by one, as in :func:`pair_mask_sum`.
 
     Parameters
     ----------
@@ -399,20 +373,298 @@ def signed_stream_sum(
     -------
     numpy.ndarray of ``field.dtype``, shape (n,)
     """
-    key_list, sign_list, stream, n = _signed_arguments(keys, signs, stream, n, field)
-    if _fuses(field, key_list, n):
-        fused = _signed_sum_61([(k, 0, s) for k, s in zip(key_list, sign_list, strict=True)],
-                               stream, n)
+    return StreamCiphers(keep=False).signed_stream_sum(keys, signs, stream, n, field)
+
+
+class StreamCiphers:
+    """The AES-256 encryptors of one owner's stream keys, kept from a key's second use on.
+
+    Building an OpenSSL cipher context costs several µs (object creation and the key schedule)
+    — more than encrypting a 1000-element stream — so a party that draws a stream under the
+    same key in every protocol call keeps one ECB encryptor per key and encrypts the counter
+    blocks of each stream with it (ECB on the counter blocks is the CTR keystream; the module
+    docstring). The methods are the module's functions of the same names, with the same
+    arguments and results; the module's functions use a ``StreamCiphers(keep=False)``, which
+    builds the encryptors a call needs and lets them go with it.
+
+    Each kept encryptor holds ≈ 1 KB (the context and its key schedule): a party with K keys
+    holds ≈ K KB, M(M − 1) KB over all parties of an M-party run (1 GB at M = 1000). A key's
+    encryptor is kept when the key is used a second time, so a run that uses its keys once (one
+    SecureSum at large M) holds none of them — only the keys it has met (≈ 100 B each) — and
+    a run that uses them again pays one extra build per key. An instance belongs to one owner
+    (:class:`protocols.context.AesRandomness` builds its own) and holds that owner's keys only;
+    ECB encryption keeps no state between calls, so reusing an encryptor cannot change a
+    stream.
+
+    Parameters
+    ----------
+    keep : bool
+        Keep each key's encryptor from its second use on (default); ``False`` builds them per
+        call.
+    """
+
+    __slots__ = ("_encryptors", "_keep", "_met")
+
+    def __init__(self, keep: bool = True) -> None:
+        self._encryptors: dict[bytes, CipherContext] = {}
+        self._met: set[bytes] = set()
+        self._keep = keep
+
+    @property
+    def kept(self) -> int:
+        """Number of encryptors kept (one per key used more than once so far)."""
+        return len(self._encryptors)
+
+    def _encryptor(self, key: bytes) -> CipherContext:
+        encryptor = self._encryptors.get(key)
+        if encryptor is None:
+            encryptor = _ecb(key)
+            if self._keep and key in self._met:  # its second use: keep it from now on
+                self._encryptors[key] = encryptor
+                self._met.discard(key)
+            elif self._keep:
+                self._met.add(key)
+        return encryptor
+
+    def keystream_words(
+        self, key: bytes, stream: int, n_words: int, start_block: int = 0
+    ) -> np.ndarray:
+        """:func:`keystream_words` (the same words), from this owner's encryptor of ``key``."""
+        key = _as_key(key, "key")
+        stream, n_words, start_block = _keystream_arguments(stream, n_words, start_block)
+        return _ecb_words(self._encryptor(key), stream, start_block, n_words)
+
+    def field_stream(self, key: bytes, stream: int, n: int, field: PrimeField) -> np.ndarray:
+        """:func:`field_stream`, with this owner's encryptor of ``key``."""
+        key = _as_key(key, "key")
+        stream = _as_stream(stream)
+        n = _as_count(n, "n")
+        _check_field(field)
+        return _field_stream(self, key, stream, n, field)
+
+    def field_streams(
+        self, keys: Sequence[bytes], stream: int, n: int, field: PrimeField
+    ) -> np.ndarray:
+        """:func:`field_streams`, with this owner's encryptors."""
+        if isinstance(keys, (bytes, bytearray, memoryview, str)):
+            raise InputError("keys must be a sequence of 32-byte keys, not a single bytes object")
+        key_list = [_as_key(k, f"keys[{i}]") for i, k in enumerate(keys)]
+        stream = _as_stream(stream)
+        n = _as_count(n, "n")
+        _check_field(field)
+        return _field_streams(self, key_list, stream, n, field)
+
+    def pair_mask_sum(
+        self, keys: Sequence[bytes], signs: Sequence[int], stream: int, half: int,
+        field: PrimeField,
+    ) -> np.ndarray:
+        """:func:`pair_mask_sum`, with this owner's encryptors."""
+        key_list, sign_list, stream, half = _signed_arguments(keys, signs, stream, half, field)
+        return _signed_sum(self, key_list, sign_list, stream, half, field, halves=2)
+
+    def signed_stream_sum(
+        self, keys: Sequence[bytes], signs: Sequence[int], stream: int, n: int,
+        field: PrimeField,
+    ) -> np.ndarray:
+        """:func:`signed_stream_sum`, with this owner's encryptors."""
+        key_list, sign_list, stream, n = _signed_arguments(keys, signs, stream, n, field)
+        return _signed_sum(self, key_list, sign_list, stream, n, field, halves=1)
+
+
+def _ecb(key: bytes) -> CipherContext:
+    """An AES-256 ECB encryptor of ``key`` (OpenSSL); it keeps no state between updates."""
+    return Cipher(algorithms.AES(key), modes.ECB()).encryptor()
+
+
+def _counter_blocks(stream: int, start_block: int, n_blocks: int) -> memoryview:
+    """The counter blocks ``stream`` ‖ ``start_block + b``, b < ``n_blocks`` (big-endian)."""
+    blocks = np.empty((n_blocks, 2), dtype=">u8")
+    blocks[:, 0] = stream
+    blocks[:, 1] = np.arange(n_blocks, dtype=np.uint64) + np.uint64(start_block)
+    return memoryview(blocks).cast("B")
+
+
+def _ecb_words(
+    encryptor: CipherContext, stream: int, start_block: int, n_words: int
+) -> np.ndarray:
+    """Keystream words from block ``start_block`` on: the ECB encryption of the counters."""
+    n_blocks = -(-n_words // 2)
+    buffer = np.empty(2 * n_blocks + _SLACK_WORDS, dtype=np.uint64)
+    if n_blocks:
+        encryptor.update_into(_counter_blocks(stream, start_block, n_blocks),
+                              memoryview(buffer).cast("B"))
+    return buffer[:n_words]
+
+
+def _field_streams(
+    ciphers: StreamCiphers, keys: list[bytes], stream: int, n: int, field: PrimeField
+) -> np.ndarray:
+    """:func:`field_streams` on checked arguments."""
+    n_keys = len(keys)
+    per = field.words_per_element()
+    out = np.empty((n_keys, n), dtype=field.dtype)
+    if n_keys == 0 or n == 0:
+        return out
+    if n * per > CHUNK_WORDS or n_keys * n * _rejection_rate(field) > _MAX_STREAMS_REJECTIONS:
+        # Long streams, or a field where rejections are expected: one stream at a time.
+        for k, key in enumerate(keys):
+            _field_stream(ciphers, key, stream, n, field, out=out[k])
+        return out
+    n_words = n * per
+    for start, words in _keystream_groups(ciphers, keys, stream, n_words):
+        rows = words[:, :n_words]
+        accepted = field.from_words(rows.reshape(-1))
+        if len(accepted) == len(rows) * n:
+            out[start : start + len(rows)] = accepted.reshape(len(rows), n)
+            continue
+        # A candidate was rejected (rare for the fields that take this path): redo each short
+        # row from the start of its keystream, which yields the same elements by design.
+        for k, row_words in enumerate(rows, start):
+            row = field.from_words(row_words)
+            if len(row) == n:
+                out[k] = row
+            else:
+                _field_stream(ciphers, keys[k], stream, n, field, out=out[k])
+    return out
+
+
+def _keystream_groups(
+    ciphers: StreamCiphers, keys: list[bytes], stream: int, n_words: int
+) -> Iterator[tuple[int, np.ndarray]]:
+    """The first ``n_words`` keystream words of every key, a group of keys at a time.
+
+    Yields (index of the group's first key, words of shape (group, stride)), stride being
+    ``n_words`` rounded up to whole blocks. Groups hold about GROUP_WORDS words, so that
+    masking and summing run on cache-resident data (one pass over a 16 MB batch is twice as
+    slow), and reuse one buffer: each group's words are valid until the next is drawn.
+    """
+    n_blocks = -(-n_words // 2)
+    stride = 2 * n_blocks
+    counters = _counter_blocks(stream, 0, n_blocks)
+    group = max(1, GROUP_WORDS // stride)
+    buffer = np.empty(min(group, len(keys)) * stride + _SLACK_WORDS, dtype=np.uint64)
+    view = memoryview(buffer).cast("B")
+    row_bytes = _WORD_BYTES * stride
+    rows = [view[k * row_bytes :] for k in range(min(group, len(keys)))]
+    kept = ciphers._encryptors
+    for start in range(0, len(keys), group):
+        keys_here = keys[start : start + group]
+        for row, key in zip(rows, keys_here, strict=False):  # the last group may be short
+            (kept.get(key) or ciphers._encryptor(key)).update_into(counters, row)
+        yield start, buffer[: len(keys_here) * stride].reshape(len(keys_here), stride)
+
+
+def _signed_sum(
+    ciphers: StreamCiphers, keys: list[bytes], signs: list[int], stream: int, n: int,
+    field: PrimeField, halves: int,
+) -> np.ndarray:
+    """Σ_k signs[k]·s_k (``halves`` = 1) or Σ_k signs[k]·(s_k[n:] − s_k[:n]) (``halves`` = 2).
+
+    s_k is the (halves·n)-element stream of ``keys[k]``; the shared body of
+    :func:`signed_stream_sum` and :func:`pair_mask_sum`.
+    """
+    if not keys or n == 0:
+        return field.zeros(n)
+    if isinstance(field, Mersenne61Field):
+        if n < FUSE_MIN_HALF:
+            return _signed_sum_short_61(ciphers, keys, signs, stream, n, field, halves)
+        fused = _signed_sum_61(_terms(keys, signs, n, halves), stream, n)
         if fused is not None:
             return fused
-    if not key_list:
-        return field.zeros(n)
-    streams = field_streams(key_list, stream, n, field)
-    plus = [row for row, s in zip(streams, sign_list, strict=True) if s > 0]
-    minus = [row for row, s in zip(streams, sign_list, strict=True) if s < 0]
+    streams = _field_streams(ciphers, keys, stream, halves * n, field)
+    plus, minus = [], []
+    for row, sign in zip(streams, signs, strict=True):
+        first, second = (row[n:], row[:n]) if halves == 2 else (row, None)
+        (plus if sign > 0 else minus).append(first)
+        if second is not None:
+            (minus if sign > 0 else plus).append(second)
     if not plus:  # the highest party of the pairs only subtracts
         return field.neg(field.sum_arrays(minus))
     return field.combine(plus, minus)
+
+
+def _terms(keys: list[bytes], signs: list[int], n: int, halves: int
+           ) -> list[tuple[bytes, int, int]]:
+    """The (key, offset in words, ±1) terms of :func:`_signed_sum_61`."""
+    if halves == 1:
+        return [(key, 0, sign) for key, sign in zip(keys, signs, strict=True)]
+    terms = []
+    for key, sign in zip(keys, signs, strict=True):
+        terms += [(key, n, sign), (key, 0, -sign)]  # sign·(second half − first half)
+    return terms
+
+
+def _signed_sum_short_61(
+    ciphers: StreamCiphers, keys: list[bytes], signs: list[int], stream: int, n: int,
+    field: PrimeField, halves: int,
+) -> np.ndarray:
+    """:func:`_signed_sum` over GF(2^61 − 1) for streams that fit a group buffer.
+
+    The keys are taken + first, then −; each group's keystream is masked to 61 bits in place,
+    every term that enters with − is replaced by p − r (in [1, p]), and the group's rows (or
+    row halves) are summed into the total. Element i of a stream is its masked word i as long
+    as no earlier word was rejected; a group with a rejected word (probability 2^−61 each)
+    has its streams drawn exactly, with continuation.
+    """
+    p = np.uint64(MERSENNE61)
+    length = halves * n  # elements, and words, of each key's stream
+    order = [k for k, s in enumerate(signs) if s > 0] + [k for k, s in enumerate(signs) if s < 0]
+    n_plus = sum(s > 0 for s in signs)
+    ordered = [keys[k] for k in order]
+    total: np.ndarray | None = None
+    scratch = np.empty(n, dtype=np.uint64)
+    for start, words in _keystream_groups(ciphers, ordered, stream, length):
+        np.bitwise_and(words, p, out=words)
+        words[:, length:] = 0  # the unused half block of an odd length
+        rows = words[:, :length]
+        if words.max() == p:  # a rejected candidate: positions shift from there on
+            rows = np.empty((len(words), length), dtype=np.uint64)
+            for k, key in enumerate(ordered[start : start + len(words)]):
+                _field_stream(ciphers, key, stream, length, field, out=rows[k])
+        plus = min(max(n_plus - start, 0), len(rows))  # rows [0, plus) have sign +1
+        if halves == 1:
+            np.subtract(p, rows[plus:], out=rows[plus:])
+            terms = rows
+        else:  # sign·(second half − first half)
+            parts = rows.reshape(len(rows), 2, n)
+            np.subtract(p, parts[:plus, 0], out=parts[:plus, 0])
+            np.subtract(p, parts[plus:, 1], out=parts[plus:, 1])
+            terms = parts.reshape(2 * len(rows), n)
+        group_sum = _sum_rows_61(terms)
+        if total is None:
+            total = group_sum
+        else:
+            _add61(total, group_sum, scratch)
+    return total if total is not None else field.zeros(n)
+
+
+def _sum_rows_61(rows: np.ndarray) -> np.ndarray:
+    """Σ over the rows of ``rows`` (shape (R, n), R ≥ 1, values < 2^61), modulo 2^61 − 1.
+
+    Eight values below 2^61 sum to less than 2^64, so the rows are summed in slabs of eight,
+    each slab's sum reduced, and so on until one row is left.
+    """
+    while True:
+        count = len(rows)
+        if count <= 8:
+            total = rows.sum(axis=0, dtype=np.uint64)
+            reduce61_inplace(total, np.empty_like(total))
+            return total
+        slabs, rest = divmod(count, 8)
+        sums = rows[: 8 * slabs].reshape(slabs, 8, -1).sum(axis=1, dtype=np.uint64)
+        if rest:
+            tail = rows[8 * slabs :].sum(axis=0, dtype=np.uint64, keepdims=True)
+            sums = np.concatenate([sums, tail])
+        flat = sums.reshape(-1)
+        reduce61_inplace(flat, np.empty_like(flat))
+        rows = sums
+
+
+def _add61(total: np.ndarray, values: np.ndarray, scratch: np.ndarray) -> None:
+    """total ← (total + values) mod 2^61 − 1, in place, for total and values in [0, p)."""
+    np.add(total, values, out=total)  # < 2p < 2^62
+    np.subtract(total, np.uint64(MERSENNE61), out=scratch)  # wraps (huge) where total < p
+    np.minimum(total, scratch, out=total)
 
 
 def _signed_arguments(
@@ -431,21 +683,6 @@ def _signed_arguments(
     return key_list, sign_list, stream, n
 
 
-def _fuses(field: PrimeField, keys: list[bytes], n: int) -> bool:
-    """Whether the fused GF(2^61 − 1) path applies (below FUSE_MIN_HALF batching is faster)."""
-    return isinstance(field, Mersenne61Field) and bool(keys) and n >= FUSE_MIN_HALF
-
-
-def _pair_mask_sum_61(
-    keys: list[bytes], signs: list[int], stream: int, half: int
-) -> np.ndarray | None:
-    """The fused GF(2^61 − 1) path of :func:`pair_mask_sum`; None if a word was rejected."""
-    terms = []
-    for key, sign in zip(keys, signs, strict=True):
-        terms += [(key, half, sign), (key, 0, -sign)]  # sign·(second half − first half)
-    return _signed_sum_61(terms, stream, half)
-
-
 def _signed_sum_61(
     terms: list[tuple[bytes, int, int]], stream: int, n: int
 ) -> np.ndarray | None:
@@ -455,7 +692,8 @@ def _signed_sum_61(
     masked to 61 bits as long as no earlier word was rejected, so each block of each term is
     drawn at its keystream offset straight into a cache-sized buffer and added to the running
     sum. Returns None if a drawn word is rejected (probability 2^−61 each): the caller then
-    recomputes from materialised streams, so the result is always exact.
+    recomputes from materialised streams, so the result is always exact. The blocks are long
+    (CHUNK_WORDS words), so a fresh CTR context per block costs little beside its encryption.
     """
     p = np.uint64(MERSENNE61)
     block = CHUNK_WORDS
@@ -495,14 +733,15 @@ def _signed_sum_61(
 
 
 def _field_stream(
-    key: bytes, stream: int, n: int, field: PrimeField, out: np.ndarray | None = None
+    ciphers: StreamCiphers, key: bytes, stream: int, n: int, field: PrimeField,
+    out: np.ndarray | None = None,
 ) -> np.ndarray:
     """:func:`field_stream` without validation, optionally writing into ``out`` (shape (n,)).
 
-    A short stream is one ECB encryption of its counter blocks (cheaper to set up than a CTR
-    object); a long stream, or the continuation of a short one that came up short, is drawn
-    from an ``AES.MODE_CTR`` object in passes of at most CHUNK_WORDS words through one reused
-    buffer. Both read the same keystream.
+    A short stream is one encryption of its counter blocks under the key's ECB encryptor; a
+    long stream, or the continuation of a short one that came up short, is drawn from a CTR
+    context in passes of at most CHUNK_WORDS words through one reused buffer. Both read the
+    same keystream.
     """
     if n == 0:
         return np.empty(0, dtype=field.dtype) if out is None else out
@@ -512,8 +751,7 @@ def _field_stream(
     count = _candidates(field, n)
     if count * per <= CHUNK_WORDS:
         used = count * per
-        keystream = _ctr(key, stream).update(bytes(_WORD_BYTES * used))
-        first = field.from_words(np.frombuffer(keystream, dtype=np.uint64)[:used])
+        first = field.from_words(_ecb_words(ciphers._encryptor(key), stream, 0, used))
         if len(first) >= n:
             first = first[:n]
             if out is None:
@@ -574,6 +812,8 @@ def _as_bytes(value: object, what: str) -> bytes:
 
 
 def _as_key(value: object, what: str) -> bytes:
+    if type(value) is bytes and len(value) == KEY_BYTES:  # the common case, checked first
+        return value
     key = _as_bytes(value, what)
     if len(key) != KEY_BYTES:
         raise InputError(f"{what} must be {KEY_BYTES} bytes (AES-256), got {len(key)}")

@@ -51,6 +51,10 @@ class Costs:
         array object.
     element_bytes : float
         Memory per field element carried: the payload kept in the receiver's view.
+    pair_key_bytes : float
+        Memory per pair key a party holds in a simulation: the keys and the AES encryptor
+        its randomness keeps for a key it uses again (``protocols.prg.StreamCiphers``,
+        ≈ 1 KB measured); M(M − 1) of them in an M-party simulation.
     message_s, unsealed_message_s : float
         Wall time per message: the driver's event, encoding, sealing (AES-GCM) and, for key
         agreement, the X25519 exchange; without sealing (``network.sealing = false`` and the
@@ -71,6 +75,7 @@ class Costs:
 
     message_bytes: float = 2_000.0
     element_bytes: float = 16.0
+    pair_key_bytes: float = 1_100.0
     message_s: float = 250e-6
     unsealed_message_s: float = 80e-6
     element_s: float = 0.1e-6
@@ -217,7 +222,9 @@ def estimate_run(scenario: Scenario, entry: Algorithm, params: dict[str, Any], n
         seconds += costs.unsealed_message_s * audit.messages
         audit_bytes = max(audit_bytes, costs.audit_element_bytes * audit.working_bytes)
     data_bytes = 8.0 * n_rows * n_cols * costs.data_copies
-    run_bytes = (costs.message_bytes * (work.messages + agreement) / max(work.simulations, 1)
+    run_bytes = ((costs.message_bytes + costs.pair_key_bytes) * agreement
+                 / max(work.simulations, 1)  # pair keys: one per agreement message
+                 + costs.message_bytes * work.messages / max(work.simulations, 1)
                  + costs.element_bytes * work.elements / max(work.simulations, 1))
     memory = (costs.base_bytes + data_bytes + work.working_bytes + max(run_bytes, audit_bytes))
     seconds += (costs.base_s + costs.element_s * elements + costs.flop_s * work.flops

@@ -292,6 +292,41 @@ def test_contexts_share_no_mutable_object() -> None:
             assert mutable == [], f"parties {a} and {b} share {mutable}"
 
 
+def cipher_contexts(roots: list[Any]) -> dict[int, Any]:
+    """The OpenSSL cipher contexts reachable from ``roots`` (by id)."""
+    return {i: o for i, o in reachable(roots).items() if type(o).__name__ == "CipherContext"}
+
+
+def test_each_party_builds_its_own_cipher_contexts() -> None:
+    """A party keeps one AES encryptor per key it draws under again (protocols.prg.StreamCiphers):
+    its own key material, built by its own randomness, reachable from no other party. The
+    check has the power to see a shared one: two sources handed one StreamCiphers fail it."""
+    m = 4
+    contexts: dict[int, PartyContext] = {}
+
+    def twice(ctx: PartyContext, x: np.ndarray) -> Generator[Any, Any, Any]:
+        yield from secure_sum(ctx, x, "prg")
+        return (yield from secure_sum(ctx, x, "prg"))  # its keys' second use: kept
+
+    sim = Simulation(Network.build(m), seed=RUN_SEED)
+    sim.run([Party(p, spy(twice, contexts), {"x": x})
+             for p, x in enumerate(distinct_inputs(m))])
+    found = {p: cipher_contexts([ctx]) for p, ctx in contexts.items()}
+    for p, ctx in contexts.items():
+        assert len(found[p]) == m - 1 == ctx.randomness.ciphers.kept  # one per pair key
+        assert findings([ctx], ctx, [o for o in contexts.values() if o is not ctx], []) == []
+        for q in range(p + 1, m):
+            assert found[p].keys().isdisjoint(found[q].keys())
+    field = prime_field("2^61-1")
+    first, second = AesRandomness(field, bytes(32), 0), AesRandomness(field, bytes(32), 1)
+    second._ciphers = first.ciphers  # planted: one cache for two parties
+    for source, peer in ((first, 1), (second, 0)):
+        source.set_pair_seed(peer, bytes(range(32)))
+        source.pairwise(peer, Call("t", 0), 3)
+        source.pairwise(peer, Call("t", 1), 3)
+    assert cipher_contexts([first]).keys() & cipher_contexts([second]).keys()
+
+
 # -- route 3: view records by reference -------------------------------------------------------
 
 

@@ -213,7 +213,8 @@ def test_field_streams_in_groups_and_with_rejections(monkeypatch, p: int) -> Non
     if p == 31:  # about half of the rows meet a rejected candidate (31 of 32 values accepted)
         clean = [bool(np.all(prg.keystream_words(key, 8, n) & np.uint64(31) < 31)) for key in keys]
         assert any(clean) and not all(clean)
-    monkeypatch.setattr(prg, "CHUNK_WORDS", 64)  # groups of 3 keys
+    monkeypatch.setattr(prg, "GROUP_WORDS", 64)  # groups of 2 keys
+    monkeypatch.setattr(prg, "CHUNK_WORDS", 64)
     monkeypatch.setattr(prg, "_MAX_STREAMS_REJECTIONS", float("inf"))  # force the batch path
     np.testing.assert_array_equal(prg.field_streams(keys, 8, n, field), expected)
     long = prg.field_streams(keys[:2], 8, 100, F61)  # n > CHUNK_WORDS: one stream at a time
@@ -391,8 +392,6 @@ def test_pair_mask_sum_in_other_fields(p):
 def test_fused_path_declines_a_rejected_word_and_the_sum_falls_back(monkeypatch):
     """A keystream word masking to p (probability 2^-61) would shift every later element;
     the fused path must then give up and the exact materialised path answer."""
-    from protocols import prg
-
     field = prime_field("2^61-1")
     keys = [b"\x07" * 32, b"\x08" * 32]
     real_ctr = prg._ctr
@@ -408,12 +407,15 @@ def test_fused_path_declines_a_rejected_word_and_the_sum_falls_back(monkeypatch)
             return written
 
     monkeypatch.setattr(prg, "_ctr", lambda *a: RejectingCtr(real_ctr(*a)))
-    assert prg._pair_mask_sum_61(keys, [1, -1], 4, 10) is None
-    assert prg._pair_mask_sum_61(keys, [1, -1], 4, prg.FUSE_MIN_HALF) is None
+    terms = prg._terms(keys, [1, -1], prg.FUSE_MIN_HALF, 2)
+    assert prg._signed_sum_61(terms, 4, prg.FUSE_MIN_HALF) is None
     monkeypatch.setattr(prg, "_ctr", real_ctr)
-    monkeypatch.setattr(prg, "_pair_mask_sum_61", lambda *a: None)
-    got = prg.pair_mask_sum(keys, [1, -1], 4, 10, field)
-    assert [int(v) for v in got] == _net_from_materialised(keys, [1, -1], 4, 10, field)
+    monkeypatch.setattr(prg, "_signed_sum_61", lambda *a: None)
+    half = prg.FUSE_MIN_HALF + 1
+    got = prg.pair_mask_sum(keys, [1, -1], 4, half, field)
+    expected = _net_from_materialised(keys, [1, -1], 4, half, field)
+    assert [int(got[i]) for i in (0, 1, half // 2, half - 1)] == [
+        expected[i] for i in (0, 1, half // 2, half - 1)]
 
 
 def test_pair_mask_sum_checks_its_arguments():
@@ -426,3 +428,141 @@ def test_pair_mask_sum_checks_its_arguments():
         pair_mask_sum([bytes(32)], [1, -1], 0, 4, field)
     with pytest.raises(InputError):
         pair_mask_sum([bytes(31)], [1], 0, 4, field)
+
+
+# -- kept encryptors (StreamCiphers): ECB on counter blocks is the CTR keystream -------------
+
+
+def reference_keystream_from(key: bytes, stream: int, start_block: int, n_bytes: int) -> bytes:
+    """pycryptodome's CTR from an explicit 64-bit block counter ``start_block``."""
+    counter = Counter.new(64, prefix=stream.to_bytes(8, "big"), initial_value=start_block)
+    return AES.new(key, AES.MODE_CTR, counter=counter).encrypt(bytes(n_bytes))
+
+
+@pytest.mark.parametrize("stream", [0, 3, 2**63 + 5, 2**64 - 1])
+def test_kept_encryptor_keystream_matches_pycryptodome_ctr_at_offsets(stream: int) -> None:
+    ciphers = prg.StreamCiphers()
+    for start_block in (0, 1, 7, 2**32 - 1, 2**63, 2**64 - 40):
+        for n_words in (0, 1, 2, 3, 31, 80):
+            expected = reference_keystream_from(KEY, stream, start_block, 8 * n_words)
+            got = ciphers.keystream_words(KEY, stream, n_words, start_block)
+            assert got.dtype == np.uint64 and got.tobytes() == expected
+            assert got.tobytes() == prg.keystream_words(KEY, stream, n_words, start_block).tobytes()
+    assert ciphers.kept == 1  # one encryptor, reused by every call
+    with pytest.raises(InputError, match="overflow"):
+        ciphers.keystream_words(KEY, stream, 4, 2**64 - 1)
+
+
+def _signed_reference(keys, signs, stream, n, p, halves):
+    """Σ_k sign_k·s_k or Σ_k sign_k·(s_k[n:] − s_k[:n]) mod p, by hand from pycryptodome."""
+    total = [0] * n
+    for key, sign in zip(keys, signs, strict=True):
+        row = reference_elements(key, stream, halves * n, p)
+        for i in range(n):
+            total[i] += sign * (row[i] if halves == 1 else row[n + i] - row[i])
+    return [v % p for v in total]
+
+
+@pytest.mark.parametrize(
+    ("field", "n"),
+    [(F61, 1), (F61, 999), (F61, 2001), (F61, prg.FUSE_MIN_HALF + 3),
+     (F5, 333), (F31, 700), (F64, 257), (F127, 40)],
+)
+def test_kept_encryptors_give_the_streams_of_fresh_ones_and_of_pycryptodome(field, n) -> None:
+    """One StreamCiphers serves many calls (streams, lengths, keys interleaved); every result
+    equals the module function's (fresh encryptors) and the hand reference from pycryptodome's
+    CTR — for GF(2^61 − 1) on the short and the fused path, and for fields with rejections."""
+    ciphers = prg.StreamCiphers()
+    keys = _keys(5)
+    signs = [1, -1, -1, 1, -1]
+    for stream in (9, 2**40 + 1, 9 + 1):
+        rows = ciphers.field_streams(keys, stream, n, field)
+        np.testing.assert_array_equal(rows, prg.field_streams(keys, stream, n, field))
+        assert [int(v) for v in rows[2]] == reference_elements(keys[2], stream, n, field.p)
+        single = ciphers.field_stream(keys[4], stream, n, field)
+        assert [int(v) for v in single] == reference_elements(keys[4], stream, n, field.p)
+        for halves, method in ((1, "signed_stream_sum"), (2, "pair_mask_sum")):
+            kept = getattr(ciphers, method)(keys, signs, stream, n, field)
+            fresh = getattr(prg, method)(keys, signs, stream, n, field)
+            np.testing.assert_array_equal(kept, fresh)
+            if n <= 2001:  # the hand reference is pure Python
+                expected = _signed_reference(keys, signs, stream, n, field.p, halves)
+                assert [int(v) for v in kept] == expected
+    assert ciphers.kept == len(keys)
+
+
+@pytest.mark.parametrize("field", [F5, F31, F127])
+def test_kept_encryptors_continue_a_stream_after_rejections(monkeypatch, field) -> None:
+    """Short first passes force the continuation (from a block offset, mid-block) to run."""
+    ciphers = prg.StreamCiphers()
+    expected = reference_elements(KEY, 6, 90, field.p)
+    assert [int(v) for v in ciphers.field_stream(KEY, 6, 90, field)] == expected
+    monkeypatch.setattr(prg, "_candidates", lambda _field, need: min(need, 3))
+    assert [int(v) for v in ciphers.field_stream(KEY, 6, 90, field)] == expected
+    rows = ciphers.field_streams([OTHER_KEY, KEY], 6, 90, field)
+    assert [int(v) for v in rows[1]] == expected
+
+
+class _CorruptingEcb:
+    """An ECB encryptor whose keystream word ``word`` (counted from block 0) is all ones, so
+    that it masks to p: a rejected candidate of GF(2^61 − 1), planted."""
+
+    def __init__(self, inner, word: int) -> None:
+        self.inner, self.word = inner, word
+
+    def update_into(self, data, buf):
+        written = self.inner.update_into(data, buf)
+        first_block = int.from_bytes(bytes(data[8:16]), "big")
+        at = self.word - 2 * first_block
+        if 0 <= at < written // 8:
+            np.frombuffer(buf, dtype=np.uint64, count=written // 8)[at] = np.uint64(2**64 - 1)
+        return written
+
+
+@pytest.mark.parametrize("halves", [1, 2])
+@pytest.mark.parametrize("bad", [0, 3])  # a key that enters with +, one with −
+def test_short_mersenne_sum_draws_a_group_with_a_rejection_exactly(monkeypatch, halves, bad):
+    """A rejected word in the grouped GF(2^61 − 1) sum shifts that stream by one word: the
+    group is drawn exactly (with continuation past the ECB pass) and the sum is that of the
+    shifted stream, computed here by hand from pycryptodome's keystream."""
+    n, word, stream = 37, 20, 5
+    keys = _keys(5)
+    signs = [1, 1, -1, -1, 1]
+    clean = prg.signed_stream_sum(keys, signs, stream, n, F61) if halves == 1 else (
+        prg.pair_mask_sum(keys, signs, stream, n, F61))
+    real_ecb = prg._ecb
+    monkeypatch.setattr(prg, "GROUP_WORDS", 2 * (halves * n + 1))  # groups of two keys
+    monkeypatch.setattr(prg, "_ecb", lambda key: _CorruptingEcb(real_ecb(key), word)
+                        if key == keys[bad] else real_ecb(key))
+    got = prg.StreamCiphers().pair_mask_sum(keys, signs, stream, n, F61) if halves == 2 else (
+        prg.StreamCiphers().signed_stream_sum(keys, signs, stream, n, F61))
+    total = [0] * n
+    for k, (key, sign) in enumerate(zip(keys, signs, strict=True)):
+        words = np.frombuffer(reference_keystream(key, stream, 8 * (halves * n + 8)), "<u8")
+        masked = [int(w) & MERSENNE61 for w in words]
+        if k == bad:
+            masked[word] = MERSENNE61  # rejected: every later element moves up one word
+        row = [v for v in masked if v != MERSENNE61][: halves * n]
+        for i in range(n):
+            total[i] += sign * (row[i] if halves == 1 else row[n + i] - row[i])
+    assert [int(v) for v in got] == [v % MERSENNE61 for v in total]
+    assert not np.array_equal(got, clean)  # the planted rejection did change the sum
+
+
+def test_stream_ciphers_keep_from_a_keys_second_use_only_when_asked_and_validate() -> None:
+    kept, fresh = prg.StreamCiphers(), prg.StreamCiphers(keep=False)
+    for ciphers in (kept, fresh):
+        ciphers.signed_stream_sum(_keys(3), [1, 1, -1], 0, 10, F61)
+        ciphers.field_stream(KEY, 0, 10, F5)
+    assert kept.kept == 0 == fresh.kept  # each key used once: nothing kept
+    for ciphers in (kept, fresh):
+        ciphers.field_streams(_keys(2), 1, 10, F61)
+    assert kept.kept == 2 and fresh.kept == 0
+    kept.field_streams(_keys(3), 2, 10, F61)
+    assert kept.kept == 3
+    with pytest.raises(InputError, match=r"keys\[1\]"):
+        kept.field_streams([KEY, bytes(16)], 0, 4, F61)
+    with pytest.raises(InputError, match="signs"):
+        kept.pair_mask_sum([KEY], [0], 0, 4, F61)
+    with pytest.raises(InputError, match="stream"):
+        kept.field_stream(KEY, 2**64, 4, F61)

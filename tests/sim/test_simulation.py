@@ -321,3 +321,35 @@ def test_simulated_time_is_the_last_delivery() -> None:
     result = Simulation(Network.build(3, latency_ms=5.0), seed=1).run(parties())
     assert result.simulated_s == max(r.delivered_s for r in result.ledger)
     assert result.simulated_s > 0.010  # two sequential rounds of at least 5 ms each
+
+
+@pytest.mark.parametrize("variant", ["prg", "prg_two_share", "explicit"])
+def test_recorded_draws_are_the_ctr_streams_of_the_partys_keys(variant: str) -> None:
+    """Every recorded draw is, element for element, pycryptodome's AES-256-CTR keystream of
+    the party's key for it (its private mask key, or the pair's mask seed; nonce: the stream
+    number), masked to 61 bits with rejection — computed here without the project's PRG,
+    whose parties keep their AES encryptors."""
+    from Crypto.Cipher import AES
+
+    from protocols.context import STREAMS_PER_CALL
+
+    p = (1 << 61) - 1
+    result = Simulation(Network.build(3), seed=9, record_draws=True).run(parties(variant))
+    checked = set()
+    for view in result.views.values():
+        seeds = {peer: bytes.fromhex(s) for peer, s in view.seeds["pair_mask_seeds"].items()}
+        for key, values in view.draws:
+            if key[0] == "pair":
+                _, lo, hi, _protocol, index, sub = key
+                seed = seeds[hi if lo == view.party else lo]
+            else:
+                _, _party, _protocol, index, sub = key
+                seed = bytes.fromhex(view.seeds["masks"])
+            nonce = (index * STREAMS_PER_CALL + sub).to_bytes(8, "big")
+            stream = AES.new(seed, AES.MODE_CTR, nonce=nonce, initial_value=0).encrypt(
+                bytes(16 * len(values) + 64))
+            words = [int.from_bytes(stream[i : i + 8], "little") & p
+                     for i in range(0, len(stream), 8)]
+            assert [int(v) for v in values] == [w for w in words if w != p][: len(values)]
+            checked.add(key[0])
+    assert checked == ({"private"} if variant == "explicit" else {"pair"})
