@@ -160,7 +160,7 @@ cols = 60
 [algorithm]
 name = "pd_nmf"
 k = 4
-iterations = 400
+iterations = 4000
 local_iterations = 5
 """
 
@@ -191,7 +191,7 @@ def test_a_killed_rank_ends_every_rank_without_partial_files(tmp_path: Path) -> 
     scenario took (start-up included), measured first.
     """
     short = tmp_path / "short.toml"
-    short.write_text(LONG.replace("iterations = 400", "iterations = 1"))
+    short.write_text(LONG.replace("iterations = 4000", "iterations = 1"))
     started = time.monotonic()
     short_out = tmp_path / "short_out"
     done = subprocess.run([sys.executable, "-m", "sim.cli", "run", str(short), "--ranks", "2",
