@@ -94,28 +94,21 @@ def time_seal_open(m: int, d: int, seed: int = 1) -> float:
     return time.perf_counter() - start
 
 
-def x25519_primitives(samples: int = 2000) -> dict[str, float]:
+def x25519_primitives(budget_s: float = 0.2) -> dict[str, float]:
     """Microseconds per X25519 agreement, per key pair, per HKDF-SHA256 of 64 bytes."""
+    from crypto import per_op
     from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
 
     from protocols.prg import hkdf_sha256
 
     own = X25519PrivateKey.generate()
     peer = X25519PrivateKey.generate().public_key()
-    out = {}
-    start = time.perf_counter()
-    for _ in range(samples):
-        secret = own.exchange(peer)
-    out["agreement_us"] = 1e6 * (time.perf_counter() - start) / samples
-    start = time.perf_counter()
-    for _ in range(samples):
-        X25519PrivateKey.generate().public_key().public_bytes_raw()
-    out["key_pair_us"] = 1e6 * (time.perf_counter() - start) / samples
-    start = time.perf_counter()
-    for _ in range(samples):
-        hkdf_sha256(secret, b"salt", b"info", 64)
-    out["hkdf_us"] = 1e6 * (time.perf_counter() - start) / samples
-    return {k: round(v, 2) for k, v in out.items()}
+    secret = own.exchange(peer)
+    return {name: round(1e6 * per_op(fn, budget_s), 2) for name, fn in (
+        ("agreement_us", lambda: own.exchange(peer)),
+        ("key_pair_us", lambda: X25519PrivateKey.generate().public_key().public_bytes_raw()),
+        ("hkdf_us", lambda: hkdf_sha256(secret, b"salt", b"info", 64)),
+    )}
 
 
 def ping(ctx: PartyContext, rounds: int) -> Any:

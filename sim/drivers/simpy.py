@@ -469,15 +469,12 @@ class _Run(ReceivedRecords):
         (:meth:`_receive`) only for one that has not arrived yet.
         """
         got = {}
-        box, protocol, index = self.mailbox[pid], call.protocol, call.index
+        protocol, index = call.protocol, call.index
         for sender in senders:
-            key = (sender, protocol, index, step)
-            queue = box.get(key)  # never holds a message from oneself or an unknown party
-            if queue:
-                envelope, number = queue.pop(0)
-                if not queue:
-                    del box[key]
-                got[sender] = self._consume(pid, envelope, number)
+            # a mailbox never holds a message from oneself or an unknown party
+            pending = self._take(pid, (sender, protocol, index, step))
+            if pending is not None:
+                got[sender] = self._consume(pid, *pending)
             else:
                 got[sender] = yield from self._receive(pid, sender, call, step)
         return got
