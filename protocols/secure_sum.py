@@ -57,7 +57,7 @@ import numpy as np
 
 from protocols.context import (
     PartyContext,
-    one_stream_mask,
+    add_one_stream_mask,
     one_stream_mask_from_streams,
     pairwise_mask_from_streams,
 )
@@ -219,10 +219,8 @@ def _prg_column_sum(
     """
     if variant == "prg_two_share":
         mask = ctx.randomness.pairwise_mask(ctx.peers, call, len(x_hat))
-    else:
-        mask = one_stream_mask(ctx.randomness, ctx.party, ctx.peers, call, len(x_hat),
-                               ctx.field)
-    return ctx.field.add(x_hat, mask)
+        return ctx.field.add(x_hat, mask)
+    return add_one_stream_mask(ctx.randomness, ctx.party, ctx.peers, call, x_hat, ctx.field)
 
 
 # -- the simulator (§2.2: "any coalition ... can simulate their entire joint protocol view") ----
