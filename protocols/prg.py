@@ -39,10 +39,14 @@ So the keystream is produced in two ways that give the same bytes:
   protocol call (≈ 1 KB each, kept from a key's second use on: M(M − 1) KB over an M-party
   run that uses its keys again, 1 GB at M = 1000). In one call the counter blocks are
   built once and encrypted under each key (the SecureSum pattern: one stream number,
-  every peer's key) into a buffer of about 2 MiB of keys, which is masked and
-  checked in place; :func:`signed_stream_sum` and :func:`pair_mask_sum` sum that group's
-  rows at once, so no stream is materialised on its own. The module-level functions use
-  encryptors built for the call (``StreamCiphers(keep=False)``).
+  every peer's key) into a buffer of about 2 MiB of keys; for GF(2^61 − 1)
+  :func:`signed_stream_sum` and :func:`pair_mask_sum` mask, check and sum that group's
+  rows in one compiled pass (:mod:`protocols.mersenne61_kernels`), so no stream is
+  materialised on its own, and :meth:`StreamCiphers.add_signed_stream_sum` adds the sum to
+  SecureSum's x̂ in the same pass. A :class:`StreamCiphers` keeps the buffer and counter
+  blocks of its latest group shape when they are small (:data:`KEPT_GROUP_WORDS`), so a
+  party's many calls of one size rewrite only the stream number. The module-level
+  functions use encryptors built for the call (``StreamCiphers(keep=False)``).
 * **Long streams** (and the continuation of a short one that came up short) come from
   AES-256-CTR contexts in 512 KiB passes into one reused buffer, so that masking runs on
   cache-resident data; for GF(2^61 − 1) and lengths from :data:`FUSE_MIN_HALF` on,
@@ -53,9 +57,10 @@ Key derivation (:func:`hkdf_sha256`, :func:`derive_key`) is RFC 5869 HKDF from
 `cryptography` as well (a few µs a call; pycryptodome's pure-Python HKDF costs ~80 µs),
 tested against the RFC's vectors.
 
-Nothing here keeps state between calls but the encryptors a :class:`StreamCiphers` keeps
-(ECB keeps no state between updates, so a kept encryptor gives the streams of a fresh one),
-and nothing draws system randomness: every key comes from seed bytes the caller passes in.
+Nothing here keeps state between calls but what a :class:`StreamCiphers` keeps — its
+owner's encryptors (ECB keeps no state between updates, so a kept encryptor gives the streams
+of a fresh one) and one group buffer, rewritten before every use and never returned — and
+nothing draws system randomness: every key comes from seed bytes the caller passes in.
 """
 
 from __future__ import annotations
