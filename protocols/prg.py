@@ -715,7 +715,10 @@ def _signed_arguments(
     """The checked arguments of :func:`pair_mask_sum` and :func:`signed_stream_sum`."""
     if isinstance(keys, (bytes, bytearray, memoryview, str)):
         raise InputError("keys must be a sequence of 32-byte keys, not a single bytes object")
-    key_list = [_as_key(k, f"keys[{i}]") for i, k in enumerate(keys)]
+    key_list = list(keys)
+    for i, k in enumerate(key_list):
+        if type(k) is not bytes or len(k) != KEY_BYTES:
+            key_list[i] = _as_key(k, f"keys[{i}]")
     sign_list = [int(s) for s in signs]
     if len(sign_list) != len(key_list) or not set(sign_list) <= {1, -1}:
         raise InputError("signs must hold +1 or -1 for every key")
