@@ -9,8 +9,9 @@ decodes the sum. This module provides both halves:
 
   - :class:`Mersenne61Field` is the hot path for p = 2^61 − 1 on ``uint64``. numpy's uint64
     multiply wraps silently, so products go through 32-bit halves and the Mersenne identity
-    2^61 ≡ 1 (mod p); nothing ever wraps. Sums of a few short arrays (SecureSum's
-    reconstruction) run in a compiled pass per array (:mod:`protocols.mersenne61_kernels`).
+    2^61 ≡ 1 (mod p); nothing ever wraps. Sums of a few vectors (SecureSum's
+    reconstruction) run in a compiled pass per vector (:mod:`protocols.mersenne61_kernels`)
+    from :data:`KERNEL_MIN_ELEMENTS` elements on.
   - :class:`SmallPrimeField` serves primes below 2^31 (tiny fields for exhaustive audits,
     2^31 − 1) on ``int64``, where products fit in 62 bits. Departure from DESIGN.md, which
     routes tiny fields through galois: a galois operation on a small array costs about 20 µs
@@ -26,9 +27,10 @@ decodes the sum. This module provides both halves:
   upper half of the field; decode maps the upper half back to negatives. Encoding refuses NaN
   and infinity, and raises :class:`~protocols.errors.FieldOverflowError` when a value — or the
   sum of the ``n_summands`` values a protocol will form — exceeds the field's signed range
-  (p − 1)/2, naming the value and the bound. For GF(2^61 − 1) both directions run in one
-  compiled pass; a value the pass cannot encode (beyond the bound, or not finite) sends the
-  call down the numpy path, which raises the error.
+  (p − 1)/2, naming the value and the bound. For GF(2^61 − 1) and :data:`KERNEL_MIN_ELEMENTS`
+  values or more, both directions run in one compiled pass; a value the pass cannot encode
+  (beyond the bound, or not finite) sends the call down the numpy path, which raises the
+  error.
 """
 
 from __future__ import annotations
@@ -55,6 +57,12 @@ STACK_BELOW = 256
 ones are added one by one, block by block, which reads each once (measured on numpy 2: the
 stack wins below a few hundred elements, the blocked loop from about a thousand)."""
 SMALL_INV = 48  # arrays up to this size are inverted element by element (PrimeField.inv)
+KERNEL_MIN_ELEMENTS = 1024
+"""Vectors from this length on take the compiled GF(2^61 − 1) paths
+(:mod:`protocols.mersenne61_kernels`); shorter ones keep the numpy paths. A process pays once
+for the kernels — importing numba and loading them from its disk cache, ~0.5 s — and saves
+~80 µs per SecureSum party-call of 2,001 elements; runs of short vectors (the quickstart,
+scenarios with a few hundred columns) are over before that would pay."""
 _M32 = np.uint64(0xFFFFFFFF)
 _M29 = np.uint64((1 << 29) - 1)
 
@@ -473,7 +481,8 @@ class Mersenne61Field(PrimeField):
         if not plus:
             raise ValueError("combine needs at least one array to add")
         first = plus[0]
-        if is_flat_u64(first) and first.size <= SUM_BLOCK and len(plus) + len(minus) <= 8:
+        if (is_flat_u64(first) and KERNEL_MIN_ELEMENTS <= first.size <= SUM_BLOCK
+                and len(plus) + len(minus) <= 8):
             # a few flat vectors (SecureSum's column sums): straight to the compiled sums
             fused = _combine_short(plus, minus, first.size)
             if fused is not None:
@@ -487,7 +496,7 @@ class Mersenne61Field(PrimeField):
         pos = [np.asarray(a, dtype=np.uint64).reshape(-1) for a in plus]
         neg = [np.asarray(a, dtype=np.uint64).reshape(-1) for a in minus]
         size = pos[0].size
-        if size <= SUM_BLOCK:
+        if KERNEL_MIN_ELEMENTS <= size <= SUM_BLOCK:
             fused = _combine_short(pos, neg, size)
             if fused is not None:
                 return fused.reshape(shape)
@@ -807,7 +816,7 @@ class FixedPoint:
         arr = self._real_array(x, n_summands, what)
         limit = self.half // n_summands
         if (isinstance(self.field, Mersenne61Field) and arr.dtype == np.float64
-                and arr.flags.c_contiguous):
+                and arr.flags.c_contiguous and arr.size >= KERNEL_MIN_ELEMENTS):
             out = np.empty(arr.shape, dtype=np.uint64)
             if mersenne61_kernels().encode_fixed(arr.reshape(-1), self.scale,
                                                  _float_at_most(limit), out.reshape(-1)):
@@ -881,7 +890,7 @@ class FixedPoint:
         """Decode field elements to reals (upper half of the field is negative)."""
         a = np.asarray(a)
         if (a.dtype == np.uint64 and isinstance(self.field, Mersenne61Field)
-                and a.flags.c_contiguous):
+                and a.flags.c_contiguous and a.size >= KERNEL_MIN_ELEMENTS):
             out = np.empty(a.shape, dtype=np.float64)
             if mersenne61_kernels().decode_fixed(a.reshape(-1), np.uint64(self.half),
                                                  self.scale, out.reshape(-1)):

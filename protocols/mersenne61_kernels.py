@@ -19,7 +19,9 @@ it: the caller then takes the numpy path, which raises or computes as before. So
 (canonical residues, and IEEE-754 roundings identical to numpy's) do not depend on which path
 ran; ``tests/protocols/test_mersenne61_kernels.py`` checks them against Python integers and
 the numpy path. Kernels are cached on disk (``cache=True``), so only the first run after a
-change compiles them; they hold no state.
+change compiles them; they hold no state. Loading them costs a process ~0.5 s once (numba's
+import and its first dispatch), so the callers use them for vectors of at least
+:data:`protocols.field.KERNEL_MIN_ELEMENTS` elements only.
 """
 
 from __future__ import annotations

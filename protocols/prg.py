@@ -41,8 +41,9 @@ So the keystream is produced in two ways that give the same bytes:
   built once and encrypted under each key (the SecureSum pattern: one stream number,
   every peer's key) into a buffer of about 2 MiB of keys; for GF(2^61 − 1)
   :func:`signed_stream_sum` and :func:`pair_mask_sum` mask, check and sum that group's
-  rows in one compiled pass (:mod:`protocols.mersenne61_kernels`), so no stream is
-  materialised on its own, and :meth:`StreamCiphers.add_signed_stream_sum` adds the sum to
+  rows at once — in one compiled pass (:mod:`protocols.mersenne61_kernels`) from
+  :data:`protocols.field.KERNEL_MIN_ELEMENTS` elements on, in numpy below — so no stream
+  is materialised on its own, and :meth:`StreamCiphers.add_signed_stream_sum` adds the sum to
   SecureSum's x̂ in the same pass. A :class:`StreamCiphers` keeps the buffer and counter
   blocks of its latest group shape when they are small (:data:`KEPT_GROUP_WORDS`), so a
   party's many calls of one size rewrite only the stream number. The module-level
@@ -75,6 +76,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
+from protocols import field as field_module
 from protocols.errors import InputError
 from protocols.field import (
     MERSENNE61,
@@ -506,8 +508,8 @@ class StreamCiphers:
             raise InputError(f"base must be a flat vector, got shape {base.shape}")
         key_list, sign_list, stream, n = _signed_arguments(keys, signs, stream, len(base),
                                                            field)
-        if key_list and 0 < n < FUSE_MIN_HALF and isinstance(field, Mersenne61Field) and (
-                is_flat_u64(base)):
+        if key_list and field_module.KERNEL_MIN_ELEMENTS <= n < FUSE_MIN_HALF and isinstance(
+                field, Mersenne61Field) and is_flat_u64(base):
             fused = _signed_sum_short_61(self, key_list, sign_list, stream, n, 1, base)
             if fused is not None:
                 return fused
@@ -644,9 +646,12 @@ def _signed_sum(
     if not keys or n == 0:
         return field.zeros(n)
     if isinstance(field, Mersenne61Field):
-        fused = (_signed_sum_short_61(ciphers, keys, signs, stream, n, halves)
-                 if n < FUSE_MIN_HALF else _signed_sum_61(_terms(keys, signs, n, halves),
-                                                          stream, n))
+        if n >= FUSE_MIN_HALF:
+            fused = _signed_sum_61(_terms(keys, signs, n, halves), stream, n)
+        elif n >= field_module.KERNEL_MIN_ELEMENTS:
+            fused = _signed_sum_short_61(ciphers, keys, signs, stream, n, halves)
+        else:
+            fused = _signed_sum_short_61_numpy(ciphers, keys, signs, stream, n, halves)
         if fused is not None:  # None: a rejected word; the streams are drawn exactly below
             return fused
     streams = _field_streams(ciphers, keys, stream, halves * n, field)
@@ -707,6 +712,78 @@ def _signed_sum_short_61(
             return None
         total = out
     return out
+
+
+def _signed_sum_short_61_numpy(
+    ciphers: StreamCiphers, keys: list[bytes], signs: list[int], stream: int, n: int,
+    halves: int,
+) -> np.ndarray | None:
+    """:func:`_signed_sum_short_61` in numpy, for streams shorter than
+    :data:`protocols.field.KERNEL_MIN_ELEMENTS`.
+
+    The keys are taken + first, then −; each group's keystream is masked to 61 bits in place,
+    every term that enters with − is replaced by p − r (in [1, p]), and the group's rows (or
+    row halves) are summed into the total. Element i of a stream is its masked word i as long
+    as no earlier word was rejected; if a word is rejected (probability 2^−61 each), this
+    returns None and the caller draws the streams exactly, with continuation.
+    """
+    p = np.uint64(MERSENNE61)
+    length = halves * n  # elements, and words, of each key's stream
+    order = [k for k, s in enumerate(signs) if s > 0] + [k for k, s in enumerate(signs) if s < 0]
+    n_plus = sum(s > 0 for s in signs)
+    ordered = [keys[k] for k in order]
+    total: np.ndarray | None = None
+    scratch = np.empty(n, dtype=np.uint64)
+    for start, words in _keystream_groups(ciphers, ordered, stream, length):
+        np.bitwise_and(words, p, out=words)
+        words[:, length:] = 0  # the unused half block of an odd length
+        rows = words[:, :length]
+        if words.max() == p:  # a rejected candidate: positions shift from there on
+            return None
+        plus = min(max(n_plus - start, 0), len(rows))  # rows [0, plus) have sign +1
+        if halves == 1:
+            np.subtract(p, rows[plus:], out=rows[plus:])
+            terms = rows
+        else:  # sign·(second half − first half)
+            parts = rows.reshape(len(rows), 2, n)
+            np.subtract(p, parts[:plus, 0], out=parts[:plus, 0])
+            np.subtract(p, parts[plus:, 1], out=parts[plus:, 1])
+            terms = parts.reshape(2 * len(rows), n)
+        group_sum = _sum_rows_61(terms)
+        if total is None:
+            total = group_sum
+        else:
+            _add61(total, group_sum, scratch)
+    return total if total is not None else np.zeros(n, dtype=np.uint64)
+
+
+def _sum_rows_61(rows: np.ndarray) -> np.ndarray:
+    """Σ over the rows of ``rows`` (shape (R, n), R ≥ 1, values < 2^61), modulo 2^61 − 1.
+
+    Eight values below 2^61 sum to less than 2^64, so the rows are summed in slabs of eight,
+    each slab's sum reduced, and so on until one row is left.
+    """
+    while True:
+        count = len(rows)
+        if count <= 8:
+            total = rows.sum(axis=0, dtype=np.uint64)
+            reduce61_inplace(total, np.empty_like(total))
+            return total
+        slabs, rest = divmod(count, 8)
+        sums = rows[: 8 * slabs].reshape(slabs, 8, -1).sum(axis=1, dtype=np.uint64)
+        if rest:
+            tail = rows[8 * slabs :].sum(axis=0, dtype=np.uint64, keepdims=True)
+            sums = np.concatenate([sums, tail])
+        flat = sums.reshape(-1)
+        reduce61_inplace(flat, np.empty_like(flat))
+        rows = sums
+
+
+def _add61(total: np.ndarray, values: np.ndarray, scratch: np.ndarray) -> None:
+    """total ← (total + values) mod 2^61 − 1, in place, for total and values in [0, p)."""
+    np.add(total, values, out=total)  # < 2p < 2^62
+    np.subtract(total, np.uint64(MERSENNE61), out=scratch)  # wraps (huge) where total < p
+    np.minimum(total, scratch, out=total)
 
 
 def _signed_arguments(
