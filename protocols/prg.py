@@ -125,11 +125,13 @@ GROUP_WORDS = 1 << 18
 FUSE_MIN_HALF = 1 << 13
 """Half-stream length from which :func:`pair_mask_sum` fuses generation and summation."""
 
-KEPT_GROUP_WORDS = 1 << 15
-"""Largest group buffer (256 KiB of keystream words) a :class:`StreamCiphers` keeps for its
-next call: one buffer, that of the latest group shape, so that a party making many small calls
-of one size (PD-NMF: 2,001 elements, three keys) allocates neither it nor its counter blocks
-again; larger groups cost more to draw than to allocate, and are not kept."""
+KEPT_GROUP_WORDS = 1 << 13
+"""Largest group buffer (64 KiB of keystream words, with its counter blocks at most 128 KiB)
+a :class:`StreamCiphers` keeps for its next call: one buffer, that of the latest group shape,
+so that a party making many small calls of one size (PD-NMF: 2,001 elements, three keys)
+allocates neither it nor its counter blocks again. Larger groups cost more to draw than to
+allocate, and are not kept: a run of M = 1000 parties keeps at most 128 MiB of them (beside
+the ~1 GB of their kept encryptors)."""
 
 PRG_KEY_SALT = b"mpcsim/prg/derive_key/v1"
 """HKDF salt of :func:`derive_key` (a fixed project label, RFC 5869 §3.1)."""

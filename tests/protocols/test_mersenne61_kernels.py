@@ -331,6 +331,8 @@ def test_kept_group_buffers_give_fresh_results_across_sizes_and_streams():
                                                                     call, F61)
         assert same_bits(got, fresh)
         results.append((got, got.copy()))
+        group = kept._group
+        assert group is None or group.buffer.size <= prg.KEPT_GROUP_WORDS + 2  # + slack words
     for got, copy in results:
         assert same_bits(got, copy)  # later calls did not write into earlier results
         assert kept._group is None or not np.shares_memory(got, kept._group.buffer)
