@@ -214,9 +214,10 @@ def w_side_statistics(
     """
     trow = T[t]
     if isinstance(block, FullRows):
-        xt = np.asarray(block.X @ trow, dtype=np.float64).ravel()
+        num = np.asarray(block.X @ trow, dtype=np.float64).ravel()
         tt = float(trow @ trow)
-        num = xt - W @ (T @ trow) + W[:, t] * tt
+        num -= W @ (T @ trow)  # the product is a new array: updating it in place is safe
+        num += W[:, t] * tt
         return WSideStatistics(num, tt, None, "full")
     if residual is None:
         raise InputError(
@@ -309,10 +310,14 @@ def t_side_statistics(
     """
     w = W[:, t]
     if isinstance(block, FullRows):
-        xw = np.asarray(block.X.T @ w, dtype=np.float64).ravel()
+        d = T.shape[1]
+        out = np.empty(d + 1)
+        out[:d] = np.asarray(block.XT @ w, dtype=np.float64).ravel()
         ww = W.T @ w
-        wr = xw - T.T @ ww + T[t] * ww[t]
-        return np.concatenate([wr, [float(w @ w)]])
+        out[:d] -= T.T @ ww
+        out[:d] += T[t] * ww[t]
+        out[d] = float(w @ w)
+        return out
     if stats.topic_residual is None:
         raise InputError("stats lacks the topic residual the observed loss needs")
     wo = w[block.rows]
