@@ -264,7 +264,9 @@ def update_w_column(stats: WSideStatistics, params: RRIParams) -> FloatArray:
     num = stats.numerator - params.l1_w
     if np.ndim(stats.denominator) == 0 and stats.denominator + params.l2_w > 0:
         # one positive curvature (the full loss, the usual case): the closed form everywhere
-        return np.maximum(num, 0.0) / (stats.denominator + params.l2_w)
+        out = np.maximum(num, 0.0, out=num)  # num is this function's own array
+        out /= stats.denominator + params.l2_w
+        return out
     curv = np.broadcast_to(np.asarray(stats.denominator + params.l2_w, dtype=np.float64), num.shape)
     pos = curv > 0
     out = np.zeros_like(num)
@@ -384,7 +386,8 @@ def update_t_row(summed: ArrayLike, params: RRIParams, loss: Loss) -> tuple[Floa
     if params.form == "topic" and loss == "full" and den + params.l2_t <= 0:
         return lemma1(-num, _corollary_c(den + params.l2_t, params)), 1.0
     if np.ndim(den) == 0 and den + params.l2_t > 0:  # one positive curvature: no masking
-        row = np.maximum(num, 0.0) / (den + params.l2_t)
+        row = np.maximum(num, 0.0, out=num)  # num is this function's own array
+        row /= den + params.l2_t
     else:
         curv = np.broadcast_to(np.asarray(den + params.l2_t, dtype=np.float64), num.shape)
         pos = curv > 0
@@ -410,8 +413,11 @@ def _balanced(
     """
     if not params.unregularized:
         return row, 1.0
-    den_arr = np.atleast_1d(np.asarray(den, dtype=np.float64))
-    w_sq = float(den_arr[den_arr > 0].mean()) if np.any(den_arr > 0) else 0.0
+    if np.ndim(den) == 0:  # the full loss: ‖W_:t‖² itself
+        w_sq = float(den) if den > 0 else 0.0
+    else:
+        den_arr = np.asarray(den, dtype=np.float64)
+        w_sq = float(den_arr[den_arr > 0].mean()) if np.any(den_arr > 0) else 0.0
     t_sq = float(row @ row)
     if w_sq <= 0 or t_sq <= 0:
         return row, 1.0
