@@ -48,8 +48,8 @@ from timing import PartyClock, emit, interleaved, pinned, ratio, summary
 from algorithms.data import partition_rows, split_rows, synthetic_topic_corpus
 from algorithms.nmf.objective import objective
 from algorithms.nmf.pd_nmf import pd_nmf_iter
-from algorithms.nmf.row_blocks import as_row_block
-from algorithms.nmf.rri import rri_sweep
+from algorithms.nmf.row_blocks import as_row_block, check_factors
+from algorithms.nmf.rri import sweep_in_place
 from algorithms.nmf.rri_steps import (
     RRIParams,
     end_of_sweep,
@@ -65,11 +65,12 @@ from sim.simulation import Simulation
 
 
 def centralized(X: Any, T0: np.ndarray, sweeps: int, params: RRIParams) -> tuple[float, Any]:
+    """RRI-NMF's own loop: the data and factors checked once, then the sweeps in place."""
     start = time.perf_counter()
     block = as_row_block(X, "full")
-    W, T = np.zeros((X.shape[0], T0.shape[0])), T0.copy()
+    W, T = check_factors(block.shape, np.zeros((X.shape[0], T0.shape[0])), T0)
     for _ in range(sweeps):
-        W, T = rri_sweep(block, W, T, params)
+        W = sweep_in_place(block, W, T, params)
     return time.perf_counter() - start, (W, T)
 
 
