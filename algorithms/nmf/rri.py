@@ -33,9 +33,8 @@ Forms (:class:`RRIParams`)
 The code
 --------
 This module holds the driver (:func:`rri_nmf`, :func:`rri_sweep`, :func:`sweep_in_place`,
-:func:`fit_weights`); the
-per-topic steps it loops over — the contract with PD-NMF-Iter — are in
-:mod:`algorithms.nmf.rri_steps`, the projections and Lemma 1 / Corollary 1 in
+:func:`fit_weights`); the per-topic steps it loops over — the contract with PD-NMF-Iter — are
+in :mod:`algorithms.nmf.rri_steps`, the projections and Lemma 1 / Corollary 1 in
 :mod:`algorithms.nmf.simplex`, the objective in :mod:`algorithms.nmf.objective`, and the data
 (full or observed loss) in :mod:`algorithms.nmf.row_blocks`.
 
