@@ -18,6 +18,14 @@ plain form (the objective scikit-learn minimises):
   blocks costs by itself (smaller blocks per call, each step's fixed cost paid M times, the
   T-row update repeated at every party); the PD-NMF run's ratio to it is the protocol's and the
   driver's share.
+* ``pd_nmf_breakdown``: where the PD-NMF run's time over the local floor goes, from two more
+  arms timed in the same rounds — the run's SecureSum calls alone (the same 20 × 30 calls of
+  d + 1 elements among the 4 parties, each party summing a fixed statistic: protocol and
+  driver, no local steps), and the same calls with each party reading its own shard's
+  arrays between calls (the memory traffic of its local steps, without their arithmetic;
+  that read is timed and taken out). PD-NMF − local floor − calls alone is what interleaving
+  the parties' steps with the protocol costs on one core; the cold arm shows how much of it
+  is the protocol's own code and data falling out of the caches.
 * ``sklearn_nmf_cd_to_same_objective``: the time scikit-learn's ``NMF(solver="cd")`` (its
   default initialisation) takes to reach the objective RRI-NMF reached; max_iter is doubled
   until it gets there, and the run that first reaches it is reported.
@@ -35,13 +43,13 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from timing import PartyClock, emit, interleaved, pinned, ratio
+from timing import PartyClock, emit, interleaved, pinned, ratio, summary
 
 from algorithms.data import partition_rows, split_rows, synthetic_topic_corpus
 from algorithms.nmf.objective import objective
 from algorithms.nmf.pd_nmf import pd_nmf_iter
-from algorithms.nmf.row_blocks import as_row_block
-from algorithms.nmf.rri import rri_sweep
+from algorithms.nmf.row_blocks import as_row_block, check_factors
+from algorithms.nmf.rri import sweep_in_place
 from algorithms.nmf.rri_steps import (
     RRIParams,
     end_of_sweep,
@@ -51,16 +59,18 @@ from algorithms.nmf.rri_steps import (
     w_side_statistics,
 )
 from parties.party import site_parties
+from protocols.secure_sum import secure_sum
 from sim.network import Network
 from sim.simulation import Simulation
 
 
 def centralized(X: Any, T0: np.ndarray, sweeps: int, params: RRIParams) -> tuple[float, Any]:
+    """RRI-NMF's own loop: the data and factors checked once, then the sweeps in place."""
     start = time.perf_counter()
     block = as_row_block(X, "full")
-    W, T = np.zeros((X.shape[0], T0.shape[0])), T0.copy()
+    W, T = check_factors(block.shape, np.zeros((X.shape[0], T0.shape[0])), T0)
     for _ in range(sweeps):
-        W, T = rri_sweep(block, W, T, params)
+        W = sweep_in_place(block, W, T, params)
     return time.perf_counter() - start, (W, T)
 
 
@@ -106,6 +116,30 @@ def private(X: Any, T0: np.ndarray, sweeps: int, params: RRIParams, m: int,
     return wall, (W, result.outputs[0].T, result, clock.critical_path())
 
 
+def calls_alone(shards: list[Any], d: int, calls: int, sealing: bool, variant: str,
+                cold: bool) -> float:
+    """The run's SecureSum calls without the local steps; ``cold``: each party reads its shard
+    between calls (timed and subtracted), as its matrix-vector products would."""
+    m = len(shards)
+    reading = [0.0]
+
+    def program(ctx: Any, X: Any) -> Any:
+        stat = np.random.default_rng(ctx.party).uniform(0.0, 1.0, d + 1)
+        arrays = (X.data, X.indices)
+        for _ in range(calls):
+            if cold:
+                start = time.perf_counter()
+                for arr in arrays:
+                    arr.sum()
+                reading[0] += time.perf_counter() - start
+            yield from secure_sum(ctx, stat, variant, label="t_statistics")
+
+    sim = Simulation(Network.build(m), seed=1, sealing=sealing)
+    start = time.perf_counter()
+    sim.run(site_parties(program, [{"X": s} for s in shards]))
+    return time.perf_counter() - start - reading[0]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=None, help="interleaved repetitions")
@@ -138,11 +172,18 @@ def main() -> None:
         critical["on" if sealing else "off"].append(out[3])
         return t_p
 
+    shards = [sp.csr_array(s) for s in split_rows(X, partition_rows(n, m, "equal"))]
+
+    def run_calls(cold: bool) -> float:
+        return calls_alone(shards, d, k * sweeps, False, args.variant, cold)
+
     with pinned() as note:
         runs = interleaved(repeats, centralized=run_centralized,
                            local_floor=run_floor,
                            sealing_off=lambda: run_private(False),
-                           sealing_on=lambda: run_private(True))
+                           sealing_on=lambda: run_private(True),
+                           calls_alone=lambda: run_calls(False),
+                           calls_alone_cold=lambda: run_calls(True))
     W_c, T_c = last["centralized"]
     _, T_p, result, _ = last["private"]
     target = objective(X, W_c, T_c, params)
@@ -158,6 +199,20 @@ def main() -> None:
              objective=target,
              max_rel_diff_T=float(np.abs(T_p - T_c).max() / np.abs(T_c).max()),
              secure_sum_messages=totals["messages"], secure_sum_elements=totals["elements"])
+
+    party_calls = m * k * sweeps
+    floor_s, pd_s = min(runs["local_floor"]), min(runs["sealing_off"])
+    alone_s, cold_s = min(runs["calls_alone"]), min(runs["calls_alone_cold"])
+    emit(benchmark="pd_nmf_breakdown", parties=m, party_calls=party_calls, sealing=False,
+         repeats=repeats, **note, unit="µs per party-call, from the minima",
+         pd_nmf_over_local_floor=round((pd_s - floor_s) / party_calls * 1e6, 1),
+         calls_alone=round(alone_s / party_calls * 1e6, 1),
+         calls_alone_cold_caches=round(cold_s / party_calls * 1e6, 1),
+         interleaving=round((pd_s - floor_s - alone_s) / party_calls * 1e6, 1),
+         calls_alone_runs=summary(runs["calls_alone"]),
+         calls_alone_cold_runs=summary(runs["calls_alone_cold"]),
+         note="pd_nmf_over_local_floor = calls_alone + interleaving; the cold arm reads each "
+              "party's shard between calls (read time subtracted)")
 
     emit(benchmark="pd_nmf_local_floor", n=n, d=d, k=k, sweeps=sweeps, parties=m,
          repeats=repeats, **note, local_floor_to_centralized=ratio(runs["local_floor"],

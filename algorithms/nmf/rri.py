@@ -32,9 +32,9 @@ Forms (:class:`RRIParams`)
 
 The code
 --------
-This module holds the driver (:func:`rri_nmf`, :func:`rri_sweep`, :func:`fit_weights`); the
-per-topic steps it loops over — the contract with PD-NMF-Iter — are in
-:mod:`algorithms.nmf.rri_steps`, the projections and Lemma 1 / Corollary 1 in
+This module holds the driver (:func:`rri_nmf`, :func:`rri_sweep`, :func:`sweep_in_place`,
+:func:`fit_weights`); the per-topic steps it loops over — the contract with PD-NMF-Iter — are
+in :mod:`algorithms.nmf.rri_steps`, the projections and Lemma 1 / Corollary 1 in
 :mod:`algorithms.nmf.simplex`, the objective in :mod:`algorithms.nmf.objective`, and the data
 (full or observed loss) in :mod:`algorithms.nmf.row_blocks`.
 
@@ -116,7 +116,7 @@ from algorithms.nmf.rri_steps import (
 )
 from protocols.errors import InputError
 
-__all__ = ["RRIResult", "fit_weights", "random_init", "rri_nmf", "rri_sweep"]
+__all__ = ["RRIResult", "fit_weights", "random_init", "rri_nmf", "rri_sweep", "sweep_in_place"]
 
 logger = logging.getLogger(__name__)
 
@@ -151,8 +151,14 @@ class RRIResult:
     converged: bool
 
 
-def _sweep(block: RowBlock, W: FloatArray, T: FloatArray, params: RRIParams) -> FloatArray:
-    """One RRI sweep in place on T and W (W returned after step 5)."""
+def sweep_in_place(block: RowBlock, W: FloatArray, T: FloatArray,
+                   params: RRIParams) -> FloatArray:
+    """One RRI sweep on factors already checked, in place on T and W (W returned after step 5).
+
+    The loop body of :func:`rri_nmf`; :func:`rri_sweep` checks and copies its arguments first.
+    A caller that runs many sweeps checks once (:func:`as_row_block`,
+    :func:`~algorithms.nmf.row_blocks.check_factors`) and calls this.
+    """
     residual = initial_residual(block, W, T)
     for t in range(T.shape[0]):
         ws = w_side_statistics(block, W, T, t, residual)
@@ -192,7 +198,7 @@ def rri_sweep(
     block = as_row_block(X, loss)
     check_loss_params(block.loss, params)
     Wa, Ta = check_factors(block.shape, W, T)
-    Wa = _sweep(block, Wa, Ta, params)
+    Wa = sweep_in_place(block, Wa, Ta, params)
     return Wa, Ta
 
 
@@ -314,7 +320,7 @@ def rri_nmf(
     history: list[float] = []
     converged = False
     for sweep in range(1, int(max_iter) + 1):
-        W = _sweep(block, W, T, params)
+        W = sweep_in_place(block, W, T, params)
         current = loss_value(block, W, T, x_sq) + regularizer(W, T, params)
         history.append(current)
         if callback is not None:

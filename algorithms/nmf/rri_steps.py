@@ -214,9 +214,10 @@ def w_side_statistics(
     """
     trow = T[t]
     if isinstance(block, FullRows):
-        xt = np.asarray(block.X @ trow, dtype=np.float64).ravel()
+        num = np.asarray(block.X @ trow, dtype=np.float64).ravel()
         tt = float(trow @ trow)
-        num = xt - W @ (T @ trow) + W[:, t] * tt
+        num -= W @ (T @ trow)  # the product is a new array: updating it in place is safe
+        num += W[:, t] * tt
         return WSideStatistics(num, tt, None, "full")
     if residual is None:
         raise InputError(
@@ -263,7 +264,9 @@ def update_w_column(stats: WSideStatistics, params: RRIParams) -> FloatArray:
     num = stats.numerator - params.l1_w
     if np.ndim(stats.denominator) == 0 and stats.denominator + params.l2_w > 0:
         # one positive curvature (the full loss, the usual case): the closed form everywhere
-        return np.maximum(num, 0.0) / (stats.denominator + params.l2_w)
+        out = np.maximum(num, 0.0, out=num)  # num is this function's own array
+        out /= stats.denominator + params.l2_w
+        return out
     curv = np.broadcast_to(np.asarray(stats.denominator + params.l2_w, dtype=np.float64), num.shape)
     pos = curv > 0
     out = np.zeros_like(num)
@@ -309,10 +312,14 @@ def t_side_statistics(
     """
     w = W[:, t]
     if isinstance(block, FullRows):
-        xw = np.asarray(block.X.T @ w, dtype=np.float64).ravel()
+        d = T.shape[1]
+        out = np.empty(d + 1)
+        out[:d] = np.asarray(block.XT @ w, dtype=np.float64).ravel()
         ww = W.T @ w
-        wr = xw - T.T @ ww + T[t] * ww[t]
-        return np.concatenate([wr, [float(w @ w)]])
+        out[:d] -= T.T @ ww
+        out[:d] += T[t] * ww[t]
+        out[d] = float(w @ w)
+        return out
     if stats.topic_residual is None:
         raise InputError("stats lacks the topic residual the observed loss needs")
     wo = w[block.rows]
@@ -379,7 +386,8 @@ def update_t_row(summed: ArrayLike, params: RRIParams, loss: Loss) -> tuple[Floa
     if params.form == "topic" and loss == "full" and den + params.l2_t <= 0:
         return lemma1(-num, _corollary_c(den + params.l2_t, params)), 1.0
     if np.ndim(den) == 0 and den + params.l2_t > 0:  # one positive curvature: no masking
-        row = np.maximum(num, 0.0) / (den + params.l2_t)
+        row = np.maximum(num, 0.0, out=num)  # num is this function's own array
+        row /= den + params.l2_t
     else:
         curv = np.broadcast_to(np.asarray(den + params.l2_t, dtype=np.float64), num.shape)
         pos = curv > 0
@@ -405,8 +413,11 @@ def _balanced(
     """
     if not params.unregularized:
         return row, 1.0
-    den_arr = np.atleast_1d(np.asarray(den, dtype=np.float64))
-    w_sq = float(den_arr[den_arr > 0].mean()) if np.any(den_arr > 0) else 0.0
+    if np.ndim(den) == 0:  # the full loss: ‖W_:t‖² itself
+        w_sq = float(den) if den > 0 else 0.0
+    else:
+        den_arr = np.asarray(den, dtype=np.float64)
+        w_sq = float(den_arr[den_arr > 0].mean()) if np.any(den_arr > 0) else 0.0
     t_sq = float(row @ row)
     if w_sq <= 0 or t_sq <= 0:
         return row, 1.0
