@@ -23,7 +23,21 @@ with both sets of runs behind it (``benchmarks/timing.py``).
    shared secret itself: isolation forbids handing it over), each timed in this run
    (``x25519_primitives``: the agreement, the key pair, and the HKDF that follows).
 
-Usage: ``python benchmarks/secure_sum.py [--quick] [--full]``.
+5. ``secure_sum_small_calls`` — PD-NMF's calls: M = 4, d = 2,001 (PD-NMF's d + 1 for
+   d = 2,000), 600 sequential calls, sealing off. The program side of a call, step by step,
+   µs per party-call: ``encode`` (x → x̂, :meth:`protocols.field.FixedPoint.encode`),
+   ``column_sum`` (x̂ + the one-stream mask of three pair streams,
+   :func:`protocols.context.add_one_stream_mask`), ``reconstruct`` (the sum of the four
+   column sums) and ``decode``; beside them the AES floor of ``column_sum`` — encrypting the
+   three streams' counter blocks under kept encryptors, nothing else — and, from whole runs,
+   the time the parties spend in their programs (:class:`timing.PartyClock`: the steps plus
+   effects and bookkeeping) and the run's wall time, both per party-call.
+   ``first_use_in_a_process``: what a fresh process pays once for the compiled kernels
+   (importing numba, loading them from its disk cache) — its first encode, sum and decode
+   minus its second.
+
+Usage: ``python benchmarks/secure_sum.py [--quick] [--full] [--small-calls]``
+(``--small-calls``: figure 5 alone).
 """
 
 from __future__ import annotations
@@ -34,16 +48,17 @@ import time
 from typing import Any
 
 import numpy as np
-from timing import emit, interleaved, pinned, ratio
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+from timing import PartyClock, emit, interleaved, pinned, ratio
 
 from parties.party import site_parties
 from protocols import wire
 from protocols.channels import open_message, seal_message
-from protocols.context import PartyContext
+from protocols.context import AesRandomness, PartyContext, add_one_stream_mask
 from protocols.effects import Call, RecvEach, SendEach
-from protocols.field import prime_field
+from protocols.field import FixedPoint, prime_field
 from protocols.prg import pair_mask_sum, signed_stream_sum
-from protocols.secure_sum import secure_sum
+from protocols.secure_sum import reconstruct, secure_sum
 from sim.network import Network
 from sim.simulation import Simulation, preshared_keys
 
@@ -111,6 +126,131 @@ def x25519_primitives(budget_s: float = 0.2) -> dict[str, float]:
     )}
 
 
+def per_call(fn: Any, calls: int) -> float:
+    """Seconds per call of ``fn`` over ``calls`` calls (after one warm-up call)."""
+    fn()
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    return (time.perf_counter() - start) / calls
+
+
+def small_call_steps(m: int, d: int, seed: int = 1) -> dict[str, Any]:
+    """The steps of one party's SecureSum call at (m, d), each a function of no arguments."""
+    field = prime_field("2^61-1")
+    fixed = FixedPoint(field, 24)
+    party, peers = 1, tuple(p for p in range(m) if p != 1)
+    pairs = preshared_keys(seed, list(range(m)))
+    randomness = AesRandomness(field, bytes(32), party)
+    for peer in peers:
+        randomness.set_pair_seed(peer, pairs[(min(party, peer), max(party, peer))][1])
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(0.0, 10.0, d)
+    x_hat = fixed.encode(x, n_summands=m)
+    received = [np.frombuffer(field.random(rng, d).tobytes(), dtype=np.uint64)
+                for _ in peers]  # as a party receives them: read-only, over bytes
+    column = field.random(rng, d)
+    total = reconstruct(field, [column, *received])
+    counters = np.zeros((-(-d // 2), 2), dtype=">u8")
+    counter_bytes = memoryview(counters).cast("B")
+    keystream = memoryview(np.empty(2 * len(counters) + 2, dtype=np.uint64)).cast("B")
+    encryptors = [Cipher(algorithms.AES(pairs[(min(party, peer), max(party, peer))][1]),
+                         modes.ECB()).encryptor() for peer in peers]
+    calls = iter(range(1 << 40))
+    return {
+        "encode": lambda: fixed.encode(x, n_summands=m, what="SecureSum t_statistics"),
+        "column_sum": lambda: add_one_stream_mask(randomness, party, peers,
+                                                  Call("secure_sum", next(calls)), x_hat, field),
+        "reconstruct": lambda: reconstruct(field, [column, *received]),
+        "decode": lambda: fixed.decode(total),
+        "aes_floor": lambda: [e.update_into(counter_bytes, keystream) for e in encryptors],
+    }
+
+
+FIRST_USE = """
+import sys, time
+import numpy as np
+from protocols.field import FixedPoint, prime_field
+fixed = FixedPoint(prime_field("2^61-1"), 24)
+x = np.ones(2001)
+start = time.perf_counter()
+fixed.decode(fixed.field.sum_arrays([fixed.encode(x, n_summands=4)] * 4))
+first = time.perf_counter() - start
+start = time.perf_counter()
+fixed.decode(fixed.field.sum_arrays([fixed.encode(x, n_summands=4)] * 4))
+print(first, time.perf_counter() - start, "numba" in sys.modules)
+"""
+
+
+def first_use(repeats: int) -> dict[str, Any]:
+    """Seconds a fresh process spends on its first encode, sum and decode against its second:
+    importing numba and loading the compiled kernels from numba's disk cache, once a process."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    runs = []
+    numba_loaded = ""
+    for _ in range(repeats):
+        done = subprocess.run([sys.executable, "-c", FIRST_USE], capture_output=True, text=True,
+                              check=True, cwd=Path(__file__).resolve().parents[1])
+        first, second, numba_loaded = done.stdout.split()
+        runs.append(float(first) - float(second))
+    return {"min_s": round(min(runs), 3), "median_s": round(statistics.median(runs), 3),
+            "numba_loaded": numba_loaded == "True"}
+
+
+def small_calls(repeats: int, note: dict[str, int], quick: bool = False) -> None:
+    """Figure 5: the program side of PD-NMF's SecureSum calls, step by step and whole."""
+    m, d, calls = 4, 2001, 60 if quick else 600
+    steps = small_call_steps(m, d)
+    step_runs = interleaved(repeats, **{name: (lambda fn=fn: per_call(fn, 2000 // (
+        10 if quick else 1))) for name, fn in steps.items()})
+
+    def whole_run() -> tuple[float, float]:
+        clock = PartyClock()
+        rng = np.random.default_rng(1)
+        inputs = [{"x": rng.uniform(0.0, 10.0, d)} for _ in range(m)]
+
+        def program(ctx: PartyContext, x: np.ndarray) -> Any:
+            for _ in range(calls):
+                yield from secure_sum(ctx, x, label="t_statistics")
+
+        sim = Simulation(Network.build(m), seed=1, sealing=False, keys="preshared")
+        parties = site_parties(clock.wrap(program), inputs)
+        start = time.perf_counter()
+        sim.run(parties)
+        return time.perf_counter() - start, sum(clock.seconds.values())
+
+    whole = [whole_run() for _ in range(repeats)]
+    party_calls = m * calls
+
+    def us(runs: list[float], per: int = 1) -> dict[str, float]:
+        return {"min": round(1e6 * min(runs) / per, 2),
+                "median": round(1e6 * statistics.median(runs) / per, 2)}
+
+    step_us = {name: us(runs) for name, runs in step_runs.items() if name != "aes_floor"}
+    steps_min = sum(v["min"] for v in step_us.values())
+    program = [p for _, p in whole]
+    emit(benchmark="secure_sum_small_calls", parties=m, d=d, calls=calls, variant="prg",
+         sealing=False, repeats=repeats, **note, steps_us_per_party_call=step_us,
+         aes_floor_us=us(step_runs["aes_floor"]),
+         column_sum_to_aes_floor={
+             "ratio_of_minima": round(min(step_runs["column_sum"])
+                                      / min(step_runs["aes_floor"]), 3),
+             "ratio_median_of_pairs": round(statistics.median(
+                 a / b for a, b in zip(step_runs["column_sum"], step_runs["aes_floor"],
+                                       strict=True)), 3)},
+         steps_total_us_min=round(steps_min, 2),
+         program_us_per_party_call=us(program, party_calls),
+         run_us_per_party_call=us([w for w, _ in whole], party_calls),
+         program_minus_steps_us_min=round(1e6 * min(program) / party_calls - steps_min, 2),
+         first_use_in_a_process=first_use(3),
+         note="steps timed alone for one party (party 1 of 4, three pair streams); program: "
+              "time inside the parties' programs in whole runs (steps, effects, bookkeeping); "
+              "run: wall time of the whole run, driver included")
+
+
 def ping(ctx: PartyContext, rounds: int) -> Any:
     payload = np.zeros(1, dtype=np.uint64)
     for r in range(rounds):
@@ -124,10 +264,15 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=None, help="interleaved repetitions")
     parser.add_argument("--quick", action="store_true", help="smaller sizes (a smoke test)")
     parser.add_argument("--full", action="store_true", help="also X25519 setup at M = 1000")
+    parser.add_argument("--small-calls", action="store_true",
+                        help="only figure 5 (PD-NMF-sized calls)")
     args = parser.parse_args()
     m, d = (10, 10**5) if args.quick else (10, 10**6)
     repeats = args.repeats or (5 if args.quick else 7)
     with pinned() as note:
+        small_calls(repeats, note, args.quick)
+        if args.small_calls:
+            return
         for variant in ("prg", "prg_two_share"):
             runs = interleaved(
                 repeats,

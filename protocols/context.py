@@ -124,6 +124,23 @@ def one_stream_mask(
     return one_stream_mask_from_streams(field, party, peers, streams)
 
 
+def add_one_stream_mask(
+    randomness: Randomness, party: int, peers: tuple[int, ...], call: Call,
+    x_hat: np.ndarray, field: PrimeField, sub: int = 0,
+) -> np.ndarray:
+    """x̂ + the one-stream pairwise mask of ``party``: SecureSum's column sum (``prg``).
+
+    Equal to ``field.add(x_hat, one_stream_mask(...))``. With the default
+    :class:`AesRandomness` the mask is added in the pass that sums the streams
+    (:meth:`AesRandomness.add_pairwise_signed_sum`); any other source is asked for the streams
+    through :func:`one_stream_mask`, so that it sees and records them.
+    """
+    if type(randomness) is AesRandomness:
+        return randomness.add_pairwise_signed_sum(x_hat, peers, call, sub)
+    return field.add(x_hat, one_stream_mask(randomness, party, peers, call, len(x_hat), field,
+                                            sub))
+
+
 def stream_number(call: Call, sub: int) -> int:
     """The PRG stream number of sub-stream ``sub`` of ``call``."""
     if not 0 <= sub < STREAMS_PER_CALL:
@@ -216,6 +233,16 @@ class AesRandomness:
         signs = [1 if self.party < peer else -1 for peer in peers]
         return self.ciphers.signed_stream_sum(seeds, signs, stream, n, self.field)
 
+    def add_pairwise_signed_sum(
+        self, base: np.ndarray, peers: tuple[int, ...], call: Call, sub: int = 0
+    ) -> np.ndarray:
+        """``base`` + :meth:`pairwise_signed_sum` (mod p), in one pass where it can
+        (:meth:`protocols.prg.StreamCiphers.add_signed_stream_sum`)."""
+        stream = stream_number(call, sub)
+        seeds = self._claim_seeds(peers, stream)
+        signs = [1 if self.party < peer else -1 for peer in peers]
+        return self.ciphers.add_signed_stream_sum(base, seeds, signs, stream, self.field)
+
     def _claim_seeds(self, peers: tuple[int, ...], stream: int) -> list[bytes]:
         seeds = []
         for peer in peers:
@@ -285,6 +312,7 @@ class PartyContext:
         self.mask_seeds: dict[int, bytes] = {}
         self.phase = ""
         self._calls = 0
+        self._peers: tuple[int, tuple[int, ...], tuple[int, ...]] | None = None
 
     def __repr__(self) -> str:
         return f"PartyContext(party={self.party}, role={self.role!r})"
@@ -309,8 +337,13 @@ class PartyContext:
 
     @property
     def peers(self) -> tuple[int, ...]:
-        """The other data-holding parties."""
-        return tuple(p for p in self.parties if p != self.party)
+        """The other data-holding parties (worked out again when ``party`` or ``parties``
+        changes)."""
+        known = self._peers
+        if known is None or known[0] != self.party or known[1] is not self.parties:
+            peers = tuple(p for p in self.parties if p != self.party)
+            self._peers = known = (self.party, self.parties, peers)
+        return known[2]
 
     def new_call(self, protocol: str) -> Call:
         """Start a protocol invocation: advances the call counter (identically everywhere)."""

@@ -9,7 +9,9 @@ decodes the sum. This module provides both halves:
 
   - :class:`Mersenne61Field` is the hot path for p = 2^61 − 1 on ``uint64``. numpy's uint64
     multiply wraps silently, so products go through 32-bit halves and the Mersenne identity
-    2^61 ≡ 1 (mod p); nothing ever wraps.
+    2^61 ≡ 1 (mod p); nothing ever wraps. Sums of a few vectors (SecureSum's
+    reconstruction) run in a compiled pass per vector (:mod:`protocols.mersenne61_kernels`)
+    from :data:`KERNEL_MIN_ELEMENTS` elements on.
   - :class:`SmallPrimeField` serves primes below 2^31 (tiny fields for exhaustive audits,
     2^31 − 1) on ``int64``, where products fit in 62 bits. Departure from DESIGN.md, which
     routes tiny fields through galois: a galois operation on a small array costs about 20 µs
@@ -25,7 +27,10 @@ decodes the sum. This module provides both halves:
   upper half of the field; decode maps the upper half back to negatives. Encoding refuses NaN
   and infinity, and raises :class:`~protocols.errors.FieldOverflowError` when a value — or the
   sum of the ``n_summands`` values a protocol will form — exceeds the field's signed range
-  (p − 1)/2, naming the value and the bound.
+  (p − 1)/2, naming the value and the bound. For GF(2^61 − 1) and :data:`KERNEL_MIN_ELEMENTS`
+  values or more, both directions run in one compiled pass; a value the pass cannot encode
+  (beyond the bound, or not finite) sends the call down the numpy path, which raises the
+  error.
 """
 
 from __future__ import annotations
@@ -35,7 +40,8 @@ import numbers
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
+from types import ModuleType
 
 import numpy as np
 
@@ -51,8 +57,32 @@ STACK_BELOW = 256
 ones are added one by one, block by block, which reads each once (measured on numpy 2: the
 stack wins below a few hundred elements, the blocked loop from about a thousand)."""
 SMALL_INV = 48  # arrays up to this size are inverted element by element (PrimeField.inv)
+KERNEL_MIN_ELEMENTS = 1024
+"""Vectors from this length on take the compiled GF(2^61 − 1) paths
+(:mod:`protocols.mersenne61_kernels`); shorter ones keep the numpy paths. A process pays once
+for the kernels — importing numba and loading them from its disk cache, ~0.5 s — and saves
+~80 µs per SecureSum party-call of 2,001 elements; runs of short vectors (the quickstart,
+scenarios with a few hundred columns) are over before that would pay."""
 _M32 = np.uint64(0xFFFFFFFF)
 _M29 = np.uint64((1 << 29) - 1)
+
+
+@cache
+def mersenne61_kernels() -> ModuleType:
+    """The compiled GF(2^61 − 1) kernels (:mod:`protocols.mersenne61_kernels`).
+
+    numba is imported on the first call only, and the kernels are compiled once and then
+    loaded from numba's on-disk cache.
+    """
+    from protocols import mersenne61_kernels as kernels
+
+    return kernels
+
+
+def is_flat_u64(a: object) -> bool:
+    """Whether ``a`` is a 1-D, C-contiguous, native ``uint64`` array (what the kernels take)."""
+    return (type(a) is np.ndarray and a.dtype == _U64 and a.ndim == 1
+            and a.flags.c_contiguous)
 
 
 def parse_prime(text: str | int) -> int:
@@ -450,6 +480,13 @@ class Mersenne61Field(PrimeField):
         """
         if not plus:
             raise ValueError("combine needs at least one array to add")
+        first = plus[0]
+        if (is_flat_u64(first) and KERNEL_MIN_ELEMENTS <= first.size <= SUM_BLOCK
+                and len(plus) + len(minus) <= 8):
+            # a few flat vectors (SecureSum's column sums): straight to the compiled sums
+            fused = _combine_short(plus, minus, first.size)
+            if fused is not None:
+                return fused
         shape = np.shape(plus[0])
         if len(plus) + len(minus) > 8 and int(np.prod(shape)) < STACK_BELOW:
             total = _sum_rows61(np.stack(plus)).reshape(shape)
@@ -459,6 +496,10 @@ class Mersenne61Field(PrimeField):
         pos = [np.asarray(a, dtype=np.uint64).reshape(-1) for a in plus]
         neg = [np.asarray(a, dtype=np.uint64).reshape(-1) for a in minus]
         size = pos[0].size
+        if KERNEL_MIN_ELEMENTS <= size <= SUM_BLOCK:
+            fused = _combine_short(pos, neg, size)
+            if fused is not None:
+                return fused.reshape(shape)
         out = np.empty(size, dtype=np.uint64)
         scratch = np.empty(min(size, SUM_BLOCK), dtype=np.uint64)
         for start in range(0, size, SUM_BLOCK):
@@ -541,6 +582,24 @@ class SmallPrimeField(PrimeField):
         if not arrays:
             raise ValueError("sum_arrays needs at least one array")
         return np.mod(np.sum(np.stack(arrays), axis=0, dtype=np.int64), self._p)
+
+
+def _combine_short(pos: list[np.ndarray], neg: list[np.ndarray], size: int
+                   ) -> np.ndarray | None:
+    """Σ pos − Σ neg of arrays of ``size`` elements (flattened), one compiled pass per array.
+
+    None — the caller then takes the numpy path — when an array's size differs or one holds a
+    value ≥ p (numpy broadcasts the former and computes its own result for the latter).
+    """
+    add_into = mersenne61_kernels().add_into
+    total = np.zeros(size, dtype=np.uint64)
+    for negate, arrays in ((False, pos), (True, neg)):
+        for a in arrays:
+            if not is_flat_u64(a):
+                a = np.ascontiguousarray(a, dtype=np.uint64).reshape(-1)
+            if a.size != size or not add_into(total, a, negate):
+                return None
+    return total
 
 
 def _reduce61(x: np.ndarray) -> np.ndarray:
@@ -677,6 +736,13 @@ def _check_summands(n_summands: object) -> int:
     return int(n_summands)
 
 
+def _float_at_most(limit: int) -> float:
+    """The largest float not above the integer ``limit``: for a float s, s ≤ limit exactly
+    when s ≤ this value."""
+    as_float = float(limit)  # rounds to nearest, possibly above
+    return math.nextafter(as_float, 0.0) if as_float > limit else as_float
+
+
 def prime_field(p: int | str) -> PrimeField:
     """GF(p): the uint64 path for 2^61 − 1, int64 below 2^31, galois for any other prime."""
     prime = parse_prime(p)
@@ -720,10 +786,7 @@ class FixedPoint:
     def bound(self, n_summands: int = 1) -> float:
         """Largest |x| whose encoding can be summed ``n_summands`` times without wrapping."""
         limit = self.half // _check_summands(n_summands)
-        as_float = float(limit)  # rounds to nearest, possibly above the integer limit
-        if as_float > limit:
-            as_float = math.nextafter(as_float, 0.0)
-        return as_float / self.scale  # exact: scale is a power of two
+        return _float_at_most(limit) / self.scale  # exact: scale is a power of two
 
     def encode(self, x: object, n_summands: int = 1, what: str = "value") -> np.ndarray:
         """Encode reals into field elements, refusing NaN/inf and values beyond the bound.
@@ -752,6 +815,13 @@ class FixedPoint:
         n_summands = _check_summands(n_summands)
         arr = self._real_array(x, n_summands, what)
         limit = self.half // n_summands
+        if (isinstance(self.field, Mersenne61Field) and arr.dtype == np.float64
+                and arr.flags.c_contiguous and arr.size >= KERNEL_MIN_ELEMENTS):
+            out = np.empty(arr.shape, dtype=np.uint64)
+            if mersenne61_kernels().encode_fixed(arr.reshape(-1), self.scale,
+                                                 _float_at_most(limit), out.reshape(-1)):
+                return out
+            # a value beyond the bound, or not finite: the numpy path below names it
         scaled = np.empty_like(arr)
         np.multiply(arr, self.scale, out=scaled)
         np.rint(scaled, out=scaled)
@@ -819,6 +889,12 @@ class FixedPoint:
     def decode(self, a: np.ndarray) -> np.ndarray:
         """Decode field elements to reals (upper half of the field is negative)."""
         a = np.asarray(a)
+        if (a.dtype == np.uint64 and isinstance(self.field, Mersenne61Field)
+                and a.flags.c_contiguous and a.size >= KERNEL_MIN_ELEMENTS):
+            out = np.empty(a.shape, dtype=np.float64)
+            if mersenne61_kernels().decode_fixed(a.reshape(-1), np.uint64(self.half),
+                                                 self.scale, out.reshape(-1)):
+                return out
         if a.dtype == np.uint64:
             signed = a.astype(np.int64)
             signed = np.where(a > np.uint64(self.half), signed - np.int64(self.field.p), signed)

@@ -39,10 +39,15 @@ So the keystream is produced in two ways that give the same bytes:
   protocol call (≈ 1 KB each, kept from a key's second use on: M(M − 1) KB over an M-party
   run that uses its keys again, 1 GB at M = 1000). In one call the counter blocks are
   built once and encrypted under each key (the SecureSum pattern: one stream number,
-  every peer's key) into a buffer of about 2 MiB of keys, which is masked and
-  checked in place; :func:`signed_stream_sum` and :func:`pair_mask_sum` sum that group's
-  rows at once, so no stream is materialised on its own. The module-level functions use
-  encryptors built for the call (``StreamCiphers(keep=False)``).
+  every peer's key) into a buffer of about 2 MiB of keys; for GF(2^61 − 1)
+  :func:`signed_stream_sum` and :func:`pair_mask_sum` mask, check and sum that group's
+  rows at once — in one compiled pass (:mod:`protocols.mersenne61_kernels`) from
+  :data:`protocols.field.KERNEL_MIN_ELEMENTS` elements on, in numpy below — so no stream
+  is materialised on its own, and :meth:`StreamCiphers.add_signed_stream_sum` adds the sum to
+  SecureSum's x̂ in the same pass. A :class:`StreamCiphers` keeps the buffer and counter
+  blocks of its latest group shape when they are small (:data:`KEPT_GROUP_WORDS`), so a
+  party's many calls of one size rewrite only the stream number. The module-level
+  functions use encryptors built for the call (``StreamCiphers(keep=False)``).
 * **Long streams** (and the continuation of a short one that came up short) come from
   AES-256-CTR contexts in 512 KiB passes into one reused buffer, so that masking runs on
   cache-resident data; for GF(2^61 − 1) and lengths from :data:`FUSE_MIN_HALF` on,
@@ -53,9 +58,10 @@ Key derivation (:func:`hkdf_sha256`, :func:`derive_key`) is RFC 5869 HKDF from
 `cryptography` as well (a few µs a call; pycryptodome's pure-Python HKDF costs ~80 µs),
 tested against the RFC's vectors.
 
-Nothing here keeps state between calls but the encryptors a :class:`StreamCiphers` keeps
-(ECB keeps no state between updates, so a kept encryptor gives the streams of a fresh one),
-and nothing draws system randomness: every key comes from seed bytes the caller passes in.
+Nothing here keeps state between calls but what a :class:`StreamCiphers` keeps — its
+owner's encryptors (ECB keeps no state between updates, so a kept encryptor gives the streams
+of a fresh one) and one group buffer, rewritten before every use and never returned — and
+nothing draws system randomness: every key comes from seed bytes the caller passes in.
 """
 
 from __future__ import annotations
@@ -70,8 +76,16 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
+from protocols import field as field_module
 from protocols.errors import InputError
-from protocols.field import MERSENNE61, Mersenne61Field, PrimeField, reduce61_inplace
+from protocols.field import (
+    MERSENNE61,
+    Mersenne61Field,
+    PrimeField,
+    is_flat_u64,
+    mersenne61_kernels,
+    reduce61_inplace,
+)
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.ciphers import CipherContext
@@ -110,6 +124,14 @@ GROUP_WORDS = 1 << 18
 
 FUSE_MIN_HALF = 1 << 13
 """Half-stream length from which :func:`pair_mask_sum` fuses generation and summation."""
+
+KEPT_GROUP_WORDS = 1 << 13
+"""Largest group buffer (64 KiB of keystream words, with its counter blocks at most 128 KiB)
+a :class:`StreamCiphers` keeps for its next call: one buffer, that of the latest group shape,
+so that a party making many small calls of one size (PD-NMF: 2,001 elements, three keys)
+allocates neither it nor its counter blocks again. Larger groups cost more to draw than to
+allocate, and are not kept: a run of M = 1000 parties keeps at most 128 MiB of them (beside
+the ~1 GB of their kept encryptors)."""
 
 PRG_KEY_SALT = b"mpcsim/prg/derive_key/v1"
 """HKDF salt of :func:`derive_key` (a fixed project label, RFC 5869 §3.1)."""
@@ -403,12 +425,13 @@ class StreamCiphers:
         call.
     """
 
-    __slots__ = ("_encryptors", "_keep", "_met")
+    __slots__ = ("_encryptors", "_group", "_keep", "_met")
 
     def __init__(self, keep: bool = True) -> None:
         self._encryptors: dict[bytes, CipherContext] = {}
         self._met: set[bytes] = set()
         self._keep = keep
+        self._group: _GroupBuffers | None = None
 
     @property
     def kept(self) -> int:
@@ -470,6 +493,30 @@ class StreamCiphers:
         key_list, sign_list, stream, n = _signed_arguments(keys, signs, stream, n, field)
         return _signed_sum(self, key_list, sign_list, stream, n, field, halves=1)
 
+    def add_signed_stream_sum(
+        self, base: np.ndarray, keys: Sequence[bytes], signs: Sequence[int], stream: int,
+        field: PrimeField,
+    ) -> np.ndarray:
+        """``field.add(base, signed_stream_sum(keys, signs, stream, len(base), field))``.
+
+        SecureSum's column sum x̂ + Σ_j ±s_ij in one step: for GF(2^61 − 1), a flat ``uint64``
+        ``base`` and short streams, the masks are added to ``base`` in the pass that sums them
+        (:func:`protocols.mersenne61_kernels.signed_rows_sum`); otherwise — and when ``base``
+        holds a value ≥ p — the mask is summed first and added with ``field.add``. The result
+        is the same either way.
+        """
+        base = np.asarray(base)
+        if base.ndim != 1:
+            raise InputError(f"base must be a flat vector, got shape {base.shape}")
+        key_list, sign_list, stream, n = _signed_arguments(keys, signs, stream, len(base),
+                                                           field)
+        if key_list and field_module.KERNEL_MIN_ELEMENTS <= n < FUSE_MIN_HALF and isinstance(
+                field, Mersenne61Field) and is_flat_u64(base):
+            fused = _signed_sum_short_61(self, key_list, sign_list, stream, n, 1, base)
+            if fused is not None:
+                return fused
+        return field.add(base, _signed_sum(self, key_list, sign_list, stream, n, field, 1))
+
 
 def _ecb(key: bytes) -> CipherContext:
     """An AES-256 ECB encryptor of ``key`` (OpenSSL); it keeps no state between updates."""
@@ -528,6 +575,42 @@ def _field_streams(
     return out
 
 
+class _GroupBuffers:
+    """A group's counter blocks and keystream buffer, kept by a :class:`StreamCiphers`.
+
+    ``counters`` holds the blocks ``stream`` ‖ b for b < ``n_blocks`` (the stream column is
+    rewritten for each call); ``buffer`` holds ``rows`` rows of 2·``n_blocks`` keystream
+    words, and ``row_bytes[k]`` is the writable bytes from row k on (OpenSSL's
+    ``update_into`` wants 15 bytes of room past the output: the slack words).
+    """
+
+    __slots__ = ("buffer", "counter_bytes", "counters", "n_blocks", "row_bytes", "rows",
+                 "words")
+
+    def __init__(self, n_blocks: int, rows: int) -> None:
+        self.n_blocks, self.rows = n_blocks, rows
+        self.counters = np.empty((n_blocks, 2), dtype=">u8")
+        self.counters[:, 1] = np.arange(n_blocks, dtype=np.uint64)
+        self.counter_bytes = memoryview(self.counters).cast("B")
+        stride = 2 * n_blocks
+        self.buffer = np.empty(rows * stride + _SLACK_WORDS, dtype=np.uint64)
+        view = memoryview(self.buffer).cast("B")
+        self.row_bytes = [view[k * _WORD_BYTES * stride :] for k in range(rows)]
+        self.words = self.buffer[: rows * stride].reshape(rows, stride)
+
+
+def _group_buffers(ciphers: StreamCiphers, n_blocks: int, rows: int) -> _GroupBuffers:
+    """The buffers of a group of ``rows`` keys and ``n_blocks`` blocks: the kept ones when they
+    fit, else new ones (kept for the next call when at most :data:`KEPT_GROUP_WORDS` words)."""
+    kept = ciphers._group
+    if kept is not None and kept.n_blocks == n_blocks and kept.rows == rows:
+        return kept
+    group = _GroupBuffers(n_blocks, rows)
+    if 2 * n_blocks * rows <= KEPT_GROUP_WORDS:
+        ciphers._group = group
+    return group
+
+
 def _keystream_groups(
     ciphers: StreamCiphers, keys: list[bytes], stream: int, n_words: int
 ) -> Iterator[tuple[int, np.ndarray]]:
@@ -536,22 +619,21 @@ def _keystream_groups(
     Yields (index of the group's first key, words of shape (group, stride)), stride being
     ``n_words`` rounded up to whole blocks. Groups hold about GROUP_WORDS words, so that
     masking and summing run on cache-resident data (one pass over a 16 MB batch is twice as
-    slow), and reuse one buffer: each group's words are valid until the next is drawn.
+    slow), and reuse one buffer (:func:`_group_buffers`): each group's words are valid until
+    the next group — or the next call on ``ciphers`` — is drawn.
     """
     n_blocks = -(-n_words // 2)
     stride = 2 * n_blocks
-    counters = _counter_blocks(stream, 0, n_blocks)
     group = max(1, GROUP_WORDS // stride)
-    buffer = np.empty(min(group, len(keys)) * stride + _SLACK_WORDS, dtype=np.uint64)
-    view = memoryview(buffer).cast("B")
-    row_bytes = _WORD_BYTES * stride
-    rows = [view[k * row_bytes :] for k in range(min(group, len(keys)))]
+    buffers = _group_buffers(ciphers, n_blocks, min(group, len(keys)))
+    buffers.counters[:, 0] = stream
+    counters, rows = buffers.counter_bytes, buffers.row_bytes
     kept = ciphers._encryptors
     for start in range(0, len(keys), group):
         keys_here = keys[start : start + group]
         for row, key in zip(rows, keys_here, strict=False):  # the last group may be short
             (kept.get(key) or ciphers._encryptor(key)).update_into(counters, row)
-        yield start, buffer[: len(keys_here) * stride].reshape(len(keys_here), stride)
+        yield start, buffers.words[: len(keys_here)]
 
 
 def _signed_sum(
@@ -566,10 +648,13 @@ def _signed_sum(
     if not keys or n == 0:
         return field.zeros(n)
     if isinstance(field, Mersenne61Field):
-        if n < FUSE_MIN_HALF:
-            return _signed_sum_short_61(ciphers, keys, signs, stream, n, field, halves)
-        fused = _signed_sum_61(_terms(keys, signs, n, halves), stream, n)
-        if fused is not None:
+        if n >= FUSE_MIN_HALF:
+            fused = _signed_sum_61(_terms(keys, signs, n, halves), stream, n)
+        elif n >= field_module.KERNEL_MIN_ELEMENTS:
+            fused = _signed_sum_short_61(ciphers, keys, signs, stream, n, halves)
+        else:
+            fused = _signed_sum_short_61_numpy(ciphers, keys, signs, stream, n, halves)
+        if fused is not None:  # None: a rejected word; the streams are drawn exactly below
             return fused
     streams = _field_streams(ciphers, keys, stream, halves * n, field)
     plus, minus = [], []
@@ -596,15 +681,53 @@ def _terms(keys: list[bytes], signs: list[int], n: int, halves: int
 
 def _signed_sum_short_61(
     ciphers: StreamCiphers, keys: list[bytes], signs: list[int], stream: int, n: int,
-    field: PrimeField, halves: int,
-) -> np.ndarray:
-    """:func:`_signed_sum` over GF(2^61 − 1) for streams that fit a group buffer.
+    halves: int, base: np.ndarray | None = None,
+) -> np.ndarray | None:
+    """:func:`_signed_sum` over GF(2^61 − 1) (plus ``base``) for streams that fit a group buffer.
+
+    The keys are taken + first, then −; each group's raw keystream is masked and summed into
+    the total in one compiled pass (:func:`protocols.mersenne61_kernels.signed_rows_sum`).
+    Element i of a stream is its masked word i as long as no earlier word was rejected; if a
+    word is rejected (probability 2^−61 each), or ``base`` holds a value ≥ p, this returns
+    None and the caller takes the general path, which draws the streams exactly (with
+    continuation).
+    """
+    signed_rows_sum = mersenne61_kernels().signed_rows_sum
+    plus = [key for key, sign in zip(keys, signs, strict=True) if sign > 0]
+    n_plus = len(plus)
+    ordered = plus + [key for key, sign in zip(keys, signs, strict=True) if sign < 0]
+    total = base if base is not None else np.empty(0, dtype=np.uint64)  # empty: no base
+    out = np.empty(n, dtype=np.uint64)
+    n_blocks = -(-(halves * n) // 2)
+    if len(keys) * 2 * n_blocks <= GROUP_WORDS:  # one group (SecureSum's small calls)
+        buffers = _group_buffers(ciphers, n_blocks, len(keys))
+        buffers.counters[:, 0] = stream
+        counters, kept = buffers.counter_bytes, ciphers._encryptors
+        for row, key in zip(buffers.row_bytes, ordered, strict=True):
+            (kept.get(key) or ciphers._encryptor(key)).update_into(counters, row)
+        return out if signed_rows_sum(buffers.words, n, n_plus, halves, total, out) else None
+    for start, words in _keystream_groups(ciphers, ordered, stream, halves * n):
+        plus_here = min(max(n_plus - start, 0), len(words))  # rows [0, plus_here) enter with +
+        if total is out:  # a later group: its sum goes to a new array (no aliasing)
+            out = np.empty(n, dtype=np.uint64)
+        if not signed_rows_sum(words, n, plus_here, halves, total, out):
+            return None
+        total = out
+    return out
+
+
+def _signed_sum_short_61_numpy(
+    ciphers: StreamCiphers, keys: list[bytes], signs: list[int], stream: int, n: int,
+    halves: int,
+) -> np.ndarray | None:
+    """:func:`_signed_sum_short_61` in numpy, for streams shorter than
+    :data:`protocols.field.KERNEL_MIN_ELEMENTS`.
 
     The keys are taken + first, then −; each group's keystream is masked to 61 bits in place,
     every term that enters with − is replaced by p − r (in [1, p]), and the group's rows (or
     row halves) are summed into the total. Element i of a stream is its masked word i as long
-    as no earlier word was rejected; a group with a rejected word (probability 2^−61 each)
-    has its streams drawn exactly, with continuation.
+    as no earlier word was rejected; if a word is rejected (probability 2^−61 each), this
+    returns None and the caller draws the streams exactly, with continuation.
     """
     p = np.uint64(MERSENNE61)
     length = halves * n  # elements, and words, of each key's stream
@@ -618,9 +741,7 @@ def _signed_sum_short_61(
         words[:, length:] = 0  # the unused half block of an odd length
         rows = words[:, :length]
         if words.max() == p:  # a rejected candidate: positions shift from there on
-            rows = np.empty((len(words), length), dtype=np.uint64)
-            for k, key in enumerate(ordered[start : start + len(words)]):
-                _field_stream(ciphers, key, stream, length, field, out=rows[k])
+            return None
         plus = min(max(n_plus - start, 0), len(rows))  # rows [0, plus) have sign +1
         if halves == 1:
             np.subtract(p, rows[plus:], out=rows[plus:])
@@ -635,7 +756,7 @@ def _signed_sum_short_61(
             total = group_sum
         else:
             _add61(total, group_sum, scratch)
-    return total if total is not None else field.zeros(n)
+    return total if total is not None else np.zeros(n, dtype=np.uint64)
 
 
 def _sum_rows_61(rows: np.ndarray) -> np.ndarray:
@@ -673,9 +794,12 @@ def _signed_arguments(
     """The checked arguments of :func:`pair_mask_sum` and :func:`signed_stream_sum`."""
     if isinstance(keys, (bytes, bytearray, memoryview, str)):
         raise InputError("keys must be a sequence of 32-byte keys, not a single bytes object")
-    key_list = [_as_key(k, f"keys[{i}]") for i, k in enumerate(keys)]
+    key_list = list(keys)
+    for i, k in enumerate(key_list):
+        if type(k) is not bytes or len(k) != KEY_BYTES:
+            key_list[i] = _as_key(k, f"keys[{i}]")
     sign_list = [int(s) for s in signs]
-    if len(sign_list) != len(key_list) or any(s not in (1, -1) for s in sign_list):
+    if len(sign_list) != len(key_list) or not set(sign_list) <= {1, -1}:
         raise InputError("signs must hold +1 or -1 for every key")
     stream = _as_stream(stream)
     n = _as_count(n, "n")

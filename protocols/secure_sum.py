@@ -57,7 +57,7 @@ import numpy as np
 
 from protocols.context import (
     PartyContext,
-    one_stream_mask,
+    add_one_stream_mask,
     one_stream_mask_from_streams,
     pairwise_mask_from_streams,
 )
@@ -213,16 +213,16 @@ def _prg_column_sum(
     """r^(i) = x̂_i − Σ_j r_i^(j) + Σ_j r_j^(i) (Table 2.1's column sum, shares from the PRG).
 
     ``prg_two_share``: the randomness returns the net mask Σ_j (r_j^(i) − r_i^(j)) of the
-    2d-element pair streams directly (:func:`protocols.prg.pair_mask_sum`); ``prg``: the
-    one-stream mask Σ_{j>i} s_ij − Σ_{j<i} s_ij of d-element streams
-    (:func:`protocols.context.one_stream_mask`). Neither materialises the streams.
+    2d-element pair streams directly (:func:`protocols.prg.pair_mask_sum`); ``prg``: x̂ plus
+    the one-stream mask Σ_{j>i} s_ij − Σ_{j<i} s_ij of d-element streams
+    (:func:`protocols.context.add_one_stream_mask`: with the default randomness and
+    GF(2^61 − 1), x̂ is added in the pass that sums the streams). Neither materialises the
+    streams.
     """
     if variant == "prg_two_share":
         mask = ctx.randomness.pairwise_mask(ctx.peers, call, len(x_hat))
-    else:
-        mask = one_stream_mask(ctx.randomness, ctx.party, ctx.peers, call, len(x_hat),
-                               ctx.field)
-    return ctx.field.add(x_hat, mask)
+        return ctx.field.add(x_hat, mask)
+    return add_one_stream_mask(ctx.randomness, ctx.party, ctx.peers, call, x_hat, ctx.field)
 
 
 # -- the simulator (§2.2: "any coalition ... can simulate their entire joint protocol view") ----

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import types
+import weakref
 from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -39,6 +40,8 @@ def reachable(roots: Iterable[Any], limit: int = 200_000) -> dict[int, Any]:
         obj = queue.popleft()
         if id(obj) in seen:
             continue
+        if type(obj) in weakref.ProxyTypes and not _alive(obj):
+            continue  # a dead weak proxy (numba's compiled-code objects hold some) is nothing
         seen[id(obj)] = obj
         if len(seen) > limit:
             raise RuntimeError(f"more than {limit} objects reachable; the walk is not bounded")
@@ -101,6 +104,15 @@ def _instance_state(obj: Any) -> Iterator[Any]:
         for name in (slots,) if isinstance(slots, str) else slots:
             if name not in ("__dict__", "__weakref__") and hasattr(obj, name):
                 yield getattr(obj, name)
+
+
+def _alive(proxy: Any) -> bool:
+    """Whether a weak proxy's referent still exists (a dead one raises on any access)."""
+    try:
+        proxy.__class__  # noqa: B018 - a dead proxy raises
+    except ReferenceError:
+        return False
+    return True
 
 
 def _filled(cell: types.CellType) -> bool:
