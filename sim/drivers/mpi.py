@@ -486,6 +486,8 @@ class _Run(ReceivedRecords):
                     self._step(self.ready.popleft())
                     progressed = True
                 progressed |= self._poll()
+                if self.requests or wave is not None:
+                    self._check_peers()  # before a send's or the wave's Test touches a peer
                 self._reap()
                 spins += 1
                 if spins % _LIVENESS_EVERY == 0 or idle > _IDLE_SPINS:
@@ -493,6 +495,7 @@ class _Run(ReceivedRecords):
                 if self.ready:
                     continue
                 if wave is None:  # passive: join the next wave
+                    self._check_peers()
                     waiting = sum(1 for p in self.parties.values() if not p.done)
                     counts = np.array([self.sent, self.received, waiting], dtype=np.int64)
                     totals_buf = np.zeros(3, dtype=np.int64)
@@ -729,6 +732,7 @@ class _Run(ReceivedRecords):
             self._arrive(_Envelope(pid, to, call.protocol, call.index, step, round_, data,
                                    is_sealed))
             return
+        self._check_peers()
         protocol_raw, step_raw = call.protocol.encode(), step.encode()
         frame = b"".join((_FRAME.pack(_DATA, pid, to, call.index, round_, int(is_sealed),
                                       row_index, len(protocol_raw), len(step_raw), len(data)),
@@ -780,7 +784,10 @@ class _Run(ReceivedRecords):
         # dead rank (its data may never come)
         request = self.comm.Irecv([received, self.MPI.BYTE], source=source, tag=tag)
         spins = 0
-        while not request.Test(status):
+        while True:
+            self._check_peers()
+            if request.Test(status):
+                break
             spins += 1
             if spins % _LIVENESS_EVERY == 0:
                 self._watch()
@@ -873,11 +880,22 @@ class _Run(ReceivedRecords):
         else:
             raise MpcsimError(f"rank {source} sent an unknown control message ({kind})")
 
-    def _watch(self) -> None:
-        """Raise :class:`RankLost` if a rank died (or rank 0 reported one that did)."""
+    def _check_peers(self) -> None:
+        """Raise :class:`RankLost` if a rank's liveness connection closed (a select, ~µs).
+
+        Called before every MPI operation that needs another rank's side — a send, the test
+        of a send in flight or of the termination wave, the wait for a frame's data. MPICH ends
+        a process whose operation touches a dead rank at once, with no error the driver could
+        catch (``mpiexec -disable-auto-cleanup`` spares only the ranks that never do), so the
+        death must be read on the liveness connection first; probing for arrivals is safe.
+        """
         lost = self.links.check()
         if lost is not None:
             self._lost(lost, self.links)
+
+    def _watch(self) -> None:
+        """Raise :class:`RankLost` if a rank died (or rank 0 reported one that did)."""
+        self._check_peers()
         if self.comm.iprobe(source=self.MPI.ANY_SOURCE, tag=_CONTROL_TAG):
             status = self.MPI.Status()
             buffer = bytearray(64 + 4096)
