@@ -5,8 +5,13 @@ A driver hands a payload to :func:`encode_payload` (the wire encoding the ledger
 channel, the header :func:`header` bound as associated data); the receiving side hands the
 bytes to :func:`open_payload`, which checks the sequence number and the tag and decodes the
 payload with the run's field; :class:`ReceivedRecords` turns an opened message into the
-receiver's view record. The SimPy driver (:mod:`sim.drivers.simpy`) and the MPI driver
-(:mod:`sim.drivers.mpi`) share these, so a message means the same bytes under both.
+receiver's view record. A run keeps its :class:`RunChannels`: one
+:class:`protocols.channels.SealedChannel` per directed channel and endpoint, so a message
+does not rebuild the AES-GCM key schedule, the nonce's channel prefix or the associated
+data's channel fields. They are the driver's, never a context's: a channel holds its key
+schedule, and a program reaches only what its context holds. The SimPy driver
+(:mod:`sim.drivers.simpy`) and the MPI driver (:mod:`sim.drivers.mpi`) share these, so a
+message means the same bytes under both.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import numpy as np
 
 from parties.view import Message, View, frozen
 from protocols import wire
-from protocols.channels import open_message, seal_message
+from protocols.channels import EncodedHeader, SealedChannel, encode_header
 from protocols.context import PartyContext
 from protocols.effects import Call
 from protocols.errors import MpcsimError
@@ -55,23 +60,88 @@ def encode_payload(
     return cached
 
 
+class RunChannels:
+    """The sealed channels of one run: a :class:`~protocols.channels.SealedChannel` per
+    directed channel and endpoint, built on first use from that endpoint's own key.
+
+    The sending end of sender → receiver is built from the sender's context key for the
+    receiver, the receiving end from the receiver's key for the sender (the two differ only
+    if key agreement went wrong, and then the message fails authentication, as it must). A
+    channel is rebuilt when its endpoint's key changes (keys are installed during the run by
+    key agreement). The run object holds this; no context does.
+    """
+
+    __slots__ = ("_last_header", "_receiving", "_sending")
+
+    def __init__(self) -> None:
+        self._sending: dict[tuple[int, int], tuple[bytes, SealedChannel]] = {}
+        self._receiving: dict[tuple[int, int], tuple[bytes, SealedChannel]] = {}
+        self._last_header: tuple[tuple[int | str, ...], EncodedHeader] | None = None
+
+    def sending(self, ctx: PartyContext, to: int) -> SealedChannel:
+        """The sending end of the channel ``ctx.party`` → ``to``, under ``ctx``'s key for ``to``."""
+        key = ctx.channel_keys.get(to)
+        if key is None:
+            raise MpcsimError(
+                f"party {ctx.party} has no channel key for party {to}: sealing needs key "
+                "agreement"
+            )
+        return self._channel(self._sending, key, ctx.party, to)
+
+    def receiving(self, ctx: PartyContext, sender: int) -> SealedChannel:
+        """The receiving end of the channel ``sender`` → ``ctx.party``, under ``ctx``'s key."""
+        key = ctx.channel_keys.get(sender)
+        if key is None:
+            raise MpcsimError(
+                f"party {ctx.party} has no channel key for party {sender}, which sealed a "
+                "message to it"
+            )
+        return self._channel(self._receiving, key, sender, ctx.party)
+
+    @staticmethod
+    def _channel(
+        ends: dict[tuple[int, int], tuple[bytes, SealedChannel]], key: bytes, sender: int,
+        receiver: int,
+    ) -> SealedChannel:
+        end = ends.get((sender, receiver))
+        if end is None or end[0] != key:
+            end = (bytes(key), SealedChannel(key, sender, receiver))
+            ends[(sender, receiver)] = end
+        return end[1]
+
+    def header(self, call: Call, step: str, round_: int) -> EncodedHeader:
+        """:func:`header` encoded for the associated data, once for consecutive messages.
+
+        The messages of a broadcast share their header, and so do those a party receives
+        from each of its peers in one step; the last encoding is kept (only for exact
+        ``str`` / ``int`` fields, whose equality means equal bytes).
+        """
+        fields = header(call, step, round_)
+        last = self._last_header
+        exact = (type(call.protocol) is str and type(call.index) is int and type(step) is str
+                 and type(round_) is int)
+        if exact and last is not None and last[0] == fields:
+            return last[1]
+        encoded = encode_header(fields)
+        if exact:
+            self._last_header = (fields, encoded)
+        return encoded
+
+
 def seal_payload(
-    ctx: PartyContext, to: int, sequence: int, data: bytes, call: Call, step: str, round_: int
+    channels: RunChannels, ctx: PartyContext, to: int, sequence: int, data: bytes, call: Call,
+    step: str, round_: int,
 ) -> bytes:
     """``data`` sealed as message ``sequence`` of the channel from ``ctx.party`` to ``to``.
 
     nonce ‖ ciphertext ‖ tag: :data:`protocols.channels.SEAL_OVERHEAD_BYTES` more than
-    ``data``.
+    ``data``; the bytes of :func:`protocols.channels.seal_message` under ``ctx``'s key.
     """
-    channel_key = ctx.channel_keys.get(to)
-    if channel_key is None:
-        raise MpcsimError(
-            f"party {ctx.party} has no channel key for party {to}: sealing needs key agreement"
-        )
-    return seal_message(channel_key, ctx.party, to, sequence, data, header(call, step, round_))
+    return channels.sending(ctx, to).seal(sequence, data, channels.header(call, step, round_))
 
 
 def open_payload(
+    channels: RunChannels,
     ctx: PartyContext,
     sender: int,
     number: int | None,
@@ -85,17 +155,14 @@ def open_payload(
 
     A sealed message (``number`` is not None) must be the ``number``-th to arrive on its
     channel and authenticate under the receiver's key; then the payload is decoded with the
-    run's ``field``, so an element outside [0, p) is refused.
+    run's ``field``, so an element outside [0, p) is refused. Opening is
+    :func:`protocols.channels.open_message` under the receiver's key (same checks, same
+    errors).
     """
     receiver = ctx.party
     if number is not None:
-        key = ctx.channel_keys.get(sender)
-        if key is None:
-            raise MpcsimError(
-                f"party {receiver} has no channel key for party {sender}, which sealed a "
-                "message to it"
-            )
-        data = open_message(key, sender, receiver, number, data, header(call, step, round_))
+        data = channels.receiving(ctx, sender).open(number, data,
+                                                     channels.header(call, step, round_))
     try:
         payload = wire.decode(data, field)
     except wire.WireFormatError as exc:

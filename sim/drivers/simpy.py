@@ -92,6 +92,7 @@ from protocols.field import PrimeField
 from sim.drivers.envelopes import (
     Encoded,
     ReceivedRecords,
+    RunChannels,
     encode_payload,
     open_payload,
     seal_payload,
@@ -306,6 +307,7 @@ class _Run(ReceivedRecords):
         self.last_call: dict[int, Call] = {}
         self.counters: dict[tuple[int, int], int] = {}  # next sequence number to send
         self.expected: dict[tuple[int, int], int] = {}  # next sequence number to receive
+        self.channels = RunChannels()  # the run's sealed channels, never a context's
         self.link_free: dict[tuple[object, object], float] = {}
         # in order of sending: a message's envelope until it arrives, then its ledger row
         self.rows: list[Row | _Envelope] = []
@@ -583,7 +585,7 @@ class _Run(ReceivedRecords):
                 if seal:
                     sequence = counters.get((pid, to), 0)
                     # nonce ‖ ciphertext ‖ tag: SEAL_OVERHEAD_BYTES more than the encoding
-                    data = seal_payload(ctx, to, sequence, data, call, step, round_)
+                    data = seal_payload(self.channels, ctx, to, sequence, data, call, step, round_)
                     counters[(pid, to)] = sequence + 1
                 n_bytes = len(data)
                 if interceptor is not None:
@@ -711,9 +713,9 @@ class _Run(ReceivedRecords):
             return Message(envelope.sender, call.protocol, call.index, envelope.step,
                            envelope.round, wire.decode_again(*decoded[0]))
         try:
-            message = open_payload(self.contexts[envelope.receiver], envelope.sender, number,
-                                   envelope.data, envelope.call, envelope.step, envelope.round,
-                                   self.driver.field)
+            message = open_payload(self.channels, self.contexts[envelope.receiver],
+                                   envelope.sender, number, envelope.data, envelope.call,
+                                   envelope.step, envelope.round, self.driver.field)
         except AuthenticationError as exc:  # name the injected fault that caused it, if any
             link = (envelope.sender, envelope.receiver)
             faults = [f for f in self.faults.plan.of_kind("tamper", "replay")
