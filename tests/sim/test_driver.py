@@ -16,7 +16,7 @@ import pytest
 
 from parties.party import Party, site_parties
 from protocols import wire
-from protocols.channels import SEAL_OVERHEAD_BYTES
+from protocols.channels import SEAL_OVERHEAD_BYTES, open_message, seal_message
 from protocols.context import PartyContext
 from protocols.effects import Input, Output, Recv, RecvEach, Send, SendEach
 from protocols.errors import (
@@ -27,7 +27,7 @@ from protocols.errors import (
 )
 from protocols.secure_sum import secure_sum
 from sim.network import Network
-from sim.simulation import Simulation
+from sim.simulation import Simulation, preshared_keys
 
 Program = Callable[[PartyContext], Generator[Any, Any, Any]]
 
@@ -424,6 +424,46 @@ def test_sealed_bytes_are_payload_plus_overhead_and_unsealed_are_the_payload() -
     # the plaintext header never appears at the start of a sealed message
     header = open_data[0][:12]
     assert all(header not in x for x in sealed_data)
+
+
+@pytest.mark.parametrize("variant", ["prg", "explicit"])
+def test_sealed_wire_bytes_are_seal_message_of_the_payload_under_the_pair_key(
+        variant: str) -> None:
+    """Every sealed message on the wire is, byte for byte, the reference
+    ``seal_message(pair key, sender, receiver, n, encoding, (protocol, call, step, round))`` of
+    the payload its receiver recorded, n counting the channel's messages in sending order —
+    what the drivers sent before they kept a SealedChannel per channel."""
+    seen: list[tuple[int, int, str, bytes]] = []
+
+    def record(sender: int, receiver: int, tag: str, data: bytes) -> bytes:
+        seen.append((sender, receiver, tag, data))
+        return data
+
+    def twice(ctx: PartyContext, x: np.ndarray) -> Generator[Any, Any, Any]:
+        first = yield from secure_sum(ctx, x, variant)
+        return first, (yield from secure_sum(ctx, 2 * x, variant))
+
+    m, seed = 4, 11
+    sim = Simulation(Network.build(m), seed=seed, keys="preshared", interceptor=record)
+    result = sim.run(site_parties(twice, [{"x": np.arange(5.0) + i} for i in range(m)]))
+    keys = preshared_keys(seed, list(range(m)))
+    rows = list(result.ledger)
+    assert len(rows) == len(seen) >= 2 * m * (m - 1)
+    sequence: dict[tuple[int, int], int] = {}
+    for row, (sender, receiver, tag, data) in zip(rows, seen, strict=True):
+        assert (row.sender, row.receiver, f"{row.protocol}#{row.call}.{row.step}") == (
+            sender, receiver, tag)
+        n = sequence.get((sender, receiver), 0)
+        sequence[(sender, receiver)] = n + 1
+        key = keys[(min(sender, receiver), max(sender, receiver))][0]
+        header = (row.protocol, row.call, row.step, row.round)
+        plaintext = open_message(key, sender, receiver, n, data, header)
+        assert seal_message(key, sender, receiver, n, plaintext, header) == data
+        received = [msg for msg in result.views[receiver].received
+                    if (msg.sender, msg.protocol, msg.call, msg.step) == (
+                        sender, row.protocol, row.call, row.step)]
+        assert len(received) == 1
+        assert wire.encode(received[0].payload) == plaintext
 
 
 def test_sealing_needs_keys() -> None:
