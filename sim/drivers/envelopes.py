@@ -131,11 +131,13 @@ class RunChannels:
 def seal_payload(
     channels: RunChannels, ctx: PartyContext, to: int, sequence: int, data: bytes, call: Call,
     step: str, round_: int,
-) -> bytes:
+) -> bytes | memoryview:
     """``data`` sealed as message ``sequence`` of the channel from ``ctx.party`` to ``to``.
 
     nonce ‖ ciphertext ‖ tag: :data:`protocols.channels.SEAL_OVERHEAD_BYTES` more than
-    ``data``; the bytes of :func:`protocols.channels.seal_message` under ``ctx``'s key.
+    ``data``; the bytes of :func:`protocols.channels.seal_message` under ``ctx``'s key (a
+    read-only memoryview of them for a large message, see
+    :meth:`protocols.channels.SealedChannel.seal`; an interceptor is handed ``bytes``).
     """
     return channels.sending(ctx, to).seal(sequence, data, channels.header(call, step, round_))
 
@@ -145,7 +147,7 @@ def open_payload(
     ctx: PartyContext,
     sender: int,
     number: int | None,
-    data: bytes,
+    data: bytes | memoryview,
     call: Call,
     step: str,
     round_: int,

@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocols.channels import (
+    IN_PLACE_SEAL_BYTES,
     NONCE_BYTES,
     SEAL_OVERHEAD_BYTES,
     EncodedHeader,
@@ -34,9 +35,12 @@ SEQUENCE = st.integers(0, (1 << 48) - 1)
 KEY = st.binary(min_size=32, max_size=32)
 FIELD = st.one_of(st.integers(0, (1 << 64) - 1), st.text(max_size=12))
 HEADER = st.lists(FIELD, max_size=5).map(tuple)
-# sizes around the AES block and the sizes the protocols send (16 KB: PD-NMF's d = 2001)
-SIZE = st.one_of(st.sampled_from([0, 1, 15, 16, 17, 255, 4096, 16 * 1024 + 12]),
-                 st.integers(0, 70_000))
+# sizes around the AES block, the sizes the protocols send (16 KB: PD-NMF's d = 2001) and the
+# size from which a channel seals in place
+SIZE = st.one_of(st.sampled_from([0, 1, 15, 16, 17, 255, 4096, 16 * 1024 + 12,
+                                  IN_PLACE_SEAL_BYTES - 1, IN_PLACE_SEAL_BYTES,
+                                  IN_PLACE_SEAL_BYTES + 1, (1 << 20) + 3]),
+                 st.integers(0, 2 * IN_PLACE_SEAL_BYTES))
 
 
 def plaintext_of(size: int, salt: int) -> bytes:
@@ -63,7 +67,12 @@ def test_a_channel_seals_the_bytes_of_seal_message(
     bound = encode_header(header) if encoded else header
     sealed = channel.seal(sequence, plaintext, bound)
     reference = seal_message(key, sender, receiver, sequence, plaintext, header)
-    assert type(sealed) is bytes and sealed == reference
+    assert bytes(sealed) == reference
+    if size < IN_PLACE_SEAL_BYTES:
+        assert type(sealed) is bytes
+    else:  # sealed in place: a read-only view of bytes, read by the wire as they are
+        assert type(sealed) is memoryview and sealed.readonly and sealed.format == "B"
+        assert sealed.ndim == 1 and sealed.c_contiguous
     # and independently of the project's code: pycryptodome's GCM over the documented layout
     nonce = sealed[:NONCE_BYTES]
     assert nonce == (sender.to_bytes(3, "big") + receiver.to_bytes(3, "big")
@@ -75,6 +84,7 @@ def test_a_channel_seals_the_bytes_of_seal_message(
     assert len(sealed) == size + SEAL_OVERHEAD_BYTES
     # each opens the other's message
     assert channel.open(sequence, reference, bound) == plaintext
+    assert channel.open(sequence, sealed, bound) == plaintext
     assert open_message(key, sender, receiver, sequence, sealed, header) == plaintext
 
 

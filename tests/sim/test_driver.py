@@ -16,7 +16,12 @@ import pytest
 
 from parties.party import Party, site_parties
 from protocols import wire
-from protocols.channels import SEAL_OVERHEAD_BYTES, open_message, seal_message
+from protocols.channels import (
+    IN_PLACE_SEAL_BYTES,
+    SEAL_OVERHEAD_BYTES,
+    open_message,
+    seal_message,
+)
 from protocols.context import PartyContext
 from protocols.effects import Input, Output, Recv, RecvEach, Send, SendEach
 from protocols.errors import (
@@ -426,13 +431,15 @@ def test_sealed_bytes_are_payload_plus_overhead_and_unsealed_are_the_payload() -
     assert all(header not in x for x in sealed_data)
 
 
-@pytest.mark.parametrize("variant", ["prg", "explicit"])
+@pytest.mark.parametrize(("variant", "d"), [("prg", 5), ("explicit", 5), ("prg", 9000)])
 def test_sealed_wire_bytes_are_seal_message_of_the_payload_under_the_pair_key(
-        variant: str) -> None:
+        variant: str, d: int) -> None:
     """Every sealed message on the wire is, byte for byte, the reference
     ``seal_message(pair key, sender, receiver, n, encoding, (protocol, call, step, round))`` of
     the payload its receiver recorded, n counting the channel's messages in sending order —
-    what the drivers sent before they kept a SealedChannel per channel."""
+    what the drivers sent before they kept a SealedChannel per channel. At d = 9000 the
+    messages (72 KB) are sealed in place; the run without an interceptor (which then opens
+    the in-place buffers themselves) has the same ledger, views and outputs."""
     seen: list[tuple[int, int, str, bytes]] = []
 
     def record(sender: int, receiver: int, tag: str, data: bytes) -> bytes:
@@ -444,8 +451,9 @@ def test_sealed_wire_bytes_are_seal_message_of_the_payload_under_the_pair_key(
         return first, (yield from secure_sum(ctx, 2 * x, variant))
 
     m, seed = 4, 11
+    parties = site_parties(twice, [{"x": np.linspace(0.0, 5.0, d) + i} for i in range(m)])
     sim = Simulation(Network.build(m), seed=seed, keys="preshared", interceptor=record)
-    result = sim.run(site_parties(twice, [{"x": np.arange(5.0) + i} for i in range(m)]))
+    result = sim.run(parties)
     keys = preshared_keys(seed, list(range(m)))
     rows = list(result.ledger)
     assert len(rows) == len(seen) >= 2 * m * (m - 1)
@@ -464,6 +472,17 @@ def test_sealed_wire_bytes_are_seal_message_of_the_payload_under_the_pair_key(
                         sender, row.protocol, row.call, row.step)]
         assert len(received) == 1
         assert wire.encode(received[0].payload) == plaintext
+    assert (max(len(data) for *_, data in seen) > IN_PLACE_SEAL_BYTES) == (d == 9000)
+    plain = Simulation(Network.build(m), seed=seed, keys="preshared").run(parties)
+    assert [r._replace(sent_s=0.0, delivered_s=0.0) for r in plain.ledger] == [
+        r._replace(sent_s=0.0, delivered_s=0.0) for r in result.ledger]
+    for p in range(m):
+        assert [(x.sender, x.call, x.step, x.round, x.payload.tobytes())
+                for x in plain.views[p].received] == [
+            (x.sender, x.call, x.step, x.round, x.payload.tobytes())
+            for x in result.views[p].received]
+        for a, b in zip(plain.outputs[p], result.outputs[p], strict=True):
+            np.testing.assert_array_equal(a, b)
 
 
 def test_sealing_needs_keys() -> None:
