@@ -517,10 +517,14 @@ class EncodedHeader(NamedTuple):
     raw : bytes
         The fields as :func:`associated_data` lays them out after its count (typed,
         length-prefixed).
+    lead : bytes
+        What a channel message's associated data starts with: :data:`AAD_LABEL` and its
+        field count, 3 + ``n_fields`` (sender, receiver and sequence number come first).
     """
 
     n_fields: int
     raw: bytes
+    lead: bytes
 
 
 def encode_header(header: tuple[int | str, ...]) -> EncodedHeader:
@@ -544,7 +548,8 @@ def encode_header(header: tuple[int | str, ...]) -> EncodedHeader:
         If a field is neither an integer in [0, 2^64) nor a string.
     """
     header = tuple(header)
-    return EncodedHeader(len(header), _encode_fields(header))
+    return EncodedHeader(len(header), _encode_fields(header),
+                         AAD_LABEL + (3 + len(header)).to_bytes(4, "big"))
 
 
 class SealedChannel:
@@ -625,9 +630,9 @@ class SealedChannel:
             raise InputError(f"plaintext must be bytes, got {type(plaintext).__name__}")
         if type(header) is not EncodedHeader:
             header = encode_header(header)
-        nonce = self._nonce_prefix + sequence.to_bytes(6, "big")
-        aad = b"".join((AAD_LABEL, (3 + header.n_fields).to_bytes(4, "big"), self._aad_channel,
-                        sequence.to_bytes(8, "big"), header.raw))
+        number = sequence.to_bytes(8, "big")  # < 2^48: the nonce takes its last 6 bytes
+        nonce = self._nonce_prefix + number[2:]
+        aad = header.lead + self._aad_channel + number + header.raw
         size = len(plaintext) if type(plaintext) is bytes else memoryview(plaintext).nbytes
         if size < IN_PLACE_SEAL_BYTES:
             return nonce + self._aead.encrypt(nonce, plaintext, aad)
@@ -677,7 +682,8 @@ class SealedChannel:
             )
         if type(sequence) is not int or not 0 <= sequence < _NONCE_COUNTER_LIMIT:
             sequence = _as_id(sequence, "counter", _NONCE_COUNTER_LIMIT)
-        nonce = self._nonce_prefix + sequence.to_bytes(6, "big")
+        number = sequence.to_bytes(8, "big")
+        nonce = self._nonce_prefix + number[2:]
         if sealed[:NONCE_BYTES] != nonce:
             carried = bytes(sealed[:NONCE_BYTES])
             if carried[:6] != self._nonce_prefix:
@@ -693,8 +699,7 @@ class SealedChannel:
             )
         if type(header) is not EncodedHeader:
             header = encode_header(header)
-        aad = b"".join((AAD_LABEL, (3 + header.n_fields).to_bytes(4, "big"), self._aad_channel,
-                        sequence.to_bytes(8, "big"), header.raw))
+        aad = header.lead + self._aad_channel + number + header.raw
         try:
             # the body as a view: slicing would copy the whole message once more
             return self._aead.decrypt(nonce, memoryview(sealed)[NONCE_BYTES:], aad)
