@@ -28,6 +28,8 @@ from protocols.effects import Call
 from protocols.errors import MpcsimError
 from protocols.field import PrimeField
 
+_HEADERS_KEPT = 8  # encoded headers a run keeps (a few calls' worth)
+
 Encoded = dict[int, tuple[bytes, int]]
 """A broadcast's cache of encodings, by ``id`` of the payload (a payload is encoded once)."""
 
@@ -71,12 +73,12 @@ class RunChannels:
     key agreement). The run object holds this; no context does.
     """
 
-    __slots__ = ("_last_header", "_receiving", "_sending")
+    __slots__ = ("_headers", "_receiving", "_sending")
 
     def __init__(self) -> None:
         self._sending: dict[tuple[int, int], tuple[bytes, SealedChannel]] = {}
         self._receiving: dict[tuple[int, int], tuple[bytes, SealedChannel]] = {}
-        self._last_header: tuple[tuple[int | str, ...], EncodedHeader] | None = None
+        self._headers: dict[tuple[int | str, ...], EncodedHeader] = {}
 
     def sending(self, ctx: PartyContext, to: int) -> SealedChannel:
         """The sending end of the channel ``ctx.party`` → ``to``, under ``ctx``'s key for ``to``."""
@@ -110,21 +112,25 @@ class RunChannels:
         return end[1]
 
     def header(self, call: Call, step: str, round_: int) -> EncodedHeader:
-        """:func:`header` encoded for the associated data, once for consecutive messages.
+        """:func:`header` encoded for the associated data, once for the messages that share it.
 
         The messages of a broadcast share their header, and so do those a party receives
-        from each of its peers in one step; the last encoding is kept (only for exact
-        ``str`` / ``int`` fields, whose equality means equal bytes).
+        from each of its peers in one step; a party that opens call k's messages and then
+        sends call k + 1's alternates between two. The last few encodings are kept (only for
+        exact ``str`` / ``int`` fields, whose equality means equal bytes).
         """
         fields = header(call, step, round_)
-        last = self._last_header
         exact = (type(call.protocol) is str and type(call.index) is int and type(step) is str
                  and type(round_) is int)
-        if exact and last is not None and last[0] == fields:
-            return last[1]
-        encoded = encode_header(fields)
-        if exact:
-            self._last_header = (fields, encoded)
+        if not exact:
+            return encode_header(fields)
+        kept = self._headers
+        encoded = kept.get(fields)
+        if encoded is None:
+            encoded = encode_header(fields)
+            if len(kept) >= _HEADERS_KEPT:
+                kept.clear()
+            kept[fields] = encoded
         return encoded
 
 
@@ -156,15 +162,32 @@ def open_payload(
     """Check, unseal and decode a message to ``ctx.party``: its view record.
 
     A sealed message (``number`` is not None) must be the ``number``-th to arrive on its
-    channel and authenticate under the receiver's key; then the payload is decoded with the
-    run's ``field``, so an element outside [0, p) is refused. Opening is
-    :func:`protocols.channels.open_message` under the receiver's key (same checks, same
-    errors).
+    channel and authenticate under the receiver's key (:func:`unseal`); then the payload is
+    decoded with the run's ``field`` (:func:`decode_payload`), so an element outside [0, p)
+    is refused.
     """
-    receiver = ctx.party
     if number is not None:
-        data = channels.receiving(ctx, sender).open(number, data,
-                                                     channels.header(call, step, round_))
+        data = unseal(channels, ctx, sender, number, data, call, step, round_)
+    return decode_payload(ctx.party, sender, data, call, step, round_, field)
+
+
+def unseal(
+    channels: RunChannels, ctx: PartyContext, sender: int, number: int,
+    data: bytes | memoryview, call: Call, step: str, round_: int,
+) -> bytes:
+    """The plaintext of message ``number`` from ``sender`` to ``ctx.party``.
+
+    :func:`protocols.channels.open_message` under the receiver's key: the same checks and
+    the same errors.
+    """
+    return channels.receiving(ctx, sender).open(number, data, channels.header(call, step, round_))
+
+
+def decode_payload(
+    receiver: int, sender: int, data: bytes, call: Call, step: str, round_: int,
+    field: PrimeField | None,
+) -> Message:
+    """The view record of a payload's (plaintext) wire encoding, decoded with ``field``."""
     try:
         payload = wire.decode(data, field)
     except wire.WireFormatError as exc:

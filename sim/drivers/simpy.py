@@ -93,9 +93,10 @@ from sim.drivers.envelopes import (
     Encoded,
     ReceivedRecords,
     RunChannels,
+    decode_payload,
     encode_payload,
-    open_payload,
     seal_payload,
+    unseal,
 )
 from sim.drivers.envelopes import detached as _detached
 from sim.faults import Fault, FaultLog, FaultPlan
@@ -111,10 +112,11 @@ class _Envelope:
 
     The ledger row is made once, on arrival (:meth:`row`), or at the end of the run for a
     message that never arrived (lost, or still in flight when the run aborted). ``decoded``
-    is shared by the envelopes of one broadcast's bytes (unsealed, not rewritten in transit):
-    once a receiver has decoded them, it holds their elements (aligned), shape and dtype, and
-    the others' arrays are made without repeating the checks
-    (:func:`protocols.wire.decode_again`).
+    is shared by the envelopes of one broadcast's encoding (not rewritten in transit): once
+    a receiver has decoded it, it holds its elements (aligned), shape, dtype and the bytes
+    before the elements, and the others' arrays are made without repeating the checks
+    (:func:`protocols.wire.decode_again`) — for a sealed copy, once its own plaintext is
+    found to be that encoding.
     """
 
     __slots__ = (
@@ -139,7 +141,7 @@ class _Envelope:
         data: bytes | memoryview, sealed: bool, row_index: int,
         hops: tuple[tuple[tuple[object, object], Any], ...], phase: str, elements: int,
         n_bytes: int, sent_s: float,
-        decoded: list[tuple[bytes, tuple[int, ...], np.dtype] | None] | None = None,
+        decoded: list[tuple[bytes, tuple[int, ...], np.dtype, bytes] | None] | None = None,
     ) -> None:
         self.sender = sender
         self.receiver = receiver
@@ -576,17 +578,21 @@ class _Run(ReceivedRecords):
             phase = ctx.phase
             direct = self.network.direct_links(pid)
             encoded: Encoded = {}
-            shared = not seal and interceptor is None  # receivers get the very same bytes
-            decoded: dict[int, list[Any]] = {}  # by id of the bytes, alive during the loop
+            # receivers of one encoding share its decoding: they get the very same bytes, or
+            # (sealed) open their own copy and find those bytes in it
+            shared = interceptor is None
+            decoded: dict[int, list[Any]] = {}  # by id of the encoding, alive during the loop
             for to, payload in payloads:
                 if to not in contexts or to == pid:
                     raise MpcsimError(f"party {pid} sent a message to unknown party {to}")
                 cached = encoded.get(id(payload))
-                data, elements = cached or encode_payload(ctx, payload, encoded)
+                plain, elements = cached or encode_payload(ctx, payload, encoded)
+                data = plain
                 if seal:
                     sequence = counters.get((pid, to), 0)
                     # nonce ‖ ciphertext ‖ tag: SEAL_OVERHEAD_BYTES more than the encoding
-                    data = seal_payload(self.channels, ctx, to, sequence, data, call, step, round_)
+                    data = seal_payload(self.channels, ctx, to, sequence, plain, call, step,
+                                        round_)
                     counters[(pid, to)] = sequence + 1
                 n_bytes = len(data)
                 if interceptor is not None:
@@ -596,7 +602,7 @@ class _Run(ReceivedRecords):
                     pid, to)
                 envelope = _Envelope(pid, to, call, step, round_, data, seal, len(rows), hops,
                                      phase, elements, n_bytes, now,
-                                     decoded.setdefault(id(data), [None]) if shared else None)
+                                     decoded.setdefault(id(plain), [None]) if shared else None)
                 rows.append(envelope)  # becomes its ledger row on arrival
                 self._forward(envelope, 0, now)
         finally:
@@ -706,17 +712,30 @@ class _Run(ReceivedRecords):
         A sealed message must be the ``number``-th to arrive on its channel and authenticate
         under the receiver's key. It is opened when the program asks for it (or at the end of
         the run), not on arrival: a receiver may still be agreeing on the key when a fast
-        peer's first sealed message reaches it.
+        peer's first sealed message reaches it. The receivers of one broadcast decode its
+        encoding once: the first checks it; each further one gets an array of its own over
+        the checked elements — unsealed, at once (the very same bytes); sealed, once its own
+        copy has authenticated and its plaintext is found to be those bytes.
         """
         decoded = envelope.decoded
-        if decoded is not None and decoded[0] is not None:  # a broadcast, already checked
-            call = envelope.call
+        checked = decoded[0] if decoded is not None else None
+        call = envelope.call
+        if checked is not None and number is None:  # an unsealed broadcast, already checked
             return Message(envelope.sender, call.protocol, call.index, envelope.step,
-                           envelope.round, wire.decode_again(*decoded[0]))
+                           envelope.round, wire.decode_again(*checked[:3]))
+        data = envelope.data
         try:
-            message = open_payload(self.channels, self.contexts[envelope.receiver],
-                                   envelope.sender, number, envelope.data, envelope.call,
-                                   envelope.step, envelope.round, self.driver.field)
+            if number is not None:
+                data = unseal(self.channels, self.contexts[envelope.receiver], envelope.sender,
+                              number, data, call, envelope.step, envelope.round)
+            if checked is not None:
+                body, shape, dtype, head = checked
+                if (len(data) == len(head) + len(body) and data.startswith(head)
+                        and data.endswith(body)):
+                    return Message(envelope.sender, call.protocol, call.index, envelope.step,
+                                   envelope.round, wire.decode_again(body, shape, dtype))
+            message = decode_payload(envelope.receiver, envelope.sender, data, call,
+                                     envelope.step, envelope.round, self.driver.field)
         except AuthenticationError as exc:  # name the injected fault that caused it, if any
             link = (envelope.sender, envelope.receiver)
             faults = [f for f in self.faults.plan.of_kind("tamper", "replay")
@@ -726,10 +745,10 @@ class _Run(ReceivedRecords):
                 raise
             raise AuthenticationError(f"{exc} — injected by {faults[0].describe()}") from None
         payload = message.payload
-        if decoded is not None:
-            body = wire.body_of(payload, envelope.data)
+        if decoded is not None and checked is None:
+            body = wire.body_of(payload, data)
             if body is not None:
-                decoded[0] = (body, payload.shape, payload.dtype)
+                decoded[0] = (body, payload.shape, payload.dtype, data[:len(data) - len(body)])
         return message
 
     # -- failure ----------------------------------------------------------------------------

@@ -19,18 +19,21 @@ from protocols import wire
 from protocols.channels import (
     IN_PLACE_SEAL_BYTES,
     SEAL_OVERHEAD_BYTES,
+    encode_header,
     open_message,
     seal_message,
 )
 from protocols.context import PartyContext
-from protocols.effects import Input, Output, Recv, RecvEach, Send, SendEach
+from protocols.effects import Call, Input, Output, Recv, RecvEach, Send, SendEach
 from protocols.errors import (
     AuthenticationError,
     FieldOverflowError,
+    InputError,
     MpcsimError,
     ProtocolAbort,
 )
 from protocols.secure_sum import secure_sum
+from sim.drivers.envelopes import RunChannels
 from sim.network import Network
 from sim.simulation import Simulation, preshared_keys
 
@@ -438,8 +441,9 @@ def test_sealed_wire_bytes_are_seal_message_of_the_payload_under_the_pair_key(
     ``seal_message(pair key, sender, receiver, n, encoding, (protocol, call, step, round))`` of
     the payload its receiver recorded, n counting the channel's messages in sending order —
     what the drivers sent before they kept a SealedChannel per channel. At d = 9000 the
-    messages (72 KB) are sealed in place; the run without an interceptor (which then opens
-    the in-place buffers themselves) has the same ledger, views and outputs."""
+    messages (72 KB) are sealed in place. The run without an interceptor — which opens the
+    in-place buffers themselves, and whose receivers of a broadcast (prg's column sums)
+    decode its encoding once — has the same ledger, views and outputs."""
     seen: list[tuple[int, int, str, bytes]] = []
 
     def record(sender: int, receiver: int, tag: str, data: bytes) -> bytes:
@@ -477,12 +481,40 @@ def test_sealed_wire_bytes_are_seal_message_of_the_payload_under_the_pair_key(
     assert [r._replace(sent_s=0.0, delivered_s=0.0) for r in plain.ledger] == [
         r._replace(sent_s=0.0, delivered_s=0.0) for r in result.ledger]
     for p in range(m):
-        assert [(x.sender, x.call, x.step, x.round, x.payload.tobytes())
-                for x in plain.views[p].received] == [
-            (x.sender, x.call, x.step, x.round, x.payload.tobytes())
-            for x in result.views[p].received]
+        assert [(x.sender, x.call, x.step, x.round, x.payload.dtype, x.payload.shape,
+                 x.payload.tobytes()) for x in plain.views[p].received] == [
+            (x.sender, x.call, x.step, x.round, x.payload.dtype, x.payload.shape,
+             x.payload.tobytes()) for x in result.views[p].received]
         for a, b in zip(plain.outputs[p], result.outputs[p], strict=True):
             np.testing.assert_array_equal(a, b)
+
+
+def test_the_runs_header_encodings_are_encode_headers_own() -> None:
+    """RunChannels keeps a few encoded headers; each one it hands out is what encode_header
+    gives for the same fields — across evictions, and for fields that only compare equal to
+    kept ones (a str subclass equal to everything and a bool index, both refused; a numpy
+    index, encoded as its integer)."""
+
+    class Anything(str):
+        def __eq__(self, other: object) -> bool:
+            return True
+
+        __hash__ = str.__hash__
+
+    channels = RunChannels()
+    for index in list(range(20)) + list(range(20)):
+        for step, round_ in (("share", index + 1), ("column_sum", index + 2)):
+            got = channels.header(Call("secure_sum", index), step, round_)
+            assert got == encode_header(("secure_sum", index, step, round_))
+    channels.header(Call("p", 1), "a", 2)
+    # equal to the kept "a", yet not a str: refused as associated_data refuses it
+    for encode in (lambda: encode_header(("p", 1, Anything("a"), 2)),
+                   lambda: channels.header(Call("p", 1), Anything("a"), 2)):
+        with pytest.raises(InputError, match="associated data field must be an integer"):
+            encode()
+    assert channels.header(Call("p", np.int64(1)), "a", 2) == encode_header(("p", 1, "a", 2))
+    with pytest.raises(InputError, match="associated data field"):
+        channels.header(Call("p", True), "a", 2)
 
 
 def test_sealing_needs_keys() -> None:
