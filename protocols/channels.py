@@ -670,6 +670,54 @@ class SealedChannel:
             With :func:`open_message`'s message: too short, the nonce of another channel or
             of another sequence number, or GCM authentication failed.
         """
+        sealed, nonce, aad = self._checked(sequence, sealed, header)
+        try:
+            # the body as a view: slicing would copy the whole message once more
+            return self._aead.decrypt(nonce, memoryview(sealed)[NONCE_BYTES:], aad)
+        except InvalidTag:
+            raise AuthenticationError(self._forged) from None
+
+    def open_into(
+        self, sequence: int, sealed: bytes, into: bytearray | memoryview,
+        header: EncodedHeader | tuple[int | str, ...] = (),
+    ) -> None:
+        """:meth:`open`, the plaintext written into ``into`` (no new buffer).
+
+        For a receiver that needs to authenticate a message but not to keep its plaintext
+        (the driver's copies of a broadcast whose encoding another receiver has checked):
+        the same checks and errors as :meth:`open` (and :func:`open_message`).
+
+        Parameters
+        ----------
+        sequence, sealed, header
+            As for :meth:`open`.
+        into : bytearray or memoryview
+            A writable buffer of exactly ``len(sealed)`` − :data:`SEAL_OVERHEAD_BYTES` bytes.
+            What it holds after an :class:`~protocols.errors.AuthenticationError` is
+            undefined.
+
+        Raises
+        ------
+        AuthenticationError
+            As :meth:`open`.
+        InputError
+            If ``into`` is not of the plaintext's size.
+        """
+        sealed, nonce, aad = self._checked(sequence, sealed, header)
+        size = len(sealed) - SEAL_OVERHEAD_BYTES
+        if memoryview(into).nbytes != size:
+            raise InputError(f"into must be {size} bytes (the plaintext's), got "
+                             f"{memoryview(into).nbytes}")
+        try:
+            self._aead.decrypt_into(nonce, memoryview(sealed)[NONCE_BYTES:], aad, into)
+        except InvalidTag:
+            raise AuthenticationError(self._forged) from None
+
+    def _checked(
+        self, sequence: int, sealed: bytes, header: EncodedHeader | tuple[int | str, ...]
+    ) -> tuple[bytes | memoryview, bytes, bytes]:
+        """``sealed`` as bytes or a byte view, its nonce and its associated data, after the
+        checks :func:`open_message` makes before the tag (in its order, with its messages)."""
         if type(sealed) is not bytes:
             if not isinstance(sealed, (bytearray, memoryview)):
                 raise InputError(f"sealed must be bytes, got {type(sealed).__name__}")
@@ -699,15 +747,12 @@ class SealedChannel:
             )
         if type(header) is not EncodedHeader:
             header = encode_header(header)
-        aad = header.lead + self._aad_channel + number + header.raw
-        try:
-            # the body as a view: slicing would copy the whole message once more
-            return self._aead.decrypt(nonce, memoryview(sealed)[NONCE_BYTES:], aad)
-        except InvalidTag:
-            raise AuthenticationError(
-                f"sealed message{self._who} failed AES-GCM authentication: its ciphertext, tag, "
-                "nonce or associated data were altered, or the key is wrong"
-            ) from None
+        return sealed, nonce, header.lead + self._aad_channel + number + header.raw
+
+    @property
+    def _forged(self) -> str:
+        return (f"sealed message{self._who} failed AES-GCM authentication: its ciphertext, tag, "
+                "nonce or associated data were altered, or the key is wrong")
 
 
 def _gcm(key: bytes, nonce: bytes) -> AESGCM:

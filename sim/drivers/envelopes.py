@@ -22,7 +22,7 @@ import numpy as np
 
 from parties.view import Message, View, frozen
 from protocols import wire
-from protocols.channels import EncodedHeader, SealedChannel, encode_header
+from protocols.channels import SEAL_OVERHEAD_BYTES, EncodedHeader, SealedChannel, encode_header
 from protocols.context import PartyContext
 from protocols.effects import Call
 from protocols.errors import MpcsimError
@@ -73,12 +73,30 @@ class RunChannels:
     key agreement). The run object holds this; no context does.
     """
 
-    __slots__ = ("_headers", "_receiving", "_sending")
+    __slots__ = ("_headers", "_receiving", "_scratch", "_sending")
 
     def __init__(self) -> None:
         self._sending: dict[tuple[int, int], tuple[bytes, SealedChannel]] = {}
         self._receiving: dict[tuple[int, int], tuple[bytes, SealedChannel]] = {}
         self._headers: dict[tuple[int | str, ...], EncodedHeader] = {}
+        self._scratch = bytearray()
+
+    def open_transient(
+        self, ctx: PartyContext, sender: int, number: int, data: bytes | memoryview,
+        call: Call, step: str, round_: int,
+    ) -> memoryview:
+        """:func:`unseal` into the run's scratch buffer: a view of the plaintext that the
+        next call overwrites — for a copy that must authenticate but whose plaintext is not
+        kept (fresh memory for it would cost page faults, not just AES-GCM)."""
+        size = memoryview(data).nbytes - SEAL_OVERHEAD_BYTES
+        if size < 0:  # too short: the channel's own refusal
+            return memoryview(unseal(self, ctx, sender, number, data, call, step, round_))
+        if len(self._scratch) < size:
+            self._scratch = bytearray(size)
+        plaintext = memoryview(self._scratch)[:size]
+        self.receiving(ctx, sender).open_into(number, data, plaintext,
+                                              self.header(call, step, round_))
+        return plaintext
 
     def sending(self, ctx: PartyContext, to: int) -> SealedChannel:
         """The sending end of the channel ``ctx.party`` → ``to``, under ``ctx``'s key for ``to``."""

@@ -715,7 +715,7 @@ class _Run(ReceivedRecords):
         peer's first sealed message reaches it. The receivers of one broadcast decode its
         encoding once: the first checks it; each further one gets an array of its own over
         the checked elements — unsealed, at once (the very same bytes); sealed, once its own
-        copy has authenticated and its plaintext is found to be those bytes.
+        copy has authenticated (opened into the run's scratch buffer, not kept).
         """
         decoded = envelope.decoded
         checked = decoded[0] if decoded is not None else None
@@ -724,16 +724,22 @@ class _Run(ReceivedRecords):
             return Message(envelope.sender, call.protocol, call.index, envelope.step,
                            envelope.round, wire.decode_again(*checked[:3]))
         data = envelope.data
+        ctx = self.contexts[envelope.receiver]
         try:
-            if number is not None:
-                data = unseal(self.channels, self.contexts[envelope.receiver], envelope.sender,
-                              number, data, call, envelope.step, envelope.round)
-            if checked is not None:
+            if number is not None and checked is not None:
+                # a sealed copy of a checked encoding: authenticate it, keep nothing of it.
+                # The tag proves the plaintext is what the sender sealed, which is that
+                # encoding (its header bytes are compared all the same)
                 body, shape, dtype, head = checked
-                if (len(data) == len(head) + len(body) and data.startswith(head)
-                        and data.endswith(body)):
+                plaintext = self.channels.open_transient(ctx, envelope.sender, number, data,
+                                                         call, envelope.step, envelope.round)
+                if len(plaintext) == len(head) + len(body) and plaintext[:len(head)] == head:
                     return Message(envelope.sender, call.protocol, call.index, envelope.step,
                                    envelope.round, wire.decode_again(body, shape, dtype))
+                data, number = bytes(plaintext), None
+            if number is not None:
+                data = unseal(self.channels, ctx, envelope.sender, number, data, call,
+                              envelope.step, envelope.round)
             message = decode_payload(envelope.receiver, envelope.sender, data, call,
                                      envelope.step, envelope.round, self.driver.field)
         except AuthenticationError as exc:  # name the injected fault that caused it, if any
@@ -745,7 +751,7 @@ class _Run(ReceivedRecords):
                 raise
             raise AuthenticationError(f"{exc} — injected by {faults[0].describe()}") from None
         payload = message.payload
-        if decoded is not None and checked is None:
+        if decoded is not None and decoded[0] is None:
             body = wire.body_of(payload, data)
             if body is not None:
                 decoded[0] = (body, payload.shape, payload.dtype, data[:len(data) - len(body)])

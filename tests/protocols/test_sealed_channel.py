@@ -168,6 +168,16 @@ def test_a_channel_refuses_what_open_message_refuses_with_its_message(
                                              sealed, expect_header))
     channel = SealedChannel(open_key, sender, receiver)
     assert outcome(lambda: channel.open(expect_sequence, sealed, expect_header)) == reference
+    # open_into: the same refusals; on success the plaintext, written where it was asked
+    room = bytearray(max(0, len(sealed) - SEAL_OVERHEAD_BYTES) + 5)
+    into = memoryview(room)[5:]
+    into_outcome = outcome(lambda: channel.open_into(expect_sequence, sealed, into,
+                                                     expect_header))
+    if reference[0] == "value":
+        assert into_outcome == ("value", None) and bytes(into) == plaintext
+        assert bytes(room[:5]) == bytes(5)
+    else:
+        assert into_outcome == reference
     if tamper not in TAMPERS[-4:]:  # the header encoded once, as a driver does
         encoded = encode_header(expect_header)
         assert outcome(lambda: channel.open(expect_sequence, sealed, encoded)) == reference
@@ -200,6 +210,18 @@ def test_a_channel_refuses_bad_arguments_as_seal_message_does(call: Callable) ->
     assert reference[0] == "InputError"
     assert outcome(lambda: SealedChannel(key, sender, receiver).seal(
         sequence, plaintext, header)) == reference
+
+
+def test_open_into_wants_a_buffer_of_the_plaintexts_size() -> None:
+    key = bytes(range(32))
+    sealed = seal_message(key, 1, 2, 0, b"abcdef", ("h", 1))
+    channel = SealedChannel(key, 1, 2)
+    for wrong in (bytearray(5), bytearray(7)):
+        with pytest.raises(InputError, match="into must be 6 bytes"):
+            channel.open_into(0, sealed, wrong, ("h", 1))
+    right = bytearray(6)
+    channel.open_into(0, sealed, right, encode_header(("h", 1)))
+    assert right == b"abcdef"
 
 
 def test_a_channel_neither_shows_nor_keeps_its_key() -> None:
