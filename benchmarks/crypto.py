@@ -34,11 +34,12 @@ channels' cost per message:
 * ``seal_open`` — µs to seal and to open one message with the reference functions
   (:func:`protocols.channels.seal_message` / :func:`~protocols.channels.open_message`, what
   the drivers called per message) and with a kept :class:`protocols.channels.SealedChannel`
-  and an encoded header (what they do now), interleaved; old ÷ new per direction; and the
-  floor: the AEAD alone, ``AESGCM.encrypt_into`` / ``decrypt_into`` into reused buffers
-  (GB/s). Each operation is repeated in a loop, so a large message's fresh buffers are
-  recycled memory here; in a run that keeps many of them alive they are fresh pages, which
-  costs more (``benchmarks/secure_sum.py`` shows that case).
+  and an encoded header (what they do now; ``channel_open_into``: into a reused buffer, as
+  the SimPy driver authenticates a broadcast's further copies), interleaved; old ÷ new per
+  direction; and the floor: the AEAD alone, ``AESGCM.encrypt_into`` / ``decrypt_into`` into
+  reused buffers (GB/s). Each operation is repeated in a loop, so a large message's fresh
+  buffers are recycled memory here; in a run that keeps many of them alive they are fresh
+  pages, which costs more (``benchmarks/secure_sum.py`` shows that case).
 
 Usage: ``python benchmarks/crypto.py [--quick] [--seal-open-only]``.
 """
@@ -209,7 +210,7 @@ def seal_open(repeats: int, budget_s: float, note: dict[str, int]) -> None:
         plaintext = bytes(size)
         sealed = seal_message(KEY, sender, receiver, sequence, plaintext, header)
         body = memoryview(sealed)[NONCE_BYTES:]
-        out, back = bytearray(size + TAG_BYTES), bytearray(size)
+        out, back, into = bytearray(size + TAG_BYTES), bytearray(size), bytearray(size)
         impls: dict[str, Callable[[], object]] = {
             "seal_message": lambda p=plaintext: seal_message(KEY, sender, receiver, sequence,
                                                              p, header),
@@ -217,6 +218,8 @@ def seal_open(repeats: int, budget_s: float, note: dict[str, int]) -> None:
             "open_message": lambda s=sealed: open_message(KEY, sender, receiver, sequence, s,
                                                           header),
             "channel_open": lambda s=sealed: channel.open(sequence, s, encoded),
+            "channel_open_into": lambda s=sealed, o=into: channel.open_into(sequence, s, o,
+                                                                            encoded),
             "aead_encrypt_into": lambda p=plaintext, o=out: aead.encrypt_into(nonce, p, aad, o),
             "aead_decrypt_into": lambda b=body, o=back: aead.decrypt_into(nonce, b, aad, o),
         }
@@ -233,11 +236,14 @@ def seal_open(repeats: int, budget_s: float, note: dict[str, int]) -> None:
              open_old_to_channel=paired(samples["open_message"], samples["channel_open"]),
              channel_seal_to_aead=paired(samples["channel_seal"], samples["aead_encrypt_into"]),
              channel_open_to_aead=paired(samples["channel_open"], samples["aead_decrypt_into"]),
+             channel_open_into_to_aead=paired(samples["channel_open_into"],
+                                              samples["aead_decrypt_into"]),
              aead_encrypt_gb_per_s=round(size / min(samples["aead_encrypt_into"]) / 1e9, 2),
              aead_decrypt_gb_per_s=round(size / min(samples["aead_decrypt_into"]) / 1e9, 2),
              note="old: seal_message/open_message per message; channel: a kept "
-                  "SealedChannel and an encoded header (the drivers' path); aead: "
-                  "AESGCM.encrypt_into/decrypt_into into reused buffers (the floor)")
+                  "SealedChannel and an encoded header (the drivers' path; open_into: into a "
+                  "reused buffer); aead: AESGCM.encrypt_into/decrypt_into into reused "
+                  "buffers (the floor)")
 
 
 def party_keys(m: int) -> list[tuple[list[bytes], list[int]]]:
