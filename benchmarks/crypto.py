@@ -37,9 +37,11 @@ channels' cost per message:
   and an encoded header (what they do now; ``channel_open_into``: into a reused buffer, as
   the SimPy driver authenticates a broadcast's further copies), interleaved; old ÷ new per
   direction; and the floor: the AEAD alone, ``AESGCM.encrypt_into`` / ``decrypt_into`` into
-  reused buffers (GB/s). Each operation is repeated in a loop, so a large message's fresh
-  buffers are recycled memory here; in a run that keeps many of them alive they are fresh
-  pages, which costs more (``benchmarks/secure_sum.py`` shows that case).
+  reused buffers (GB/s). At 8 MB the figures are the C library's allocator as much as
+  AES-GCM: in this loop, sealing (two 8 MB ``bytes`` a message, one freed) maps and unmaps
+  fresh memory each time (~7 ms against ~0.7 ms for the AEAD); in a run that keeps many
+  messages alive every large buffer is fresh memory anyway, and sealing in place measured no
+  faster there (``benchmarks/secure_sum.py`` is the figure for that case).
 
 Usage: ``python benchmarks/crypto.py [--quick] [--seal-open-only]``.
 """

@@ -29,10 +29,9 @@ an authenticated channel for the messages the protocols exchange:
   for a driver that sends many messages on one directed channel: the AES-GCM key schedule,
   the nonce's channel prefix and the associated data's channel fields are built once per
   channel, and a header (:func:`encode_header`) once for every channel it is sealed on, so a
-  message costs the AEAD call and a few concatenations. A large message is sealed in place
-  (:data:`IN_PLACE_SEAL_BYTES`), and :meth:`SealedChannel.open_into` authenticates a message
-  into a buffer the caller reuses. The two functions stay the reference it is tested
-  against (same bytes, same refusals, same error messages).
+  message costs the AEAD call and a few concatenations; :meth:`SealedChannel.open_into`
+  authenticates a message into a buffer the caller reuses. The two functions stay the
+  reference it is tested against (same bytes, same refusals, same error messages).
 
 Where keys come from. These functions take key material as bytes and never draw randomness.
 A seeded simulation derives every key seed from the scenario seed, so a run replays byte for
@@ -60,7 +59,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
-import numpy as np
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -73,7 +71,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AAD_LABEL",
-    "IN_PLACE_SEAL_BYTES",
     "KEY_BYTES",
     "NONCE_BYTES",
     "PAIR_KEY_SALT",
@@ -119,14 +116,6 @@ AAD_LABEL = b"mpcsim/channels/aad/v1"
 
 PAIR_KEY_SALT = b"mpcsim/channels/pair-keys/v1"
 """HKDF salt of :func:`agree` (a fixed project label)."""
-
-IN_PLACE_SEAL_BYTES = 1 << 16
-"""Plaintext size from which :meth:`SealedChannel.seal` writes nonce ‖ ciphertext ‖ tag into one
-buffer (AES-GCM ``encrypt_into``) instead of concatenating the nonce and the ciphertext. Above
-the C library's mmap threshold (128 KiB by default) every ``bytes`` of that size is fresh
-memory that faults page by page, and the concatenation made two of them: 8 MB sealed in
-~6.7 ms that way against ~0.68 ms in place, the AEAD alone ~0.69 ms (``benchmarks/crypto.py``,
-``seal_open``); below 64 KiB the concatenation is as cheap or cheaper."""
 
 _PAIR_KEY_INFO = b"mpcsim pair keys"
 _INT_FIELD = b"i" + (8).to_bytes(4, "big")
@@ -607,7 +596,7 @@ class SealedChannel:
 
     def seal(
         self, sequence: int, plaintext: bytes, header: EncodedHeader | tuple[int | str, ...] = ()
-    ) -> bytes | memoryview:
+    ) -> bytes:
         """Message number ``sequence`` sealed: nonce ‖ ciphertext ‖ tag (:func:`seal_message`).
 
         Parameters
@@ -621,10 +610,8 @@ class SealedChannel:
 
         Returns
         -------
-        bytes or memoryview
-            :data:`SEAL_OVERHEAD_BYTES` more than ``plaintext``: ``bytes`` below
-            :data:`IN_PLACE_SEAL_BYTES` of plaintext, from there on a read-only ``memoryview``
-            (format ``B``) of the same bytes, sealed in place.
+        bytes
+            :data:`SEAL_OVERHEAD_BYTES` more than ``plaintext``.
         """
         if type(sequence) is not int or not 0 <= sequence < _NONCE_COUNTER_LIMIT:
             sequence = _as_id(sequence, "counter", _NONCE_COUNTER_LIMIT)
@@ -635,16 +622,11 @@ class SealedChannel:
         number = sequence.to_bytes(8, "big")  # < 2^48: the nonce takes its last 6 bytes
         nonce = self._nonce_prefix + number[2:]
         aad = header.lead + self._aad_channel + number + header.raw
-        size = len(plaintext) if type(plaintext) is bytes else memoryview(plaintext).nbytes
-        if size < IN_PLACE_SEAL_BYTES:
-            return nonce + self._aead.encrypt(nonce, plaintext, aad)
-        # nonce, ciphertext and tag written where they travel: no copy of the body, and an
-        # uninitialised numpy buffer (huge pages from 4 MiB on Linux) rather than two
-        # page-faulting bytes objects
-        out = memoryview(np.empty(NONCE_BYTES + size + TAG_BYTES, dtype=np.uint8))
-        out[:NONCE_BYTES] = nonce
-        self._aead.encrypt_into(nonce, plaintext, aad, out[NONCE_BYTES:])
-        return out.toreadonly()
+        # nonce ‖ ciphertext ‖ tag by concatenation. Sealing in place (AESGCM.encrypt_into
+        # into one fresh buffer) saves the copy in a loop that recycles memory, but not in a
+        # run, where every large message is fresh memory either way: measured slower there
+        # (benchmarks/secure_sum.py, M = 10, d = 10^6), so the wire stays plain bytes
+        return nonce + self._aead.encrypt(nonce, plaintext, aad)
 
     def open(
         self, sequence: int, sealed: bytes, header: EncodedHeader | tuple[int | str, ...] = ()

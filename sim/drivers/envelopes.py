@@ -82,13 +82,13 @@ class RunChannels:
         self._scratch = bytearray()
 
     def open_transient(
-        self, ctx: PartyContext, sender: int, number: int, data: bytes | memoryview,
+        self, ctx: PartyContext, sender: int, number: int, data: bytes,
         call: Call, step: str, round_: int,
     ) -> memoryview:
         """:func:`unseal` into the run's scratch buffer: a view of the plaintext that the
         next call overwrites — for a copy that must authenticate but whose plaintext is not
         kept (fresh memory for it would cost page faults, not just AES-GCM)."""
-        size = memoryview(data).nbytes - SEAL_OVERHEAD_BYTES
+        size = len(data) - SEAL_OVERHEAD_BYTES
         if size < 0:  # too short: the channel's own refusal
             return memoryview(unseal(self, ctx, sender, number, data, call, step, round_))
         if len(self._scratch) < size:
@@ -155,13 +155,11 @@ class RunChannels:
 def seal_payload(
     channels: RunChannels, ctx: PartyContext, to: int, sequence: int, data: bytes, call: Call,
     step: str, round_: int,
-) -> bytes | memoryview:
+) -> bytes:
     """``data`` sealed as message ``sequence`` of the channel from ``ctx.party`` to ``to``.
 
     nonce ‖ ciphertext ‖ tag: :data:`protocols.channels.SEAL_OVERHEAD_BYTES` more than
-    ``data``; the bytes of :func:`protocols.channels.seal_message` under ``ctx``'s key (a
-    read-only memoryview of them for a large message, see
-    :meth:`protocols.channels.SealedChannel.seal`; an interceptor is handed ``bytes``).
+    ``data``; the bytes of :func:`protocols.channels.seal_message` under ``ctx``'s key.
     """
     return channels.sending(ctx, to).seal(sequence, data, channels.header(call, step, round_))
 
@@ -171,7 +169,7 @@ def open_payload(
     ctx: PartyContext,
     sender: int,
     number: int | None,
-    data: bytes | memoryview,
+    data: bytes,
     call: Call,
     step: str,
     round_: int,
@@ -191,7 +189,7 @@ def open_payload(
 
 def unseal(
     channels: RunChannels, ctx: PartyContext, sender: int, number: int,
-    data: bytes | memoryview, call: Call, step: str, round_: int,
+    data: bytes, call: Call, step: str, round_: int,
 ) -> bytes:
     """The plaintext of message ``number`` from ``sender`` to ``ctx.party``.
 

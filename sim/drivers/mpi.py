@@ -255,7 +255,7 @@ class _Envelope:
     call: int
     step: str
     round: int
-    data: bytes | memoryview
+    data: bytes
     sealed: bool
 
     @property
@@ -719,7 +719,7 @@ class _Run(ReceivedRecords):
             data = seal_payload(self.channels, ctx, to, sequence, data, call, step, round_)
         n_bytes = len(data)
         if self.driver.interceptor is not None:
-            data = self.driver.interceptor(pid, to, call.tag(step), bytes(data))
+            data = self.driver.interceptor(pid, to, call.tag(step), data)
         now = time.time() - self.start
         hops = len(self.driver.network.route_links(pid, to))
         row_index = len(self.rows)

@@ -137,10 +137,9 @@ class _Envelope:
     )
 
     def __init__(
-        self, sender: int, receiver: int, call: Call, step: str, round_: int,
-        data: bytes | memoryview, sealed: bool, row_index: int,
-        hops: tuple[tuple[tuple[object, object], Any], ...], phase: str, elements: int,
-        n_bytes: int, sent_s: float,
+        self, sender: int, receiver: int, call: Call, step: str, round_: int, data: bytes,
+        sealed: bool, row_index: int, hops: tuple[tuple[tuple[object, object], Any], ...],
+        phase: str, elements: int, n_bytes: int, sent_s: float,
         decoded: list[tuple[bytes, tuple[int, ...], np.dtype, bytes] | None] | None = None,
     ) -> None:
         self.sender = sender
@@ -170,7 +169,7 @@ class _Envelope:
                    self.round, self.elements, self.n_bytes, len(self.hops), self.sent_s,
                    delivered_s)
 
-    def with_data(self, data: bytes | memoryview) -> _Envelope:
+    def with_data(self, data: bytes) -> _Envelope:
         """The same message carrying other bytes (a tampered copy)."""
         return _Envelope(self.sender, self.receiver, self.call, self.step, self.round, data,
                          self.sealed, self.row_index, self.hops, self.phase, self.elements,
@@ -596,7 +595,7 @@ class _Run(ReceivedRecords):
                     counters[(pid, to)] = sequence + 1
                 n_bytes = len(data)
                 if interceptor is not None:
-                    data = interceptor(pid, to, call.tag(step), bytes(data))
+                    data = interceptor(pid, to, call.tag(step), data)
                 link = direct.get(to)
                 hops = (((pid, to), link),) if link is not None else self.network.route_links(
                     pid, to)

@@ -3,14 +3,10 @@
     mpiexec -n R python mpi_job.py scenarios OUT NAME...   # catalogue scenarios by name
     mpiexec -n R python mpi_job.py raise                   # party 1 raises in its 2nd call
     mpiexec -n R python mpi_job.py tamper                  # a forged message to party 2
-    mpiexec -n R python mpi_job.py large                   # sealed messages sealed in place
 
 ``scenarios`` writes, per name, ``OUT/NAME/`` (report.json, outputs.npz, ledger.csv) and
 ``OUT/NAME/views.txt`` (:func:`mpi_catalog.views_digest`), or ``OUT/NAME.error`` with the
 error line. The fault modes print rank 0's ``error:`` line and exit 1, as the CLI does.
-``large`` runs a sealed SecureSum whose messages exceed
-:data:`protocols.channels.IN_PLACE_SEAL_BYTES` (sent as read-only memoryviews) under MPI and
-under SimPy, and exits 0 only if outputs, ledger (times aside) and views agree.
 """
 
 from __future__ import annotations
@@ -26,7 +22,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from mpi_catalog import SCENARIOS, views_digest
 
 from parties.party import site_parties
-from protocols.channels import IN_PLACE_SEAL_BYTES
 from protocols.errors import MpcsimError
 from protocols.secure_sum import secure_sum
 from sim.network import Network
@@ -79,30 +74,7 @@ def fault(mode: str) -> int:
     return 0
 
 
-def large() -> int:
-    """Sealed messages of ~160 KB, sealed in place: the MPI run equals the SimPy run."""
-    m, d = 4, 20_000
-    inputs = [{"x": np.linspace(0.0, 1.0, d) + p} for p in range(m)]
-    results = {driver: Simulation(Network.build(m), seed=3, driver=driver).run(
-        site_parties(secure_sum, inputs)) for driver in ("mpi", "simpy")}
-    if not ROOT:
-        return 0
-    mpi, simpy = results["mpi"], results["simpy"]
-
-    def timeless(result):
-        return sorted(r._replace(sent_s=0.0, delivered_s=0.0) for r in result.ledger)
-
-    assert min(r.bytes for r in mpi.ledger if r.protocol == "secure_sum") > IN_PLACE_SEAL_BYTES
-    assert timeless(mpi) == timeless(simpy)
-    for p in range(m):
-        np.testing.assert_array_equal(mpi.outputs[p], simpy.outputs[p])
-    assert views_digest(mpi.views) == views_digest(simpy.views)
-    return 0
-
-
 if __name__ == "__main__":
-    if sys.argv[1] == "large":
-        raise SystemExit(large())
     if sys.argv[1] == "scenarios":
         raise SystemExit(scenarios(Path(sys.argv[2]), sys.argv[3:]))
     raise SystemExit(fault(sys.argv[1]))
