@@ -628,6 +628,43 @@ class SealedChannel:
         # (benchmarks/secure_sum.py, M = 10, d = 10^6), so the wire stays plain bytes
         return nonce + self._aead.encrypt(nonce, plaintext, aad)
 
+    def seal_into(
+        self, sequence: int, plaintext: bytes, into: bytearray | memoryview,
+        header: EncodedHeader | tuple[int | str, ...] = (),
+    ) -> None:
+        """:meth:`seal`, the sealed message written into ``into`` (no new buffer).
+
+        Parameters
+        ----------
+        sequence, plaintext, header
+            As for :meth:`seal`.
+        into : bytearray or memoryview
+            A writable buffer of exactly ``len(plaintext)`` + :data:`SEAL_OVERHEAD_BYTES`
+            bytes; it then holds the bytes :meth:`seal` returns.
+
+        Raises
+        ------
+        InputError
+            As :meth:`seal`, or if ``into`` is not of the sealed message's size.
+        """
+        if type(sequence) is not int or not 0 <= sequence < _NONCE_COUNTER_LIMIT:
+            sequence = _as_id(sequence, "counter", _NONCE_COUNTER_LIMIT)
+        if type(plaintext) is not bytes and not isinstance(plaintext, (bytearray, memoryview)):
+            raise InputError(f"plaintext must be bytes, got {type(plaintext).__name__}")
+        if type(header) is not EncodedHeader:
+            header = encode_header(header)
+        out = memoryview(into)
+        size = memoryview(plaintext).nbytes + SEAL_OVERHEAD_BYTES
+        if out.nbytes != size:
+            raise InputError(f"into must be {size} bytes (the sealed message's), got "
+                             f"{out.nbytes}")
+        number = sequence.to_bytes(8, "big")
+        nonce = self._nonce_prefix + number[2:]
+        out = out.cast("B")
+        out[:NONCE_BYTES] = nonce
+        self._aead.encrypt_into(nonce, plaintext, header.lead + self._aad_channel + number
+                                + header.raw, out[NONCE_BYTES:])
+
     def open(
         self, sequence: int, sealed: bytes, header: EncodedHeader | tuple[int | str, ...] = ()
     ) -> bytes:

@@ -74,6 +74,7 @@ import simpy
 
 from parties.view import Message, View, frozen
 from protocols import wire
+from protocols.channels import SEAL_OVERHEAD_BYTES, SealedChannel
 from protocols.context import PartyContext
 from protocols.effects import (
     Call,
@@ -123,6 +124,7 @@ class _Envelope:
         "call",
         "data",
         "decoded",
+        "deferred",
         "elements",
         "hops",
         "n_bytes",
@@ -141,6 +143,7 @@ class _Envelope:
         sealed: bool, row_index: int, hops: tuple[tuple[tuple[object, object], Any], ...],
         phase: str, elements: int, n_bytes: int, sent_s: float,
         decoded: list[tuple[bytes, tuple[int, ...], np.dtype, bytes] | None] | None = None,
+        deferred: tuple[SealedChannel, int] | None = None,
     ) -> None:
         self.sender = sender
         self.receiver = receiver
@@ -156,6 +159,7 @@ class _Envelope:
         self.n_bytes = n_bytes
         self.sent_s = sent_s
         self.decoded = decoded
+        self.deferred = deferred
 
     @property
     def key(self) -> tuple[int, str, int, str]:
@@ -580,20 +584,24 @@ class _Run(ReceivedRecords):
             # receivers of one encoding share its decoding: they get the very same bytes, or
             # (sealed) open their own copy and find those bytes in it
             shared = interceptor is None
+            # nothing observes a message in flight: seal it on delivery (see _open)
+            deferred = seal and interceptor is None and self.faults is None
             decoded: dict[int, list[Any]] = {}  # by id of the encoding, alive during the loop
             for to, payload in payloads:
                 if to not in contexts or to == pid:
                     raise MpcsimError(f"party {pid} sent a message to unknown party {to}")
                 cached = encoded.get(id(payload))
                 plain, elements = cached or encode_payload(ctx, payload, encoded)
-                data = plain
+                data, later = plain, None
                 if seal:
                     sequence = counters.get((pid, to), 0)
-                    # nonce ‖ ciphertext ‖ tag: SEAL_OVERHEAD_BYTES more than the encoding
-                    data = seal_payload(self.channels, ctx, to, sequence, plain, call, step,
-                                        round_)
+                    if deferred:  # the sending end (its key) and number, bound now
+                        later = (self.channels.sending(ctx, to), sequence)
+                    else:  # nonce ‖ ciphertext ‖ tag: SEAL_OVERHEAD_BYTES more
+                        data = seal_payload(self.channels, ctx, to, sequence, plain, call, step,
+                                            round_)
                     counters[(pid, to)] = sequence + 1
-                n_bytes = len(data)
+                n_bytes = len(data) + (SEAL_OVERHEAD_BYTES if later is not None else 0)
                 if interceptor is not None:
                     data = interceptor(pid, to, call.tag(step), data)
                 link = direct.get(to)
@@ -601,7 +609,8 @@ class _Run(ReceivedRecords):
                     pid, to)
                 envelope = _Envelope(pid, to, call, step, round_, data, seal, len(rows), hops,
                                      phase, elements, n_bytes, now,
-                                     decoded.setdefault(id(plain), [None]) if shared else None)
+                                     decoded.setdefault(id(plain), [None]) if shared else None,
+                                     later)
                 rows.append(envelope)  # becomes its ledger row on arrival
                 self._forward(envelope, 0, now)
         finally:
@@ -719,11 +728,18 @@ class _Run(ReceivedRecords):
         decoded = envelope.decoded
         checked = decoded[0] if decoded is not None else None
         call = envelope.call
-        if checked is not None and number is None:  # an unsealed broadcast, already checked
-            return Message(envelope.sender, call.protocol, call.index, envelope.step,
-                           envelope.round, wire.decode_again(*checked[:3]))
         data = envelope.data
         ctx = self.contexts[envelope.receiver]
+        if envelope.deferred is not None and number is not None:
+            # sealed on delivery: the sender's end seals the encoding, the receiver's end
+            # authenticates it; then the encoding is the receiver's, as if unsealed
+            sending, sequence = envelope.deferred
+            self.channels.seal_and_authenticate(sending, sequence, data, ctx, envelope.sender,
+                                                number, call, envelope.step, envelope.round)
+            number = None
+        if checked is not None and number is None:  # a broadcast, already checked
+            return Message(envelope.sender, call.protocol, call.index, envelope.step,
+                           envelope.round, wire.decode_again(*checked[:3]))
         try:
             if number is not None and checked is not None:
                 # a sealed copy of a checked encoding: authenticate it, keep nothing of it.

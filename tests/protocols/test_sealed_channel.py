@@ -75,6 +75,10 @@ def test_a_channel_seals_the_bytes_of_seal_message(
     body, tag = gcm.encrypt_and_digest(plaintext)
     assert sealed[NONCE_BYTES:] == body + tag
     assert len(sealed) == size + SEAL_OVERHEAD_BYTES
+    # sealed into a buffer: the same bytes, nothing written around them
+    room = bytearray(len(reference) + 6)
+    channel.seal_into(sequence, plaintext, memoryview(room)[3:-3], bound)
+    assert bytes(room[3:-3]) == reference and room[:3] == room[-3:] == bytes(3)
     # each opens the other's message
     assert channel.open(sequence, reference, bound) == plaintext
     assert channel.open(sequence, sealed, bound) == plaintext
@@ -203,6 +207,18 @@ def test_a_channel_refuses_bad_arguments_as_seal_message_does(call: Callable) ->
     assert reference[0] == "InputError"
     assert outcome(lambda: SealedChannel(key, sender, receiver).seal(
         sequence, plaintext, header)) == reference
+    if type(plaintext) is bytes and len(key) == 32 and type(key) is bytes and (
+            sender < 1 << 24 and receiver >= 0):
+        room = bytearray(len(plaintext) + SEAL_OVERHEAD_BYTES)
+        assert outcome(lambda: SealedChannel(key, sender, receiver).seal_into(
+            sequence, plaintext, room, header)) == reference
+
+
+def test_seal_into_wants_a_buffer_of_the_sealed_size() -> None:
+    channel = SealedChannel(bytes(range(32)), 1, 2)
+    for wrong in (bytearray(6 + SEAL_OVERHEAD_BYTES - 1), bytearray(6 + SEAL_OVERHEAD_BYTES + 1)):
+        with pytest.raises(InputError, match=f"into must be {6 + SEAL_OVERHEAD_BYTES} bytes"):
+            channel.seal_into(0, b"abcdef", wrong, ("h", 1))
 
 
 def test_open_into_wants_a_buffer_of_the_plaintexts_size() -> None:

@@ -18,6 +18,7 @@ from parties.party import Party, site_parties
 from protocols import wire
 from protocols.channels import (
     SEAL_OVERHEAD_BYTES,
+    SealedChannel,
     encode_header,
     open_message,
     seal_message,
@@ -435,14 +436,15 @@ def test_sealed_bytes_are_payload_plus_overhead_and_unsealed_are_the_payload() -
 
 @pytest.mark.parametrize(("variant", "d"), [("prg", 5), ("explicit", 5), ("prg", 9000)])
 def test_sealed_wire_bytes_are_seal_message_of_the_payload_under_the_pair_key(
-        variant: str, d: int) -> None:
+        variant: str, d: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every sealed message on the wire is, byte for byte, the reference
     ``seal_message(pair key, sender, receiver, n, encoding, (protocol, call, step, round))`` of
     the payload its receiver recorded, n counting the channel's messages in sending order —
     what the drivers sent before they kept a SealedChannel per channel (d = 9000: 72 KB
-    messages). The run without an interceptor — whose receivers of a broadcast (prg's column
-    sums) decode its encoding once, the later ones authenticating their copies into the
-    run's scratch buffer — has the same ledger, views and outputs."""
+    messages). Without an interceptor nothing observes a message in flight, so the driver
+    seals it on delivery, into a scratch buffer: those bytes, caught as they are written, are
+    the intercepted run's, message for message, and the run has the same ledger, views and
+    outputs."""
     seen: list[tuple[int, int, str, bytes]] = []
 
     def record(sender: int, receiver: int, tag: str, data: bytes) -> bytes:
@@ -475,7 +477,24 @@ def test_sealed_wire_bytes_are_seal_message_of_the_payload_under_the_pair_key(
                         sender, row.protocol, row.call, row.step)]
         assert len(received) == 1
         assert wire.encode(received[0].payload) == plaintext
+    on_delivery: dict[tuple[int, int, int], bytes] = {}
+    seal_into = SealedChannel.seal_into
+
+    def caught(channel: SealedChannel, sequence: int, plaintext: bytes, into: Any,
+               header: Any) -> None:
+        seal_into(channel, sequence, plaintext, into, header)
+        on_delivery[(channel.sender, channel.receiver, sequence)] = bytes(into)
+
+    monkeypatch.setattr(SealedChannel, "seal_into", caught)
     plain = Simulation(Network.build(m), seed=seed, keys="preshared").run(parties)
+    monkeypatch.undo()
+    numbered: dict[tuple[int, int], int] = {}
+    intercepted = {}
+    for sender, receiver, _, data in seen:
+        n = numbered.get((sender, receiver), 0)
+        numbered[(sender, receiver)] = n + 1
+        intercepted[(sender, receiver, n)] = data
+    assert on_delivery == intercepted
     assert [r._replace(sent_s=0.0, delivered_s=0.0) for r in plain.ledger] == [
         r._replace(sent_s=0.0, delivered_s=0.0) for r in result.ledger]
     for p in range(m):
