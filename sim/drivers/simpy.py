@@ -7,7 +7,11 @@ Each program runs as a SimPy process. The driver interprets its effects
   under the pair's channel key when sealing is on (message number n of its directed channel),
   timed over the route's links (:mod:`sim.network`: store-and-forward, FIFO links) and
   delivered to the receiver's mailbox at the simulated delivery time. The ledger gets one row
-  per message.
+  per message. When nothing observes a message in flight (no interceptor, no fault plan),
+  the sender's channel end and number are bound at sending and the bytes are sealed on
+  delivery, into a scratch buffer the receiver authenticates them in: the same bytes and the
+  same checks, without a fresh buffer per message (:meth:`RunChannels.seal_and_authenticate`
+  in :mod:`sim.drivers.envelopes`).
 * ``Recv``/``RecvEach`` — wait until the message with that (sender, call, step) is in the
   mailbox (arrival order does not matter), open it and record it in the receiver's view.
 * ``RecvAny`` — wait for the first of several (sender, call, step) messages; returns its
@@ -566,7 +570,8 @@ class _Run(ReceivedRecords):
         step: str,
         sealed: bool,
     ) -> None:
-        """Send each ``(to, payload)`` in turn: encode (a payload object once), seal, route.
+        """Send each ``(to, payload)`` in turn: encode (a payload object once), seal (or bind
+        the sealing to delivery), route.
 
         The messages of one effect leave at the same simulated instant; those that reach
         their next node at the same instant travel as one SimPy event (:meth:`_flush`).
