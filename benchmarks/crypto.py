@@ -34,14 +34,15 @@ channels' cost per message:
 * ``seal_open`` — µs to seal and to open one message with the reference functions
   (:func:`protocols.channels.seal_message` / :func:`~protocols.channels.open_message`, what
   the drivers called per message) and with a kept :class:`protocols.channels.SealedChannel`
-  and an encoded header (what they do now; ``channel_open_into``: into a reused buffer, as
-  the SimPy driver authenticates a broadcast's further copies), interleaved; old ÷ new per
-  direction; and the floor: the AEAD alone, ``AESGCM.encrypt_into`` / ``decrypt_into`` into
-  reused buffers (GB/s). At 8 MB the figures are the C library's allocator as much as
-  AES-GCM: in this loop, sealing (two 8 MB ``bytes`` a message, one freed) maps and unmaps
-  fresh memory each time (~7 ms against ~0.7 ms for the AEAD); in a run that keeps many
-  messages alive every large buffer is fresh memory anyway, and sealing in place measured no
-  faster there (``benchmarks/secure_sum.py`` is the figure for that case).
+  and an encoded header (what they do now; ``channel_seal_into`` / ``channel_open_into``:
+  into reused buffers, as the SimPy driver seals and authenticates a message on delivery
+  when nothing observes it in flight), interleaved; old ÷ new per direction; and the floor:
+  the AEAD alone, ``AESGCM.encrypt_into`` / ``decrypt_into`` into reused buffers (GB/s).
+  At 8 MB the figures are the C library's allocator as much as AES-GCM: in this loop,
+  sealing into new ``bytes`` (two 8 MB objects a message, one freed) maps and unmaps fresh
+  memory each time (~7 ms against ~0.7 ms for the AEAD); in a run that keeps many messages
+  alive every new large buffer is fresh memory anyway (``benchmarks/secure_sum.py`` is the
+  figure for that case).
 
 Usage: ``python benchmarks/crypto.py [--quick] [--seal-open-only]``.
 """
@@ -68,6 +69,7 @@ from timing import emit, interleaved, pinned, ratio, summary
 
 from protocols.channels import (
     NONCE_BYTES,
+    SEAL_OVERHEAD_BYTES,
     TAG_BYTES,
     SealedChannel,
     associated_data,
@@ -213,10 +215,13 @@ def seal_open(repeats: int, budget_s: float, note: dict[str, int]) -> None:
         sealed = seal_message(KEY, sender, receiver, sequence, plaintext, header)
         body = memoryview(sealed)[NONCE_BYTES:]
         out, back, into = bytearray(size + TAG_BYTES), bytearray(size), bytearray(size)
+        wire = bytearray(size + SEAL_OVERHEAD_BYTES)
         impls: dict[str, Callable[[], object]] = {
             "seal_message": lambda p=plaintext: seal_message(KEY, sender, receiver, sequence,
                                                              p, header),
             "channel_seal": lambda p=plaintext: channel.seal(sequence, p, encoded),
+            "channel_seal_into": lambda p=plaintext, o=wire: channel.seal_into(sequence, p, o,
+                                                                               encoded),
             "open_message": lambda s=sealed: open_message(KEY, sender, receiver, sequence, s,
                                                           header),
             "channel_open": lambda s=sealed: channel.open(sequence, s, encoded),
@@ -237,15 +242,17 @@ def seal_open(repeats: int, budget_s: float, note: dict[str, int]) -> None:
              seal_old_to_channel=paired(samples["seal_message"], samples["channel_seal"]),
              open_old_to_channel=paired(samples["open_message"], samples["channel_open"]),
              channel_seal_to_aead=paired(samples["channel_seal"], samples["aead_encrypt_into"]),
+             channel_seal_into_to_aead=paired(samples["channel_seal_into"],
+                                              samples["aead_encrypt_into"]),
              channel_open_to_aead=paired(samples["channel_open"], samples["aead_decrypt_into"]),
              channel_open_into_to_aead=paired(samples["channel_open_into"],
                                               samples["aead_decrypt_into"]),
              aead_encrypt_gb_per_s=round(size / min(samples["aead_encrypt_into"]) / 1e9, 2),
              aead_decrypt_gb_per_s=round(size / min(samples["aead_decrypt_into"]) / 1e9, 2),
              note="old: seal_message/open_message per message; channel: a kept "
-                  "SealedChannel and an encoded header (the drivers' path; open_into: into a "
-                  "reused buffer); aead: AESGCM.encrypt_into/decrypt_into into reused "
-                  "buffers (the floor)")
+                  "SealedChannel and an encoded header (the drivers' path; seal_into, "
+                  "open_into: into reused buffers); aead: AESGCM.encrypt_into/decrypt_into "
+                  "into reused buffers (the floor)")
 
 
 def party_keys(m: int) -> list[tuple[list[bytes], list[int]]]:
