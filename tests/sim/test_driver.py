@@ -34,6 +34,7 @@ from protocols.errors import (
 )
 from protocols.secure_sum import secure_sum
 from sim.drivers.envelopes import RunChannels
+from sim.faults import parse_faults
 from sim.network import Network
 from sim.simulation import Simulation, preshared_keys
 
@@ -444,7 +445,8 @@ def test_sealed_wire_bytes_are_seal_message_of_the_payload_under_the_pair_key(
     messages). Without an interceptor nothing observes a message in flight, so the driver
     seals it on delivery, into a scratch buffer: those bytes, caught as they are written, are
     the intercepted run's, message for message, and the run has the same ledger, views and
-    outputs."""
+    outputs — as has a run with a fault plan that never fires (sealed on sending, no
+    interceptor)."""
     seen: list[tuple[int, int, str, bytes]] = []
 
     def record(sender: int, receiver: int, tag: str, data: bytes) -> bytes:
@@ -495,15 +497,22 @@ def test_sealed_wire_bytes_are_seal_message_of_the_payload_under_the_pair_key(
         numbered[(sender, receiver)] = n + 1
         intercepted[(sender, receiver, n)] = data
     assert on_delivery == intercepted
-    assert [r._replace(sent_s=0.0, delivered_s=0.0) for r in plain.ledger] == [
-        r._replace(sent_s=0.0, delivered_s=0.0) for r in result.ledger]
-    for p in range(m):
-        assert [(x.sender, x.call, x.step, x.round, x.payload.dtype, x.payload.shape,
-                 x.payload.tobytes()) for x in plain.views[p].received] == [
-            (x.sender, x.call, x.step, x.round, x.payload.dtype, x.payload.shape,
-             x.payload.tobytes()) for x in result.views[p].received]
-        for a, b in zip(plain.outputs[p], result.outputs[p], strict=True):
-            np.testing.assert_array_equal(a, b)
+    # with a fault plan (one that never fires) messages are sealed on sending and the later
+    # receivers of a broadcast authenticate their copies in the run's scratch buffer
+    idle_fault = parse_faults([{"kind": "delay", "link": [0, 1], "at_s": 1e9,
+                                "duration_s": 1.0, "extra_ms": 1.0}])
+    eager = Simulation(Network.build(m), seed=seed, keys="preshared",
+                       faults=idle_fault).run(parties)
+    for other in (plain, eager):
+        assert [r._replace(sent_s=0.0, delivered_s=0.0) for r in other.ledger] == [
+            r._replace(sent_s=0.0, delivered_s=0.0) for r in result.ledger]
+        for p in range(m):
+            assert [(x.sender, x.call, x.step, x.round, x.payload.dtype, x.payload.shape,
+                     x.payload.tobytes()) for x in other.views[p].received] == [
+                (x.sender, x.call, x.step, x.round, x.payload.dtype, x.payload.shape,
+                 x.payload.tobytes()) for x in result.views[p].received]
+            for a, b in zip(other.outputs[p], result.outputs[p], strict=True):
+                np.testing.assert_array_equal(a, b)
 
 
 def test_the_runs_header_encodings_are_encode_headers_own() -> None:
