@@ -8,7 +8,8 @@ These figures chose the library of each primitive (README, "Dependencies"):
 * ``aes_ctr`` — mask keystream: pycryptodome ``MODE_CTR``, pycryptodome ``MODE_ECB`` on
   counter blocks built with numpy (what :mod:`protocols.prg` did for short streams), and
   `cryptography`'s CTR, writing into a reused buffer where the API allows;
-* ``aes_gcm`` — sealing one message (a fresh cipher object per message, as the driver does);
+* ``aes_gcm`` — sealing one message (a fresh cipher object per message, as
+  :func:`protocols.channels.seal_message` does);
 * ``x25519`` — a key pair from seed bytes, and one agreement;
 * ``hkdf`` — 64 bytes of HKDF-SHA256: the standard library's ``hmac`` against `cryptography`.
 
@@ -27,7 +28,23 @@ Two more lines place the mask generation of :mod:`protocols.prg` against its flo
 * ``mask_small_calls`` — the PD-NMF pattern: M = 4, d + 1 = 2001 elements, three streams per
   party and call; µs per party-call and per stream, with kept and with fresh encryptors.
 
-Usage: ``python benchmarks/crypto.py [--quick]``.
+One line per message size (16 KB, PD-NMF's d = 2001; 8 MB, SecureSum's d = 10^6) for the
+channels' cost per message:
+
+* ``seal_open`` — µs to seal and to open one message with the reference functions
+  (:func:`protocols.channels.seal_message` / :func:`~protocols.channels.open_message`, what
+  the drivers called per message) and with a kept :class:`protocols.channels.SealedChannel`
+  and an encoded header (what they do now; ``channel_seal_into`` / ``channel_open_into``:
+  into reused buffers, as the SimPy driver seals and authenticates a message on delivery
+  when nothing observes it in flight), interleaved; old ÷ new per direction; and the floor:
+  the AEAD alone, ``AESGCM.encrypt_into`` / ``decrypt_into`` into reused buffers (GB/s).
+  At 8 MB the figures are the C library's allocator as much as AES-GCM: in this loop,
+  sealing into new ``bytes`` (two 8 MB objects a message, one freed) maps and unmaps fresh
+  memory each time (~7 ms against ~0.7 ms for the AEAD); in a run that keeps many messages
+  alive every new large buffer is fresh memory anyway (``benchmarks/secure_sum.py`` is the
+  figure for that case).
+
+Usage: ``python benchmarks/crypto.py [--quick] [--seal-open-only]``.
 """
 
 from __future__ import annotations
@@ -50,6 +67,17 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from timing import emit, interleaved, pinned, ratio, summary
 
+from protocols.channels import (
+    NONCE_BYTES,
+    SEAL_OVERHEAD_BYTES,
+    TAG_BYTES,
+    SealedChannel,
+    associated_data,
+    encode_header,
+    message_nonce,
+    open_message,
+    seal_message,
+)
 from protocols.field import MERSENNE61, prime_field
 from protocols.prg import CHUNK_WORDS, StreamCiphers, signed_stream_sum
 
@@ -94,9 +122,14 @@ def compare(primitive: str, size: int | None, impls: dict[str, Callable[[], obje
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    parser.add_argument("--seal-open-only", action="store_true",
+                        help="only the seal_open lines (per-message sealing and opening)")
     args = parser.parse_args()
     repeats, budget = (3, 0.02) if args.quick else (7, 0.1)
     with pinned() as note:
+        seal_open(repeats, budget, note)
+        if args.seal_open_only:
+            return
         for size in (16 * 1024, 1 << 20):
             zeros = bytes(size)
             out = bytearray(size)
@@ -159,6 +192,67 @@ def main() -> None:
         }, repeats, budget, note)
         mask_floor(400 if args.quick else 1000, 1000, 3, note)
         mask_small_calls(4, 2001, 3 if args.quick else 7, note)
+
+
+def paired(num: list[float], den: list[float]) -> dict[str, float]:
+    """num/den from interleaved per-operation times: ratio of the minima, median of the pairs."""
+    return {"ratio_of_minima": round(min(num) / min(den), 3),
+            "ratio_median_of_pairs": round(
+                statistics.median(a / b for a, b in zip(num, den, strict=True)), 3)}
+
+
+def seal_open(repeats: int, budget_s: float, note: dict[str, int]) -> None:
+    """µs per sealed and per opened message: reference functions, kept channel, AEAD alone."""
+    header = ("secure_sum", 17, "column_sum", 2)
+    sender, receiver, sequence = 1, 2, 5
+    channel = SealedChannel(KEY, sender, receiver)
+    encoded = encode_header(header)
+    aead = AESGCM(KEY)
+    nonce = message_nonce(sender, receiver, sequence)
+    aad = associated_data(sender, receiver, sequence, *header)
+    for size in (16 * 1024, 8 * 10**6):
+        plaintext = bytes(size)
+        sealed = seal_message(KEY, sender, receiver, sequence, plaintext, header)
+        body = memoryview(sealed)[NONCE_BYTES:]
+        out, back, into = bytearray(size + TAG_BYTES), bytearray(size), bytearray(size)
+        wire = bytearray(size + SEAL_OVERHEAD_BYTES)
+        impls: dict[str, Callable[[], object]] = {
+            "seal_message": lambda p=plaintext: seal_message(KEY, sender, receiver, sequence,
+                                                             p, header),
+            "channel_seal": lambda p=plaintext: channel.seal(sequence, p, encoded),
+            "channel_seal_into": lambda p=plaintext, o=wire: channel.seal_into(sequence, p, o,
+                                                                               encoded),
+            "open_message": lambda s=sealed: open_message(KEY, sender, receiver, sequence, s,
+                                                          header),
+            "channel_open": lambda s=sealed: channel.open(sequence, s, encoded),
+            "channel_open_into": lambda s=sealed, o=into: channel.open_into(sequence, s, o,
+                                                                            encoded),
+            "aead_encrypt_into": lambda p=plaintext, o=out: aead.encrypt_into(nonce, p, aad, o),
+            "aead_decrypt_into": lambda b=body, o=back: aead.decrypt_into(nonce, b, aad, o),
+        }
+        samples: dict[str, list[float]] = {name: [] for name in impls}
+        names = list(impls)
+        for r in range(repeats):
+            for name in names if r % 2 == 0 else reversed(names):
+                samples[name].append(per_op(impls[name], budget_s))
+        us = {name: {"min_us": round(1e6 * min(v), 2),
+                     "median_us": round(1e6 * statistics.median(v), 2)}
+              for name, v in samples.items()}
+        emit(benchmark="seal_open", bytes=size, repeats=repeats, **note, per_message=us,
+             seal_old_to_channel=paired(samples["seal_message"], samples["channel_seal"]),
+             open_old_to_channel=paired(samples["open_message"], samples["channel_open"]),
+             channel_seal_to_aead=paired(samples["channel_seal"], samples["aead_encrypt_into"]),
+             channel_seal_into_to_aead=paired(samples["channel_seal_into"],
+                                              samples["aead_encrypt_into"]),
+             channel_open_to_aead=paired(samples["channel_open"], samples["aead_decrypt_into"]),
+             channel_open_into_to_aead=paired(samples["channel_open_into"],
+                                              samples["aead_decrypt_into"]),
+             aead_encrypt_gb_per_s=round(size / min(samples["aead_encrypt_into"]) / 1e9, 2),
+             aead_decrypt_gb_per_s=round(size / min(samples["aead_decrypt_into"]) / 1e9, 2),
+             note="old: seal_message/open_message per message; channel: a kept "
+                  "SealedChannel and an encoded header (the drivers' path; seal_into, "
+                  "open_into: into reused buffers); aead: AESGCM.encrypt_into/decrypt_into "
+                  "into reused buffers (the floor)")
 
 
 def party_keys(m: int) -> list[tuple[list[bytes], list[int]]]:

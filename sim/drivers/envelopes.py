@@ -5,8 +5,13 @@ A driver hands a payload to :func:`encode_payload` (the wire encoding the ledger
 channel, the header :func:`header` bound as associated data); the receiving side hands the
 bytes to :func:`open_payload`, which checks the sequence number and the tag and decodes the
 payload with the run's field; :class:`ReceivedRecords` turns an opened message into the
-receiver's view record. The SimPy driver (:mod:`sim.drivers.simpy`) and the MPI driver
-(:mod:`sim.drivers.mpi`) share these, so a message means the same bytes under both.
+receiver's view record. A run keeps its :class:`RunChannels`: one
+:class:`protocols.channels.SealedChannel` per directed channel and endpoint, so a message
+does not rebuild the AES-GCM key schedule, the nonce's channel prefix or the associated
+data's channel fields. They are the driver's, never a context's: a channel holds its key
+schedule, and a program reaches only what its context holds. The SimPy driver
+(:mod:`sim.drivers.simpy`) and the MPI driver (:mod:`sim.drivers.mpi`) share these, so a
+message means the same bytes under both.
 """
 
 from __future__ import annotations
@@ -17,11 +22,13 @@ import numpy as np
 
 from parties.view import Message, View, frozen
 from protocols import wire
-from protocols.channels import open_message, seal_message
+from protocols.channels import SEAL_OVERHEAD_BYTES, EncodedHeader, SealedChannel, encode_header
 from protocols.context import PartyContext
 from protocols.effects import Call
 from protocols.errors import MpcsimError
 from protocols.field import PrimeField
+
+_HEADERS_KEPT = 8  # encoded headers a run keeps (a few calls' worth)
 
 Encoded = dict[int, tuple[bytes, int]]
 """A broadcast's cache of encodings, by ``id`` of the payload (a payload is encoded once)."""
@@ -55,23 +62,136 @@ def encode_payload(
     return cached
 
 
+class RunChannels:
+    """The sealed channels of one run: a :class:`~protocols.channels.SealedChannel` per
+    directed channel and endpoint, built on first use from that endpoint's own key.
+
+    The sending end of sender → receiver is built from the sender's context key for the
+    receiver, the receiving end from the receiver's key for the sender (the two differ only
+    if key agreement went wrong, and then the message fails authentication, as it must). A
+    channel is rebuilt when its endpoint's key changes (keys are installed during the run by
+    key agreement). The run object holds this; no context does.
+    """
+
+    __slots__ = ("_headers", "_receiving", "_scratch", "_sealed_scratch", "_sending")
+
+    def __init__(self) -> None:
+        self._sending: dict[tuple[int, int], tuple[bytes, SealedChannel]] = {}
+        self._receiving: dict[tuple[int, int], tuple[bytes, SealedChannel]] = {}
+        self._headers: dict[tuple[int | str, ...], EncodedHeader] = {}
+        self._scratch = bytearray()
+        self._sealed_scratch = bytearray()
+
+    def seal_and_authenticate(
+        self, sending: SealedChannel, sequence: int, plaintext: bytes, ctx: PartyContext,
+        sender: int, number: int, call: Call, step: str, round_: int,
+    ) -> None:
+        """Seal ``plaintext`` as the sender did not yet (``sending``, its ``sequence``), and
+        authenticate the sealed bytes at the receiver ``ctx`` as message ``number`` of its
+        channel from ``sender`` — both in the run's scratch buffers.
+
+        For a message nothing observes in flight (no interceptor, no fault plan): sealing it
+        on delivery gives the bytes sealing it on sending would (the sender's channel object,
+        its sequence number and header), and the receiver checks them as it would, without
+        a fresh buffer per message for either. Raises what :meth:`SealedChannel.open_into`
+        raises.
+        """
+        size = len(plaintext) + SEAL_OVERHEAD_BYTES
+        if len(self._sealed_scratch) < size:
+            self._sealed_scratch = bytearray(size)
+        if len(self._scratch) < len(plaintext):
+            self._scratch = bytearray(len(plaintext))
+        sealed = memoryview(self._sealed_scratch)[:size]
+        header = self.header(call, step, round_)
+        sending.seal_into(sequence, plaintext, sealed, header)
+        self.receiving(ctx, sender).open_into(number, sealed,
+                                              memoryview(self._scratch)[:len(plaintext)], header)
+
+    def open_transient(
+        self, ctx: PartyContext, sender: int, number: int, data: bytes,
+        call: Call, step: str, round_: int,
+    ) -> memoryview:
+        """:func:`unseal` into the run's scratch buffer: a view of the plaintext that the
+        next call overwrites — for a copy that must authenticate but whose plaintext is not
+        kept (fresh memory for it would cost page faults, not just AES-GCM)."""
+        size = len(data) - SEAL_OVERHEAD_BYTES
+        if size < 0:  # too short: the channel's own refusal
+            return memoryview(unseal(self, ctx, sender, number, data, call, step, round_))
+        if len(self._scratch) < size:
+            self._scratch = bytearray(size)
+        plaintext = memoryview(self._scratch)[:size]
+        self.receiving(ctx, sender).open_into(number, data, plaintext,
+                                              self.header(call, step, round_))
+        return plaintext
+
+    def sending(self, ctx: PartyContext, to: int) -> SealedChannel:
+        """The sending end of the channel ``ctx.party`` → ``to``, under ``ctx``'s key for ``to``."""
+        key = ctx.channel_keys.get(to)
+        if key is None:
+            raise MpcsimError(
+                f"party {ctx.party} has no channel key for party {to}: sealing needs key "
+                "agreement"
+            )
+        return self._channel(self._sending, key, ctx.party, to)
+
+    def receiving(self, ctx: PartyContext, sender: int) -> SealedChannel:
+        """The receiving end of the channel ``sender`` → ``ctx.party``, under ``ctx``'s key."""
+        key = ctx.channel_keys.get(sender)
+        if key is None:
+            raise MpcsimError(
+                f"party {ctx.party} has no channel key for party {sender}, which sealed a "
+                "message to it"
+            )
+        return self._channel(self._receiving, key, sender, ctx.party)
+
+    @staticmethod
+    def _channel(
+        ends: dict[tuple[int, int], tuple[bytes, SealedChannel]], key: bytes, sender: int,
+        receiver: int,
+    ) -> SealedChannel:
+        end = ends.get((sender, receiver))
+        if end is None or end[0] != key:
+            end = (bytes(key), SealedChannel(key, sender, receiver))
+            ends[(sender, receiver)] = end
+        return end[1]
+
+    def header(self, call: Call, step: str, round_: int) -> EncodedHeader:
+        """:func:`header` encoded for the associated data, once for the messages that share it.
+
+        The messages of a broadcast share their header, and so do those a party receives
+        from each of its peers in one step; a party that opens call k's messages and then
+        sends call k + 1's alternates between two. The last few encodings are kept (only for
+        exact ``str`` / ``int`` fields, whose equality means equal bytes).
+        """
+        fields = header(call, step, round_)
+        exact = (type(call.protocol) is str and type(call.index) is int and type(step) is str
+                 and type(round_) is int)
+        if not exact:
+            return encode_header(fields)
+        kept = self._headers
+        encoded = kept.get(fields)
+        if encoded is None:
+            encoded = encode_header(fields)
+            if len(kept) >= _HEADERS_KEPT:
+                kept.clear()
+            kept[fields] = encoded
+        return encoded
+
+
 def seal_payload(
-    ctx: PartyContext, to: int, sequence: int, data: bytes, call: Call, step: str, round_: int
+    channels: RunChannels, ctx: PartyContext, to: int, sequence: int, data: bytes, call: Call,
+    step: str, round_: int,
 ) -> bytes:
     """``data`` sealed as message ``sequence`` of the channel from ``ctx.party`` to ``to``.
 
     nonce ‖ ciphertext ‖ tag: :data:`protocols.channels.SEAL_OVERHEAD_BYTES` more than
-    ``data``.
+    ``data``; the bytes of :func:`protocols.channels.seal_message` under ``ctx``'s key.
     """
-    channel_key = ctx.channel_keys.get(to)
-    if channel_key is None:
-        raise MpcsimError(
-            f"party {ctx.party} has no channel key for party {to}: sealing needs key agreement"
-        )
-    return seal_message(channel_key, ctx.party, to, sequence, data, header(call, step, round_))
+    return channels.sending(ctx, to).seal(sequence, data, channels.header(call, step, round_))
 
 
 def open_payload(
+    channels: RunChannels,
     ctx: PartyContext,
     sender: int,
     number: int | None,
@@ -84,18 +204,32 @@ def open_payload(
     """Check, unseal and decode a message to ``ctx.party``: its view record.
 
     A sealed message (``number`` is not None) must be the ``number``-th to arrive on its
-    channel and authenticate under the receiver's key; then the payload is decoded with the
-    run's ``field``, so an element outside [0, p) is refused.
+    channel and authenticate under the receiver's key (:func:`unseal`); then the payload is
+    decoded with the run's ``field`` (:func:`decode_payload`), so an element outside [0, p)
+    is refused.
     """
-    receiver = ctx.party
     if number is not None:
-        key = ctx.channel_keys.get(sender)
-        if key is None:
-            raise MpcsimError(
-                f"party {receiver} has no channel key for party {sender}, which sealed a "
-                "message to it"
-            )
-        data = open_message(key, sender, receiver, number, data, header(call, step, round_))
+        data = unseal(channels, ctx, sender, number, data, call, step, round_)
+    return decode_payload(ctx.party, sender, data, call, step, round_, field)
+
+
+def unseal(
+    channels: RunChannels, ctx: PartyContext, sender: int, number: int,
+    data: bytes, call: Call, step: str, round_: int,
+) -> bytes:
+    """The plaintext of message ``number`` from ``sender`` to ``ctx.party``.
+
+    :func:`protocols.channels.open_message` under the receiver's key: the same checks and
+    the same errors.
+    """
+    return channels.receiving(ctx, sender).open(number, data, channels.header(call, step, round_))
+
+
+def decode_payload(
+    receiver: int, sender: int, data: bytes, call: Call, step: str, round_: int,
+    field: PrimeField | None,
+) -> Message:
+    """The view record of a payload's (plaintext) wire encoding, decoded with ``field``."""
     try:
         payload = wire.decode(data, field)
     except wire.WireFormatError as exc:

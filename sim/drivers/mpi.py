@@ -118,6 +118,7 @@ from protocols.field import PrimeField
 from sim.drivers.envelopes import (
     Encoded,
     ReceivedRecords,
+    RunChannels,
     detached,
     encode_payload,
     open_payload,
@@ -453,6 +454,7 @@ class _Run(ReceivedRecords):
         self.last_call: dict[int, Call] = {}
         self.counters: dict[tuple[int, int], int] = {}
         self.expected: dict[tuple[int, int], int] = {}
+        self.channels = RunChannels()  # the run's sealed channels, never a context's
         self.rows: list[Row] = []
         self.deliveries: list[tuple[int, int, float]] = []
         self.outputs: dict[int, Any] = {}
@@ -717,7 +719,7 @@ class _Run(ReceivedRecords):
         if is_sealed:
             sequence = self.counters.get((pid, to), 0)
             self.counters[(pid, to)] = sequence + 1
-            data = seal_payload(ctx, to, sequence, data, call, step, round_)
+            data = seal_payload(self.channels, ctx, to, sequence, data, call, step, round_)
         n_bytes = len(data)
         if self.driver.interceptor is not None:
             data = self.driver.interceptor(pid, to, call.tag(step), data)
@@ -824,9 +826,9 @@ class _Run(ReceivedRecords):
             self.ready.append(receiver)
 
     def _open(self, envelope: _Envelope, number: int | None) -> Message:
-        return open_payload(self.contexts[envelope.receiver], envelope.sender, number,
-                            envelope.data, Call(envelope.protocol, envelope.call), envelope.step,
-                            envelope.round, self.driver.field)
+        return open_payload(self.channels, self.contexts[envelope.receiver], envelope.sender,
+                            number, envelope.data, Call(envelope.protocol, envelope.call),
+                            envelope.step, envelope.round, self.driver.field)
 
     # -- failure -------------------------------------------------------------------------------
 

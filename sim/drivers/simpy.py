@@ -7,7 +7,11 @@ Each program runs as a SimPy process. The driver interprets its effects
   under the pair's channel key when sealing is on (message number n of its directed channel),
   timed over the route's links (:mod:`sim.network`: store-and-forward, FIFO links) and
   delivered to the receiver's mailbox at the simulated delivery time. The ledger gets one row
-  per message.
+  per message. When nothing observes a message in flight (no interceptor, no fault plan),
+  the sender's channel end and number are bound at sending and the bytes are sealed on
+  delivery, into a scratch buffer the receiver authenticates them in: the same bytes and the
+  same checks, without a fresh buffer per message (:meth:`RunChannels.seal_and_authenticate`
+  in :mod:`sim.drivers.envelopes`).
 * ``Recv``/``RecvEach`` — wait until the message with that (sender, call, step) is in the
   mailbox (arrival order does not matter), open it and record it in the receiver's view.
 * ``RecvAny`` — wait for the first of several (sender, call, step) messages; returns its
@@ -74,6 +78,7 @@ import simpy
 
 from parties.view import Message, View, frozen
 from protocols import wire
+from protocols.channels import SEAL_OVERHEAD_BYTES, SealedChannel
 from protocols.context import PartyContext
 from protocols.effects import (
     Call,
@@ -92,9 +97,11 @@ from protocols.field import PrimeField
 from sim.drivers.envelopes import (
     Encoded,
     ReceivedRecords,
+    RunChannels,
+    decode_payload,
     encode_payload,
-    open_payload,
     seal_payload,
+    unseal,
 )
 from sim.drivers.envelopes import detached as _detached
 from sim.faults import Fault, FaultLog, FaultPlan
@@ -110,16 +117,18 @@ class _Envelope:
 
     The ledger row is made once, on arrival (:meth:`row`), or at the end of the run for a
     message that never arrived (lost, or still in flight when the run aborted). ``decoded``
-    is shared by the envelopes of one broadcast's bytes (unsealed, not rewritten in transit):
-    once a receiver has decoded them, it holds their elements (aligned), shape and dtype, and
-    the others' arrays are made without repeating the checks
-    (:func:`protocols.wire.decode_again`).
+    is shared by the envelopes of one broadcast's encoding (not rewritten in transit): once
+    a receiver has decoded it, it holds its elements (aligned), shape, dtype and the bytes
+    before the elements, and the others' arrays are made without repeating the checks
+    (:func:`protocols.wire.decode_again`) — for a sealed copy, once its own plaintext is
+    found to be that encoding.
     """
 
     __slots__ = (
         "call",
         "data",
         "decoded",
+        "deferred",
         "elements",
         "hops",
         "n_bytes",
@@ -137,7 +146,8 @@ class _Envelope:
         self, sender: int, receiver: int, call: Call, step: str, round_: int, data: bytes,
         sealed: bool, row_index: int, hops: tuple[tuple[tuple[object, object], Any], ...],
         phase: str, elements: int, n_bytes: int, sent_s: float,
-        decoded: list[tuple[bytes, tuple[int, ...], np.dtype] | None] | None = None,
+        decoded: list[tuple[bytes, tuple[int, ...], np.dtype, bytes] | None] | None = None,
+        deferred: tuple[SealedChannel, int] | None = None,
     ) -> None:
         self.sender = sender
         self.receiver = receiver
@@ -153,6 +163,7 @@ class _Envelope:
         self.n_bytes = n_bytes
         self.sent_s = sent_s
         self.decoded = decoded
+        self.deferred = deferred
 
     @property
     def key(self) -> tuple[int, str, int, str]:
@@ -306,6 +317,7 @@ class _Run(ReceivedRecords):
         self.last_call: dict[int, Call] = {}
         self.counters: dict[tuple[int, int], int] = {}  # next sequence number to send
         self.expected: dict[tuple[int, int], int] = {}  # next sequence number to receive
+        self.channels = RunChannels()  # the run's sealed channels, never a context's
         self.link_free: dict[tuple[object, object], float] = {}
         # in order of sending: a message's envelope until it arrives, then its ledger row
         self.rows: list[Row | _Envelope] = []
@@ -558,7 +570,8 @@ class _Run(ReceivedRecords):
         step: str,
         sealed: bool,
     ) -> None:
-        """Send each ``(to, payload)`` in turn: encode (a payload object once), seal, route.
+        """Send each ``(to, payload)`` in turn: encode (a payload object once), seal (or bind
+        the sealing to delivery), route.
 
         The messages of one effect leave at the same simulated instant; those that reach
         their next node at the same instant travel as one SimPy event (:meth:`_flush`).
@@ -573,19 +586,27 @@ class _Run(ReceivedRecords):
             phase = ctx.phase
             direct = self.network.direct_links(pid)
             encoded: Encoded = {}
-            shared = not seal and interceptor is None  # receivers get the very same bytes
-            decoded: dict[int, list[Any]] = {}  # by id of the bytes, alive during the loop
+            # receivers of one encoding share its decoding: they get the very same bytes, or
+            # (sealed) open their own copy and find those bytes in it
+            shared = interceptor is None
+            # nothing observes a message in flight: seal it on delivery (see _open)
+            deferred = seal and interceptor is None and self.faults is None
+            decoded: dict[int, list[Any]] = {}  # by id of the encoding, alive during the loop
             for to, payload in payloads:
                 if to not in contexts or to == pid:
                     raise MpcsimError(f"party {pid} sent a message to unknown party {to}")
                 cached = encoded.get(id(payload))
-                data, elements = cached or encode_payload(ctx, payload, encoded)
+                plain, elements = cached or encode_payload(ctx, payload, encoded)
+                data, later = plain, None
                 if seal:
                     sequence = counters.get((pid, to), 0)
-                    # nonce ‖ ciphertext ‖ tag: SEAL_OVERHEAD_BYTES more than the encoding
-                    data = seal_payload(ctx, to, sequence, data, call, step, round_)
+                    if deferred:  # the sending end (its key) and number, bound now
+                        later = (self.channels.sending(ctx, to), sequence)
+                    else:  # nonce ‖ ciphertext ‖ tag: SEAL_OVERHEAD_BYTES more
+                        data = seal_payload(self.channels, ctx, to, sequence, plain, call, step,
+                                            round_)
                     counters[(pid, to)] = sequence + 1
-                n_bytes = len(data)
+                n_bytes = len(data) + (SEAL_OVERHEAD_BYTES if later is not None else 0)
                 if interceptor is not None:
                     data = interceptor(pid, to, call.tag(step), data)
                 link = direct.get(to)
@@ -593,7 +614,8 @@ class _Run(ReceivedRecords):
                     pid, to)
                 envelope = _Envelope(pid, to, call, step, round_, data, seal, len(rows), hops,
                                      phase, elements, n_bytes, now,
-                                     decoded.setdefault(id(data), [None]) if shared else None)
+                                     decoded.setdefault(id(plain), [None]) if shared else None,
+                                     later)
                 rows.append(envelope)  # becomes its ledger row on arrival
                 self._forward(envelope, 0, now)
         finally:
@@ -703,17 +725,43 @@ class _Run(ReceivedRecords):
         A sealed message must be the ``number``-th to arrive on its channel and authenticate
         under the receiver's key. It is opened when the program asks for it (or at the end of
         the run), not on arrival: a receiver may still be agreeing on the key when a fast
-        peer's first sealed message reaches it.
+        peer's first sealed message reaches it. The receivers of one broadcast decode its
+        encoding once: the first checks it; each further one gets an array of its own over
+        the checked elements — unsealed, at once (the very same bytes); sealed, once its own
+        copy has authenticated (opened into the run's scratch buffer, not kept).
         """
         decoded = envelope.decoded
-        if decoded is not None and decoded[0] is not None:  # a broadcast, already checked
-            call = envelope.call
+        checked = decoded[0] if decoded is not None else None
+        call = envelope.call
+        data = envelope.data
+        ctx = self.contexts[envelope.receiver]
+        if envelope.deferred is not None and number is not None:
+            # sealed on delivery: the sender's end seals the encoding, the receiver's end
+            # authenticates it; then the encoding is the receiver's, as if unsealed
+            sending, sequence = envelope.deferred
+            self.channels.seal_and_authenticate(sending, sequence, data, ctx, envelope.sender,
+                                                number, call, envelope.step, envelope.round)
+            number = None
+        if checked is not None and number is None:  # a broadcast, already checked
             return Message(envelope.sender, call.protocol, call.index, envelope.step,
-                           envelope.round, wire.decode_again(*decoded[0]))
+                           envelope.round, wire.decode_again(*checked[:3]))
         try:
-            message = open_payload(self.contexts[envelope.receiver], envelope.sender, number,
-                                   envelope.data, envelope.call, envelope.step, envelope.round,
-                                   self.driver.field)
+            if number is not None and checked is not None:
+                # a sealed copy of a checked encoding: authenticate it, keep nothing of it.
+                # The tag proves the plaintext is what the sender sealed, which is that
+                # encoding (its header bytes are compared all the same)
+                body, shape, dtype, head = checked
+                plaintext = self.channels.open_transient(ctx, envelope.sender, number, data,
+                                                         call, envelope.step, envelope.round)
+                if len(plaintext) == len(head) + len(body) and plaintext[:len(head)] == head:
+                    return Message(envelope.sender, call.protocol, call.index, envelope.step,
+                                   envelope.round, wire.decode_again(body, shape, dtype))
+                data, number = bytes(plaintext), None
+            if number is not None:
+                data = unseal(self.channels, ctx, envelope.sender, number, data, call,
+                              envelope.step, envelope.round)
+            message = decode_payload(envelope.receiver, envelope.sender, data, call,
+                                     envelope.step, envelope.round, self.driver.field)
         except AuthenticationError as exc:  # name the injected fault that caused it, if any
             link = (envelope.sender, envelope.receiver)
             faults = [f for f in self.faults.plan.of_kind("tamper", "replay")
@@ -723,10 +771,10 @@ class _Run(ReceivedRecords):
                 raise
             raise AuthenticationError(f"{exc} — injected by {faults[0].describe()}") from None
         payload = message.payload
-        if decoded is not None:
-            body = wire.body_of(payload, envelope.data)
+        if decoded is not None and decoded[0] is None:
+            body = wire.body_of(payload, data)
             if body is not None:
-                decoded[0] = (body, payload.shape, payload.dtype)
+                decoded[0] = (body, payload.shape, payload.dtype, data[:len(data) - len(body)])
         return message
 
     # -- failure ----------------------------------------------------------------------------

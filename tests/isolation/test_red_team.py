@@ -31,12 +31,13 @@ from reachability import reachable
 
 from parties.party import Party, site_parties
 from parties.view import View
-from protocols.channels import agree, keypair
+from protocols.channels import SealedChannel, agree, keypair
 from protocols.context import AesRandomness, PartyContext, one_stream_mask
 from protocols.effects import Call, Input, Output, Recv, Send
 from protocols.errors import FieldOverflowError, ProtocolAbort
 from protocols.field import prime_field
 from protocols.secure_sum import secure_sum
+from sim.drivers.envelopes import RunChannels
 from sim.drivers.simpy import SimPyDriver, _Run
 from sim.ledger import Ledger, Row
 from sim.network import Network
@@ -45,7 +46,7 @@ from sim.simulation import Result, Simulation, party_seed, seed_key
 RUN_SEED = 0x5EED_0DD5_EC12_3457  # distinctive: an equal integer anywhere is the seed
 README = Path(__file__).resolve().parents[2] / "README.md"
 RUN_STATE = (View, Ledger, Row, Result, Simulation, SimPyDriver, _Run, simpy.Environment,
-             simpy.Event)
+             simpy.Event, RunChannels, SealedChannel)
 
 Program = Callable[..., Generator[Any, Any, Any]]
 
@@ -325,6 +326,35 @@ def test_each_party_builds_its_own_cipher_contexts() -> None:
         source.pairwise(peer, Call("t", 0), 3)
         source.pairwise(peer, Call("t", 1), 3)
     assert cipher_contexts([first]).keys() & cipher_contexts([second]).keys()
+
+
+def test_the_drivers_sealed_channels_are_reachable_from_no_party() -> None:
+    """The driver keeps a SealedChannel per channel end (each holds its key's AES-GCM
+    schedule, which opens and forges that channel's messages). Party 0 collects everything it
+    is handed in a sealed run with x25519 keys: no channel, and not the run's collection of
+    them. The walk has the power to see one: planted in a context's ``__dict__``, in a
+    received payload's object array, or behind a closure, each is found."""
+    m = 3
+    handed: list[Any] = []
+    contexts: dict[int, PartyContext] = {}
+    programs = [observed(sum_program(), handed)] + [spy(sum_program(), contexts)
+                                                    for _ in range(m - 1)]
+    sim = Simulation(Network.build(m), seed=RUN_SEED, keys="x25519", sealing=True)
+    sim.run([Party(p, programs[p], {"x": x}) for p, x in enumerate(distinct_inputs(m))])
+    me = handed[0]
+    assert isinstance(me, PartyContext) and me.channel_keys  # a sealed run with agreed keys
+    channel_types = (SealedChannel, RunChannels)
+    assert [type(o).__name__ for o in reachable(handed).values()
+            if isinstance(o, channel_types)] == []
+    assert findings(handed, me, list(contexts.values()), []) == []
+    # the power to find one: a channel of party 1's, planted three ways
+    theirs = SealedChannel(contexts[1].channel_keys[2], 2, 1)
+    run = RunChannels()
+    run.receiving(contexts[1], 2)
+    for planted in (types.SimpleNamespace(ctx=me, leak=theirs),
+                    np.array([run], dtype=object),
+                    (lambda: theirs)):
+        assert findings([planted], me, list(contexts.values()), []) != []
 
 
 # -- route 3: view records by reference -------------------------------------------------------

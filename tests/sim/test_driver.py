@@ -16,18 +16,27 @@ import pytest
 
 from parties.party import Party, site_parties
 from protocols import wire
-from protocols.channels import SEAL_OVERHEAD_BYTES
+from protocols.channels import (
+    SEAL_OVERHEAD_BYTES,
+    SealedChannel,
+    encode_header,
+    open_message,
+    seal_message,
+)
 from protocols.context import PartyContext
-from protocols.effects import Input, Output, Recv, RecvEach, Send, SendEach
+from protocols.effects import Call, Input, Output, Recv, RecvEach, Send, SendEach
 from protocols.errors import (
     AuthenticationError,
     FieldOverflowError,
+    InputError,
     MpcsimError,
     ProtocolAbort,
 )
 from protocols.secure_sum import secure_sum
+from sim.drivers.envelopes import RunChannels
+from sim.faults import parse_faults
 from sim.network import Network
-from sim.simulation import Simulation
+from sim.simulation import Simulation, preshared_keys
 
 Program = Callable[[PartyContext], Generator[Any, Any, Any]]
 
@@ -424,6 +433,114 @@ def test_sealed_bytes_are_payload_plus_overhead_and_unsealed_are_the_payload() -
     # the plaintext header never appears at the start of a sealed message
     header = open_data[0][:12]
     assert all(header not in x for x in sealed_data)
+
+
+@pytest.mark.parametrize(("variant", "d"), [("prg", 5), ("explicit", 5), ("prg", 9000)])
+def test_sealed_wire_bytes_are_seal_message_of_the_payload_under_the_pair_key(
+        variant: str, d: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every sealed message on the wire is, byte for byte, the reference
+    ``seal_message(pair key, sender, receiver, n, encoding, (protocol, call, step, round))`` of
+    the payload its receiver recorded, n counting the channel's messages in sending order —
+    what the drivers sent before they kept a SealedChannel per channel (d = 9000: 72 KB
+    messages). Without an interceptor nothing observes a message in flight, so the driver
+    seals it on delivery, into a scratch buffer: those bytes, caught as they are written, are
+    the intercepted run's, message for message, and the run has the same ledger, views and
+    outputs — as has a run with a fault plan that never fires (sealed on sending, no
+    interceptor)."""
+    seen: list[tuple[int, int, str, bytes]] = []
+
+    def record(sender: int, receiver: int, tag: str, data: bytes) -> bytes:
+        seen.append((sender, receiver, tag, data))
+        return data
+
+    def twice(ctx: PartyContext, x: np.ndarray) -> Generator[Any, Any, Any]:
+        first = yield from secure_sum(ctx, x, variant)
+        return first, (yield from secure_sum(ctx, 2 * x, variant))
+
+    m, seed = 4, 11
+    parties = site_parties(twice, [{"x": np.linspace(0.0, 5.0, d) + i} for i in range(m)])
+    sim = Simulation(Network.build(m), seed=seed, keys="preshared", interceptor=record)
+    result = sim.run(parties)
+    keys = preshared_keys(seed, list(range(m)))
+    rows = list(result.ledger)
+    assert len(rows) == len(seen) >= 2 * m * (m - 1)
+    sequence: dict[tuple[int, int], int] = {}
+    for row, (sender, receiver, tag, data) in zip(rows, seen, strict=True):
+        assert (row.sender, row.receiver, f"{row.protocol}#{row.call}.{row.step}") == (
+            sender, receiver, tag)
+        n = sequence.get((sender, receiver), 0)
+        sequence[(sender, receiver)] = n + 1
+        key = keys[(min(sender, receiver), max(sender, receiver))][0]
+        header = (row.protocol, row.call, row.step, row.round)
+        plaintext = open_message(key, sender, receiver, n, data, header)
+        assert seal_message(key, sender, receiver, n, plaintext, header) == data
+        received = [msg for msg in result.views[receiver].received
+                    if (msg.sender, msg.protocol, msg.call, msg.step) == (
+                        sender, row.protocol, row.call, row.step)]
+        assert len(received) == 1
+        assert wire.encode(received[0].payload) == plaintext
+    on_delivery: dict[tuple[int, int, int], bytes] = {}
+    seal_into = SealedChannel.seal_into
+
+    def caught(channel: SealedChannel, sequence: int, plaintext: bytes, into: Any,
+               header: Any) -> None:
+        seal_into(channel, sequence, plaintext, into, header)
+        on_delivery[(channel.sender, channel.receiver, sequence)] = bytes(into)
+
+    monkeypatch.setattr(SealedChannel, "seal_into", caught)
+    plain = Simulation(Network.build(m), seed=seed, keys="preshared").run(parties)
+    monkeypatch.undo()
+    numbered: dict[tuple[int, int], int] = {}
+    intercepted = {}
+    for sender, receiver, _, data in seen:
+        n = numbered.get((sender, receiver), 0)
+        numbered[(sender, receiver)] = n + 1
+        intercepted[(sender, receiver, n)] = data
+    assert on_delivery == intercepted
+    # with a fault plan (one that never fires) messages are sealed on sending and the later
+    # receivers of a broadcast authenticate their copies in the run's scratch buffer
+    idle_fault = parse_faults([{"kind": "delay", "link": [0, 1], "at_s": 1e9,
+                                "duration_s": 1.0, "extra_ms": 1.0}])
+    eager = Simulation(Network.build(m), seed=seed, keys="preshared",
+                       faults=idle_fault).run(parties)
+    for other in (plain, eager):
+        assert [r._replace(sent_s=0.0, delivered_s=0.0) for r in other.ledger] == [
+            r._replace(sent_s=0.0, delivered_s=0.0) for r in result.ledger]
+        for p in range(m):
+            assert [(x.sender, x.call, x.step, x.round, x.payload.dtype, x.payload.shape,
+                     x.payload.tobytes()) for x in other.views[p].received] == [
+                (x.sender, x.call, x.step, x.round, x.payload.dtype, x.payload.shape,
+                 x.payload.tobytes()) for x in result.views[p].received]
+            for a, b in zip(other.outputs[p], result.outputs[p], strict=True):
+                np.testing.assert_array_equal(a, b)
+
+
+def test_the_runs_header_encodings_are_encode_headers_own() -> None:
+    """RunChannels keeps a few encoded headers; each one it hands out is what encode_header
+    gives for the same fields — across evictions, and for fields that only compare equal to
+    kept ones (a str subclass equal to everything and a bool index, both refused; a numpy
+    index, encoded as its integer)."""
+
+    class Anything(str):
+        def __eq__(self, other: object) -> bool:
+            return True
+
+        __hash__ = str.__hash__
+
+    channels = RunChannels()
+    for index in list(range(20)) + list(range(20)):
+        for step, round_ in (("share", index + 1), ("column_sum", index + 2)):
+            got = channels.header(Call("secure_sum", index), step, round_)
+            assert got == encode_header(("secure_sum", index, step, round_))
+    channels.header(Call("p", 1), "a", 2)
+    # equal to the kept "a", yet not a str: refused as associated_data refuses it
+    for encode in (lambda: encode_header(("p", 1, Anything("a"), 2)),
+                   lambda: channels.header(Call("p", 1), Anything("a"), 2)):
+        with pytest.raises(InputError, match="associated data field must be an integer"):
+            encode()
+    assert channels.header(Call("p", np.int64(1)), "a", 2) == encode_header(("p", 1, "a", 2))
+    with pytest.raises(InputError, match="associated data field"):
+        channels.header(Call("p", True), "a", 2)
 
 
 def test_sealing_needs_keys() -> None:
