@@ -474,32 +474,3 @@ def test_a_context_works_out_its_peers_again_when_its_ids_change():
     assert ctx.peers == (0, 2, 3)
     ctx.party = 3
     assert ctx.peers == (0, 1, 2)
-
-
-SHORT_RUN = """
-import sys
-import numpy as np
-from parties.party import site_parties
-from protocols.secure_sum import secure_sum
-from sim.network import Network
-from sim.simulation import Simulation
-sim = Simulation(Network.build(3), seed=1)
-xs = [{"x": np.ones(int(sys.argv[1]))} for _ in range(3)]
-sim.run(site_parties(lambda ctx, x: secure_sum(ctx, x), xs))
-print("numba" in sys.modules)
-"""
-
-
-def test_runs_of_short_vectors_never_load_numba(kernel_lengths):
-    """numba costs a process ~0.5 s to load: a run of short vectors must not pay it."""
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    if kernel_lengths == 1:
-        pytest.skip("the threshold is the project's own in a fresh process")
-    root = Path(__file__).resolve().parents[2]
-    for d, loaded in ((kernel_lengths - 1, "False"), (kernel_lengths, "True")):
-        done = subprocess.run([sys.executable, "-c", SHORT_RUN, str(d)], cwd=root,
-                              capture_output=True, text=True, check=True)
-        assert done.stdout.split() == [loaded]
