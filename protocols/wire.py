@@ -100,8 +100,8 @@ def encode(payload: np.ndarray, width: int | None = None) -> bytes:
         body = b"".join(v.to_bytes(width, "little") for v in values)
         return _HEADER.pack(VERSION, code, arr.ndim, width) + shape + body
     dtype = _DTYPES[code]
-    body = np.ascontiguousarray(arr, dtype=dtype).tobytes()
-    return _HEADER.pack(VERSION, code, arr.ndim, dtype.itemsize) + shape + body
+    body = np.ascontiguousarray(arr, dtype=dtype)  # joined from its buffer: one copy, not two
+    return b"".join((_HEADER.pack(VERSION, code, arr.ndim, dtype.itemsize), shape, body))
 
 
 def decode(data: bytes | bytearray | memoryview, field: PrimeField | None = None) -> np.ndarray:
