@@ -594,6 +594,21 @@ class SealedChannel:
     def __repr__(self) -> str:
         return f"SealedChannel(sender={self.sender}, receiver={self.receiver})"
 
+    def _nonce_and_aad(
+        self, sequence: int, plaintext: bytes, header: EncodedHeader | tuple[int | str, ...]
+    ) -> tuple[bytes, bytes]:
+        """The checked arguments of a seal: its nonce and associated data (as
+        :func:`seal_message` makes them)."""
+        if type(sequence) is not int or not 0 <= sequence < _NONCE_COUNTER_LIMIT:
+            sequence = _as_id(sequence, "counter", _NONCE_COUNTER_LIMIT)
+        if type(plaintext) is not bytes and not isinstance(plaintext, (bytearray, memoryview)):
+            raise InputError(f"plaintext must be bytes, got {type(plaintext).__name__}")
+        if type(header) is not EncodedHeader:
+            header = encode_header(header)
+        number = sequence.to_bytes(8, "big")  # < 2^48: the nonce takes its last 6 bytes
+        aad = header.lead + self._aad_channel + number + header.raw
+        return self._nonce_prefix + number[2:], aad
+
     def seal(
         self, sequence: int, plaintext: bytes, header: EncodedHeader | tuple[int | str, ...] = ()
     ) -> bytes:
@@ -613,15 +628,7 @@ class SealedChannel:
         bytes
             :data:`SEAL_OVERHEAD_BYTES` more than ``plaintext``.
         """
-        if type(sequence) is not int or not 0 <= sequence < _NONCE_COUNTER_LIMIT:
-            sequence = _as_id(sequence, "counter", _NONCE_COUNTER_LIMIT)
-        if type(plaintext) is not bytes and not isinstance(plaintext, (bytearray, memoryview)):
-            raise InputError(f"plaintext must be bytes, got {type(plaintext).__name__}")
-        if type(header) is not EncodedHeader:
-            header = encode_header(header)
-        number = sequence.to_bytes(8, "big")  # < 2^48: the nonce takes its last 6 bytes
-        nonce = self._nonce_prefix + number[2:]
-        aad = header.lead + self._aad_channel + number + header.raw
+        nonce, aad = self._nonce_and_aad(sequence, plaintext, header)
         # nonce ‖ ciphertext ‖ tag by concatenation. Sealing in place (AESGCM.encrypt_into
         # into one fresh buffer) saves the copy in a loop that recycles memory, but not in a
         # run, where every large message is fresh memory either way: measured slower there
@@ -647,23 +654,15 @@ class SealedChannel:
         InputError
             As :meth:`seal`, or if ``into`` is not of the sealed message's size.
         """
-        if type(sequence) is not int or not 0 <= sequence < _NONCE_COUNTER_LIMIT:
-            sequence = _as_id(sequence, "counter", _NONCE_COUNTER_LIMIT)
-        if type(plaintext) is not bytes and not isinstance(plaintext, (bytearray, memoryview)):
-            raise InputError(f"plaintext must be bytes, got {type(plaintext).__name__}")
-        if type(header) is not EncodedHeader:
-            header = encode_header(header)
+        nonce, aad = self._nonce_and_aad(sequence, plaintext, header)
         out = memoryview(into)
         size = memoryview(plaintext).nbytes + SEAL_OVERHEAD_BYTES
         if out.nbytes != size:
             raise InputError(f"into must be {size} bytes (the sealed message's), got "
                              f"{out.nbytes}")
-        number = sequence.to_bytes(8, "big")
-        nonce = self._nonce_prefix + number[2:]
         out = out.cast("B")
         out[:NONCE_BYTES] = nonce
-        self._aead.encrypt_into(nonce, plaintext, header.lead + self._aad_channel + number
-                                + header.raw, out[NONCE_BYTES:])
+        self._aead.encrypt_into(nonce, plaintext, aad, out[NONCE_BYTES:])
 
     def open(
         self, sequence: int, sealed: bytes, header: EncodedHeader | tuple[int | str, ...] = ()
