@@ -276,13 +276,19 @@ def test_a_write_into_its_context_reaches_no_other_party() -> None:
     assert sim.field.p == (1 << 61) - 1  # the simulation's own field is untouched too
 
 
-def test_contexts_share_no_mutable_object() -> None:
-    """The objects reachable from two contexts overlap only in immutable values."""
+@pytest.mark.parametrize("d", [4, 2001])
+def test_contexts_share_no_mutable_object(d: int) -> None:
+    """The objects reachable from two contexts overlap only in immutable values — with
+    short vectors (numpy paths) and with 2,001 elements (compiled paths, each party's kept
+    keystream buffer and counter blocks)."""
     contexts: dict[int, PartyContext] = {}
     m = 3
-    sim = Simulation(Network.build(m), seed=RUN_SEED, record_draws=True)
+    sim = Simulation(Network.build(m), seed=RUN_SEED, record_draws=d < 1024)
     sim.run([Party(p, spy(sum_program(), contexts), {"x": x})
-             for p, x in enumerate(distinct_inputs(m))])
+             for p, x in enumerate(distinct_inputs(m, d))])
+    if d >= 1024:  # the attack reaches what it means to: every party kept its own buffers
+        kept = [ctx.randomness.ciphers._group for ctx in contexts.values()]
+        assert all(g is not None for g in kept) and len({id(g) for g in kept}) == m
     reach = {p: reachable([ctx]) for p, ctx in contexts.items()}
     immutable = (type(None), bool, int, float, complex, str, bytes, np.generic, np.dtype,
                  tuple, frozenset, Call, types.FunctionType, types.BuiltinFunctionType)
