@@ -698,14 +698,6 @@ def _signed_sum_short_61(
     ordered = plus + [key for key, sign in zip(keys, signs, strict=True) if sign < 0]
     total = base if base is not None else np.empty(0, dtype=np.uint64)  # empty: no base
     out = np.empty(n, dtype=np.uint64)
-    n_blocks = -(-(halves * n) // 2)
-    if len(keys) * 2 * n_blocks <= GROUP_WORDS:  # one group (SecureSum's small calls)
-        buffers = _group_buffers(ciphers, n_blocks, len(keys))
-        buffers.counters[:, 0] = stream
-        counters, kept = buffers.counter_bytes, ciphers._encryptors
-        for row, key in zip(buffers.row_bytes, ordered, strict=True):
-            (kept.get(key) or ciphers._encryptor(key)).update_into(counters, row)
-        return out if signed_rows_sum(buffers.words, n, n_plus, halves, total, out) else None
     for start, words in _keystream_groups(ciphers, ordered, stream, halves * n):
         plus_here = min(max(n_plus - start, 0), len(words))  # rows [0, plus_here) enter with +
         if total is out:  # a later group: its sum goes to a new array (no aliasing)
