@@ -99,13 +99,11 @@ class RunChannels:
         size = len(plaintext) + SEAL_OVERHEAD_BYTES
         if len(self._sealed_scratch) < size:
             self._sealed_scratch = bytearray(size)
-        if len(self._scratch) < len(plaintext):
-            self._scratch = bytearray(len(plaintext))
         sealed = memoryview(self._sealed_scratch)[:size]
         header = self.header(call, step, round_)
         sending.seal_into(sequence, plaintext, sealed, header)
-        self.receiving(ctx, sender).open_into(number, sealed,
-                                              memoryview(self._scratch)[:len(plaintext)], header)
+        self.receiving(ctx, sender).open_into(number, sealed, self._plaintext(len(plaintext)),
+                                              header)
 
     def open_transient(
         self, ctx: PartyContext, sender: int, number: int, data: bytes,
@@ -117,12 +115,16 @@ class RunChannels:
         size = len(data) - SEAL_OVERHEAD_BYTES
         if size < 0:  # too short: the channel's own refusal
             return memoryview(unseal(self, ctx, sender, number, data, call, step, round_))
-        if len(self._scratch) < size:
-            self._scratch = bytearray(size)
-        plaintext = memoryview(self._scratch)[:size]
+        plaintext = self._plaintext(size)
         self.receiving(ctx, sender).open_into(number, data, plaintext,
                                               self.header(call, step, round_))
         return plaintext
+
+    def _plaintext(self, size: int) -> memoryview:
+        """``size`` bytes of the run's plaintext scratch buffer (grown when too small)."""
+        if len(self._scratch) < size:
+            self._scratch = bytearray(size)
+        return memoryview(self._scratch)[:size]
 
     def sending(self, ctx: PartyContext, to: int) -> SealedChannel:
         """The sending end of the channel ``ctx.party`` → ``to``, under ``ctx``'s key for ``to``."""
