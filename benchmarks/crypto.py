@@ -100,15 +100,25 @@ def per_op(fn: Callable[[], object], budget_s: float) -> float:
     return (time.perf_counter() - start) / n
 
 
+def per_op_samples(impls: dict[str, Callable[[], object]], repeats: int, budget_s: float
+                   ) -> dict[str, list[float]]:
+    """Seconds per operation of each implementation, ``repeats`` samples each, interleaved."""
+    return interleaved(repeats, **{name: (lambda fn=fn: per_op(fn, budget_s))
+                                   for name, fn in impls.items()})
+
+
+def microseconds(samples: dict[str, list[float]]) -> dict[str, dict[str, float]]:
+    """Min and median µs per operation of each implementation."""
+    return {name: {"min_us": round(1e6 * min(s), 2),
+                   "median_us": round(1e6 * statistics.median(s), 2)}
+            for name, s in samples.items()}
+
+
 def compare(primitive: str, size: int | None, impls: dict[str, Callable[[], object]],
             repeats: int, budget_s: float, note: dict[str, int]) -> None:
-    samples: dict[str, list[float]] = {name: [] for name in impls}
+    samples = per_op_samples(impls, repeats, budget_s)
     names = list(impls)
-    for r in range(repeats):
-        for name in names if r % 2 == 0 else reversed(names):
-            samples[name].append(per_op(impls[name], budget_s))
-    us = {name: {"min_us": round(1e6 * min(s), 2),
-                 "median_us": round(1e6 * statistics.median(s), 2)} for name, s in samples.items()}
+    us = microseconds(samples)
     best = {name: min(s) for name, s in samples.items()}
     med = {name: statistics.median(s) for name, s in samples.items()}
     fastest_other = min((n for n in names if n != "cryptography"), key=best.__getitem__)
@@ -230,14 +240,8 @@ def seal_open(repeats: int, budget_s: float, note: dict[str, int]) -> None:
             "aead_encrypt_into": lambda p=plaintext, o=out: aead.encrypt_into(nonce, p, aad, o),
             "aead_decrypt_into": lambda b=body, o=back: aead.decrypt_into(nonce, b, aad, o),
         }
-        samples: dict[str, list[float]] = {name: [] for name in impls}
-        names = list(impls)
-        for r in range(repeats):
-            for name in names if r % 2 == 0 else reversed(names):
-                samples[name].append(per_op(impls[name], budget_s))
-        us = {name: {"min_us": round(1e6 * min(v), 2),
-                     "median_us": round(1e6 * statistics.median(v), 2)}
-              for name, v in samples.items()}
+        samples = per_op_samples(impls, repeats, budget_s)
+        us = microseconds(samples)
         emit(benchmark="seal_open", bytes=size, repeats=repeats, **note, per_message=us,
              seal_old_to_channel=paired(samples["seal_message"], samples["channel_seal"]),
              open_old_to_channel=paired(samples["open_message"], samples["channel_open"]),
