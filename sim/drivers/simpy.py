@@ -753,10 +753,12 @@ class _Run(ReceivedRecords):
                 body, shape, dtype, head = checked
                 plaintext = self.channels.open_transient(ctx, envelope.sender, number, data,
                                                          call, envelope.step, envelope.round)
-                if len(plaintext) == len(head) + len(body) and plaintext[:len(head)] == head:
-                    return Message(envelope.sender, call.protocol, call.index, envelope.step,
-                                   envelope.round, wire.decode_again(body, shape, dtype))
-                data, number = bytes(plaintext), None
+                if len(plaintext) != len(head) + len(body) or plaintext[:len(head)] != head:
+                    raise MpcsimError(  # copies of one encoding share `decoded`, nothing else
+                        f"party {envelope.sender}'s sealed copy to party {envelope.receiver} "
+                        "is not the encoding its broadcast's other copies carry")
+                return Message(envelope.sender, call.protocol, call.index, envelope.step,
+                               envelope.round, wire.decode_again(body, shape, dtype))
             if number is not None:
                 data = unseal(self.channels, ctx, envelope.sender, number, data, call,
                               envelope.step, envelope.round)
