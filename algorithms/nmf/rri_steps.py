@@ -214,7 +214,7 @@ def w_side_statistics(
     """
     trow = T[t]
     if isinstance(block, FullRows):
-        num = np.asarray(block.X @ trow, dtype=np.float64).ravel()
+        num = block.times(trow)
         tt = float(trow @ trow)
         num -= W @ (T @ trow)  # the product is a new array: updating it in place is safe
         num += W[:, t] * tt
@@ -314,7 +314,7 @@ def t_side_statistics(
     if isinstance(block, FullRows):
         d = T.shape[1]
         out = np.empty(d + 1)
-        out[:d] = np.asarray(block.XT @ w, dtype=np.float64).ravel()
+        block.transposed_times_into(w, out[:d])
         ww = W.T @ w
         out[:d] -= T.T @ ww
         out[:d] += T[t] * ww[t]
