@@ -18,6 +18,14 @@ plain form (the objective scikit-learn minimises):
   blocks costs by itself (smaller blocks per call, each step's fixed cost paid M times, the
   T-row update repeated at every party); the PD-NMF run's ratio to it is the protocol's and the
   driver's share.
+* ``pd_nmf_simpy_floor``: the floor of any SimPy simulation of the run, timed in the same
+  rounds: PD-NMF-Iter's per-party loop (the same steps as the party program, residual and
+  all) as one SimPy process per party, each topic's statistics summed in the clear behind one
+  SimPy event that the last party to arrive triggers — the least a SimPy simulation of M
+  parties that wait for each other can do: no protocol, no messages, no ledger, no views.
+  Its ratio to the local floor is what scheduling the parties as SimPy processes costs by
+  itself (their switches between steps included); the PD-NMF run's ratio to it is what the
+  protocol and the driver add.
 * ``pd_nmf_breakdown``: where the PD-NMF run's time over the local floor goes, from two more
   arms timed in the same rounds — the run's SecureSum calls alone (the same 20 × 30 calls of
   d + 1 elements among the 4 parties, each party summing a fixed statistic: protocol and
@@ -43,6 +51,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+import simpy
 from timing import PartyClock, emit, interleaved, pinned, ratio, summary
 
 from algorithms.data import partition_rows, split_rows, synthetic_topic_corpus
@@ -53,6 +62,8 @@ from algorithms.nmf.rri import sweep_in_place
 from algorithms.nmf.rri_steps import (
     RRIParams,
     end_of_sweep,
+    initial_residual,
+    next_residual,
     t_side_statistics,
     update_t_row,
     update_w_column,
@@ -96,6 +107,55 @@ def local_floor(X: Any, T0: np.ndarray, sweeps: int, params: RRIParams,
             T[t] = row
         Ws = [end_of_sweep(W, params) for W in Ws]
     return time.perf_counter() - start, T
+
+
+class _SumBarrier:
+    """One SimPy event per topic: the last party to add its statistic triggers it with the sum."""
+
+    def __init__(self, env: simpy.Environment, m: int) -> None:
+        self.env, self.m = env, m
+        self.stats: list[np.ndarray] = []
+        self.event = env.event()
+
+    def add(self, stat: np.ndarray) -> simpy.Event:
+        event = self.event
+        self.stats.append(stat)
+        if len(self.stats) == self.m:
+            event.succeed(np.sum(self.stats, axis=0))  # parties in order, as the local floor
+            self.stats, self.event = [], self.env.event()
+        return event
+
+
+def simpy_floor(X: Any, T0: np.ndarray, sweeps: int, params: RRIParams,
+                m: int) -> tuple[float, np.ndarray]:
+    """PD-NMF-Iter's per-party loop as M SimPy processes, each sum in the clear behind one event."""
+    blocks = [as_row_block(s, "full")
+              for s in split_rows(X, partition_rows(X.shape[0], m, "equal"))]
+    start = time.perf_counter()
+    env = simpy.Environment()
+    barrier = _SumBarrier(env, m)
+    rows: dict[int, np.ndarray] = {}
+
+    def party(p: int) -> Any:
+        block = blocks[p]
+        T = np.array(T0, dtype=np.float64, copy=True)
+        W = np.zeros((block.shape[0], T.shape[0]))
+        for _ in range(sweeps):
+            residual = initial_residual(block, W, T)
+            for t in range(T.shape[0]):
+                ws = w_side_statistics(block, W, T, t, residual)
+                W[:, t] = update_w_column(ws, params)
+                summed = yield barrier.add(t_side_statistics(block, W, T, t, ws))
+                T[t], s_t = update_t_row(summed, params, block.loss)
+                W[:, t] *= s_t
+                residual = next_residual(block, ws, W[:, t], T[t])
+            W = end_of_sweep(W, params)
+        rows[p] = T
+
+    for p in range(m):
+        env.process(party(p))
+    env.run()
+    return time.perf_counter() - start, rows[0]
 
 
 def private(X: Any, T0: np.ndarray, sweeps: int, params: RRIParams, m: int,
@@ -166,6 +226,10 @@ def main() -> None:
         t_f, last["floor"] = local_floor(X, T0, sweeps, params, m)
         return t_f
 
+    def run_simpy_floor() -> float:
+        t_s, last["simpy_floor"] = simpy_floor(X, T0, sweeps, params, m)
+        return t_s
+
     def run_private(sealing: bool) -> float:
         t_p, out = private(X, T0, sweeps, params, m, sealing, args.variant)
         last["private"] = out
@@ -180,6 +244,7 @@ def main() -> None:
     with pinned() as note:
         runs = interleaved(repeats, centralized=run_centralized,
                            local_floor=run_floor,
+                           simpy_floor=run_simpy_floor,
                            sealing_off=lambda: run_private(False),
                            sealing_on=lambda: run_private(True),
                            calls_alone=lambda: run_calls(False),
@@ -196,12 +261,14 @@ def main() -> None:
              critical_path_to_centralized=ratio(crit, runs["centralized"]),
              critical_path_note="slowest party's local compute (inside its program)",
              pd_nmf_to_local_floor=ratio(runs[key], runs["local_floor"]),
+             pd_nmf_to_simpy_floor=ratio(runs[key], runs["simpy_floor"]),
              objective=target,
              max_rel_diff_T=float(np.abs(T_p - T_c).max() / np.abs(T_c).max()),
              secure_sum_messages=totals["messages"], secure_sum_elements=totals["elements"])
 
     party_calls = m * k * sweeps
     floor_s, pd_s = min(runs["local_floor"]), min(runs["sealing_off"])
+    simpy_s = min(runs["simpy_floor"])
     alone_s, cold_s = min(runs["calls_alone"]), min(runs["calls_alone_cold"])
     emit(benchmark="pd_nmf_breakdown", parties=m, party_calls=party_calls, sealing=False,
          repeats=repeats, **note, unit="µs per party-call, from the minima",
@@ -209,6 +276,8 @@ def main() -> None:
          calls_alone=round(alone_s / party_calls * 1e6, 1),
          calls_alone_cold_caches=round(cold_s / party_calls * 1e6, 1),
          interleaving=round((pd_s - floor_s - alone_s) / party_calls * 1e6, 1),
+         simpy_floor_over_local_floor=round((simpy_s - floor_s) / party_calls * 1e6, 1),
+         pd_nmf_over_simpy_floor=round((pd_s - simpy_s) / party_calls * 1e6, 1),
          calls_alone_runs=summary(runs["calls_alone"]),
          calls_alone_cold_runs=summary(runs["calls_alone_cold"]),
          note="pd_nmf_over_local_floor = calls_alone + interleaving; the cold arm reads each "
@@ -219,6 +288,14 @@ def main() -> None:
                                                                    runs["centralized"]),
          max_rel_diff_T=float(np.abs(last["floor"] - T_c).max() / np.abs(T_c).max()),
          note="the parties' own steps in lock-step, sum in the clear: no protocol, no driver")
+
+    emit(benchmark="pd_nmf_simpy_floor", n=n, d=d, k=k, sweeps=sweeps, parties=m,
+         repeats=repeats, **note,
+         simpy_floor_to_centralized=ratio(runs["simpy_floor"], runs["centralized"]),
+         simpy_floor_to_local_floor=ratio(runs["simpy_floor"], runs["local_floor"]),
+         max_rel_diff_T=float(np.abs(last["simpy_floor"] - T_c).max() / np.abs(T_c).max()),
+         note="the parties' own steps as SimPy processes, one event per topic, sum in the "
+              "clear: the least any SimPy simulation of the run does")
 
     if args.no_sklearn:
         return
