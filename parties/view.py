@@ -33,7 +33,8 @@ from protocols.effects import Call
 from protocols.errors import InputError
 
 _SCALARS = (type(None), bool, int, float, complex, str, bytes, np.generic, Call, range)
-_SPARSE_ARRAYS = ("data", "indices", "indptr")
+SPARSE_ARRAYS = ("data", "indices", "indptr")
+"""The arrays of a CSR, CSC or BSR matrix that :func:`frozen` makes immutable."""
 
 
 def frozen(value: Any) -> Any:
@@ -67,10 +68,10 @@ def frozen(value: Any) -> Any:
         return dataclasses.replace(value, **changes)
     sparse = sys.modules.get("scipy.sparse")
     if sparse is not None and sparse.issparse(value) and all(
-            isinstance(getattr(value, a, None), np.ndarray) for a in _SPARSE_ARRAYS):
-        out = value.copy()
-        for name in _SPARSE_ARRAYS:
-            setattr(out, name, _frozen_array(getattr(out, name)))
+            isinstance(getattr(value, a, None), np.ndarray) for a in SPARSE_ARRAYS):
+        out = copy.copy(value)  # a new matrix object; its arrays are replaced just below
+        for name in SPARSE_ARRAYS:
+            setattr(out, name, _frozen_array(getattr(value, name)))
         return out
     return copy.deepcopy(value)
 

@@ -423,6 +423,50 @@ def test_nothing_a_program_or_its_caller_holds_is_a_record_of_its_view(prime: st
                 record.flags.writeable = True
 
 
+@pytest.mark.parametrize("fmt", ["csr", "csc", "bsr"])
+def test_a_sparse_input_the_program_rewrites_leaves_its_view_record_as_given(fmt: str) -> None:
+    """The program gets a matrix object of its own over the record's immutable arrays: it can
+    neither write them nor, by rebinding or reshaping its arrays, change the record's; the
+    caller's writes into the matrix it passed reach neither."""
+    import scipy.sparse as sp
+
+    given = sp.random(6, 4, density=0.5, format=fmt, random_state=2, dtype=np.float64)
+    expected = given.toarray().copy()
+
+    def rewrite(arr: np.ndarray) -> str:
+        try:
+            arr.flags.writeable = True
+        except ValueError:
+            return "refused"
+        arr[...] = -9.0
+        return "written"
+
+    def program(ctx: PartyContext, X: Any) -> Generator[Any, Any, Any]:
+        outcome = {name: rewrite(getattr(X, name)) for name in ("data", "indices", "indptr")}
+        held = (X, X.data, X.indices, X.indptr)
+        X.data = np.full_like(X.data, 7.0)  # rebinding: the program's own object only
+        held[1].shape = (1, held[1].size)  # reshaping its array object in place
+        yield from ()
+        return outcome, held
+
+    def idle(ctx: PartyContext, X: Any) -> Generator[Any, Any, Any]:
+        yield from ()
+
+    sim = Simulation(Network.build(2), seed=4, keys="none", sealing=False)
+    result = sim.run([Party(0, program, {"X": given}), Party(1, idle, {"X": given})])
+    given.data[...] = -1.0  # the caller writes into the matrix it passed
+    outcome, held = result.outputs[0]
+    record = result.views[0].inputs["X"]
+    assert {outcome[n] for n in ("data", "indices", "indptr")} == {"refused"}
+    assert record.toarray().tolist() == expected.tolist()
+    assert held[0] is not record
+    assert all(h is not getattr(record, n) for h, n in zip(held[1:], ("data", "indices",
+                                                                     "indptr"), strict=True))
+    for name in ("data", "indices", "indptr"):
+        with pytest.raises(ValueError):
+            getattr(record, name).flags.writeable = True
+
+
 # -- route 4: abort texts ---------------------------------------------------------------------
 
 
