@@ -76,7 +76,7 @@ from typing import Any
 import numpy as np
 import simpy
 
-from parties.view import Message, View, frozen
+from parties.view import Message, View, frozen, received_message
 from protocols import wire
 from protocols.channels import SEAL_OVERHEAD_BYTES, SealedChannel
 from protocols.context import PartyContext
@@ -98,7 +98,7 @@ from sim.drivers.envelopes import (
     Encoded,
     ReceivedRecords,
     RunChannels,
-    decode_payload,
+    decode_received,
     encode_payload,
     seal_payload,
     unseal,
@@ -116,7 +116,9 @@ class _Envelope:
     """One message in flight: what its receiver is handed, and what its ledger row records.
 
     The ledger row is made once, on arrival (:meth:`row`), or at the end of the run for a
-    message that never arrived (lost, or still in flight when the run aborted). ``decoded``
+    message that never arrived (lost, or still in flight when the run aborted). ``key`` is
+    its mailbox key — sender, protocol, call number and step — made once per send effect and
+    shared by its envelopes. ``decoded``
     is shared by the envelopes of one broadcast's encoding (not rewritten in transit): once
     a receiver has decoded it, it holds its elements (aligned), shape, dtype and the bytes
     before the elements, and the others' arrays are made without repeating the checks
@@ -131,6 +133,7 @@ class _Envelope:
         "deferred",
         "elements",
         "hops",
+        "key",
         "n_bytes",
         "phase",
         "receiver",
@@ -146,6 +149,7 @@ class _Envelope:
         self, sender: int, receiver: int, call: Call, step: str, round_: int, data: bytes,
         sealed: bool, row_index: int, hops: tuple[tuple[tuple[object, object], Any], ...],
         phase: str, elements: int, n_bytes: int, sent_s: float,
+        key: tuple[int, str, int, str],
         decoded: list[tuple[bytes, tuple[int, ...], np.dtype, bytes] | None] | None = None,
         deferred: tuple[SealedChannel, int] | None = None,
     ) -> None:
@@ -162,26 +166,29 @@ class _Envelope:
         self.elements = elements
         self.n_bytes = n_bytes
         self.sent_s = sent_s
+        self.key = key
         self.decoded = decoded
         self.deferred = deferred
 
-    @property
-    def key(self) -> tuple[int, str, int, str]:
-        """Its mailbox key: sender, protocol, call number and step."""
-        return (self.sender, self.call.protocol, self.call.index, self.step)
-
     def row(self, delivered_s: float) -> Row:
-        """Its ledger row, delivered at ``delivered_s``."""
+        """Its ledger row, delivered at ``delivered_s``.
+
+        Built as the tuple it is (``tuple.__new__``), which is what ``Row(...)`` does
+        behind one more Python call.
+        """
         call = self.call
-        return Row(self.sender, self.receiver, call.protocol, call.index, self.step, self.phase,
-                   self.round, self.elements, self.n_bytes, len(self.hops), self.sent_s,
-                   delivered_s)
+        return _new_tuple(Row, (self.sender, self.receiver, call.protocol, call.index,
+                                self.step, self.phase, self.round, self.elements, self.n_bytes,
+                                len(self.hops), self.sent_s, delivered_s))
 
     def with_data(self, data: bytes) -> _Envelope:
         """The same message carrying other bytes (a tampered copy)."""
         return _Envelope(self.sender, self.receiver, self.call, self.step, self.round, data,
                          self.sealed, self.row_index, self.hops, self.phase, self.elements,
-                         self.n_bytes, self.sent_s)
+                         self.n_bytes, self.sent_s, self.key)
+
+
+_new_tuple = tuple.__new__
 
 
 _Pending = tuple[_Envelope, int | None]
@@ -326,6 +333,8 @@ class _Run(ReceivedRecords):
         self.outputs: dict[int, Any] = {}
         self.abort: ProtocolAbort | None = None
         self.faults = FaultLog(driver.faults) if driver.faults else None
+        self.batch_arrivals = driver.batch_arrivals
+        self.record_messages = driver.record_messages
 
     def execute(self) -> DriverOutcome:
         processes = {pid: self.env.process(self._party(pid)) for pid in sorted(self.contexts)}
@@ -428,7 +437,7 @@ class _Run(ReceivedRecords):
                                effect.sealed)
                 elif kind is SendEach:
                     payloads = effect.payloads
-                    self._send(pid, ((to, payloads[to]) for to in sorted(payloads)),
+                    self._send(pid, [(to, payloads[to]) for to in sorted(payloads)],
                                effect.call, effect.step, effect.sealed)
                 elif kind is Recv:
                     value = yield from self._receive(pid, effect.sender, effect.call, effect.step)
@@ -482,11 +491,16 @@ class _Run(ReceivedRecords):
         """
         got = {}
         protocol, index = call.protocol, call.index
+        box, consume = self.mailbox[pid], self._consume
         for sender in senders:
             # a mailbox never holds a message from oneself or an unknown party
-            pending = self._take(pid, (sender, protocol, index, step))
-            if pending is not None:
-                got[sender] = self._consume(pid, *pending)
+            key = (sender, protocol, index, step)
+            queue = box.get(key)  # self._take(pid, key), in place
+            if queue:
+                envelope, number = queue.pop(0)
+                if not queue:
+                    del box[key]
+                got[sender] = consume(pid, envelope, number)
             else:
                 got[sender] = yield from self._receive(pid, sender, call, step)
         return got
@@ -592,11 +606,18 @@ class _Run(ReceivedRecords):
             # nothing observes a message in flight: seal it on delivery (see _open)
             deferred = seal and interceptor is None and self.faults is None
             decoded: dict[int, list[Any]] = {}  # by id of the encoding, alive during the loop
+            key = (pid, call.protocol, call.index, step)  # every envelope's mailbox key
+            route_links, forward = self.network.route_links, self._forward
+            last_plain: bytes | None = None  # the encoding of the previous message
+            shared_decoding: list[Any] | None = None  # and its entry in `decoded`
             for to, payload in payloads:
                 if to not in contexts or to == pid:
                     raise MpcsimError(f"party {pid} sent a message to unknown party {to}")
                 cached = encoded.get(id(payload))
                 plain, elements = cached or encode_payload(ctx, payload, encoded)
+                if shared and plain is not last_plain:
+                    shared_decoding = decoded.setdefault(id(plain), [None])
+                    last_plain = plain
                 data, later = plain, None
                 if seal:
                     sequence = counters.get((pid, to), 0)
@@ -610,19 +631,18 @@ class _Run(ReceivedRecords):
                 if interceptor is not None:
                     data = interceptor(pid, to, call.tag(step), data)
                 link = direct.get(to)
-                hops = (((pid, to), link),) if link is not None else self.network.route_links(
-                    pid, to)
+                hops = (((pid, to), link),) if link is not None else route_links(pid, to)
                 envelope = _Envelope(pid, to, call, step, round_, data, seal, len(rows), hops,
-                                     phase, elements, n_bytes, now,
-                                     decoded.setdefault(id(plain), [None]) if shared else None,
+                                     phase, elements, n_bytes, now, key, shared_decoding,
                                      later)
                 rows.append(envelope)  # becomes its ledger row on arrival
-                self._forward(envelope, 0, now)
+                forward(envelope, 0, now)
         finally:
             self._flush()
 
     def _forward(self, envelope: _Envelope, hop: int, t: float) -> None:
-        """Queue ``envelope`` on hop ``hop`` of its route at time ``t`` (its arrival there).
+        """Queue ``envelope`` on hop ``hop`` of its route at time ``t`` (its arrival there:
+        the current instant).
 
         Each directed link is a FIFO: transmission starts when the link is free, and the
         message reaches the next node ``latency`` after the transmission ends. A link is booked
@@ -631,7 +651,9 @@ class _Run(ReceivedRecords):
         (:meth:`_flush` schedules it).
         """
         key, link = envelope.hops[hop]
-        start = max(t, self.link_free.get(key, 0.0))
+        link_free = self.link_free
+        free = link_free.get(key, 0.0)
+        start = free if free > t else t  # max(t, free), which returns t when they are equal
         extra = 0.0
         if self.faults is not None:
             lost, extra = self.faults.on_link(key, start)
@@ -640,16 +662,16 @@ class _Run(ReceivedRecords):
                                    sender=envelope.sender, receiver=envelope.receiver)
                 return
         end = start + envelope.n_bytes * 8.0 / link.bandwidth_bps
-        self.link_free[key] = end
-        now = self.env.now
-        delay = end + link.latency_s + extra - now
-        when = now + delay  # the instant SimPy schedules it at
-        group = self.batch.get(when)
+        link_free[key] = end
+        delay = end + link.latency_s + extra - t
+        when = t + delay  # the instant SimPy schedules it at
+        batch = self.batch
+        group = batch.get(when)
         if group is None:
-            self.batch[when] = (delay, [(envelope, hop + 1)])
+            batch[when] = (delay, [(envelope, hop + 1)])
         else:
             group[1].append((envelope, hop + 1))
-        if not self.driver.batch_arrivals:
+        if not self.batch_arrivals:
             self._flush()
 
     def _flush(self) -> None:
@@ -672,27 +694,31 @@ class _Run(ReceivedRecords):
         rows, faults, expected = self.rows, self.faults, self.expected
         waiting, mailbox = self.waiting, self.mailbox
         for envelope, hop in event.value:
-            if hop < len(envelope.hops):
+            hops = envelope.hops
+            if hop < len(hops):
                 self._forward(envelope, hop, now)
                 continue
+            receiver = envelope.receiver
             rows[envelope.row_index] = envelope.row(now)
-            if faults is not None and envelope.sealed:
-                envelope = self._tamper_or_replay(envelope, now)
             number = None
             if envelope.sealed:  # the receiver numbers a channel's messages as they arrive
-                channel = (envelope.sender, envelope.receiver)
+                if faults is not None:
+                    envelope = self._tamper_or_replay(envelope, now)
+                channel = (envelope.sender, receiver)
                 number = expected.get(channel, 0)
                 expected[channel] = number + 1
-            pending = (envelope, number)
             key = envelope.key
-            receiver = envelope.receiver
             wait = waiting.get(receiver)
             if wait is not None and key in wait[0]:
                 del waiting[receiver]
                 self._flush()
-                wait[1].succeed(pending)
+                wait[1].succeed((envelope, number))
             else:
-                mailbox[receiver].setdefault(key, []).append(pending)
+                queue = mailbox[receiver].get(key)
+                if queue is None:
+                    mailbox[receiver][key] = [(envelope, number)]
+                else:
+                    queue.append((envelope, number))
         self._flush()
 
     def _tamper_or_replay(self, envelope: _Envelope, now: float) -> _Envelope:
@@ -719,8 +745,42 @@ class _Run(ReceivedRecords):
         """The ledger rows: a message that never arrived keeps its send time as delivery."""
         return [r if type(r) is Row else r.row(r.sent_s) for r in self.rows]
 
+    def _consume(self, pid: int, envelope: _Envelope, number: int | None) -> np.ndarray:
+        """Open a message the program asked for and record it in the receiver's view.
+
+        :meth:`ReceivedRecords._consume`'s steps, in one frame, and with the view record
+        (:class:`~parties.view.Message`) made only when views are kept: the round is the
+        envelope's, which is what the record would carry.
+        """
+        try:
+            payload = self._open_payload(envelope, number)
+        except Exception as exc:  # hostile bytes: the receiver's failure, not its program's
+            self._fail(pid, exc)
+            raise self._notice() from None
+        max_round = self.max_round
+        if envelope.round > max_round[pid]:
+            max_round[pid] = envelope.round
+        if not self.record_messages:
+            # numeric payloads sit on immutable bytes (wire.decode); object arrays do not
+            return frozen(payload) if payload.dtype.hasobject else payload
+        call = envelope.call
+        self.views[pid].received.append(received_message(
+            envelope.sender, call.protocol, call.index, envelope.step, envelope.round, payload))
+        # the program gets an array object of its own, so that reshaping it in place (or
+        # changing its dtype) cannot change the view's record
+        if payload.dtype.hasobject:
+            return frozen(payload)  # a copy: object arrays are never sealed
+        own = wire.another_array(payload)
+        return own if own is not None else frozen(payload.copy())
+
     def _open(self, envelope: _Envelope, number: int | None) -> Message:
-        """Check, unseal and decode a message: its view record.
+        """Check, unseal and decode a message: its view record (:meth:`_open_payload`)."""
+        call = envelope.call
+        return received_message(envelope.sender, call.protocol, call.index, envelope.step,
+                                envelope.round, self._open_payload(envelope, number))
+
+    def _open_payload(self, envelope: _Envelope, number: int | None) -> np.ndarray:
+        """Check, unseal and decode a message: its payload, read-only.
 
         A sealed message must be the ``number``-th to arrive on its channel and authenticate
         under the receiver's key. It is opened when the program asks for it (or at the end of
@@ -743,8 +803,8 @@ class _Run(ReceivedRecords):
                                                 number, call, envelope.step, envelope.round)
             number = None
         if checked is not None and number is None:  # a broadcast, already checked
-            return Message(envelope.sender, call.protocol, call.index, envelope.step,
-                           envelope.round, wire.decode_again(*checked[:3]))
+            body, shape, dtype, _ = checked
+            return wire.decode_again(body, shape, dtype)
         try:
             if number is not None and checked is not None:
                 # a sealed copy of a checked encoding: authenticate it, keep nothing of it.
@@ -757,13 +817,12 @@ class _Run(ReceivedRecords):
                     raise MpcsimError(  # copies of one encoding share `decoded`, nothing else
                         f"party {envelope.sender}'s sealed copy to party {envelope.receiver} "
                         "is not the encoding its broadcast's other copies carry")
-                return Message(envelope.sender, call.protocol, call.index, envelope.step,
-                               envelope.round, wire.decode_again(body, shape, dtype))
+                return wire.decode_again(body, shape, dtype)
             if number is not None:
                 data = unseal(self.channels, ctx, envelope.sender, number, data, call,
                               envelope.step, envelope.round)
-            message = decode_payload(envelope.receiver, envelope.sender, data, call,
-                                     envelope.step, envelope.round, self.driver.field)
+            payload = decode_received(envelope.receiver, envelope.sender, data, call,
+                                      envelope.step, self.driver.field)
         except AuthenticationError as exc:  # name the injected fault that caused it, if any
             link = (envelope.sender, envelope.receiver)
             faults = [f for f in self.faults.plan.of_kind("tamper", "replay")
@@ -772,12 +831,11 @@ class _Run(ReceivedRecords):
             if not faults:
                 raise
             raise AuthenticationError(f"{exc} — injected by {faults[0].describe()}") from None
-        payload = message.payload
         if decoded is not None and decoded[0] is None:
             body = wire.body_of(payload, data)
             if body is not None:
                 decoded[0] = (body, payload.shape, payload.dtype, data[:len(data) - len(body)])
-        return message
+        return payload
 
     # -- failure ----------------------------------------------------------------------------
 
