@@ -189,6 +189,7 @@ class _Envelope:
 
 
 _new_tuple = tuple.__new__
+_frombuffer = np.frombuffer
 
 
 _Pending = tuple[_Envelope, int | None]
@@ -608,16 +609,19 @@ class _Run(ReceivedRecords):
             decoded: dict[int, list[Any]] = {}  # by id of the encoding, alive during the loop
             key = (pid, call.protocol, call.index, step)  # every envelope's mailbox key
             route_links, forward = self.network.route_links, self._forward
-            last_plain: bytes | None = None  # the encoding of the previous message
-            shared_decoding: list[Any] | None = None  # and its entry in `decoded`
+            # the previous message's payload object, its encoding and that one's decoding
+            last_payload: object = None
+            plain, elements, shared_decoding = b"", 0, None
             for to, payload in payloads:
                 if to not in contexts or to == pid:
                     raise MpcsimError(f"party {pid} sent a message to unknown party {to}")
-                cached = encoded.get(id(payload))
-                plain, elements = cached or encode_payload(ctx, payload, encoded)
-                if shared and plain is not last_plain:
-                    shared_decoding = decoded.setdefault(id(plain), [None])
+                if payload is not last_payload:  # a broadcast's payload is encoded once
                     last_plain = plain
+                    plain, elements = (encoded.get(id(payload))
+                                       or encode_payload(ctx, payload, encoded))
+                    if shared and plain is not last_plain:
+                        shared_decoding = decoded.setdefault(id(plain), [None])
+                    last_payload = payload
                 data, later = plain, None
                 if seal:
                     sequence = counters.get((pid, to), 0)
@@ -752,11 +756,19 @@ class _Run(ReceivedRecords):
         (:class:`~parties.view.Message`) made only when views are kept: the round is the
         envelope's, which is what the record would carry.
         """
-        try:
-            payload = self._open_payload(envelope, number)
-        except Exception as exc:  # hostile bytes: the receiver's failure, not its program's
-            self._fail(pid, exc)
-            raise self._notice() from None
+        decoded = envelope.decoded
+        checked = decoded[0] if decoded is not None and number is None else None
+        if checked is not None:  # a broadcast's encoding, already checked: nothing to open
+            body, shape, dtype, _ = checked
+            payload = _frombuffer(body, dtype)  # wire.decode_again, in place
+            if len(shape) != 1:
+                payload = payload.reshape(shape)
+        else:
+            try:
+                payload = self._open_payload(envelope, number)
+            except Exception as exc:  # hostile bytes: the receiver's failure, not its program's
+                self._fail(pid, exc)
+                raise self._notice() from None
         max_round = self.max_round
         if envelope.round > max_round[pid]:
             max_round[pid] = envelope.round
@@ -768,6 +780,9 @@ class _Run(ReceivedRecords):
             envelope.sender, call.protocol, call.index, envelope.step, envelope.round, payload))
         # the program gets an array object of its own, so that reshaping it in place (or
         # changing its dtype) cannot change the view's record
+        if checked is not None:  # wire.another_array of it: another array over `body`
+            own = _frombuffer(body, dtype)
+            return own if len(shape) == 1 else own.reshape(shape)
         if payload.dtype.hasobject:
             return frozen(payload)  # a copy: object arrays are never sealed
         own = wire.another_array(payload)
