@@ -124,6 +124,14 @@ class _Envelope:
     before the elements, and the others' arrays are made without repeating the checks
     (:func:`protocols.wire.decode_again`) — for a sealed copy, once its own plaintext is
     found to be that encoding.
+
+    In flight, ``hop`` is the index of the hop it reaches next; in its receiver's mailbox,
+    ``number`` is its number on its channel when sealed (None otherwise), and ``queued`` the
+    message that arrived after it under the same key (a mailbox holds the first; the rest
+    follow it). So a message is one object from sending to reading, and the ledger row it
+    becomes — not a tuple per hop, per mailbox entry and per queue besides. An envelope is
+    in at most one place at a time: a message delivered twice (a replay fault) is delivered
+    as a copy (:meth:`copy`).
     """
 
     __slots__ = (
@@ -132,10 +140,13 @@ class _Envelope:
         "decoded",
         "deferred",
         "elements",
+        "hop",
         "hops",
         "key",
         "n_bytes",
+        "number",
         "phase",
+        "queued",
         "receiver",
         "round",
         "row_index",
@@ -169,6 +180,9 @@ class _Envelope:
         self.key = key
         self.decoded = decoded
         self.deferred = deferred
+        self.hop = 0
+        self.number: int | None = None
+        self.queued: _Envelope | None = None
 
     def row(self, delivered_s: float) -> Row:
         """Its ledger row, delivered at ``delivered_s``.
@@ -187,13 +201,16 @@ class _Envelope:
                          self.sealed, self.row_index, self.hops, self.phase, self.elements,
                          self.n_bytes, self.sent_s, self.key)
 
+    def copy(self) -> _Envelope:
+        """The same message, sent once more (a replayed copy), not yet in any mailbox."""
+        return _Envelope(self.sender, self.receiver, self.call, self.step, self.round,
+                         self.data, self.sealed, self.row_index, self.hops, self.phase,
+                         self.elements, self.n_bytes, self.sent_s, self.key, self.decoded,
+                         self.deferred)
+
 
 _new_tuple = tuple.__new__
 _frombuffer = np.frombuffer
-
-
-_Pending = tuple[_Envelope, int | None]
-"""A message in a mailbox: its envelope and, when sealed, its number on its channel."""
 
 
 def _from_program(exc: BaseException) -> BaseException:
@@ -314,9 +331,9 @@ class _Run(ReceivedRecords):
         self.programs = programs
         self.views = views
         self.env = simpy.Environment()
-        # per receiver and (sender, protocol, call, step): arrived messages, each with its
-        # number on its channel when sealed
-        self.mailbox: dict[int, dict[tuple[int, str, int, str], list[_Pending]]] = {
+        # per receiver and (sender, protocol, call, step): the first arrived message, which
+        # the others that arrived under that key follow (_Envelope.queued)
+        self.mailbox: dict[int, dict[tuple[int, str, int, str], _Envelope]] = {
             p: {} for p in contexts
         }
         # what a party waits for: the mailbox keys it accepts (several for RecvAny)
@@ -329,8 +346,9 @@ class _Run(ReceivedRecords):
         self.link_free: dict[tuple[object, object], float] = {}
         # in order of sending: a message's envelope until it arrives, then its ledger row
         self.rows: list[Row | _Envelope] = []
-        # arrivals not yet scheduled, by the instant they happen: (delay, [(envelope, hop)])
-        self.batch: dict[float, tuple[float, list[tuple[_Envelope, int]]]] = {}
+        # arrivals not yet scheduled, by the instant they happen: (delay, [envelope]), each
+        # envelope with the hop it reaches then
+        self.batch: dict[float, tuple[float, list[_Envelope]]] = {}
         self.outputs: dict[int, Any] = {}
         self.abort: ProtocolAbort | None = None
         self.faults = FaultLog(driver.faults) if driver.faults else None
@@ -388,15 +406,17 @@ class _Run(ReceivedRecords):
         for pid in sorted(self.mailbox):
             if self.faults is not None and pid in self.faults.crashed:
                 continue  # a crashed party reads nothing more
-            for queue in self.mailbox[pid].values():
-                for envelope, number in queue:
+            for first in self.mailbox[pid].values():
+                envelope: _Envelope | None = first
+                while envelope is not None:
                     try:
-                        message = self._open(envelope, number)
+                        message = self._open(envelope, envelope.number)
                     except Exception as exc:  # a forged message that nobody read
                         self._fail(pid, exc)
                         return
                     if self.driver.record_messages:
                         self.views[pid].received.append(message)
+                    envelope = envelope.queued
 
     # -- one party's process ----------------------------------------------------------------
 
@@ -471,16 +491,17 @@ class _Run(ReceivedRecords):
             except Exception as exc:
                 error = _detached(exc)
 
-    def _take(self, pid: int, key: tuple[int, str, int, str]) -> _Pending | None:
+    def _take(self, pid: int, key: tuple[int, str, int, str]) -> _Envelope | None:
         """The first arrived message under ``key`` in ``pid``'s mailbox (removed), or None."""
         box = self.mailbox[pid]
-        queue = box.get(key)
-        if not queue:
+        envelope = box.get(key)
+        if envelope is None:
             return None
-        pending = queue.pop(0)
-        if not queue:
+        if envelope.queued is None:
             del box[key]
-        return pending
+        else:  # the next one takes its place (and the key its place in the mailbox's order)
+            box[key] = envelope.queued
+        return envelope
 
     def _receive_each(
         self, pid: int, senders: tuple[int, ...], call: Call, step: str
@@ -496,12 +517,13 @@ class _Run(ReceivedRecords):
         for sender in senders:
             # a mailbox never holds a message from oneself or an unknown party
             key = (sender, protocol, index, step)
-            queue = box.get(key)  # self._take(pid, key), in place
-            if queue:
-                envelope, number = queue.pop(0)
-                if not queue:
+            envelope = box.get(key)  # self._take(pid, key), in place
+            if envelope is not None:
+                if envelope.queued is None:
                     del box[key]
-                got[sender] = consume(pid, envelope, number)
+                else:
+                    box[key] = envelope.queued
+                got[sender] = consume(pid, envelope, envelope.number)
             else:
                 got[sender] = yield from self._receive(pid, sender, call, step)
         return got
@@ -512,14 +534,14 @@ class _Run(ReceivedRecords):
         if sender not in self.contexts or sender == pid:
             raise MpcsimError(f"party {pid} waits for a message from unknown party {sender}")
         key = (sender, call.protocol, call.index, step)
-        pending = self._take(pid, key)
-        if pending is None:
+        envelope = self._take(pid, key)
+        if envelope is None:
             if self.abort is not None:
                 raise self._notice()
             event = self.env.event()
             self.waiting[pid] = ((key,), event)
-            pending = yield event
-        return self._consume(pid, *pending)
+            envelope = yield event
+        return self._consume(pid, envelope, envelope.number)
 
     def _receive_any(
         self, pid: int, keys: tuple[tuple[int, Call, str], ...]
@@ -532,17 +554,16 @@ class _Run(ReceivedRecords):
                 raise MpcsimError(f"party {pid} waits for a message from unknown party {sender}")
             wanted.append((sender, call.protocol, call.index, step))
         for key in wanted:
-            pending = self._take(pid, key)
-            if pending is not None:
+            envelope = self._take(pid, key)
+            if envelope is not None:
                 break
         else:
             if self.abort is not None:
                 raise self._notice()
             event = self.env.event()
             self.waiting[pid] = (tuple(wanted), event)
-            pending = yield event
-        envelope, number = pending
-        return wanted.index(envelope.key), self._consume(pid, envelope, number)
+            envelope = yield event
+        return wanted.index(envelope.key), self._consume(pid, envelope, envelope.number)
 
     def _receive_within(
         self, pid: int, effect: RecvWithin
@@ -558,9 +579,9 @@ class _Run(ReceivedRecords):
         while True:
             for key, sender in keys.items():
                 if sender not in got:
-                    pending = self._take(pid, key)
-                    if pending is not None:
-                        got[sender] = self._consume(pid, *pending)
+                    envelope = self._take(pid, key)
+                    if envelope is not None:
+                        got[sender] = self._consume(pid, envelope, envelope.number)
             missing = tuple(k for k, s in keys.items() if s not in got)
             if not missing or timer.processed:
                 return {s: got[s] for s in effect.senders if s in got}
@@ -570,8 +591,8 @@ class _Run(ReceivedRecords):
             self.waiting[pid] = (missing, event)
             fired = yield event | timer
             if event in fired:
-                envelope, number = fired[event]
-                got[keys[envelope.key]] = self._consume(pid, envelope, number)
+                envelope = fired[event]
+                got[keys[envelope.key]] = self._consume(pid, envelope, envelope.number)
             else:
                 self.waiting.pop(pid, None)
 
@@ -669,12 +690,13 @@ class _Run(ReceivedRecords):
         link_free[key] = end
         delay = end + link.latency_s + extra - t
         when = t + delay  # the instant SimPy schedules it at
+        envelope.hop = hop + 1
         batch = self.batch
         group = batch.get(when)
         if group is None:
-            batch[when] = (delay, [(envelope, hop + 1)])
+            batch[when] = (delay, [envelope])
         else:
-            group[1].append((envelope, hop + 1))
+            group[1].append(envelope)
         if not self.batch_arrivals:
             self._flush()
 
@@ -697,32 +719,35 @@ class _Run(ReceivedRecords):
         now = self.env.now
         rows, faults, expected = self.rows, self.faults, self.expected
         waiting, mailbox = self.waiting, self.mailbox
-        for envelope, hop in event.value:
-            hops = envelope.hops
-            if hop < len(hops):
+        for envelope in event.value:
+            hop = envelope.hop
+            if hop < len(envelope.hops):
                 self._forward(envelope, hop, now)
                 continue
             receiver = envelope.receiver
             rows[envelope.row_index] = envelope.row(now)
-            number = None
             if envelope.sealed:  # the receiver numbers a channel's messages as they arrive
                 if faults is not None:
                     envelope = self._tamper_or_replay(envelope, now)
                 channel = (envelope.sender, receiver)
                 number = expected.get(channel, 0)
+                envelope.number = number
                 expected[channel] = number + 1
             key = envelope.key
             wait = waiting.get(receiver)
             if wait is not None and key in wait[0]:
                 del waiting[receiver]
                 self._flush()
-                wait[1].succeed((envelope, number))
+                wait[1].succeed(envelope)
             else:
-                queue = mailbox[receiver].get(key)
-                if queue is None:
-                    mailbox[receiver][key] = [(envelope, number)]
-                else:
-                    queue.append((envelope, number))
+                box = mailbox[receiver]
+                first = box.get(key)
+                if first is None:
+                    box[key] = envelope
+                else:  # behind the last that arrived under its key
+                    while first.queued is not None:
+                        first = first.queued
+                    first.queued = envelope
         self._flush()
 
     def _tamper_or_replay(self, envelope: _Envelope, now: float) -> _Envelope:
@@ -738,7 +763,9 @@ class _Run(ReceivedRecords):
                            receiver=envelope.receiver)
         if fault.kind == "replay":
             self._flush()
-            copy = self.env.timeout(0, value=[(envelope, len(envelope.hops))])
+            again = envelope.copy()  # the original may still wait in a mailbox meanwhile
+            again.hop = len(again.hops)
+            copy = self.env.timeout(0, value=[again])
             copy.callbacks.append(self._arrive)
             return envelope
         data = bytearray(envelope.data)
