@@ -106,7 +106,7 @@ from sim.drivers.envelopes import (
 from sim.drivers.envelopes import detached as _detached
 from sim.faults import Fault, FaultLog, FaultPlan
 from sim.ledger import Row
-from sim.network import Network
+from sim.network import Link, Network
 
 Interceptor = Callable[[int, int, str, bytes], bytes]
 ProgramFactory = Callable[[PartyContext], Generator[Any, Any, Any]]
@@ -118,7 +118,9 @@ class _Envelope:
     The ledger row is made once, on arrival (:meth:`row`), or at the end of the run for a
     message that never arrived (lost, or still in flight when the run aborted). ``key`` is
     its mailbox key — sender, protocol, call number and step — made once per send effect and
-    shared by its envelopes. ``decoded``
+    shared by its envelopes. ``hops`` is its route: the :class:`~sim.network.Link` itself
+    when it goes straight to its receiver (the network's per-sender table), else the
+    ``((a, b), Link)`` of each hop. ``decoded``
     is shared by the envelopes of one broadcast's encoding (not rewritten in transit): once
     a receiver has decoded it, it holds its elements (aligned), shape, dtype and the bytes
     before the elements, and the others' arrays are made without repeating the checks
@@ -158,7 +160,7 @@ class _Envelope:
 
     def __init__(
         self, sender: int, receiver: int, call: Call, step: str, round_: int, data: bytes,
-        sealed: bool, row_index: int, hops: tuple[tuple[tuple[object, object], Any], ...],
+        sealed: bool, row_index: int, hops: tuple[tuple[tuple[object, object], Link], ...] | Link,
         phase: str, elements: int, n_bytes: int, sent_s: float,
         key: tuple[int, str, int, str],
         decoded: list[tuple[bytes, tuple[int, ...], np.dtype, bytes] | None] | None = None,
@@ -191,9 +193,16 @@ class _Envelope:
         behind one more Python call.
         """
         call = self.call
+        hops = self.hops
         return _new_tuple(Row, (self.sender, self.receiver, call.protocol, call.index,
                                 self.step, self.phase, self.round, self.elements, self.n_bytes,
-                                len(self.hops), self.sent_s, delivered_s))
+                                len(hops) if type(hops) is tuple else 1, self.sent_s,
+                                delivered_s))
+
+    @property
+    def n_hops(self) -> int:
+        """The links its route crosses."""
+        return len(self.hops) if type(self.hops) is tuple else 1
 
     def with_data(self, data: bytes) -> _Envelope:
         """The same message carrying other bytes (a tampered copy)."""
@@ -656,7 +665,7 @@ class _Run(ReceivedRecords):
                 if interceptor is not None:
                     data = interceptor(pid, to, call.tag(step), data)
                 link = direct.get(to)
-                hops = (((pid, to), link),) if link is not None else route_links(pid, to)
+                hops = link if link is not None else route_links(pid, to)
                 envelope = _Envelope(pid, to, call, step, round_, data, seal, len(rows), hops,
                                      phase, elements, n_bytes, now, key, shared_decoding,
                                      later)
@@ -675,7 +684,11 @@ class _Run(ReceivedRecords):
         messages that reach it earlier. The arrival joins the batch of its instant
         (:meth:`_flush` schedules it).
         """
-        key, link = envelope.hops[hop]
+        hops = envelope.hops
+        if type(hops) is tuple:
+            key, link = hops[hop]
+        else:  # the direct link
+            key, link = (envelope.sender, envelope.receiver), hops
         link_free = self.link_free
         free = link_free.get(key, 0.0)
         start = free if free > t else t  # max(t, free), which returns t when they are equal
@@ -720,9 +733,9 @@ class _Run(ReceivedRecords):
         rows, faults, expected = self.rows, self.faults, self.expected
         waiting, mailbox = self.waiting, self.mailbox
         for envelope in event.value:
-            hop = envelope.hop
-            if hop < len(envelope.hops):
-                self._forward(envelope, hop, now)
+            hops = envelope.hops
+            if type(hops) is tuple and envelope.hop < len(hops):  # relayed, not there yet
+                self._forward(envelope, envelope.hop, now)
                 continue
             receiver = envelope.receiver
             rows[envelope.row_index] = envelope.row(now)
@@ -764,7 +777,7 @@ class _Run(ReceivedRecords):
         if fault.kind == "replay":
             self._flush()
             again = envelope.copy()  # the original may still wait in a mailbox meanwhile
-            again.hop = len(again.hops)
+            again.hop = again.n_hops
             copy = self.env.timeout(0, value=[again])
             copy.callbacks.append(self._arrive)
             return envelope
