@@ -258,7 +258,9 @@ class ReceivedRecords:
 
     Both drivers' runs mix this in; they provide ``_open(envelope, number)`` (check and open,
     e.g. with :func:`open_payload`), ``_fail(pid, exc)`` and ``_notice()`` (the abort peers
-    are told of), and hold ``views``, ``max_round`` and ``driver.record_messages``.
+    are told of), and hold ``views``, ``max_round`` and ``driver.record_messages``. The
+    SimPy driver's run, where every message of a large run passes, takes the same steps in a
+    :meth:`_consume` of its own that makes no view record when views are not kept.
     """
 
     views: Any

@@ -60,10 +60,13 @@ driver keeps each message's work small and independent of M: the messages of one
 that reach their next node at the same instant travel as one SimPy event (batched between two
 scheduling actions of the driver, so SimPy's order of events — and with it every delivery,
 wake-up and ledger row — is what one event per message gives, which
-:attr:`SimPyDriver.batch_arrivals` keeps for comparison); a message's ledger row is made once,
-on arrival; direct routes come from a per-sender table of the network; the receivers of a
-broadcast's one encoding decode it once (:func:`protocols.wire.decode_again`); and a receive
-takes what is already in the mailbox without a round trip through SimPy.
+:attr:`SimPyDriver.batch_arrivals` keeps for comparison); a message is one object from
+sending to reading — its envelope carries its route (a direct link, from a per-sender table
+of the network), its next hop, its mailbox key (made once per send effect), its number on its
+channel and the message queued behind it under that key — and its ledger row is made once, on
+arrival; the receivers of a broadcast's one encoding decode it once
+(:func:`protocols.wire.decode_again`); a receive takes what is already in the mailbox without
+a round trip through SimPy; and a view record is made only when views are kept.
 """
 
 from __future__ import annotations
