@@ -124,9 +124,13 @@ def _is_frozen_dataclass(value: Any) -> bool:
     return params is not None and params.frozen and not isinstance(value, type)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Message:
-    """One received message, as its receiver saw it (after unsealing)."""
+    """One received message, as its receiver saw it (after unsealing).
+
+    A driver makes one per received message (:func:`received_message`), up to millions in
+    a run; the fields are slots.
+    """
 
     sender: int
     protocol: str
@@ -134,6 +138,29 @@ class Message:
     step: str
     round: int
     payload: np.ndarray
+
+
+_MESSAGE_SLOTS = tuple(getattr(Message, f.name).__set__ for f in dataclasses.fields(Message))
+
+
+def received_message(
+    sender: int, protocol: str, call: int, step: str, round_: int, payload: np.ndarray
+) -> Message:
+    """``Message(sender, protocol, call, step, round_, payload)``, made in half the time.
+
+    What the frozen dataclass's ``__init__`` does — each field set through its slot,
+    bypassing the frozen ``__setattr__`` — without its per-field ``object.__setattr__``
+    lookups: the record is the same object, equal to one made by ``Message(...)``.
+    """
+    message = object.__new__(Message)
+    set_sender, set_protocol, set_call, set_step, set_round, set_payload = _MESSAGE_SLOTS
+    set_sender(message, sender)
+    set_protocol(message, protocol)
+    set_call(message, call)
+    set_step(message, step)
+    set_round(message, round_)
+    set_payload(message, payload)
+    return message
 
 
 @dataclass

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from parties.view import Message, View, frozen
+from parties.view import Message, View, frozen, received_message
 from protocols import wire
 from protocols.channels import SEAL_OVERHEAD_BYTES, EncodedHeader, SealedChannel, encode_header
 from protocols.context import PartyContext
@@ -232,14 +232,25 @@ def decode_payload(
     field: PrimeField | None,
 ) -> Message:
     """The view record of a payload's (plaintext) wire encoding, decoded with ``field``."""
+    payload = decode_received(receiver, sender, data, call, step, field)
+    return received_message(sender, call.protocol, call.index, step, round_, payload)
+
+
+def decode_received(
+    receiver: int, sender: int, data: bytes, call: Call, step: str, field: PrimeField | None,
+) -> np.ndarray:
+    """A payload's (plaintext) wire encoding decoded with ``field``: the read-only array.
+
+    :func:`protocols.wire.decode`, with a refusal naming the receiver, the sender and the
+    message.
+    """
     try:
-        payload = wire.decode(data, field)
+        return wire.decode(data, field)
     except wire.WireFormatError as exc:
         raise wire.WireFormatError(
             f"party {receiver} received from party {sender} a payload it cannot read "
             f"('{step}' of {call.protocol}#{call.index}): {exc}"
         ) from None
-    return Message(sender, call.protocol, call.index, step, round_, payload)
 
 
 class ReceivedRecords:
@@ -247,7 +258,9 @@ class ReceivedRecords:
 
     Both drivers' runs mix this in; they provide ``_open(envelope, number)`` (check and open,
     e.g. with :func:`open_payload`), ``_fail(pid, exc)`` and ``_notice()`` (the abort peers
-    are told of), and hold ``views``, ``max_round`` and ``driver.record_messages``.
+    are told of), and hold ``views``, ``max_round`` and ``driver.record_messages``. The
+    SimPy driver's run, where every message of a large run passes, takes the same steps in a
+    :meth:`_consume` of its own that makes no view record when views are not kept.
     """
 
     views: Any

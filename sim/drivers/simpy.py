@@ -60,10 +60,13 @@ driver keeps each message's work small and independent of M: the messages of one
 that reach their next node at the same instant travel as one SimPy event (batched between two
 scheduling actions of the driver, so SimPy's order of events — and with it every delivery,
 wake-up and ledger row — is what one event per message gives, which
-:attr:`SimPyDriver.batch_arrivals` keeps for comparison); a message's ledger row is made once,
-on arrival; direct routes come from a per-sender table of the network; the receivers of a
-broadcast's one encoding decode it once (:func:`protocols.wire.decode_again`); and a receive
-takes what is already in the mailbox without a round trip through SimPy.
+:attr:`SimPyDriver.batch_arrivals` keeps for comparison); a message is one object from
+sending to reading — its envelope carries its route (a direct link, from a per-sender table
+of the network), its next hop, its mailbox key (made once per send effect), its number on its
+channel and the message queued behind it under that key — and its ledger row is made once, on
+arrival; the receivers of a broadcast's one encoding decode it once
+(:func:`protocols.wire.decode_again`); a receive takes what is already in the mailbox without
+a round trip through SimPy; and a view record is made only when views are kept.
 """
 
 from __future__ import annotations
@@ -76,7 +79,7 @@ from typing import Any
 import numpy as np
 import simpy
 
-from parties.view import Message, View, frozen
+from parties.view import Message, View, frozen, received_message
 from protocols import wire
 from protocols.channels import SEAL_OVERHEAD_BYTES, SealedChannel
 from protocols.context import PartyContext
@@ -98,7 +101,7 @@ from sim.drivers.envelopes import (
     Encoded,
     ReceivedRecords,
     RunChannels,
-    decode_payload,
+    decode_received,
     encode_payload,
     seal_payload,
     unseal,
@@ -106,7 +109,7 @@ from sim.drivers.envelopes import (
 from sim.drivers.envelopes import detached as _detached
 from sim.faults import Fault, FaultLog, FaultPlan
 from sim.ledger import Row
-from sim.network import Network
+from sim.network import Link, Network
 
 Interceptor = Callable[[int, int, str, bytes], bytes]
 ProgramFactory = Callable[[PartyContext], Generator[Any, Any, Any]]
@@ -116,12 +119,24 @@ class _Envelope:
     """One message in flight: what its receiver is handed, and what its ledger row records.
 
     The ledger row is made once, on arrival (:meth:`row`), or at the end of the run for a
-    message that never arrived (lost, or still in flight when the run aborted). ``decoded``
+    message that never arrived (lost, or still in flight when the run aborted). ``key`` is
+    its mailbox key — sender, protocol, call number and step — made once per send effect and
+    shared by its envelopes. ``hops`` is its route: the :class:`~sim.network.Link` itself
+    when it goes straight to its receiver (the network's per-sender table), else the
+    ``((a, b), Link)`` of each hop. ``decoded``
     is shared by the envelopes of one broadcast's encoding (not rewritten in transit): once
     a receiver has decoded it, it holds its elements (aligned), shape, dtype and the bytes
     before the elements, and the others' arrays are made without repeating the checks
     (:func:`protocols.wire.decode_again`) — for a sealed copy, once its own plaintext is
     found to be that encoding.
+
+    In flight, ``hop`` is the index of the hop it reaches next; in its receiver's mailbox,
+    ``number`` is its number on its channel when sealed (None otherwise), and ``queued`` the
+    message that arrived after it under the same key (a mailbox holds the first; the rest
+    follow it). So a message is one object from sending to reading, and the ledger row it
+    becomes — not a tuple per hop, per mailbox entry and per queue besides. An envelope is
+    in at most one place at a time: a message delivered twice (a replay fault) is delivered
+    as a copy (:meth:`copy`).
     """
 
     __slots__ = (
@@ -130,9 +145,13 @@ class _Envelope:
         "decoded",
         "deferred",
         "elements",
+        "hop",
         "hops",
+        "key",
         "n_bytes",
+        "number",
         "phase",
+        "queued",
         "receiver",
         "round",
         "row_index",
@@ -144,8 +163,9 @@ class _Envelope:
 
     def __init__(
         self, sender: int, receiver: int, call: Call, step: str, round_: int, data: bytes,
-        sealed: bool, row_index: int, hops: tuple[tuple[tuple[object, object], Any], ...],
+        sealed: bool, row_index: int, hops: tuple[tuple[tuple[object, object], Link], ...] | Link,
         phase: str, elements: int, n_bytes: int, sent_s: float,
+        key: tuple[int, str, int, str],
         decoded: list[tuple[bytes, tuple[int, ...], np.dtype, bytes] | None] | None = None,
         deferred: tuple[SealedChannel, int] | None = None,
     ) -> None:
@@ -162,30 +182,47 @@ class _Envelope:
         self.elements = elements
         self.n_bytes = n_bytes
         self.sent_s = sent_s
+        self.key = key
         self.decoded = decoded
         self.deferred = deferred
-
-    @property
-    def key(self) -> tuple[int, str, int, str]:
-        """Its mailbox key: sender, protocol, call number and step."""
-        return (self.sender, self.call.protocol, self.call.index, self.step)
+        self.hop = 0
+        self.number: int | None = None
+        self.queued: _Envelope | None = None
 
     def row(self, delivered_s: float) -> Row:
-        """Its ledger row, delivered at ``delivered_s``."""
+        """Its ledger row, delivered at ``delivered_s``.
+
+        Built as the tuple it is (``tuple.__new__``), which is what ``Row(...)`` does
+        behind one more Python call.
+        """
         call = self.call
-        return Row(self.sender, self.receiver, call.protocol, call.index, self.step, self.phase,
-                   self.round, self.elements, self.n_bytes, len(self.hops), self.sent_s,
-                   delivered_s)
+        hops = self.hops
+        return _new_tuple(Row, (self.sender, self.receiver, call.protocol, call.index,
+                                self.step, self.phase, self.round, self.elements, self.n_bytes,
+                                len(hops) if type(hops) is tuple else 1, self.sent_s,
+                                delivered_s))
+
+    @property
+    def n_hops(self) -> int:
+        """The links its route crosses."""
+        return len(self.hops) if type(self.hops) is tuple else 1
 
     def with_data(self, data: bytes) -> _Envelope:
         """The same message carrying other bytes (a tampered copy)."""
         return _Envelope(self.sender, self.receiver, self.call, self.step, self.round, data,
                          self.sealed, self.row_index, self.hops, self.phase, self.elements,
-                         self.n_bytes, self.sent_s)
+                         self.n_bytes, self.sent_s, self.key)
+
+    def copy(self) -> _Envelope:
+        """The same message, sent once more (a replayed copy), not yet in any mailbox."""
+        return _Envelope(self.sender, self.receiver, self.call, self.step, self.round,
+                         self.data, self.sealed, self.row_index, self.hops, self.phase,
+                         self.elements, self.n_bytes, self.sent_s, self.key, self.decoded,
+                         self.deferred)
 
 
-_Pending = tuple[_Envelope, int | None]
-"""A message in a mailbox: its envelope and, when sealed, its number on its channel."""
+_new_tuple = tuple.__new__
+_frombuffer = np.frombuffer
 
 
 def _from_program(exc: BaseException) -> BaseException:
@@ -306,9 +343,9 @@ class _Run(ReceivedRecords):
         self.programs = programs
         self.views = views
         self.env = simpy.Environment()
-        # per receiver and (sender, protocol, call, step): arrived messages, each with its
-        # number on its channel when sealed
-        self.mailbox: dict[int, dict[tuple[int, str, int, str], list[_Pending]]] = {
+        # per receiver and (sender, protocol, call, step): the first arrived message, which
+        # the others that arrived under that key follow (_Envelope.queued)
+        self.mailbox: dict[int, dict[tuple[int, str, int, str], _Envelope]] = {
             p: {} for p in contexts
         }
         # what a party waits for: the mailbox keys it accepts (several for RecvAny)
@@ -321,11 +358,14 @@ class _Run(ReceivedRecords):
         self.link_free: dict[tuple[object, object], float] = {}
         # in order of sending: a message's envelope until it arrives, then its ledger row
         self.rows: list[Row | _Envelope] = []
-        # arrivals not yet scheduled, by the instant they happen: (delay, [(envelope, hop)])
-        self.batch: dict[float, tuple[float, list[tuple[_Envelope, int]]]] = {}
+        # arrivals not yet scheduled, by the instant they happen: (delay, [envelope]), each
+        # envelope with the hop it reaches then
+        self.batch: dict[float, tuple[float, list[_Envelope]]] = {}
         self.outputs: dict[int, Any] = {}
         self.abort: ProtocolAbort | None = None
         self.faults = FaultLog(driver.faults) if driver.faults else None
+        self.batch_arrivals = driver.batch_arrivals
+        self.record_messages = driver.record_messages
 
     def execute(self) -> DriverOutcome:
         processes = {pid: self.env.process(self._party(pid)) for pid in sorted(self.contexts)}
@@ -378,15 +418,17 @@ class _Run(ReceivedRecords):
         for pid in sorted(self.mailbox):
             if self.faults is not None and pid in self.faults.crashed:
                 continue  # a crashed party reads nothing more
-            for queue in self.mailbox[pid].values():
-                for envelope, number in queue:
+            for first in self.mailbox[pid].values():
+                envelope: _Envelope | None = first
+                while envelope is not None:
                     try:
-                        message = self._open(envelope, number)
+                        message = self._open(envelope, envelope.number)
                     except Exception as exc:  # a forged message that nobody read
                         self._fail(pid, exc)
                         return
                     if self.driver.record_messages:
                         self.views[pid].received.append(message)
+                    envelope = envelope.queued
 
     # -- one party's process ----------------------------------------------------------------
 
@@ -428,7 +470,7 @@ class _Run(ReceivedRecords):
                                effect.sealed)
                 elif kind is SendEach:
                     payloads = effect.payloads
-                    self._send(pid, ((to, payloads[to]) for to in sorted(payloads)),
+                    self._send(pid, [(to, payloads[to]) for to in sorted(payloads)],
                                effect.call, effect.step, effect.sealed)
                 elif kind is Recv:
                     value = yield from self._receive(pid, effect.sender, effect.call, effect.step)
@@ -461,16 +503,17 @@ class _Run(ReceivedRecords):
             except Exception as exc:
                 error = _detached(exc)
 
-    def _take(self, pid: int, key: tuple[int, str, int, str]) -> _Pending | None:
+    def _take(self, pid: int, key: tuple[int, str, int, str]) -> _Envelope | None:
         """The first arrived message under ``key`` in ``pid``'s mailbox (removed), or None."""
         box = self.mailbox[pid]
-        queue = box.get(key)
-        if not queue:
+        envelope = box.get(key)
+        if envelope is None:
             return None
-        pending = queue.pop(0)
-        if not queue:
+        if envelope.queued is None:
             del box[key]
-        return pending
+        else:  # the next one takes its place (and the key its place in the mailbox's order)
+            box[key] = envelope.queued
+        return envelope
 
     def _receive_each(
         self, pid: int, senders: tuple[int, ...], call: Call, step: str
@@ -482,11 +525,17 @@ class _Run(ReceivedRecords):
         """
         got = {}
         protocol, index = call.protocol, call.index
+        box, consume = self.mailbox[pid], self._consume
         for sender in senders:
             # a mailbox never holds a message from oneself or an unknown party
-            pending = self._take(pid, (sender, protocol, index, step))
-            if pending is not None:
-                got[sender] = self._consume(pid, *pending)
+            key = (sender, protocol, index, step)
+            envelope = box.get(key)  # self._take(pid, key), in place
+            if envelope is not None:
+                if envelope.queued is None:
+                    del box[key]
+                else:
+                    box[key] = envelope.queued
+                got[sender] = consume(pid, envelope, envelope.number)
             else:
                 got[sender] = yield from self._receive(pid, sender, call, step)
         return got
@@ -497,14 +546,14 @@ class _Run(ReceivedRecords):
         if sender not in self.contexts or sender == pid:
             raise MpcsimError(f"party {pid} waits for a message from unknown party {sender}")
         key = (sender, call.protocol, call.index, step)
-        pending = self._take(pid, key)
-        if pending is None:
+        envelope = self._take(pid, key)
+        if envelope is None:
             if self.abort is not None:
                 raise self._notice()
             event = self.env.event()
             self.waiting[pid] = ((key,), event)
-            pending = yield event
-        return self._consume(pid, *pending)
+            envelope = yield event
+        return self._consume(pid, envelope, envelope.number)
 
     def _receive_any(
         self, pid: int, keys: tuple[tuple[int, Call, str], ...]
@@ -517,17 +566,16 @@ class _Run(ReceivedRecords):
                 raise MpcsimError(f"party {pid} waits for a message from unknown party {sender}")
             wanted.append((sender, call.protocol, call.index, step))
         for key in wanted:
-            pending = self._take(pid, key)
-            if pending is not None:
+            envelope = self._take(pid, key)
+            if envelope is not None:
                 break
         else:
             if self.abort is not None:
                 raise self._notice()
             event = self.env.event()
             self.waiting[pid] = (tuple(wanted), event)
-            pending = yield event
-        envelope, number = pending
-        return wanted.index(envelope.key), self._consume(pid, envelope, number)
+            envelope = yield event
+        return wanted.index(envelope.key), self._consume(pid, envelope, envelope.number)
 
     def _receive_within(
         self, pid: int, effect: RecvWithin
@@ -543,9 +591,9 @@ class _Run(ReceivedRecords):
         while True:
             for key, sender in keys.items():
                 if sender not in got:
-                    pending = self._take(pid, key)
-                    if pending is not None:
-                        got[sender] = self._consume(pid, *pending)
+                    envelope = self._take(pid, key)
+                    if envelope is not None:
+                        got[sender] = self._consume(pid, envelope, envelope.number)
             missing = tuple(k for k, s in keys.items() if s not in got)
             if not missing or timer.processed:
                 return {s: got[s] for s in effect.senders if s in got}
@@ -555,8 +603,8 @@ class _Run(ReceivedRecords):
             self.waiting[pid] = (missing, event)
             fired = yield event | timer
             if event in fired:
-                envelope, number = fired[event]
-                got[keys[envelope.key]] = self._consume(pid, envelope, number)
+                envelope = fired[event]
+                got[keys[envelope.key]] = self._consume(pid, envelope, envelope.number)
             else:
                 self.waiting.pop(pid, None)
 
@@ -592,11 +640,21 @@ class _Run(ReceivedRecords):
             # nothing observes a message in flight: seal it on delivery (see _open)
             deferred = seal and interceptor is None and self.faults is None
             decoded: dict[int, list[Any]] = {}  # by id of the encoding, alive during the loop
+            key = (pid, call.protocol, call.index, step)  # every envelope's mailbox key
+            route_links, forward = self.network.route_links, self._forward
+            # the previous message's payload object, its encoding and that one's decoding
+            last_payload: object = None
+            plain, elements, shared_decoding = b"", 0, None
             for to, payload in payloads:
                 if to not in contexts or to == pid:
                     raise MpcsimError(f"party {pid} sent a message to unknown party {to}")
-                cached = encoded.get(id(payload))
-                plain, elements = cached or encode_payload(ctx, payload, encoded)
+                if payload is not last_payload:  # a broadcast's payload is encoded once
+                    last_plain = plain
+                    plain, elements = (encoded.get(id(payload))
+                                       or encode_payload(ctx, payload, encoded))
+                    if shared and plain is not last_plain:
+                        shared_decoding = decoded.setdefault(id(plain), [None])
+                    last_payload = payload
                 data, later = plain, None
                 if seal:
                     sequence = counters.get((pid, to), 0)
@@ -610,19 +668,18 @@ class _Run(ReceivedRecords):
                 if interceptor is not None:
                     data = interceptor(pid, to, call.tag(step), data)
                 link = direct.get(to)
-                hops = (((pid, to), link),) if link is not None else self.network.route_links(
-                    pid, to)
+                hops = link if link is not None else route_links(pid, to)
                 envelope = _Envelope(pid, to, call, step, round_, data, seal, len(rows), hops,
-                                     phase, elements, n_bytes, now,
-                                     decoded.setdefault(id(plain), [None]) if shared else None,
+                                     phase, elements, n_bytes, now, key, shared_decoding,
                                      later)
                 rows.append(envelope)  # becomes its ledger row on arrival
-                self._forward(envelope, 0, now)
+                forward(envelope, 0, now)
         finally:
             self._flush()
 
     def _forward(self, envelope: _Envelope, hop: int, t: float) -> None:
-        """Queue ``envelope`` on hop ``hop`` of its route at time ``t`` (its arrival there).
+        """Queue ``envelope`` on hop ``hop`` of its route at time ``t`` (its arrival there:
+        the current instant).
 
         Each directed link is a FIFO: transmission starts when the link is free, and the
         message reaches the next node ``latency`` after the transmission ends. A link is booked
@@ -630,8 +687,14 @@ class _Run(ReceivedRecords):
         messages that reach it earlier. The arrival joins the batch of its instant
         (:meth:`_flush` schedules it).
         """
-        key, link = envelope.hops[hop]
-        start = max(t, self.link_free.get(key, 0.0))
+        hops = envelope.hops
+        if type(hops) is tuple:
+            key, link = hops[hop]
+        else:  # the direct link
+            key, link = (envelope.sender, envelope.receiver), hops
+        link_free = self.link_free
+        free = link_free.get(key, 0.0)
+        start = free if free > t else t  # max(t, free), which returns t when they are equal
         extra = 0.0
         if self.faults is not None:
             lost, extra = self.faults.on_link(key, start)
@@ -640,16 +703,17 @@ class _Run(ReceivedRecords):
                                    sender=envelope.sender, receiver=envelope.receiver)
                 return
         end = start + envelope.n_bytes * 8.0 / link.bandwidth_bps
-        self.link_free[key] = end
-        now = self.env.now
-        delay = end + link.latency_s + extra - now
-        when = now + delay  # the instant SimPy schedules it at
-        group = self.batch.get(when)
+        link_free[key] = end
+        delay = end + link.latency_s + extra - t
+        when = t + delay  # the instant SimPy schedules it at
+        envelope.hop = hop + 1
+        batch = self.batch
+        group = batch.get(when)
         if group is None:
-            self.batch[when] = (delay, [(envelope, hop + 1)])
+            batch[when] = (delay, [envelope])
         else:
-            group[1].append((envelope, hop + 1))
-        if not self.driver.batch_arrivals:
+            group[1].append(envelope)
+        if not self.batch_arrivals:
             self._flush()
 
     def _flush(self) -> None:
@@ -671,28 +735,35 @@ class _Run(ReceivedRecords):
         now = self.env.now
         rows, faults, expected = self.rows, self.faults, self.expected
         waiting, mailbox = self.waiting, self.mailbox
-        for envelope, hop in event.value:
-            if hop < len(envelope.hops):
-                self._forward(envelope, hop, now)
+        for envelope in event.value:
+            hops = envelope.hops
+            if type(hops) is tuple and envelope.hop < len(hops):  # relayed, not there yet
+                self._forward(envelope, envelope.hop, now)
                 continue
-            rows[envelope.row_index] = envelope.row(now)
-            if faults is not None and envelope.sealed:
-                envelope = self._tamper_or_replay(envelope, now)
-            number = None
-            if envelope.sealed:  # the receiver numbers a channel's messages as they arrive
-                channel = (envelope.sender, envelope.receiver)
-                number = expected.get(channel, 0)
-                expected[channel] = number + 1
-            pending = (envelope, number)
-            key = envelope.key
             receiver = envelope.receiver
+            rows[envelope.row_index] = envelope.row(now)
+            if envelope.sealed:  # the receiver numbers a channel's messages as they arrive
+                if faults is not None:
+                    envelope = self._tamper_or_replay(envelope, now)
+                channel = (envelope.sender, receiver)
+                number = expected.get(channel, 0)
+                envelope.number = number
+                expected[channel] = number + 1
+            key = envelope.key
             wait = waiting.get(receiver)
             if wait is not None and key in wait[0]:
                 del waiting[receiver]
                 self._flush()
-                wait[1].succeed(pending)
+                wait[1].succeed(envelope)
             else:
-                mailbox[receiver].setdefault(key, []).append(pending)
+                box = mailbox[receiver]
+                first = box.get(key)
+                if first is None:
+                    box[key] = envelope
+                else:  # behind the last that arrived under its key
+                    while first.queued is not None:
+                        first = first.queued
+                    first.queued = envelope
         self._flush()
 
     def _tamper_or_replay(self, envelope: _Envelope, now: float) -> _Envelope:
@@ -708,7 +779,9 @@ class _Run(ReceivedRecords):
                            receiver=envelope.receiver)
         if fault.kind == "replay":
             self._flush()
-            copy = self.env.timeout(0, value=[(envelope, len(envelope.hops))])
+            again = envelope.copy()  # the original may still wait in a mailbox meanwhile
+            again.hop = again.n_hops
+            copy = self.env.timeout(0, value=[again])
             copy.callbacks.append(self._arrive)
             return envelope
         data = bytearray(envelope.data)
@@ -719,8 +792,53 @@ class _Run(ReceivedRecords):
         """The ledger rows: a message that never arrived keeps its send time as delivery."""
         return [r if type(r) is Row else r.row(r.sent_s) for r in self.rows]
 
+    def _consume(self, pid: int, envelope: _Envelope, number: int | None) -> np.ndarray:
+        """Open a message the program asked for and record it in the receiver's view.
+
+        :meth:`ReceivedRecords._consume`'s steps, in one frame, and with the view record
+        (:class:`~parties.view.Message`) made only when views are kept: the round is the
+        envelope's, which is what the record would carry.
+        """
+        decoded = envelope.decoded
+        checked = decoded[0] if decoded is not None and number is None else None
+        if checked is not None:  # a broadcast's encoding, already checked: nothing to open
+            body, shape, dtype, _ = checked
+            payload = _frombuffer(body, dtype)  # wire.decode_again, in place
+            if len(shape) != 1:
+                payload = payload.reshape(shape)
+        else:
+            try:
+                payload = self._open_payload(envelope, number)
+            except Exception as exc:  # hostile bytes: the receiver's failure, not its program's
+                self._fail(pid, exc)
+                raise self._notice() from None
+        max_round = self.max_round
+        if envelope.round > max_round[pid]:
+            max_round[pid] = envelope.round
+        if not self.record_messages:
+            # numeric payloads sit on immutable bytes (wire.decode); object arrays do not
+            return frozen(payload) if payload.dtype.hasobject else payload
+        call = envelope.call
+        self.views[pid].received.append(received_message(
+            envelope.sender, call.protocol, call.index, envelope.step, envelope.round, payload))
+        # the program gets an array object of its own, so that reshaping it in place (or
+        # changing its dtype) cannot change the view's record
+        if checked is not None:  # wire.another_array of it: another array over `body`
+            own = _frombuffer(body, dtype)
+            return own if len(shape) == 1 else own.reshape(shape)
+        if payload.dtype.hasobject:
+            return frozen(payload)  # a copy: object arrays are never sealed
+        own = wire.another_array(payload)
+        return own if own is not None else frozen(payload.copy())
+
     def _open(self, envelope: _Envelope, number: int | None) -> Message:
-        """Check, unseal and decode a message: its view record.
+        """Check, unseal and decode a message: its view record (:meth:`_open_payload`)."""
+        call = envelope.call
+        return received_message(envelope.sender, call.protocol, call.index, envelope.step,
+                                envelope.round, self._open_payload(envelope, number))
+
+    def _open_payload(self, envelope: _Envelope, number: int | None) -> np.ndarray:
+        """Check, unseal and decode a message: its payload, read-only.
 
         A sealed message must be the ``number``-th to arrive on its channel and authenticate
         under the receiver's key. It is opened when the program asks for it (or at the end of
@@ -743,8 +861,8 @@ class _Run(ReceivedRecords):
                                                 number, call, envelope.step, envelope.round)
             number = None
         if checked is not None and number is None:  # a broadcast, already checked
-            return Message(envelope.sender, call.protocol, call.index, envelope.step,
-                           envelope.round, wire.decode_again(*checked[:3]))
+            body, shape, dtype, _ = checked
+            return wire.decode_again(body, shape, dtype)
         try:
             if number is not None and checked is not None:
                 # a sealed copy of a checked encoding: authenticate it, keep nothing of it.
@@ -757,13 +875,12 @@ class _Run(ReceivedRecords):
                     raise MpcsimError(  # copies of one encoding share `decoded`, nothing else
                         f"party {envelope.sender}'s sealed copy to party {envelope.receiver} "
                         "is not the encoding its broadcast's other copies carry")
-                return Message(envelope.sender, call.protocol, call.index, envelope.step,
-                               envelope.round, wire.decode_again(body, shape, dtype))
+                return wire.decode_again(body, shape, dtype)
             if number is not None:
                 data = unseal(self.channels, ctx, envelope.sender, number, data, call,
                               envelope.step, envelope.round)
-            message = decode_payload(envelope.receiver, envelope.sender, data, call,
-                                     envelope.step, envelope.round, self.driver.field)
+            payload = decode_received(envelope.receiver, envelope.sender, data, call,
+                                      envelope.step, self.driver.field)
         except AuthenticationError as exc:  # name the injected fault that caused it, if any
             link = (envelope.sender, envelope.receiver)
             faults = [f for f in self.faults.plan.of_kind("tamper", "replay")
@@ -772,12 +889,11 @@ class _Run(ReceivedRecords):
             if not faults:
                 raise
             raise AuthenticationError(f"{exc} — injected by {faults[0].describe()}") from None
-        payload = message.payload
         if decoded is not None and decoded[0] is None:
             body = wire.body_of(payload, data)
             if body is not None:
                 decoded[0] = (body, payload.shape, payload.dtype, data[:len(data) - len(body)])
-        return message
+        return payload
 
     # -- failure ----------------------------------------------------------------------------
 

@@ -10,11 +10,15 @@ nothing a user sees:
   the batched runs do schedule fewer events, so the comparison is not vacuous;
 * delivery times and delivery order against an expectation computed here from the documented
   model (store-and-forward, FIFO links served in order of arrival, messages reaching a node
-  at the same instant handled in the order they were sent).
+  at the same instant handled in the order they were sent);
+* runs that exercise every part of the per-message path record, batched and unbatched, what
+  the driver recorded before that path was reworked for speed (digests of ledger, views,
+  outputs and faults taken with the earlier driver).
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Generator
 from typing import Any
 
@@ -341,3 +345,203 @@ def test_a_network_link_is_looked_up_once_per_sender() -> None:
     net.add_participant(3)
     assert set(net.direct_links(0)) == {1, 3}
     assert isinstance(net.direct_links(3)[0], Link)
+
+
+# -- against the driver before its per-message rework ----------------------------------------
+#
+# The SimPy driver's per-message path (envelopes, mailboxes, view records, ledger rows) was
+# rebuilt for speed. These runs cover what it touches — broadcasts and relays, sealing on and
+# off (sealed on sending, on delivery, and in the presence of an interceptor), faults, a
+# message delivered twice, unread messages queued under one key, RecvAny, RecvWithin and
+# Compute users, views kept and not — and compare everything each records (ledger CSV, fault
+# log, views byte for byte, outputs, simulated time; :func:`fingerprint`) with the SHA-256
+# digest the driver gave before the rework (commit 3bbe1bd), batched and unbatched alike.
+# A protocol change that alters a run's bytes on purpose changes its digest here too.
+
+
+def digest(value: Any) -> str:
+    return hashlib.sha256(repr(value).encode()).hexdigest()
+
+
+def server_and_clients() -> list[Party]:
+    """A server takes results as they come from clients that work for different times
+    (``RecvAny``, ``Compute``), acknowledging each to every client."""
+
+    def server(ctx: PartyContext) -> Generator[Any, Any, Any]:
+        pending = {c: 0 for c in ctx.peers}
+        order = []
+        while pending:
+            keys = tuple((c, Call("job", i), "result") for c, i in sorted(pending.items()))
+            index, payload = yield RecvAny(keys)
+            client = keys[index][0]
+            order.append((client, float(payload[0])))
+            yield SendEach(dict.fromkeys(ctx.peers, np.array([client])), Call("ack", len(order)),
+                           "ack")
+            pending[client] += 1
+            if pending[client] == 3:
+                del pending[client]
+        return order
+
+    def client(ctx: PartyContext) -> Generator[Any, Any, Any]:
+        acks = 0
+        for i in range(3):
+            yield Compute(0.001 * (ctx.party % 3))
+            yield Send(0, np.array([ctx.party * 10.0 + i]), Call("job", i), "result")
+            while acks < 3 * (len(ctx.peers) + 1) and acks < 3 * i + 3:
+                acks += 1
+                yield Recv(0, Call("ack", acks), "ack")
+        return acks
+
+    return [Party(0, server), *(Party(i, client) for i in range(1, 6))]
+
+
+def same_tag_unread() -> list[Party]:
+    """Party 0 sends three messages under one tag to party 1, which reads one, and one to
+    party 2, which reads none: the rest stay queued and enter the views unread."""
+
+    def sender(ctx: PartyContext) -> Generator[Any, Any, Any]:
+        for value in (7, 8, 9):
+            yield Send(1, np.array([value], dtype=np.uint64), Call("t", 0), "same")
+        yield Send(2, np.array([[1, 2], [3, 4]], dtype=np.uint64), Call("t", 0), "same")
+        yield Send(1, np.array([0.5, -1.5]), Call("t", 1), "other")
+
+    def reader(ctx: PartyContext) -> Generator[Any, Any, Any]:
+        got = yield Recv(0, Call("t", 0), "same")
+        return int(got[0])
+
+    def idle(ctx: PartyContext) -> Generator[Any, Any, Any]:
+        yield Compute(1.0)
+
+    return [Party(0, sender), Party(1, reader), Party(2, idle)]
+
+
+def asyn_sd_parties() -> list[Party]:
+    """Asyn-SD (seed 004, Algorithm 6): clients and a server that merges copies as they
+    come (``RecvAny``)."""
+    from algorithms.nmf.asyn_sd import asyn_client, asyn_server
+    from algorithms.nmf.sanls import StepSchedule
+    from algorithms.nmf.secure_nmf import SecureNmfConfig
+
+    rng = np.random.default_rng(2)
+    m, n, k = 12, 9, 2
+    M = rng.random((m, k)) @ rng.random((k, n))
+    U0, V0 = rng.random((m, k)), rng.random((n, k)) * 0.5
+    columns = ((0, 4), (4, 6), (6, 9))
+    cfg = SecureNmfConfig(k=k, outer=2, inner=2, n_features=m, columns=columns,
+                          schedule=StepSchedule(0.5, 0.5), allreduce="plain", rho=3.0,
+                          seconds_per_flop=1e-8)
+    X = M.T
+    parties = [Party(r, asyn_client, {"X": X[a:b], "V0": V0[a:b], "config": cfg, "server": 3})
+               for r, (a, b) in enumerate(columns)]
+    return [*parties, Party(3, asyn_server, {"U0": U0, "config": cfg}, role="server")]
+
+
+def pass_through(sender: int, receiver: int, tag: str, data: bytes) -> bytes:
+    return bytes(data)
+
+
+def flip_first(sender: int, receiver: int, tag: str, data: bytes) -> bytes:
+    if (sender, receiver) != (2, 0):
+        return data
+    out = bytearray(data)
+    out[len(out) // 2] ^= 0x10
+    return bytes(out)
+
+
+def sum_run(network: Network, variant: str = "prg", calls: int = 2, seed: int = 11,
+            **kwargs: Any) -> Any:
+    sim = Simulation(network, seed=seed, **kwargs)
+    return run_or_abort(sim, sum_parties(len(network.participants), variant, calls))
+
+
+def fault_run(faults: list[dict[str, Any]]) -> Any:
+    sim = Simulation(Network.build(4), seed=2, sealing=True, faults=parse_faults(faults))
+    return run_or_abort(sim, sum_parties(4, calls=1))
+
+
+def scenario_run(path: str) -> Any:
+    outcome = run_scenario(path)
+    report = dict(outcome.report)
+    report.pop("time", None)  # wall time
+    return (outcome.ledger_csv, canonical(report), canonical(outcome.outputs))
+
+
+REPLAYS: dict[str, Callable[[], Any]] = {
+    "secure-sum-prg-x25519": lambda: sum_run(Network.build(6), sealing=True, keys="x25519"),
+    "secure-sum-explicit-star-unsealed": lambda: sum_run(
+        Network.build(5, "star", latency_ms=2.0, bandwidth_mbps=1.0), "explicit",
+        sealing=False, keys="none"),
+    "secure-sum-prg-ring-preshared": lambda: sum_run(
+        Network.build(6, "ring", latency_ms=1.0, bandwidth_mbps=0.5), sealing=True,
+        keys="preshared"),
+    "secure-sum-explicit-views-off": lambda: sum_run(
+        Network.build(7), "explicit", sealing=True, keys="preshared", record_views=False),
+    "secure-sum-interceptor-sealed": lambda: sum_run(
+        Network.build(4), "explicit", sealing=True, keys="preshared", interceptor=pass_through),
+    "secure-sum-interceptor-tampers": lambda: sum_run(
+        Network.build(4), sealing=True, keys="preshared", interceptor=flip_first),
+    "secure-sum-interceptor-unsealed": lambda: sum_run(
+        Network.build(4), "explicit", sealing=False, keys="none", interceptor=flip_first),
+    "fault-delay": lambda: fault_run([{"kind": "delay", "link": [2, 3], "extra_ms": 40.0}]),
+    "fault-crash-after": lambda: fault_run([{"kind": "crash", "party": 3, "call": "secure_sum",
+                                             "step": "column_sum", "when": "after"}]),
+    "fault-crash-at": lambda: fault_run([{"kind": "crash", "party": 1, "at_s": 0.005}]),
+    "fault-link-down": lambda: fault_run([{"kind": "link_down", "link": [0, 1], "at_s": 0.0,
+                                           "duration_s": 5.0}]),
+    "fault-tamper": lambda: fault_run([{"kind": "tamper", "link": [0, 2]}]),
+    "fault-replay": lambda: fault_run([{"kind": "replay", "link": [1, 3]}]),
+    "recv-any-compute": lambda: run_or_abort(
+        Simulation(Network.build(6, latency_ms=1.0, bandwidth_mbps=1.0), seed=0, keys="none",
+                   sealing=False), server_and_clients()),
+    "same-tag-unread": lambda: run_or_abort(
+        Simulation(Network.build(3), seed=3, keys="preshared", sealing=True), same_tag_unread()),
+    "asyn-sd": lambda: run_or_abort(
+        Simulation(Network.build(3), seed=5, sealing=False, keys="preshared"), asyn_sd_parties()),
+    "secagg-dropouts": lambda: scenario_run("scenarios/secagg_dropouts.toml"),
+}
+
+BEFORE_THE_REWORK: dict[str, str] = {
+    "asyn-sd":
+        "9e7e06f0b70ee743e062be678f0e1cf998511d278bd11d67c327e6bed40bb749",
+    "fault-crash-after":
+        "f88836a5bf38f062ac9e0439b107c75179963ed47d4b1907677bf117aa33df8f",
+    "fault-crash-at":
+        "a3aaf1c7d6d59ff87df286f2d8f1ecf26063af3b808a2efe1ad1262c59f8ebe4",
+    "fault-delay":
+        "0e59a01e9acfe7ec838f0ad06eb5b7e9a67c1701af1c45470e179b28ae24e140",
+    "fault-link-down":
+        "bc553a551471997b897d12ec7c726a1671957a1aba0d9156b19bcf6228c2652f",
+    "fault-replay":
+        "17018afa3d510524f544d4527e78c945c6b5c980c781e24a252a4bc6fc887c04",
+    "fault-tamper":
+        "d1bd0b215054bddee6e10b658952829c01254439072350a4ee57c8f8a1b61a8e",
+    "recv-any-compute":
+        "a1e2197f57be962c104e1d0fd39e8d80ea6b50b8730f5895a23a3fe1af335763",
+    "same-tag-unread":
+        "124b2ec9369db84a76ffac47b803d9ec35b16845eaae5c3240c0f2fd503b11be",
+    "secagg-dropouts":
+        "6e4d21714b47f3c135c043ec86c1f3ac287f6715f2972ae65f244a4aa9c4299d",
+    "secure-sum-explicit-star-unsealed":
+        "baa832ccd545c4b2b48aba46386c77191c4473724063316222da8b455186eb54",
+    "secure-sum-explicit-views-off":
+        "44abf1d12ce81631889c74afb3fead566e822ce220e5935de3dd2b6eeb60773f",
+    "secure-sum-interceptor-sealed":
+        "3c4b94bf10a505975ff7186eacb16666593e649b7b8174f2fe765874ca894d38",
+    "secure-sum-interceptor-tampers":
+        "2f6b413ce64895cd71b68ee27ec9ee4daf88c8f2c71e573baaa00d5715307bc4",
+    "secure-sum-interceptor-unsealed":
+        "c4d852debb80348f200441bf31f4920556ff6a3819358ce7e8209f9e5565cc89",
+    "secure-sum-prg-ring-preshared":
+        "53e32ced168fc051f9917b11bfb7b70a19d9da0ddcf40e858916e2cb1a66629c",
+    "secure-sum-prg-x25519":
+        "acd289598808d56ff053af50dc80e195c6dbfa2a1770c63ba0d48e371f70c7cc",
+}
+
+
+@pytest.mark.parametrize("name", sorted(REPLAYS))
+def test_runs_record_what_the_driver_recorded_before_its_per_message_rework(
+    monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    for batched in (True, False):
+        monkeypatch.setattr(SimPyDriver, "batch_arrivals", batched)
+        assert digest(REPLAYS[name]()) == BEFORE_THE_REWORK[name], (name, batched)
