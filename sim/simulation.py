@@ -195,16 +195,16 @@ def preshared_keys(
     ids = sorted(parties)
     if ids and not 0 <= ids[0] <= ids[-1] < _PAIR_ID_LIMIT:
         raise InputError(f"party ids must lie in [0, 2^62), got {ids[0]}..{ids[-1]}")
-    pairs = np.array([(a, b) for i, a in enumerate(ids) for b in ids[i + 1 :]], dtype=np.uint64)
-    if len(pairs) == 0:
+    if len(ids) < 2:
         return {}
+    lo, hi = np.triu_indices(len(ids), 1)  # every pair {lo < hi}, in lexicographic order
+    id_array = np.array(ids, dtype=np.uint64)
+    pairs = np.stack([id_array[lo], id_array[hi]], axis=1)
     key = master if master is not None else run_key(seed, "preshared")
-    material = AES.new(key, AES.MODE_ECB).encrypt(_preshared_blocks(pairs.reshape(-1, 2)))
-    out = {}
-    for i, (a, b) in enumerate(pairs.tolist()):
-        chunk = material[64 * i : 64 * (i + 1)]
-        out[(a, b)] = (chunk[:32], chunk[32:])
-    return out
+    material = AES.new(key, AES.MODE_ECB).encrypt(_preshared_blocks(pairs))
+    return {(a, b): (material[at : at + 32], material[at + 32 : at + 64])
+            for a, b, at in zip(pairs[:, 0].tolist(), pairs[:, 1].tolist(),
+                                range(0, len(material), 64), strict=True)}
 
 
 def preshared_pair_keys(seed: int, a: int, b: int) -> tuple[bytes, bytes]:

@@ -97,6 +97,27 @@ def test_preshared_keys_depend_on_the_seed() -> None:
     assert masked_payloads(a) != masked_payloads(b)
 
 
+@pytest.mark.parametrize("ids", [[0, 1], [4, 0, 2], list(range(7)), [3, 2**33, 2**61 + 5]])
+def test_preshared_keys_are_aes_of_each_pairs_four_blocks(ids: list[int]) -> None:
+    """Pair {lo, hi}'s 64 bytes are AES-256-ECB, under the run's pre-shared master key, of the
+    blocks (j·2^62 + lo, hi), j = 0..3 (big-endian words): the channel key, then the mask
+    seed — built here pair by pair with Python ints."""
+    from Crypto.Cipher import AES
+
+    from sim.simulation import preshared_keys, run_key
+
+    master = run_key(11, "preshared")
+    expected = {}
+    for i, lo in enumerate(sorted(ids)):
+        for hi in sorted(ids)[i + 1 :]:
+            blocks = b"".join(((j << 62) | lo).to_bytes(8, "big") + hi.to_bytes(8, "big")
+                              for j in range(4))
+            material = AES.new(master, AES.MODE_ECB).encrypt(blocks)
+            expected[(lo, hi)] = (material[:32], material[32:])
+    got = preshared_keys(11, ids)
+    assert got == expected and list(got) == list(expected)
+
+
 def test_keys_none_supports_explicit_shares_but_not_pairwise_masks() -> None:
     sim = Simulation(Network.build(3), seed=1, keys="none", sealing=False)
     result = sim.run(parties("explicit"))
