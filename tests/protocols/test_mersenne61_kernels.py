@@ -44,7 +44,7 @@ class Declining(SimpleNamespace):
 
     def __init__(self) -> None:
         super().__init__(encode_fixed=_decline, signed_rows_sum=_decline, add_into=_decline,
-                         decode_fixed=_decline)
+                         decode_fixed=_decline, add_into_and_decode=_decline)
 
 
 @pytest.fixture(autouse=True, params=["compiled", "by_length"])
@@ -207,6 +207,118 @@ def test_combine_of_odd_inputs_is_the_numpy_paths(numpy_path):
     for plus, minus in cases:
         assert same_bits(F61.combine(plus, minus),
                          numpy_path(lambda plus=plus, minus=minus: F61.combine(plus, minus)))
+
+
+# -- reconstruction and decoding in one pass ------------------------------------------------------
+
+
+def edge_elements(rng: np.random.Generator, size: int) -> np.ndarray:
+    """Random elements with the edges of the field and of its signed range planted."""
+    half = (P - 1) // 2
+    edges = np.array([0, 1, P - 1, P - 2, half, half + 1, half - 1, 2], dtype=np.uint64)
+    a = rng.integers(0, P, size, dtype=np.uint64)
+    at = rng.choice(size, min(size, len(edges)), replace=False)
+    a[at] = edges[: len(at)]
+    return a
+
+
+def reference_decode_sum(arrays: list[np.ndarray], frac_bits: int) -> tuple[list[int], list[float]]:
+    """Σ arrays mod p with Python integers, and each sum decoded as a signed fixed-point real
+    (the upper half of the field negative), divided by 2^f in correctly rounded floats."""
+    half = (P - 1) // 2
+    sums = [sum(int(a[i]) for a in arrays) % P for i in range(arrays[0].size)]
+    return sums, [float(v if v <= half else v - P) / (1 << frac_bits) for v in sums]
+
+
+@pytest.mark.parametrize("size", [1, 7, 1023, 1024, 2001])
+@pytest.mark.parametrize("n_arrays", [1, 2, 3, 4, 9])
+@pytest.mark.parametrize("frac_bits", [0, 24, 58])
+def test_decode_sum_equals_python_integers_and_the_two_steps(size, n_arrays, frac_bits,
+                                                             numpy_path):
+    """SecureSum's reconstruction and decoding in one pass: the sum of the column sums and
+    its signed fixed-point value, bit for bit, with 0, p − 1, (p − 1)/2 and its neighbours
+    planted, the peers' arrays read-only as received, sums near the signed range's limits."""
+    fixed = FixedPoint(F61, frac_bits)
+    rng = np.random.default_rng(size * 100 + n_arrays * 10 + frac_bits)
+    arrays = [edge_elements(rng, size) for _ in range(n_arrays)]
+    if n_arrays >= 2:  # sums that land on the signed range's limits and just past them
+        half = (P - 1) // 2
+        for i, target in enumerate([half, half + 1, 0, P - 1, 1][: size]):
+            arrays[-1][i] = (target - sum(int(a[i]) for a in arrays[:-1])) % P
+    arrays = [arrays[0], *(np.frombuffer(a.tobytes(), dtype=np.uint64) for a in arrays[1:])]
+    total, values = fixed.decode_sum(arrays)
+    sums, reals = reference_decode_sum(arrays, frac_bits)
+    assert [int(v) for v in total] == sums
+    assert same_bits(values, np.array(reals, dtype=np.float64))
+    two_steps = numpy_path(lambda: F61.sum_arrays(arrays))
+    assert same_bits(total, two_steps)
+    assert same_bits(values, numpy_path(lambda: fixed.decode(two_steps)))
+    assert not any(np.shares_memory(total, a) or np.shares_memory(values, a) for a in arrays)
+    assert total.flags.writeable and values.flags.writeable
+
+
+def test_decode_sum_takes_the_compiled_pass_from_the_threshold_on(monkeypatch, kernel_lengths):
+    """The tests above compare the compiled pass, not a fallback: it serves two or more flat
+    vectors from :data:`~protocols.field.KERNEL_MIN_ELEMENTS` elements on, and only those."""
+    real = field_module.mersenne61_kernels()
+    calls: list[int] = []
+
+    class Counting:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(real, name)
+
+        @staticmethod
+        def add_into_and_decode(acc, values, half, scale, out):
+            calls.append(acc.size)
+            return real.add_into_and_decode(acc, values, half, scale, out)
+
+    monkeypatch.setattr(field_module, "mersenne61_kernels", Counting)
+    fixed = FixedPoint(F61, 24)
+    rng = np.random.default_rng(0)
+    sizes = sorted({1, kernel_lengths - 1, kernel_lengths, 2001} - {0})
+    for size in sizes:
+        for n_arrays in (1, 2, 4):
+            fixed.decode_sum([rng.integers(0, P, size, dtype=np.uint64)
+                              for _ in range(n_arrays)])
+    assert calls == [size for size in sizes for n_arrays in (1, 2, 4)
+                     if size >= kernel_lengths and n_arrays >= 2]
+    assert 2001 in calls
+
+
+@pytest.mark.parametrize("where", [0, 1, -1])
+def test_decode_sum_of_values_outside_the_field_is_the_two_steps(where, numpy_path):
+    """An element ≥ p in the first, a middle or the last array: the compiled pass declines and
+    the result is the general path's, bit for bit; so are 2-D, strided and mixed-length
+    arrays."""
+    fixed = FixedPoint(F61, 24)
+    rng = np.random.default_rng(5)
+    for bad in (P, P + 5, 2**63, 2**64 - 1):
+        arrays = [rng.integers(0, P, 2001, dtype=np.uint64) for _ in range(4)]
+        arrays[where][1000] = bad
+        total, values = fixed.decode_sum(arrays)
+        expected = numpy_path(lambda arrays=arrays: F61.sum_arrays(arrays))
+        assert same_bits(total, expected)
+        assert same_bits(values, numpy_path(lambda expected=expected: fixed.decode(expected)))
+    a = rng.integers(0, P, 2 * 2001, dtype=np.uint64)
+    for arrays in ([a.reshape(2, 2001), a.reshape(2, 2001)], [a[::2], a[1::2]],
+                   [a[:2001], a[:1]]):
+        total, values = fixed.decode_sum(arrays)
+        expected = numpy_path(lambda arrays=arrays: F61.sum_arrays(arrays))
+        assert same_bits(total, expected)
+        assert same_bits(values, numpy_path(lambda expected=expected: fixed.decode(expected)))
+
+
+@pytest.mark.parametrize("prime", ["2^31-1", "2^127-1"])
+def test_decode_sum_in_other_fields_is_the_two_steps(prime):
+    field = prime_field(prime)
+    fixed = FixedPoint(field, 8)
+    rng = np.random.default_rng(2)
+    arrays = [field.random(rng, 40) for _ in range(3)]
+    total, values = fixed.decode_sum(arrays)
+    sums = [sum(int(a[i]) for a in arrays) % field.p for i in range(40)]
+    half = (field.p - 1) // 2
+    assert [int(v) for v in total] == sums
+    assert values.tolist() == [float(v if v <= half else v - field.p) / 256 for v in sums]
 
 
 # -- the masked column sum ------------------------------------------------------------------------
