@@ -23,9 +23,14 @@ from Crypto.Util import Counter
 from parties.party import site_parties
 from protocols import field as field_module
 from protocols import prg
-from protocols.context import AesRandomness, PartyContext, add_one_stream_mask
+from protocols.context import (
+    AesRandomness,
+    MaskReuseError,
+    PartyContext,
+    add_one_stream_mask,
+)
 from protocols.effects import Call
-from protocols.errors import EncodingError, FieldOverflowError
+from protocols.errors import EncodingError, FieldOverflowError, InputError, MpcsimError
 from protocols.field import MERSENNE61, FixedPoint, prime_field
 from protocols.secure_sum import ALL_VARIANTS, secure_sum
 from sim.network import Network
@@ -448,6 +453,53 @@ def test_kept_group_buffers_give_fresh_results_across_sizes_and_streams():
     for got, copy in results:
         assert same_bits(got, copy)  # later calls did not write into earlier results
         assert kept._group is None or not np.shares_memory(got, kept._group.buffer)
+
+
+def test_signed_keys_are_checked_once_and_put_the_plus_keys_first():
+    keys = [bytes([i]) * 32 for i in range(5)]
+    signed = prg.SignedKeys(keys, [-1, 1, -1, 1, 1])
+    assert signed.keys == (keys[1], keys[3], keys[4], keys[0], keys[2])
+    assert signed.n_plus == 3 and signed.signs == [1, 1, 1, -1, -1]
+    with pytest.raises(AttributeError):
+        signed.n_plus = 0  # type: ignore[misc]
+    for bad_keys, bad_signs in ((keys[:2], [1]), (keys[:2], [1, 0]), ([b"short"], [1]),
+                                (keys[0], [1]), ([*keys[:1], 7], [1, 1])):
+        with pytest.raises(InputError):
+            prg.SignedKeys(bad_keys, bad_signs)  # type: ignore[arg-type]
+    assert prg.SignedKeys([bytearray(keys[0])], [np.int64(-1)]).keys == (keys[0],)
+
+
+@pytest.mark.parametrize("n", [1, 1023, 1024, 2001])
+def test_a_partys_column_sums_equal_the_keystream_by_hand_call_after_call(n):
+    """AesRandomness keeps its peers' signed seeds between calls: every column sum is still
+    x̂ + Σ_{j>i} s_ij − Σ_{j<i} s_ij from pycryptodome's keystream, the keys are worked out
+    again when a seed is installed anew, a stream is never drawn twice, and a missing seed
+    is refused before any stream is claimed."""
+    party, peers = 2, (0, 1, 3, 4)
+    seeds = {peer: bytes([peer + 1]) * 32 for peer in peers}
+    randomness = AesRandomness(F61, bytes(32), party)
+    for peer, seed in seeds.items():
+        randomness.set_pair_seed(peer, seed)
+    rng = np.random.default_rng(n)
+    signs = [1 if party < peer else -1 for peer in peers]
+    for index in range(3):
+        if index == 2:  # a seed installed again: the next call must use it
+            seeds[3] = bytes([99]) * 32
+            randomness.set_pair_seed(3, seeds[3])
+        base = edge_elements(rng, n)
+        call = Call("secure_sum", index)
+        got = add_one_stream_mask(randomness, party, peers, call, base, F61)
+        expected = reference_signed_sum([int(v) for v in base], [seeds[p] for p in peers],
+                                        signs, call.index * 65536, n, 1)
+        assert [int(v) for v in got] == expected
+        assert not np.shares_memory(got, base)
+        with pytest.raises(MaskReuseError):
+            add_one_stream_mask(randomness, party, peers, call, base, F61)
+    with pytest.raises(MpcsimError, match="no mask seed shared with party 5"):
+        add_one_stream_mask(randomness, party, (0, 5), Call("secure_sum", 9), base, F61)
+    got = add_one_stream_mask(randomness, party, (0,), Call("secure_sum", 9), base, F61)
+    assert [int(v) for v in got] == reference_signed_sum(
+        [int(v) for v in base], [seeds[0]], [-1], 9 * 65536, n, 1)
 
 
 # -- whole runs: every record and wire byte as on the numpy path ---------------------------------
