@@ -651,12 +651,13 @@ class _GroupBuffers:
     """
 
     __slots__ = ("buffer", "counter_bytes", "counters", "n_blocks", "row_bytes", "rows",
-                 "words")
+                 "streams", "words")
 
     def __init__(self, n_blocks: int, rows: int) -> None:
         self.n_blocks, self.rows = n_blocks, rows
         self.counters = np.empty((n_blocks, 2), dtype=">u8")
         self.counters[:, 1] = np.arange(n_blocks, dtype=np.uint64)
+        self.streams = self.counters[:, 0]  # the stream column: ``fill`` it for each draw
         self.counter_bytes = memoryview(self.counters).cast("B")
         stride = 2 * n_blocks
         self.buffer = np.empty(rows * stride + _SLACK_WORDS, dtype=np.uint64)
@@ -689,17 +690,21 @@ def _keystream_groups(
     the next group — or the next call on ``ciphers`` — is drawn.
     """
     n_blocks = -(-n_words // 2)
-    stride = 2 * n_blocks
-    group = max(1, GROUP_WORDS // stride)
+    group = max(1, GROUP_WORDS // (2 * n_blocks))
     buffers = _group_buffers(ciphers, n_blocks, min(group, len(keys)))
-    buffers.counters[:, 0] = stream
-    counters, rows = buffers.counter_bytes, buffers.row_bytes
-    kept = ciphers._encryptors
+    buffers.streams.fill(stream)
     for start in range(0, len(keys), group):
-        keys_here = keys[start : start + group]
-        for row, key in zip(rows, keys_here, strict=False):  # the last group may be short
-            (kept.get(key) or ciphers._encryptor(key)).update_into(counters, row)
-        yield start, buffers.words[: len(keys_here)]
+        yield start, _draw_rows(ciphers, buffers, keys[start : start + group])
+
+
+def _draw_rows(ciphers: StreamCiphers, buffers: _GroupBuffers, keys: Sequence[bytes]
+               ) -> np.ndarray:
+    """Each key's keystream into its row of ``buffers`` (its counter blocks, as filled,
+    encrypted under the key's ECB encryptor); returns the rows drawn, shape (len(keys), ·)."""
+    counters, kept = buffers.counter_bytes, ciphers._encryptors
+    for row, key in zip(buffers.row_bytes, keys, strict=False):  # the last group may be short
+        (kept.get(key) or ciphers._encryptor(key)).update_into(counters, row)
+    return buffers.words[: len(keys)]
 
 
 def _signed_sum(
@@ -764,6 +769,12 @@ def _signed_sum_short_61(
     signed_rows_sum = mersenne61_kernels().signed_rows_sum
     total = base if base is not None else np.empty(0, dtype=np.uint64)  # empty: no base
     out = np.empty(n, dtype=np.uint64)
+    n_blocks = -(-halves * n // 2)
+    if 0 < len(ordered) <= GROUP_WORDS // (2 * n_blocks):  # one group (SecureSum's calls)
+        buffers = _group_buffers(ciphers, n_blocks, len(ordered))
+        buffers.streams.fill(stream)
+        words = _draw_rows(ciphers, buffers, ordered)
+        return out if signed_rows_sum(words, n, n_plus, halves, total, out) else None
     for start, words in _keystream_groups(ciphers, ordered, stream, halves * n):
         plus_here = min(max(n_plus - start, 0), len(words))  # rows [0, plus_here) enter with +
         if total is out:  # a later group: its sum goes to a new array (no aliasing)

@@ -455,6 +455,27 @@ def test_kept_group_buffers_give_fresh_results_across_sizes_and_streams():
         assert kept._group is None or not np.shares_memory(got, kept._group.buffer)
 
 
+@pytest.mark.parametrize("halves", [1, 2])
+@pytest.mark.parametrize("per_group", [1, 2, 5])
+def test_masked_sums_over_several_groups_equal_the_keystream_by_hand(monkeypatch, halves,
+                                                                      per_group):
+    """Keys drawn a group at a time (groups of one, two, or all five keys; + and − keys in
+    one group and across groups), with and without a base: the sums of the keystream by hand."""
+    n, stream = 2001, 11
+    keys = [bytes([7 * i + 1]) * 32 for i in range(5)]
+    signs = [1, -1, -1, 1, -1]
+    words = 2 * -(-halves * n // 2)
+    monkeypatch.setattr(prg, "GROUP_WORDS", per_group * words)
+    base = edge_elements(np.random.default_rng(per_group), n)
+    fn = prg.signed_stream_sum if halves == 1 else prg.pair_mask_sum
+    expected = reference_signed_sum([], keys, signs, stream, n, halves)
+    assert [int(v) for v in fn(keys, signs, stream, n, F61)] == expected
+    if halves == 1:
+        got = prg.StreamCiphers().add_signed_stream_sum(base, keys, signs, stream, F61)
+        assert [int(v) for v in got] == reference_signed_sum(
+            [int(v) for v in base], keys, signs, stream, n, 1)
+
+
 def test_signed_keys_are_checked_once_and_put_the_plus_keys_first():
     keys = [bytes([i]) * 32 for i in range(5)]
     signed = prg.SignedKeys(keys, [-1, 1, -1, 1, 1])
