@@ -924,17 +924,18 @@ class FixedPoint:
         values : numpy.ndarray of float64, the shape of ``total``
             ``decode(total)``.
         """
-        if len(arrays) >= 2 and self._is_mersenne61:
-            first = arrays[0]
-            size = first.size if is_flat_u64(first) else -1
-            if size >= KERNEL_MIN_ELEMENTS and all(
-                    is_flat_u64(a) and a.size == size for a in arrays[1:]):
-                kernels = mersenne61_kernels()
-                total = first.copy()
-                values = np.empty(size, dtype=np.float64)
-                if (all(kernels.add_into(total, a, False) for a in arrays[1:-1])
-                        and kernels.add_into_and_decode(total, arrays[-1], self._half_u64,
-                                                        self.scale, values)):
+        first = arrays[0] if len(arrays) >= 2 and self._is_mersenne61 else None
+        if is_flat_u64(first) and first.size >= KERNEL_MIN_ELEMENTS and all(
+                is_flat_u64(a) and a.size == first.size for a in arrays):
+            add_into = mersenne61_kernels().add_into
+            total = first.copy()
+            values = np.empty(first.size, dtype=np.float64)
+            for a in arrays[1:-1]:
+                if not add_into(total, a, False):
+                    break
+            else:
+                if mersenne61_kernels().add_into_and_decode(
+                        total, arrays[-1], self._half_u64, self.scale, values):
                     return total, values
         total = self.field.sum_arrays(arrays)
         return total, self.decode(total)
