@@ -821,7 +821,9 @@ class FixedPoint:
             # the checks below hold by construction, and the kernel checks the bound; a
             # value it refuses falls through to the general path, which names it
             out = np.empty(x.shape, dtype=np.uint64)
-            limit = _float_at_most(self.half // n_summands)
+            limit = self._encode_limits.get(n_summands)
+            if limit is None:
+                limit = self._encode_limits[n_summands] = _float_at_most(self.half // n_summands)
             flat = x.ndim == 1
             if mersenne61_kernels().encode_fixed(x if flat else x.reshape(-1), self.scale,
                                                  limit, out if flat else out.reshape(-1)):
@@ -944,6 +946,14 @@ class FixedPoint:
     def _is_mersenne61(self) -> bool:
         """Whether the field is GF(2^61 − 1) on the uint64 path (worked out once)."""
         return isinstance(self.field, Mersenne61Field)
+
+    @cached_property
+    def _encode_limits(self) -> dict[int, float]:
+        """The float bound of a scaled value for each count of summands met so far
+        (:func:`_float_at_most` of ``half // n_summands``): a party's SecureSum calls all have
+        M summands, and the comparison of a float with a 60-bit integer takes Python's slow
+        path. This FixedPoint's own record of public constants."""
+        return {}
 
     @cached_property
     def _half_u64(self) -> np.uint64:

@@ -149,6 +149,28 @@ def test_encode_raises_beyond_the_bound_and_on_non_finite_values(n_summands, num
             assert str(fast.value) == str(slow.value)
 
 
+def test_one_fixed_point_checks_each_count_of_summands_against_its_own_bound():
+    """The float bounds a FixedPoint keeps per count of summands: a value at the bound of
+    one summand overflows four, and the bound of four stays four's after both were met."""
+    fixed = FixedPoint(F61, 24)
+    half = (P - 1) // 2
+    for n_summands in (1, 4, 1, 3, 4):
+        bound = float(Fraction(half // n_summands, 1 << 24))  # exact: the bound rounds down
+        while Fraction(bound) * (1 << 24) > half // n_summands:
+            bound = math.nextafter(bound, 0.0)
+        x = np.full(2001, bound)
+        x[::2] *= -1.0
+        assert [int(v) for v in fixed.encode(x, n_summands=n_summands)[:2]] == \
+            reference_encode(x[:2], 24)
+        past = x.copy()
+        past[-1] = math.nextafter(bound, math.inf)
+        with pytest.raises(FieldOverflowError):
+            fixed.encode(past, n_summands=n_summands)
+        if n_summands == 1:
+            with pytest.raises(FieldOverflowError):
+                fixed.encode(x, n_summands=4)
+
+
 # -- decoding -----------------------------------------------------------------------------------
 
 
