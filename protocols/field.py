@@ -909,10 +909,11 @@ class FixedPoint:
         Table 2.1), and decodes the sum. The result is ``(field.sum_arrays(arrays),
         decode(field.sum_arrays(arrays)))``, bit for bit, and both arrays are new. For
         GF(2^61 − 1) and two or more flat ``uint64`` vectors of
-        :data:`KERNEL_MIN_ELEMENTS` elements or more, the last addition and the decoding run
-        in one compiled pass (:func:`protocols.mersenne61_kernels.add_into_and_decode`); an
-        element ≥ p in any array sends the call down the general path, which computes it as
-        before.
+        :data:`KERNEL_MIN_ELEMENTS` elements or more, up to four arrays are summed and the sum
+        decoded in one compiled pass (:func:`protocols.mersenne61_kernels.sum_and_decode`:
+        M ≤ 4 column sums); more are added one by one, the last addition with the decoding
+        (:func:`~protocols.mersenne61_kernels.add_into_and_decode`). An element ≥ p in any
+        array sends the call down the general path, which computes it as before.
 
         Parameters
         ----------
@@ -929,16 +930,24 @@ class FixedPoint:
         first = arrays[0] if len(arrays) >= 2 and self._is_mersenne61 else None
         if is_flat_u64(first) and first.size >= KERNEL_MIN_ELEMENTS and all(
                 is_flat_u64(a) and a.size == first.size for a in arrays):
-            add_into = mersenne61_kernels().add_into
-            total = first.copy()
+            kernels = mersenne61_kernels()
             values = np.empty(first.size, dtype=np.float64)
-            for a in arrays[1:-1]:
-                if not add_into(total, a, False):
-                    break
-            else:
-                if mersenne61_kernels().add_into_and_decode(
-                        total, arrays[-1], self._half_u64, self.scale, values):
+            more = len(arrays) - 1
+            if more <= 3:  # unused slots repeat the last array, which the kernel does not read
+                total = np.empty(first.size, dtype=np.uint64)
+                rest = [*arrays[1:], *[arrays[-1]] * (3 - more)]
+                if kernels.sum_and_decode(first, rest[0], rest[1], rest[2], more,
+                                          self._half_u64, self.scale, total, values):
                     return total, values
+            else:
+                total = first.copy()
+                for a in arrays[1:-1]:
+                    if not kernels.add_into(total, a, False):
+                        break
+                else:
+                    if kernels.add_into_and_decode(total, arrays[-1], self._half_u64,
+                                                   self.scale, values):
+                        return total, values
         total = self.field.sum_arrays(arrays)
         return total, self.decode(total)
 

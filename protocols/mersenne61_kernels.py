@@ -12,8 +12,9 @@ Each kernel here is one pass over its arrays with no temporaries:
   :func:`protocols.prg.pair_mask_sum`), with the rejection check;
 * :func:`add_into` — acc ← acc ± a (the sums of :meth:`protocols.field.Mersenne61Field.combine`);
 * :func:`decode_fixed` — field elements back to reals (:meth:`~protocols.field.FixedPoint.decode`);
-* :func:`add_into_and_decode` — the last addition of SecureSum's reconstruction and the decoding
-  of the sum in one pass (:meth:`~protocols.field.FixedPoint.decode_sum`).
+* :func:`sum_and_decode` — SecureSum's reconstruction from up to four column sums and the
+  decoding of the sum in one pass, and :func:`add_into_and_decode`, the last addition and the
+  decoding for more (:meth:`~protocols.field.FixedPoint.decode_sum`).
 
 Every kernel reports what it cannot do exactly as the numpy path does — a value out of range,
 a non-finite input, an element ≥ p in an input, a rejected keystream word — instead of doing
@@ -152,6 +153,39 @@ def add_into_and_decode(acc, values, half, scale, out):
         s = a + v
         s = s - P if s >= P else s
         acc[i] = s
+        signed = np.int64(s) - _P_SIGNED if s > half else np.int64(s)
+        out[i] = np.float64(signed) / scale
+    return bad == 0
+
+
+@numba.njit(cache=True)
+def sum_and_decode(first, second, third, fourth, n_more, half, scale, total, out):
+    """total = first + the next ``n_more`` (1 to 3) of second, third, fourth, mod p, and
+    out[i] = (s if s ≤ half else s − p) / scale for s = total[i]: one pass.
+
+    The arrays past ``n_more`` are not read (a caller passes any array of the same type).
+    Returns False when a summed array holds an element ≥ p (then ``total`` and ``out`` must
+    be discarded).
+    """
+    half = u64(half)
+    bad = u64(0)
+    for i in range(first.shape[0]):
+        s = first[i]
+        v = second[i]
+        bad |= u64(s >= P) | u64(v >= P)
+        s += v
+        s = s - P if s >= P else s
+        if n_more >= 2:
+            v = third[i]
+            bad |= u64(v >= P)
+            s += v
+            s = s - P if s >= P else s
+        if n_more >= 3:
+            v = fourth[i]
+            bad |= u64(v >= P)
+            s += v
+            s = s - P if s >= P else s
+        total[i] = s
         signed = np.int64(s) - _P_SIGNED if s > half else np.int64(s)
         out[i] = np.float64(signed) / scale
     return bad == 0

@@ -49,7 +49,8 @@ class Declining(SimpleNamespace):
 
     def __init__(self) -> None:
         super().__init__(encode_fixed=_decline, signed_rows_sum=_decline, add_into=_decline,
-                         decode_fixed=_decline, add_into_and_decode=_decline)
+                         decode_fixed=_decline, add_into_and_decode=_decline,
+                         sum_and_decode=_decline)
 
 
 @pytest.fixture(autouse=True, params=["compiled", "by_length"])
@@ -258,7 +259,7 @@ def reference_decode_sum(arrays: list[np.ndarray], frac_bits: int) -> tuple[list
 
 
 @pytest.mark.parametrize("size", [1, 7, 1023, 1024, 2001])
-@pytest.mark.parametrize("n_arrays", [1, 2, 3, 4, 9])
+@pytest.mark.parametrize("n_arrays", [1, 2, 3, 4, 5, 9])
 @pytest.mark.parametrize("frac_bits", [0, 24, 58])
 def test_decode_sum_equals_python_integers_and_the_two_steps(size, n_arrays, frac_bits,
                                                              numpy_path):
@@ -285,42 +286,53 @@ def test_decode_sum_equals_python_integers_and_the_two_steps(size, n_arrays, fra
 
 
 def test_decode_sum_takes_the_compiled_pass_from_the_threshold_on(monkeypatch, kernel_lengths):
-    """The tests above compare the compiled pass, not a fallback: it serves two or more flat
-    vectors from :data:`~protocols.field.KERNEL_MIN_ELEMENTS` elements on, and only those."""
+    """The tests above compare the compiled passes, not a fallback: they serve two or more flat
+    vectors from :data:`~protocols.field.KERNEL_MIN_ELEMENTS` elements on, and only those —
+    up to four in one pass, more with the last addition fused."""
     real = field_module.mersenne61_kernels()
-    calls: list[int] = []
+    calls: list[tuple[str, int]] = []
 
     class Counting:
         def __getattr__(self, name: str) -> Any:
             return getattr(real, name)
 
         @staticmethod
+        def sum_and_decode(first, second, third, fourth, n_more, half, scale, total, out):
+            calls.append(("sum_and_decode", n_more + 1))
+            return real.sum_and_decode(first, second, third, fourth, n_more, half, scale,
+                                       total, out)
+
+        @staticmethod
         def add_into_and_decode(acc, values, half, scale, out):
-            calls.append(acc.size)
+            calls.append(("add_into_and_decode", acc.size))
             return real.add_into_and_decode(acc, values, half, scale, out)
 
     monkeypatch.setattr(field_module, "mersenne61_kernels", Counting)
     fixed = FixedPoint(F61, 24)
     rng = np.random.default_rng(0)
     sizes = sorted({1, kernel_lengths - 1, kernel_lengths, 2001} - {0})
+    counts = (1, 2, 3, 4, 5, 9)
     for size in sizes:
-        for n_arrays in (1, 2, 4):
+        for n_arrays in counts:
             fixed.decode_sum([rng.integers(0, P, size, dtype=np.uint64)
                               for _ in range(n_arrays)])
-    assert calls == [size for size in sizes for n_arrays in (1, 2, 4)
+    assert calls == [("sum_and_decode", n_arrays) if n_arrays <= 4 else
+                     ("add_into_and_decode", size)
+                     for size in sizes for n_arrays in counts
                      if size >= kernel_lengths and n_arrays >= 2]
-    assert 2001 in calls
+    assert ("sum_and_decode", 4) in calls and ("add_into_and_decode", 2001) in calls
 
 
+@pytest.mark.parametrize("n_arrays", [2, 3, 4, 6])
 @pytest.mark.parametrize("where", [0, 1, -1])
-def test_decode_sum_of_values_outside_the_field_is_the_two_steps(where, numpy_path):
+def test_decode_sum_of_values_outside_the_field_is_the_two_steps(where, n_arrays, numpy_path):
     """An element ≥ p in the first, a middle or the last array: the compiled pass declines and
     the result is the general path's, bit for bit; so are 2-D, strided and mixed-length
     arrays."""
     fixed = FixedPoint(F61, 24)
     rng = np.random.default_rng(5)
     for bad in (P, P + 5, 2**63, 2**64 - 1):
-        arrays = [rng.integers(0, P, 2001, dtype=np.uint64) for _ in range(4)]
+        arrays = [rng.integers(0, P, 2001, dtype=np.uint64) for _ in range(n_arrays)]
         arrays[where][1000] = bad
         total, values = fixed.decode_sum(arrays)
         expected = numpy_path(lambda arrays=arrays: F61.sum_arrays(arrays))
