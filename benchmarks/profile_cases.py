@@ -68,7 +68,8 @@ def _own_category(func: tuple[str, int, str]) -> str | None:
     if rel == "protocols/wire.py":
         return "wire"
     if rel == "protocols/field.py":
-        return "fixed_point" if name in ("encode", "decode", "_check_range") else "field"
+        return ("fixed_point" if name in ("encode", "decode", "decode_sum", "_check_range")
+                else "field")
     if rel in ("protocols/prg.py", "protocols/context.py"):
         return "masks"
     if rel == "protocols/channels.py":

@@ -31,9 +31,11 @@ with both sets of runs behind it (``benchmarks/timing.py``).
    d = 2,000), 600 sequential calls, sealing off. The program side of a call, step by step,
    µs per party-call: ``encode`` (x → x̂, :meth:`protocols.field.FixedPoint.encode`),
    ``column_sum`` (x̂ + the one-stream mask of three pair streams,
-   :func:`protocols.context.add_one_stream_mask`), ``reconstruct`` (the sum of the four
-   column sums) and ``decode``; beside them the AES floor of ``column_sum`` — encrypting the
-   three streams' counter blocks under kept encryptors, nothing else — and, from whole runs,
+   :func:`protocols.context.add_one_stream_mask`) and ``reconstruct_decode`` (the sum of the
+   four column sums and its decoding, :meth:`protocols.field.FixedPoint.decode_sum`, as
+   :func:`protocols.secure_sum.secure_sum` runs them); beside them the AES floor of
+   ``column_sum`` — encrypting the three streams' counter blocks under kept encryptors,
+   nothing else — and, from whole runs,
    the time the parties spend in their programs (:class:`timing.PartyClock`: the steps plus
    effects and bookkeeping) and the run's wall time, both per party-call.
    ``first_use_in_a_process``: what a fresh process pays once for the compiled kernels
@@ -62,7 +64,7 @@ from protocols.context import AesRandomness, PartyContext, add_one_stream_mask
 from protocols.effects import Call, RecvEach, SendEach
 from protocols.field import FixedPoint, prime_field
 from protocols.prg import pair_mask_sum, signed_stream_sum
-from protocols.secure_sum import reconstruct, secure_sum
+from protocols.secure_sum import secure_sum
 from sim.network import Network
 from sim.simulation import Simulation, preshared_keys
 
@@ -130,7 +132,7 @@ def time_arithmetic(m: int, d: int, seed: int = 1) -> float:
     for party in range(m):
         x_hat = fixed.encode(inputs[party], n_summands=m)
         field.add(x_hat, masks[party])
-        fixed.decode(reconstruct(field, columns))
+        fixed.decode_sum(columns)
     return time.perf_counter() - start
 
 
@@ -175,7 +177,6 @@ def small_call_steps(m: int, d: int, seed: int = 1) -> dict[str, Any]:
     received = [np.frombuffer(field.random(rng, d).tobytes(), dtype=np.uint64)
                 for _ in peers]  # as a party receives them: read-only, over bytes
     column = field.random(rng, d)
-    total = reconstruct(field, [column, *received])
     counters = np.zeros((-(-d // 2), 2), dtype=">u8")
     counter_bytes = memoryview(counters).cast("B")
     keystream = memoryview(np.empty(2 * len(counters) + 2, dtype=np.uint64)).cast("B")
@@ -186,8 +187,7 @@ def small_call_steps(m: int, d: int, seed: int = 1) -> dict[str, Any]:
         "encode": lambda: fixed.encode(x, n_summands=m, what="SecureSum t_statistics"),
         "column_sum": lambda: add_one_stream_mask(randomness, party, peers,
                                                   Call("secure_sum", next(calls)), x_hat, field),
-        "reconstruct": lambda: reconstruct(field, [column, *received]),
-        "decode": lambda: fixed.decode(total),
+        "reconstruct_decode": lambda: fixed.decode_sum([column, *received]),
         "aes_floor": lambda: [e.update_into(counter_bytes, keystream) for e in encryptors],
     }
 

@@ -39,7 +39,7 @@ import numpy as np
 from protocols.effects import Call
 from protocols.errors import MpcsimError
 from protocols.field import FixedPoint, PrimeField
-from protocols.prg import StreamCiphers
+from protocols.prg import SignedKeys, StreamCiphers
 
 STREAMS_PER_CALL = 1 << 16
 
@@ -168,6 +168,7 @@ class AesRandomness:
         self._pair_seeds: dict[int, bytes] = {}
         self._used: set[tuple[int, int]] = set()
         self._ciphers: StreamCiphers | None = None
+        self._signed: tuple[int, tuple[int, ...], SignedKeys] | None = None
 
     @property
     def ciphers(self) -> StreamCiphers:
@@ -183,6 +184,7 @@ class AesRandomness:
     def set_pair_seed(self, peer: int, seed: bytes) -> None:
         """Install the mask seed shared with ``peer`` (done by key agreement)."""
         self._pair_seeds[peer] = seed
+        self._signed = None  # the signed keys are worked out again with the new seed
 
     def _claim(self, owner: int, stream: int) -> None:
         key = (owner, stream)
@@ -239,9 +241,32 @@ class AesRandomness:
         """``base`` + :meth:`pairwise_signed_sum` (mod p), in one pass where it can
         (:meth:`protocols.prg.StreamCiphers.add_signed_stream_sum`)."""
         stream = stream_number(call, sub)
-        seeds = self._claim_seeds(peers, stream)
-        signs = [1 if self.party < peer else -1 for peer in peers]
-        return self.ciphers.add_signed_stream_sum(base, seeds, signs, stream, self.field)
+        signed = self._signed_keys(peers)
+        used = self._used
+        for peer in peers:
+            if (peer, stream) in used:
+                self._claim(peer, stream)  # raises MaskReuseError
+            used.add((peer, stream))
+        return self.ciphers.add_signed_keys_sum(base, signed, stream, self.field)
+
+    def _signed_keys(self, peers: tuple[int, ...]) -> SignedKeys:
+        """The pair seeds shared with ``peers``, signed as the one-stream mask signs them
+        (+ where this party is the lower one): built once for a party's peers and kept until
+        a seed is installed again or the peers or the party differ."""
+        known = self._signed
+        if known is not None and known[0] == self.party and known[1] == peers:
+            return known[2]
+        seeds = []
+        for peer in peers:
+            seed = self._pair_seeds.get(peer)
+            if seed is None:
+                raise MpcsimError(
+                    f"no mask seed shared with party {peer}: key agreement has not run with it"
+                )
+            seeds.append(seed)
+        signed = SignedKeys(seeds, [1 if self.party < peer else -1 for peer in peers])
+        self._signed = (self.party, tuple(peers), signed)
+        return signed
 
     def _claim_seeds(self, peers: tuple[int, ...], stream: int) -> list[bytes]:
         seeds = []

@@ -50,6 +50,7 @@ from protocols.errors import EncodingError, FieldOverflowError, InputError
 MERSENNE61 = (1 << 61) - 1
 
 _U64 = np.uint64
+_F64 = np.dtype(np.float64)
 _P61 = np.uint64(MERSENNE61)
 SUM_BLOCK = 1 << 14
 STACK_BELOW = 256
@@ -774,13 +775,14 @@ class FixedPoint:
                 f"for {self.field.name}"
             )
 
-    @property
+    @cached_property
     def scale(self) -> float:
+        """2^f, the factor a real is multiplied by before rounding (worked out once)."""
         return float(1 << self.frac_bits)
 
-    @property
+    @cached_property
     def half(self) -> int:
-        """Largest encoded magnitude: (p − 1) / 2."""
+        """Largest encoded magnitude: (p − 1) / 2 (worked out once)."""
         return (self.field.p - 1) // 2
 
     def bound(self, n_summands: int = 1) -> float:
@@ -812,6 +814,20 @@ class FixedPoint:
         InputError
             If ``n_summands`` is not an integer of at least 1.
         """
+        if (type(x) is np.ndarray and type(n_summands) is int and n_summands >= 1
+                and x.dtype == _F64 and x.size >= KERNEL_MIN_ELEMENTS and x.flags.c_contiguous
+                and self._is_mersenne61):
+            # SecureSum's case — a float64 vector of a party's statistics into GF(2^61 − 1):
+            # the checks below hold by construction, and the kernel checks the bound; a
+            # value it refuses falls through to the general path, which names it
+            out = np.empty(x.shape, dtype=np.uint64)
+            limit = self._encode_limits.get(n_summands)
+            if limit is None:
+                limit = self._encode_limits[n_summands] = _float_at_most(self.half // n_summands)
+            flat = x.ndim == 1
+            if mersenne61_kernels().encode_fixed(x if flat else x.reshape(-1), self.scale,
+                                                 limit, out if flat else out.reshape(-1)):
+                return out
         n_summands = _check_summands(n_summands)
         arr = self._real_array(x, n_summands, what)
         limit = self.half // n_summands
@@ -885,6 +901,73 @@ class FixedPoint:
             except OverflowError:
                 raise FieldOverflowError(v, self.bound(n_summands), what) from None
         return out
+
+    def decode_sum(self, arrays: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """(Σ arrays, its decoding): SecureSum's reconstruction and decoding in one step.
+
+        Every party adds up the M column sums, Σ_j r^(j) = Σ_i x̂_i (thesis seed 001, §2.2,
+        Table 2.1), and decodes the sum. The result is ``(field.sum_arrays(arrays),
+        decode(field.sum_arrays(arrays)))``, bit for bit, and both arrays are new. For
+        GF(2^61 − 1) and two or more flat ``uint64`` vectors of
+        :data:`KERNEL_MIN_ELEMENTS` elements or more, up to four arrays are summed and the sum
+        decoded in one compiled pass (:func:`protocols.mersenne61_kernels.sum_and_decode`:
+        M ≤ 4 column sums); more are added one by one, the last addition with the decoding
+        (:func:`~protocols.mersenne61_kernels.add_into_and_decode`). An element ≥ p in any
+        array sends the call down the general path, which computes it as before.
+
+        Parameters
+        ----------
+        arrays : list of numpy.ndarray
+            At least one array of field elements, all of one shape.
+
+        Returns
+        -------
+        total : numpy.ndarray of ``field.dtype``
+            Their sum in the field.
+        values : numpy.ndarray of float64, the shape of ``total``
+            ``decode(total)``.
+        """
+        first = arrays[0] if len(arrays) >= 2 and self._is_mersenne61 else None
+        if is_flat_u64(first) and first.size >= KERNEL_MIN_ELEMENTS and all(
+                is_flat_u64(a) and a.size == first.size for a in arrays):
+            kernels = mersenne61_kernels()
+            values = np.empty(first.size, dtype=np.float64)
+            more = len(arrays) - 1
+            if more <= 3:  # unused slots repeat the last array, which the kernel does not read
+                total = np.empty(first.size, dtype=np.uint64)
+                rest = [*arrays[1:], *[arrays[-1]] * (3 - more)]
+                if kernels.sum_and_decode(first, rest[0], rest[1], rest[2], more,
+                                          self._half_u64, self.scale, total, values):
+                    return total, values
+            else:
+                total = first.copy()
+                for a in arrays[1:-1]:
+                    if not kernels.add_into(total, a, False):
+                        break
+                else:
+                    if kernels.add_into_and_decode(total, arrays[-1], self._half_u64,
+                                                   self.scale, values):
+                        return total, values
+        total = self.field.sum_arrays(arrays)
+        return total, self.decode(total)
+
+    @cached_property
+    def _is_mersenne61(self) -> bool:
+        """Whether the field is GF(2^61 − 1) on the uint64 path (worked out once)."""
+        return isinstance(self.field, Mersenne61Field)
+
+    @cached_property
+    def _encode_limits(self) -> dict[int, float]:
+        """The float bound of a scaled value for each count of summands met so far
+        (:func:`_float_at_most` of ``half // n_summands``): a party's SecureSum calls all have
+        M summands, and the comparison of a float with a 60-bit integer takes Python's slow
+        path. This FixedPoint's own record of public constants."""
+        return {}
+
+    @cached_property
+    def _half_u64(self) -> np.uint64:
+        """:attr:`half` as a uint64 scalar, for the compiled decoding."""
+        return np.uint64(self.half)
 
     def decode(self, a: np.ndarray) -> np.ndarray:
         """Decode field elements to reals (upper half of the field is negative)."""

@@ -11,7 +11,10 @@ Each kernel here is one pass over its arrays with no temporaries:
   :func:`protocols.prg.signed_stream_sum`, or the two-share form of
   :func:`protocols.prg.pair_mask_sum`), with the rejection check;
 * :func:`add_into` — acc ← acc ± a (the sums of :meth:`protocols.field.Mersenne61Field.combine`);
-* :func:`decode_fixed` — field elements back to reals (:meth:`~protocols.field.FixedPoint.decode`).
+* :func:`decode_fixed` — field elements back to reals (:meth:`~protocols.field.FixedPoint.decode`);
+* :func:`sum_and_decode` — SecureSum's reconstruction from up to four column sums and the
+  decoding of the sum in one pass, and :func:`add_into_and_decode`, the last addition and the
+  decoding for more (:meth:`~protocols.field.FixedPoint.decode_sum`).
 
 Every kernel reports what it cannot do exactly as the numpy path does — a value out of range,
 a non-finite input, an element ≥ p in an input, a rejected keystream word — instead of doing
@@ -110,23 +113,81 @@ def signed_rows_sum(words, n, n_plus, halves, base, out):
 
 @numba.njit(cache=True)
 def add_into(acc, values, negate):
-    """acc ← acc + values (or acc − values) mod p, for canonical ``acc``.
+    """acc ← acc + values (or acc − values) mod p.
 
-    Returns False when ``values`` holds an element ≥ p (then ``acc`` must be discarded).
+    Returns False when ``values`` or ``acc`` holds an element ≥ p (then ``acc`` must be
+    discarded): a caller may start ``acc`` as a copy of an unchecked array.
     """
     bad = u64(0)
     if negate:
         for i in range(acc.shape[0]):
+            a = acc[i]
             v = values[i]
-            bad |= u64(v >= P)
-            s = acc[i] + (P - v)
+            bad |= u64(v >= P) | u64(a >= P)
+            s = a + (P - v)
             acc[i] = s - P if s >= P else s
     else:
         for i in range(acc.shape[0]):
+            a = acc[i]
             v = values[i]
-            bad |= u64(v >= P)
-            s = acc[i] + v
+            bad |= u64(v >= P) | u64(a >= P)
+            s = a + v
             acc[i] = s - P if s >= P else s
+    return bad == 0
+
+
+@numba.njit(cache=True)
+def add_into_and_decode(acc, values, half, scale, out):
+    """acc ← acc + values mod p, and out[i] = (s if s ≤ half else s − p) / scale for the new
+    s = acc[i]: :func:`add_into` and :func:`decode_fixed` in one pass.
+
+    Returns False when ``values`` or ``acc`` holds an element ≥ p (then ``acc`` and ``out``
+    must be discarded).
+    """
+    half = u64(half)
+    bad = u64(0)
+    for i in range(acc.shape[0]):
+        a = acc[i]
+        v = values[i]
+        bad |= u64(v >= P) | u64(a >= P)
+        s = a + v
+        s = s - P if s >= P else s
+        acc[i] = s
+        signed = np.int64(s) - _P_SIGNED if s > half else np.int64(s)
+        out[i] = np.float64(signed) / scale
+    return bad == 0
+
+
+@numba.njit(cache=True)
+def sum_and_decode(first, second, third, fourth, n_more, half, scale, total, out):
+    """total = first + the next ``n_more`` (1 to 3) of second, third, fourth, mod p, and
+    out[i] = (s if s ≤ half else s − p) / scale for s = total[i]: one pass.
+
+    The arrays past ``n_more`` are not read (a caller passes any array of the same type).
+    Returns False when a summed array holds an element ≥ p (then ``total`` and ``out`` must
+    be discarded).
+    """
+    half = u64(half)
+    bad = u64(0)
+    for i in range(first.shape[0]):
+        s = first[i]
+        v = second[i]
+        bad |= u64(s >= P) | u64(v >= P)
+        s += v
+        s = s - P if s >= P else s
+        if n_more >= 2:
+            v = third[i]
+            bad |= u64(v >= P)
+            s += v
+            s = s - P if s >= P else s
+        if n_more >= 3:
+            v = fourth[i]
+            bad |= u64(v >= P)
+            s += v
+            s = s - P if s >= P else s
+        total[i] = s
+        signed = np.int64(s) - _P_SIGNED if s > half else np.int64(s)
+        out[i] = np.float64(signed) / scale
     return bad == 0
 
 

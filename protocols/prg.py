@@ -96,6 +96,7 @@ __all__ = [
     "KEY_BYTES",
     "MAX_STREAM",
     "PRG_KEY_SALT",
+    "SignedKeys",
     "StreamCiphers",
     "derive_key",
     "field_stream",
@@ -398,6 +399,50 @@ def signed_stream_sum(
     return StreamCiphers(keep=False).signed_stream_sum(keys, signs, stream, n, field)
 
 
+class SignedKeys:
+    """Stream keys with a sign each, checked once: the + keys first, then the − keys.
+
+    SecureSum's column sum adds the pair streams of the higher peers and subtracts those of the
+    lower ones (the one-stream mask; thesis seed 001, §2.2, Table 2.1), with the same keys and
+    signs in every call of a run: a party's randomness builds this once per set of peers
+    (:class:`protocols.context.AesRandomness`) and hands it to
+    :meth:`StreamCiphers.add_signed_keys_sum`, so the keys are not checked and sorted again in
+    every call. Immutable: the keys are a tuple of ``bytes``.
+
+    Parameters
+    ----------
+    keys : sequence of bytes
+        32-byte keys.
+    signs : sequence of int
+        +1 or −1 for each key.
+
+    Raises
+    ------
+    InputError
+        If a key is not 32 bytes, or a sign is not ±1, or the counts differ.
+    """
+
+    __slots__ = ("keys", "n_plus")
+
+    keys: tuple[bytes, ...]
+    n_plus: int
+
+    def __init__(self, keys: Sequence[bytes], signs: Sequence[int]) -> None:
+        key_list, sign_list = _checked_keys_and_signs(keys, signs)
+        plus = [k for k, s in zip(key_list, sign_list, strict=True) if s > 0]
+        minus = [k for k, s in zip(key_list, sign_list, strict=True) if s < 0]
+        object.__setattr__(self, "keys", (*plus, *minus))
+        object.__setattr__(self, "n_plus", len(plus))
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"SignedKeys is immutable; cannot set {name!r}")
+
+    @property
+    def signs(self) -> list[int]:
+        """The sign of each of :attr:`keys`: +1 for the first :attr:`n_plus`, then −1."""
+        return [1] * self.n_plus + [-1] * (len(self.keys) - self.n_plus)
+
+
 class StreamCiphers:
     """The AES-256 encryptors of one owner's stream keys, kept from a key's second use on.
 
@@ -508,14 +553,35 @@ class StreamCiphers:
         base = np.asarray(base)
         if base.ndim != 1:
             raise InputError(f"base must be a flat vector, got shape {base.shape}")
-        key_list, sign_list, stream, n = _signed_arguments(keys, signs, stream, len(base),
-                                                           field)
-        if key_list and field_module.KERNEL_MIN_ELEMENTS <= n < FUSE_MIN_HALF and isinstance(
-                field, Mersenne61Field) and is_flat_u64(base):
-            fused = _signed_sum_short_61(self, key_list, sign_list, stream, n, 1, base)
+        return self.add_signed_keys_sum(base, SignedKeys(keys, signs), stream, field)
+
+    def add_signed_keys_sum(
+        self, base: np.ndarray, signed: SignedKeys, stream: int, field: PrimeField
+    ) -> np.ndarray:
+        """:meth:`add_signed_stream_sum` with keys and signs checked once (:class:`SignedKeys`).
+
+        A party's SecureSum calls take this path (:class:`protocols.context.AesRandomness`):
+        only ``base``, ``stream`` and ``field`` are checked per call, exact types first.
+        """
+        if type(stream) is not int or not 0 <= stream <= MAX_STREAM:
+            stream = _as_stream(stream)
+        if type(field) is Mersenne61Field:
+            mersenne61 = True
+        else:
+            _check_field(field)
+            mersenne61 = isinstance(field, Mersenne61Field)
+        if type(base) is not np.ndarray:
+            base = np.asarray(base)
+        if base.ndim != 1:
+            raise InputError(f"base must be a flat vector, got shape {base.shape}")
+        n = len(base)
+        keys = signed.keys
+        if (keys and mersenne61 and field_module.KERNEL_MIN_ELEMENTS <= n < FUSE_MIN_HALF
+                and is_flat_u64(base)):
+            fused = _signed_sum_short_61(self, keys, signed.n_plus, stream, n, 1, base)
             if fused is not None:
                 return fused
-        return field.add(base, _signed_sum(self, key_list, sign_list, stream, n, field, 1))
+        return field.add(base, _signed_sum(self, list(keys), signed.signs, stream, n, field, 1))
 
 
 def _ecb(key: bytes) -> CipherContext:
@@ -585,12 +651,13 @@ class _GroupBuffers:
     """
 
     __slots__ = ("buffer", "counter_bytes", "counters", "n_blocks", "row_bytes", "rows",
-                 "words")
+                 "streams", "words")
 
     def __init__(self, n_blocks: int, rows: int) -> None:
         self.n_blocks, self.rows = n_blocks, rows
         self.counters = np.empty((n_blocks, 2), dtype=">u8")
         self.counters[:, 1] = np.arange(n_blocks, dtype=np.uint64)
+        self.streams = self.counters[:, 0]  # the stream column: ``fill`` it for each draw
         self.counter_bytes = memoryview(self.counters).cast("B")
         stride = 2 * n_blocks
         self.buffer = np.empty(rows * stride + _SLACK_WORDS, dtype=np.uint64)
@@ -612,7 +679,7 @@ def _group_buffers(ciphers: StreamCiphers, n_blocks: int, rows: int) -> _GroupBu
 
 
 def _keystream_groups(
-    ciphers: StreamCiphers, keys: list[bytes], stream: int, n_words: int
+    ciphers: StreamCiphers, keys: Sequence[bytes], stream: int, n_words: int
 ) -> Iterator[tuple[int, np.ndarray]]:
     """The first ``n_words`` keystream words of every key, a group of keys at a time.
 
@@ -623,17 +690,21 @@ def _keystream_groups(
     the next group — or the next call on ``ciphers`` — is drawn.
     """
     n_blocks = -(-n_words // 2)
-    stride = 2 * n_blocks
-    group = max(1, GROUP_WORDS // stride)
+    group = max(1, GROUP_WORDS // (2 * n_blocks))
     buffers = _group_buffers(ciphers, n_blocks, min(group, len(keys)))
-    buffers.counters[:, 0] = stream
-    counters, rows = buffers.counter_bytes, buffers.row_bytes
-    kept = ciphers._encryptors
+    buffers.streams.fill(stream)
     for start in range(0, len(keys), group):
-        keys_here = keys[start : start + group]
-        for row, key in zip(rows, keys_here, strict=False):  # the last group may be short
-            (kept.get(key) or ciphers._encryptor(key)).update_into(counters, row)
-        yield start, buffers.words[: len(keys_here)]
+        yield start, _draw_rows(ciphers, buffers, keys[start : start + group])
+
+
+def _draw_rows(ciphers: StreamCiphers, buffers: _GroupBuffers, keys: Sequence[bytes]
+               ) -> np.ndarray:
+    """Each key's keystream into its row of ``buffers`` (its counter blocks, as filled,
+    encrypted under the key's ECB encryptor); returns the rows drawn, shape (len(keys), ·)."""
+    counters, kept = buffers.counter_bytes, ciphers._encryptors
+    for row, key in zip(buffers.row_bytes, keys, strict=False):  # the last group may be short
+        (kept.get(key) or ciphers._encryptor(key)).update_into(counters, row)
+    return buffers.words[: len(keys)]
 
 
 def _signed_sum(
@@ -651,7 +722,9 @@ def _signed_sum(
         if n >= FUSE_MIN_HALF:
             fused = _signed_sum_61(_terms(keys, signs, n, halves), stream, n)
         elif n >= field_module.KERNEL_MIN_ELEMENTS:
-            fused = _signed_sum_short_61(ciphers, keys, signs, stream, n, halves)
+            plus = [key for key, sign in zip(keys, signs, strict=True) if sign > 0]
+            ordered = plus + [key for key, sign in zip(keys, signs, strict=True) if sign < 0]
+            fused = _signed_sum_short_61(ciphers, ordered, len(plus), stream, n, halves)
         else:
             fused = _signed_sum_short_61_numpy(ciphers, keys, signs, stream, n, halves)
         if fused is not None:  # None: a rejected word; the streams are drawn exactly below
@@ -680,12 +753,13 @@ def _terms(keys: list[bytes], signs: list[int], n: int, halves: int
 
 
 def _signed_sum_short_61(
-    ciphers: StreamCiphers, keys: list[bytes], signs: list[int], stream: int, n: int,
+    ciphers: StreamCiphers, ordered: Sequence[bytes], n_plus: int, stream: int, n: int,
     halves: int, base: np.ndarray | None = None,
 ) -> np.ndarray | None:
     """:func:`_signed_sum` over GF(2^61 − 1) (plus ``base``) for streams that fit a group buffer.
 
-    The keys are taken + first, then −; each group's raw keystream is masked and summed into
+    ``ordered`` holds the keys that enter with + (the first ``n_plus``), then those that enter
+    with − (:class:`SignedKeys`); each group's raw keystream is masked and summed into
     the total in one compiled pass (:func:`protocols.mersenne61_kernels.signed_rows_sum`).
     Element i of a stream is its masked word i as long as no earlier word was rejected; if a
     word is rejected (probability 2^−61 each), or ``base`` holds a value ≥ p, this returns
@@ -693,11 +767,14 @@ def _signed_sum_short_61(
     continuation).
     """
     signed_rows_sum = mersenne61_kernels().signed_rows_sum
-    plus = [key for key, sign in zip(keys, signs, strict=True) if sign > 0]
-    n_plus = len(plus)
-    ordered = plus + [key for key, sign in zip(keys, signs, strict=True) if sign < 0]
     total = base if base is not None else np.empty(0, dtype=np.uint64)  # empty: no base
     out = np.empty(n, dtype=np.uint64)
+    n_blocks = -(-halves * n // 2)
+    if 0 < len(ordered) <= GROUP_WORDS // (2 * n_blocks):  # one group (SecureSum's calls)
+        buffers = _group_buffers(ciphers, n_blocks, len(ordered))
+        buffers.streams.fill(stream)
+        words = _draw_rows(ciphers, buffers, ordered)
+        return out if signed_rows_sum(words, n, n_plus, halves, total, out) else None
     for start, words in _keystream_groups(ciphers, ordered, stream, halves * n):
         plus_here = min(max(n_plus - start, 0), len(words))  # rows [0, plus_here) enter with +
         if total is out:  # a later group: its sum goes to a new array (no aliasing)
@@ -784,6 +861,17 @@ def _signed_arguments(
     keys: Sequence[bytes], signs: Sequence[int], stream: int, n: int, field: PrimeField
 ) -> tuple[list[bytes], list[int], int, int]:
     """The checked arguments of :func:`pair_mask_sum` and :func:`signed_stream_sum`."""
+    key_list, sign_list = _checked_keys_and_signs(keys, signs)
+    stream = _as_stream(stream)
+    n = _as_count(n, "n")
+    _check_field(field)
+    return key_list, sign_list, stream, n
+
+
+def _checked_keys_and_signs(
+    keys: Sequence[bytes], signs: Sequence[int]
+) -> tuple[list[bytes], list[int]]:
+    """Keys as 32-byte ``bytes`` and signs as ±1 ints, as many of each (else InputError)."""
     if isinstance(keys, (bytes, bytearray, memoryview, str)):
         raise InputError("keys must be a sequence of 32-byte keys, not a single bytes object")
     key_list = list(keys)
@@ -793,10 +881,7 @@ def _signed_arguments(
     sign_list = [int(s) for s in signs]
     if len(sign_list) != len(key_list) or not set(sign_list) <= {1, -1}:
         raise InputError("signs must hold +1 or -1 for every key")
-    stream = _as_stream(stream)
-    n = _as_count(n, "n")
-    _check_field(field)
-    return key_list, sign_list, stream, n
+    return key_list, sign_list
 
 
 def _signed_sum_61(

@@ -151,21 +151,38 @@ def secure_sum(
 
     Returns the real sum, of ``x``'s shape, at every party. Raises
     :class:`~protocols.errors.FieldOverflowError` before any message is sent if a value's
-    M-fold sum could exceed the field's signed range.
+    M-fold sum could exceed the field's signed range. The effects are those of
+    :func:`secure_sum_field` on the encoded input; the column sums are added up and the sum
+    decoded in one step (:meth:`~protocols.field.FixedPoint.decode_sum`).
     """
     values = np.asarray(x, dtype=np.float64)
-    x_hat = ctx.fixed.encode(values.ravel(), n_summands=ctx.n_parties, what=f"SecureSum {label}")
-    total = yield from secure_sum_field(ctx, x_hat, variant, label=label)
-    result = ctx.fixed.decode(total).reshape(values.shape)
-    return result
+    fixed = ctx.fixed
+    x_hat = fixed.encode(values.ravel(), n_summands=ctx.n_parties, what=f"SecureSum {label}")
+    call, column_sums = yield from _column_sums(ctx, x_hat, variant, label)
+    total, result = fixed.decode_sum(column_sums)
+    yield Output("sum", total, call)
+    return result.reshape(values.shape)
 
 
 def secure_sum_field(
     ctx: PartyContext, x_hat: np.ndarray, variant: Variant = "prg", label: str = "x"
 ) -> Generator[Any, Any, np.ndarray]:
     """Party program on field elements: returns Σ_m x̂^(m) (flat array) at every party."""
+    call, column_sums = yield from _column_sums(ctx, x_hat, variant, label)
+    total = reconstruct(ctx.field, column_sums)
+    yield Output("sum", total, call)
+    return total
+
+
+def _column_sums(
+    ctx: PartyContext, x_hat: np.ndarray, variant: str, label: str
+) -> Generator[Any, Any, tuple[Call, list[np.ndarray]]]:
+    """The protocol up to reconstruction: records the input, exchanges the column sums.
+
+    Returns the call and the M column sums r^(j) (Table 2.1), this party's first and the
+    peers' in the order of ``ctx.peers``.
+    """
     check_variant(variant)
-    field = ctx.field
     x_hat = np.asarray(x_hat)
     if x_hat.ndim != 1:
         raise InputError(f"SecureSum input must be a flat vector, got shape {x_hat.shape}")
@@ -179,9 +196,7 @@ def secure_sum_field(
     yield SendEach(dict.fromkeys(peers, colsum), call, "column_sum")
     received = yield RecvEach(peers, call, "column_sum")
     _check_lengths(received, len(x_hat), label)
-    total = reconstruct(field, [colsum, *(received[p] for p in peers)])
-    yield Output("sum", total, call)
-    return total
+    return call, [colsum, *(received[p] for p in peers)]
 
 
 def _explicit_column_sum(
@@ -199,6 +214,8 @@ def _explicit_column_sum(
 
 def _check_lengths(received: dict[int, np.ndarray], length: int, label: str) -> None:
     """Refuse peers' vectors whose length differs from this party's input (public sizes)."""
+    if all(len(values) == length for values in received.values()):
+        return
     for peer, values in sorted(received.items()):
         if len(values) != length:
             raise InputError(

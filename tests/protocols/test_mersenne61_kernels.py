@@ -23,9 +23,14 @@ from Crypto.Util import Counter
 from parties.party import site_parties
 from protocols import field as field_module
 from protocols import prg
-from protocols.context import AesRandomness, PartyContext, add_one_stream_mask
+from protocols.context import (
+    AesRandomness,
+    MaskReuseError,
+    PartyContext,
+    add_one_stream_mask,
+)
 from protocols.effects import Call
-from protocols.errors import EncodingError, FieldOverflowError
+from protocols.errors import EncodingError, FieldOverflowError, InputError, MpcsimError
 from protocols.field import MERSENNE61, FixedPoint, prime_field
 from protocols.secure_sum import ALL_VARIANTS, secure_sum
 from sim.network import Network
@@ -44,7 +49,8 @@ class Declining(SimpleNamespace):
 
     def __init__(self) -> None:
         super().__init__(encode_fixed=_decline, signed_rows_sum=_decline, add_into=_decline,
-                         decode_fixed=_decline)
+                         decode_fixed=_decline, add_into_and_decode=_decline,
+                         sum_and_decode=_decline)
 
 
 @pytest.fixture(autouse=True, params=["compiled", "by_length"])
@@ -144,6 +150,28 @@ def test_encode_raises_beyond_the_bound_and_on_non_finite_values(n_summands, num
             assert str(fast.value) == str(slow.value)
 
 
+def test_one_fixed_point_checks_each_count_of_summands_against_its_own_bound():
+    """The float bounds a FixedPoint keeps per count of summands: a value at the bound of
+    one summand overflows four, and the bound of four stays four's after both were met."""
+    fixed = FixedPoint(F61, 24)
+    half = (P - 1) // 2
+    for n_summands in (1, 4, 1, 3, 4):
+        bound = float(Fraction(half // n_summands, 1 << 24))  # exact: the bound rounds down
+        while Fraction(bound) * (1 << 24) > half // n_summands:
+            bound = math.nextafter(bound, 0.0)
+        x = np.full(2001, bound)
+        x[::2] *= -1.0
+        assert [int(v) for v in fixed.encode(x, n_summands=n_summands)[:2]] == \
+            reference_encode(x[:2], 24)
+        past = x.copy()
+        past[-1] = math.nextafter(bound, math.inf)
+        with pytest.raises(FieldOverflowError):
+            fixed.encode(past, n_summands=n_summands)
+        if n_summands == 1:
+            with pytest.raises(FieldOverflowError):
+                fixed.encode(x, n_summands=4)
+
+
 # -- decoding -----------------------------------------------------------------------------------
 
 
@@ -207,6 +235,129 @@ def test_combine_of_odd_inputs_is_the_numpy_paths(numpy_path):
     for plus, minus in cases:
         assert same_bits(F61.combine(plus, minus),
                          numpy_path(lambda plus=plus, minus=minus: F61.combine(plus, minus)))
+
+
+# -- reconstruction and decoding in one pass ------------------------------------------------------
+
+
+def edge_elements(rng: np.random.Generator, size: int) -> np.ndarray:
+    """Random elements with the edges of the field and of its signed range planted."""
+    half = (P - 1) // 2
+    edges = np.array([0, 1, P - 1, P - 2, half, half + 1, half - 1, 2], dtype=np.uint64)
+    a = rng.integers(0, P, size, dtype=np.uint64)
+    at = rng.choice(size, min(size, len(edges)), replace=False)
+    a[at] = edges[: len(at)]
+    return a
+
+
+def reference_decode_sum(arrays: list[np.ndarray], frac_bits: int) -> tuple[list[int], list[float]]:
+    """Σ arrays mod p with Python integers, and each sum decoded as a signed fixed-point real
+    (the upper half of the field negative), divided by 2^f in correctly rounded floats."""
+    half = (P - 1) // 2
+    sums = [sum(int(a[i]) for a in arrays) % P for i in range(arrays[0].size)]
+    return sums, [float(v if v <= half else v - P) / (1 << frac_bits) for v in sums]
+
+
+@pytest.mark.parametrize("size", [1, 7, 1023, 1024, 2001])
+@pytest.mark.parametrize("n_arrays", [1, 2, 3, 4, 5, 9])
+@pytest.mark.parametrize("frac_bits", [0, 24, 58])
+def test_decode_sum_equals_python_integers_and_the_two_steps(size, n_arrays, frac_bits,
+                                                             numpy_path):
+    """SecureSum's reconstruction and decoding in one pass: the sum of the column sums and
+    its signed fixed-point value, bit for bit, with 0, p − 1, (p − 1)/2 and its neighbours
+    planted, the peers' arrays read-only as received, sums near the signed range's limits."""
+    fixed = FixedPoint(F61, frac_bits)
+    rng = np.random.default_rng(size * 100 + n_arrays * 10 + frac_bits)
+    arrays = [edge_elements(rng, size) for _ in range(n_arrays)]
+    if n_arrays >= 2:  # sums that land on the signed range's limits and just past them
+        half = (P - 1) // 2
+        for i, target in enumerate([half, half + 1, 0, P - 1, 1][: size]):
+            arrays[-1][i] = (target - sum(int(a[i]) for a in arrays[:-1])) % P
+    arrays = [arrays[0], *(np.frombuffer(a.tobytes(), dtype=np.uint64) for a in arrays[1:])]
+    total, values = fixed.decode_sum(arrays)
+    sums, reals = reference_decode_sum(arrays, frac_bits)
+    assert [int(v) for v in total] == sums
+    assert same_bits(values, np.array(reals, dtype=np.float64))
+    two_steps = numpy_path(lambda: F61.sum_arrays(arrays))
+    assert same_bits(total, two_steps)
+    assert same_bits(values, numpy_path(lambda: fixed.decode(two_steps)))
+    assert not any(np.shares_memory(total, a) or np.shares_memory(values, a) for a in arrays)
+    assert total.flags.writeable and values.flags.writeable
+
+
+def test_decode_sum_takes_the_compiled_pass_from_the_threshold_on(monkeypatch, kernel_lengths):
+    """The tests above compare the compiled passes, not a fallback: they serve two or more flat
+    vectors from :data:`~protocols.field.KERNEL_MIN_ELEMENTS` elements on, and only those —
+    up to four in one pass, more with the last addition fused."""
+    real = field_module.mersenne61_kernels()
+    calls: list[tuple[str, int]] = []
+
+    class Counting:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(real, name)
+
+        @staticmethod
+        def sum_and_decode(first, second, third, fourth, n_more, half, scale, total, out):
+            calls.append(("sum_and_decode", n_more + 1))
+            return real.sum_and_decode(first, second, third, fourth, n_more, half, scale,
+                                       total, out)
+
+        @staticmethod
+        def add_into_and_decode(acc, values, half, scale, out):
+            calls.append(("add_into_and_decode", acc.size))
+            return real.add_into_and_decode(acc, values, half, scale, out)
+
+    monkeypatch.setattr(field_module, "mersenne61_kernels", Counting)
+    fixed = FixedPoint(F61, 24)
+    rng = np.random.default_rng(0)
+    sizes = sorted({1, kernel_lengths - 1, kernel_lengths, 2001} - {0})
+    counts = (1, 2, 3, 4, 5, 9)
+    for size in sizes:
+        for n_arrays in counts:
+            fixed.decode_sum([rng.integers(0, P, size, dtype=np.uint64)
+                              for _ in range(n_arrays)])
+    assert calls == [("sum_and_decode", n_arrays) if n_arrays <= 4 else
+                     ("add_into_and_decode", size)
+                     for size in sizes for n_arrays in counts
+                     if size >= kernel_lengths and n_arrays >= 2]
+    assert ("sum_and_decode", 4) in calls and ("add_into_and_decode", 2001) in calls
+
+
+@pytest.mark.parametrize("n_arrays", [2, 3, 4, 6])
+@pytest.mark.parametrize("where", [0, 1, -1])
+def test_decode_sum_of_values_outside_the_field_is_the_two_steps(where, n_arrays, numpy_path):
+    """An element ≥ p in the first, a middle or the last array: the compiled pass declines and
+    the result is the general path's, bit for bit; so are 2-D, strided and mixed-length
+    arrays."""
+    fixed = FixedPoint(F61, 24)
+    rng = np.random.default_rng(5)
+    for bad in (P, P + 5, 2**63, 2**64 - 1):
+        arrays = [rng.integers(0, P, 2001, dtype=np.uint64) for _ in range(n_arrays)]
+        arrays[where][1000] = bad
+        total, values = fixed.decode_sum(arrays)
+        expected = numpy_path(lambda arrays=arrays: F61.sum_arrays(arrays))
+        assert same_bits(total, expected)
+        assert same_bits(values, numpy_path(lambda expected=expected: fixed.decode(expected)))
+    a = rng.integers(0, P, 2 * 2001, dtype=np.uint64)
+    for arrays in ([a.reshape(2, 2001), a.reshape(2, 2001)], [a[::2], a[1::2]],
+                   [a[:2001], a[:1]]):
+        total, values = fixed.decode_sum(arrays)
+        expected = numpy_path(lambda arrays=arrays: F61.sum_arrays(arrays))
+        assert same_bits(total, expected)
+        assert same_bits(values, numpy_path(lambda expected=expected: fixed.decode(expected)))
+
+
+@pytest.mark.parametrize("prime", ["2^31-1", "2^127-1"])
+def test_decode_sum_in_other_fields_is_the_two_steps(prime):
+    field = prime_field(prime)
+    fixed = FixedPoint(field, 8)
+    rng = np.random.default_rng(2)
+    arrays = [field.random(rng, 40) for _ in range(3)]
+    total, values = fixed.decode_sum(arrays)
+    sums = [sum(int(a[i]) for a in arrays) % field.p for i in range(40)]
+    half = (field.p - 1) // 2
+    assert [int(v) for v in total] == sums
+    assert values.tolist() == [float(v if v <= half else v - field.p) / 256 for v in sums]
 
 
 # -- the masked column sum ------------------------------------------------------------------------
@@ -336,6 +487,74 @@ def test_kept_group_buffers_give_fresh_results_across_sizes_and_streams():
     for got, copy in results:
         assert same_bits(got, copy)  # later calls did not write into earlier results
         assert kept._group is None or not np.shares_memory(got, kept._group.buffer)
+
+
+@pytest.mark.parametrize("halves", [1, 2])
+@pytest.mark.parametrize("per_group", [1, 2, 5])
+def test_masked_sums_over_several_groups_equal_the_keystream_by_hand(monkeypatch, halves,
+                                                                      per_group):
+    """Keys drawn a group at a time (groups of one, two, or all five keys; + and − keys in
+    one group and across groups), with and without a base: the sums of the keystream by hand."""
+    n, stream = 2001, 11
+    keys = [bytes([7 * i + 1]) * 32 for i in range(5)]
+    signs = [1, -1, -1, 1, -1]
+    words = 2 * -(-halves * n // 2)
+    monkeypatch.setattr(prg, "GROUP_WORDS", per_group * words)
+    base = edge_elements(np.random.default_rng(per_group), n)
+    fn = prg.signed_stream_sum if halves == 1 else prg.pair_mask_sum
+    expected = reference_signed_sum([], keys, signs, stream, n, halves)
+    assert [int(v) for v in fn(keys, signs, stream, n, F61)] == expected
+    if halves == 1:
+        got = prg.StreamCiphers().add_signed_stream_sum(base, keys, signs, stream, F61)
+        assert [int(v) for v in got] == reference_signed_sum(
+            [int(v) for v in base], keys, signs, stream, n, 1)
+
+
+def test_signed_keys_are_checked_once_and_put_the_plus_keys_first():
+    keys = [bytes([i]) * 32 for i in range(5)]
+    signed = prg.SignedKeys(keys, [-1, 1, -1, 1, 1])
+    assert signed.keys == (keys[1], keys[3], keys[4], keys[0], keys[2])
+    assert signed.n_plus == 3 and signed.signs == [1, 1, 1, -1, -1]
+    with pytest.raises(AttributeError):
+        signed.n_plus = 0  # type: ignore[misc]
+    for bad_keys, bad_signs in ((keys[:2], [1]), (keys[:2], [1, 0]), ([b"short"], [1]),
+                                (keys[0], [1]), ([*keys[:1], 7], [1, 1])):
+        with pytest.raises(InputError):
+            prg.SignedKeys(bad_keys, bad_signs)  # type: ignore[arg-type]
+    assert prg.SignedKeys([bytearray(keys[0])], [np.int64(-1)]).keys == (keys[0],)
+
+
+@pytest.mark.parametrize("n", [1, 1023, 1024, 2001])
+def test_a_partys_column_sums_equal_the_keystream_by_hand_call_after_call(n):
+    """AesRandomness keeps its peers' signed seeds between calls: every column sum is still
+    x̂ + Σ_{j>i} s_ij − Σ_{j<i} s_ij from pycryptodome's keystream, the keys are worked out
+    again when a seed is installed anew, a stream is never drawn twice, and a missing seed
+    is refused before any stream is claimed."""
+    party, peers = 2, (0, 1, 3, 4)
+    seeds = {peer: bytes([peer + 1]) * 32 for peer in peers}
+    randomness = AesRandomness(F61, bytes(32), party)
+    for peer, seed in seeds.items():
+        randomness.set_pair_seed(peer, seed)
+    rng = np.random.default_rng(n)
+    signs = [1 if party < peer else -1 for peer in peers]
+    for index in range(3):
+        if index == 2:  # a seed installed again: the next call must use it
+            seeds[3] = bytes([99]) * 32
+            randomness.set_pair_seed(3, seeds[3])
+        base = edge_elements(rng, n)
+        call = Call("secure_sum", index)
+        got = add_one_stream_mask(randomness, party, peers, call, base, F61)
+        expected = reference_signed_sum([int(v) for v in base], [seeds[p] for p in peers],
+                                        signs, call.index * 65536, n, 1)
+        assert [int(v) for v in got] == expected
+        assert not np.shares_memory(got, base)
+        with pytest.raises(MaskReuseError):
+            add_one_stream_mask(randomness, party, peers, call, base, F61)
+    with pytest.raises(MpcsimError, match="no mask seed shared with party 5"):
+        add_one_stream_mask(randomness, party, (0, 5), Call("secure_sum", 9), base, F61)
+    got = add_one_stream_mask(randomness, party, (0,), Call("secure_sum", 9), base, F61)
+    assert [int(v) for v in got] == reference_signed_sum(
+        [int(v) for v in base], [seeds[0]], [-1], 9 * 65536, n, 1)
 
 
 # -- whole runs: every record and wire byte as on the numpy path ---------------------------------
