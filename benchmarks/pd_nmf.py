@@ -26,6 +26,15 @@ plain form (the objective scikit-learn minimises):
   Its ratio to the local floor is what scheduling the parties as SimPy processes costs by
   itself (their switches between steps included); the PD-NMF run's ratio to it is what the
   protocol and the driver add.
+* ``pd_nmf_protocol_floor``: the floor of any implementation of the protocol on one core,
+  timed in the same rounds: the local floor's loop with each sum taken by SecureSum's own
+  arithmetic in line (``_InlineSecureSum``) — every party encodes its statistic, adds its
+  AES pair masks and puts the column sum on the wire as bytes right after its local steps,
+  each encoding is decoded once with its elements checked, and every party adds up and
+  decodes the M column sums — without a driver, effects, views or a ledger. Its ratio to
+  the local floor is what the protocol's arithmetic costs between the parties' steps (its
+  data comes back from memory after each party has streamed its shard); the PD-NMF run's
+  ratio to it is the simulator's share: SimPy, the driver, the ledger and the views.
 * ``pd_nmf_breakdown``: where the PD-NMF run's time over the local floor goes, from two more
   arms timed in the same rounds — the run's SecureSum calls alone (the same 20 × 30 calls of
   d + 1 elements among the 4 parties, each party summing a fixed statistic: protocol and
@@ -45,6 +54,7 @@ Usage: ``python benchmarks/pd_nmf.py [--quick] [--variant prg|prg_two_share|expl
 from __future__ import annotations
 
 import argparse
+import copy
 import statistics
 import time
 from typing import Any
@@ -70,9 +80,13 @@ from algorithms.nmf.rri_steps import (
     w_side_statistics,
 )
 from parties.party import site_parties
+from protocols import wire
+from protocols.context import AesRandomness
+from protocols.effects import Call
+from protocols.field import FixedPoint, prime_field
 from protocols.secure_sum import secure_sum
 from sim.network import Network
-from sim.simulation import Simulation
+from sim.simulation import Simulation, preshared_keys
 
 
 def centralized(X: Any, T0: np.ndarray, sweeps: int, params: RRIParams) -> tuple[float, Any]:
@@ -85,28 +99,81 @@ def centralized(X: Any, T0: np.ndarray, sweeps: int, params: RRIParams) -> tuple
     return time.perf_counter() - start, (W, T)
 
 
-def local_floor(X: Any, T0: np.ndarray, sweeps: int, params: RRIParams,
-                m: int) -> tuple[float, np.ndarray]:
-    """PD-NMF-Iter's local steps for M row blocks in lock-step, the sum taken in the clear."""
+def local_floor(X: Any, T0: np.ndarray, sweeps: int, params: RRIParams, m: int,
+                protocol: bool = False) -> tuple[float, np.ndarray]:
+    """PD-NMF-Iter's local steps for M row blocks in lock-step, the sum taken in the clear —
+    or, with ``protocol``, by SecureSum's own arithmetic in line (:class:`_InlineSecureSum`)."""
     blocks = [as_row_block(s, "full")
               for s in split_rows(X, partition_rows(X.shape[0], m, "equal"))]
+    inline = _InlineSecureSum(m) if protocol else None
     start = time.perf_counter()
     T = np.array(T0, dtype=np.float64, copy=True)
     Ws = [np.zeros((b.shape[0], T.shape[0])) for b in blocks]
     for _ in range(sweeps):
         for t in range(T.shape[0]):
             stats = []
-            for b, W in zip(blocks, Ws, strict=True):
+            for p, (b, W) in enumerate(zip(blocks, Ws, strict=True)):
                 ws = w_side_statistics(b, W, T, t)
                 W[:, t] = update_w_column(ws, params)
-                stats.append(t_side_statistics(b, W, T, t, ws))
-            summed = np.sum(stats, axis=0)
-            for W in Ws:  # every party updates the public T row itself
-                row, s_t = update_t_row(summed, params, "full")
+                stat = t_side_statistics(b, W, T, t, ws)
+                stats.append(stat if inline is None else inline.send(p, stat))
+            if inline is None:
+                summed = [np.sum(stats, axis=0)] * m
+            else:
+                summed = inline.receive(stats)
+            for p, W in enumerate(Ws):  # every party updates the public T row itself
+                row, s_t = update_t_row(summed[p], params, "full")
                 W[:, t] *= s_t
             T[t] = row
         Ws = [end_of_sweep(W, params) for W in Ws]
     return time.perf_counter() - start, T
+
+
+class _InlineSecureSum:
+    """SecureSum's (``prg``) arithmetic for M parties in line, without a driver.
+
+    Party p encodes its statistic (fixed point, GF(2^61 − 1)), adds its one-stream pair masks
+    (AES, its own :class:`~protocols.context.AesRandomness`) and puts the column sum on the
+    wire as bytes (:meth:`send`); each encoding is decoded once, its elements checked and
+    copied aligned, as the driver does for a broadcast; then every party adds up the M
+    column sums and decodes the total (:meth:`receive`). No SimPy, no effects, no views, no
+    ledger: what any implementation of the protocol computes, and nothing else.
+    """
+
+    def __init__(self, m: int, seed: int = 1) -> None:
+        self.field = prime_field("2^61-1")
+        self.fixed = FixedPoint(self.field, 24)  # the simulation's defaults
+        keys = preshared_keys(seed, list(range(m)))
+        self.m = m
+        self.peers = [tuple(q for q in range(m) if q != p) for p in range(m)]
+        self.randomness = []
+        for p in range(m):
+            randomness = AesRandomness(copy.copy(self.field), bytes(32), p)
+            for q in self.peers[p]:
+                randomness.set_pair_seed(q, keys[(min(p, q), max(p, q))][1])
+            self.randomness.append(randomness)
+        self.calls = 0
+
+    def send(self, party: int, stat: np.ndarray) -> bytes:
+        """Party ``party``'s column sum of this call, as the bytes it sends."""
+        if party == 0:
+            self.call = Call("secure_sum", self.calls)
+            self.calls += 1
+        x_hat = self.fixed.encode(stat, n_summands=self.m, what="t_statistics")
+        column_sum = self.randomness[party].add_pairwise_signed_sum(x_hat, self.peers[party],
+                                                                    self.call)
+        return wire.encode(column_sum)
+
+    def receive(self, sent: list[bytes]) -> list[np.ndarray]:
+        """Every party's decoded sum of the M column sums."""
+        columns = []
+        for data in sent:
+            payload = wire.decode(data, self.field)
+            body = wire.body_of(payload, data)
+            columns.append(payload if body is None
+                           else wire.decode_again(body, payload.shape, payload.dtype))
+        return [self.fixed.decode_sum([columns[p], *(columns[q] for q in self.peers[p])])[1]
+                for p in range(self.m)]
 
 
 class _SumBarrier:
@@ -226,6 +293,10 @@ def main() -> None:
         t_f, last["floor"] = local_floor(X, T0, sweeps, params, m)
         return t_f
 
+    def run_protocol_floor() -> float:
+        t_f, last["protocol_floor"] = local_floor(X, T0, sweeps, params, m, protocol=True)
+        return t_f
+
     def run_simpy_floor() -> float:
         t_s, last["simpy_floor"] = simpy_floor(X, T0, sweeps, params, m)
         return t_s
@@ -245,6 +316,7 @@ def main() -> None:
         runs = interleaved(repeats, centralized=run_centralized,
                            local_floor=run_floor,
                            simpy_floor=run_simpy_floor,
+                           protocol_floor=run_protocol_floor,
                            sealing_off=lambda: run_private(False),
                            sealing_on=lambda: run_private(True),
                            calls_alone=lambda: run_calls(False),
@@ -262,13 +334,14 @@ def main() -> None:
              critical_path_note="slowest party's local compute (inside its program)",
              pd_nmf_to_local_floor=ratio(runs[key], runs["local_floor"]),
              pd_nmf_to_simpy_floor=ratio(runs[key], runs["simpy_floor"]),
+             pd_nmf_to_protocol_floor=ratio(runs[key], runs["protocol_floor"]),
              objective=target,
              max_rel_diff_T=float(np.abs(T_p - T_c).max() / np.abs(T_c).max()),
              secure_sum_messages=totals["messages"], secure_sum_elements=totals["elements"])
 
     party_calls = m * k * sweeps
     floor_s, pd_s = min(runs["local_floor"]), min(runs["sealing_off"])
-    simpy_s = min(runs["simpy_floor"])
+    simpy_s, protocol_s = min(runs["simpy_floor"]), min(runs["protocol_floor"])
     alone_s, cold_s = min(runs["calls_alone"]), min(runs["calls_alone_cold"])
     emit(benchmark="pd_nmf_breakdown", parties=m, party_calls=party_calls, sealing=False,
          repeats=repeats, **note, unit="µs per party-call, from the minima",
@@ -278,6 +351,8 @@ def main() -> None:
          interleaving=round((pd_s - floor_s - alone_s) / party_calls * 1e6, 1),
          simpy_floor_over_local_floor=round((simpy_s - floor_s) / party_calls * 1e6, 1),
          pd_nmf_over_simpy_floor=round((pd_s - simpy_s) / party_calls * 1e6, 1),
+         protocol_floor_over_local_floor=round((protocol_s - floor_s) / party_calls * 1e6, 1),
+         pd_nmf_over_protocol_floor=round((pd_s - protocol_s) / party_calls * 1e6, 1),
          calls_alone_runs=summary(runs["calls_alone"]),
          calls_alone_cold_runs=summary(runs["calls_alone_cold"]),
          note="pd_nmf_over_local_floor = calls_alone + interleaving; the cold arm reads each "
@@ -296,6 +371,14 @@ def main() -> None:
          max_rel_diff_T=float(np.abs(last["simpy_floor"] - T_c).max() / np.abs(T_c).max()),
          note="the parties' own steps as SimPy processes, one event per topic, sum in the "
               "clear: the least any SimPy simulation of the run does")
+
+    emit(benchmark="pd_nmf_protocol_floor", n=n, d=d, k=k, sweeps=sweeps, parties=m,
+         repeats=repeats, **note,
+         protocol_floor_to_centralized=ratio(runs["protocol_floor"], runs["centralized"]),
+         protocol_floor_to_local_floor=ratio(runs["protocol_floor"], runs["local_floor"]),
+         max_rel_diff_T=float(np.abs(last["protocol_floor"] - T_c).max() / np.abs(T_c).max()),
+         note="the parties' steps in lock-step, each sum by SecureSum's own arithmetic in line "
+              "(encode, AES masks, bytes, element checks, decode): no driver, no views")
 
     if args.no_sklearn:
         return
