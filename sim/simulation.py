@@ -497,12 +497,16 @@ class Simulation:
             master = os.urandom(SEED_BYTES) if from_os else None
             if mpi is not None and from_os:  # one trusted setup: the ranks share its master
                 master = mpi.comm.bcast(master, root=0)
-            pairs = preshared_keys(prk, sorted(roles), master=master)
-            for (a, b), (channel, mask) in pairs.items():
-                if a in contexts:
-                    contexts[a].install_pair_keys(b, channel, mask)
-                if b in contexts:
-                    contexts[b].install_pair_keys(a, channel, mask)
+            channels: dict[int, dict[int, bytes]] = {pid: {} for pid in contexts}
+            masks: dict[int, dict[int, bytes]] = {pid: {} for pid in contexts}
+            for (a, b), (channel, mask) in preshared_keys(prk, sorted(roles),
+                                                          master=master).items():
+                if a in channels:
+                    channels[a][b], masks[a][b] = channel, mask
+                if b in channels:
+                    channels[b][a], masks[b][a] = channel, mask
+            for pid, ctx in contexts.items():
+                ctx.install_all_pair_keys(channels[pid], masks[pid])
         start = time.perf_counter()
         if mpi is not None:
             rank_outcome = mpi.run(contexts, programs, views, owner)

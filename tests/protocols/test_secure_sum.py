@@ -30,7 +30,7 @@ from parties.view import View
 from protocols.channels import SEAL_OVERHEAD_BYTES
 from protocols.context import AesRandomness, MaskReuseError, PartyContext
 from protocols.effects import Call, Send, SendEach
-from protocols.errors import FieldOverflowError, InputError, ProtocolAbort
+from protocols.errors import FieldOverflowError, InputError, MpcsimError, ProtocolAbort
 from protocols.field import FixedPoint, prime_field
 from protocols.secure_sum import (
     ALL_VARIANTS,
@@ -723,3 +723,43 @@ def test_fused_one_stream_mask_equals_the_mask_from_the_recorded_streams(n: int)
         expected = [e + sign * int(v) for e, v in zip(expected, row, strict=True)]
     assert [int(v) for v in fused] == [v % field.p for v in expected]
     assert np.array_equal(fused, one_stream_mask_from_streams(field, 1, peers, streams))
+
+
+# -- keys installed all at once (a pre-shared set-up) -----------------------------------------
+
+
+class _OneSeedAtATime:
+    """A randomness that takes seeds only one by one (no ``set_pair_seeds``)."""
+
+    def __init__(self) -> None:
+        self.seeds: list[tuple[int, bytes]] = []
+
+    def set_pair_seed(self, peer: int, seed: bytes) -> None:
+        self.seeds.append((peer, seed))
+
+
+@pytest.mark.parametrize("kind", ["aes", "one_at_a_time"])
+def test_installing_all_pair_keys_records_what_installing_them_one_by_one_does(
+        kind: str) -> None:
+    m, party = 5, 2
+    peers = [p for p in range(m) if p != party]
+    channel = {p: bytes([p]) * 32 for p in peers}
+    masks = {p: bytes([100 + p]) * 32 for p in peers}
+    one, many = make_context(party, m), make_context(party, m)
+    if kind == "one_at_a_time":
+        one.randomness, many.randomness = _OneSeedAtATime(), _OneSeedAtATime()  # type: ignore[assignment]
+    for p in peers:
+        one.install_pair_keys(p, channel[p], masks[p])
+    many.install_all_pair_keys(channel, masks)
+    assert list(many.channel_keys.items()) == list(one.channel_keys.items())
+    assert list(many.mask_seeds.items()) == list(one.mask_seeds.items())
+    if kind == "one_at_a_time":
+        assert many.randomness.seeds == one.randomness.seeds == list(masks.items())  # type: ignore[attr-defined]
+        return
+    x = np.arange(2001, dtype=np.uint64)  # the masked column sums agree, seed for seed
+    call = Call(PROTOCOL, 0)
+    assert np.array_equal(
+        many.randomness.add_pairwise_signed_sum(x, tuple(peers), call),  # type: ignore[attr-defined]
+        one.randomness.add_pairwise_signed_sum(x, tuple(peers), call))  # type: ignore[attr-defined]
+    with pytest.raises(MpcsimError, match="both a channel key and a mask seed"):
+        make_context(party, m).install_all_pair_keys(channel, {peers[0]: masks[peers[0]]})
