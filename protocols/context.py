@@ -261,14 +261,7 @@ class AesRandomness:
         known = self._signed
         if known is not None and known[0] == self.party and known[1] == peers:
             return known[2]
-        seeds = []
-        for peer in peers:
-            seed = self._pair_seeds.get(peer)
-            if seed is None:
-                raise MpcsimError(
-                    f"no mask seed shared with party {peer}: key agreement has not run with it"
-                )
-            seeds.append(seed)
+        seeds = [self._seed(peer) for peer in peers]
         signed = SignedKeys(seeds, [1 if self.party < peer else -1 for peer in peers])
         self._signed = (self.party, tuple(peers), signed)
         return signed
@@ -276,14 +269,19 @@ class AesRandomness:
     def _claim_seeds(self, peers: tuple[int, ...], stream: int) -> list[bytes]:
         seeds = []
         for peer in peers:
-            seed = self._pair_seeds.get(peer)
-            if seed is None:
-                raise MpcsimError(
-                    f"no mask seed shared with party {peer}: key agreement has not run with it"
-                )
+            seed = self._seed(peer)
             self._claim(peer, stream)
             seeds.append(seed)
         return seeds
+
+    def _seed(self, peer: int) -> bytes:
+        """The mask seed shared with ``peer``."""
+        seed = self._pair_seeds.get(peer)
+        if seed is None:
+            raise MpcsimError(
+                f"no mask seed shared with party {peer}: key agreement has not run with it"
+            )
+        return seed
 
 
 class PartyContext:

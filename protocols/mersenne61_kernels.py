@@ -43,6 +43,18 @@ def _canonical(acc):  # any value < 2^64 → [0, p)
     return acc - P if acc >= P else acc
 
 
+@numba.njit(cache=True, inline="always")
+def _add_mod(s, v):  # s, v < p → s + v mod p
+    s += v
+    return s - P if s >= P else s
+
+
+@numba.njit(cache=True, inline="always")
+def _decoded(s, half, scale):  # an element of [0, p) → its signed fixed-point value
+    signed = np.int64(s) - _P_SIGNED if s > half else np.int64(s)
+    return np.float64(signed) / scale
+
+
 @numba.njit(cache=True)
 def encode_fixed(values, scale, limit, out):
     """out[i] = round(values[i]·scale) mod p; False when a value is out of range.
@@ -150,11 +162,9 @@ def add_into_and_decode(acc, values, half, scale, out):
         a = acc[i]
         v = values[i]
         bad |= u64(v >= P) | u64(a >= P)
-        s = a + v
-        s = s - P if s >= P else s
+        s = _add_mod(a, v)
         acc[i] = s
-        signed = np.int64(s) - _P_SIGNED if s > half else np.int64(s)
-        out[i] = np.float64(signed) / scale
+        out[i] = _decoded(s, half, scale)
     return bad == 0
 
 
@@ -173,21 +183,17 @@ def sum_and_decode(first, second, third, fourth, n_more, half, scale, total, out
         s = first[i]
         v = second[i]
         bad |= u64(s >= P) | u64(v >= P)
-        s += v
-        s = s - P if s >= P else s
+        s = _add_mod(s, v)
         if n_more >= 2:
             v = third[i]
             bad |= u64(v >= P)
-            s += v
-            s = s - P if s >= P else s
+            s = _add_mod(s, v)
         if n_more >= 3:
             v = fourth[i]
             bad |= u64(v >= P)
-            s += v
-            s = s - P if s >= P else s
+            s = _add_mod(s, v)
         total[i] = s
-        signed = np.int64(s) - _P_SIGNED if s > half else np.int64(s)
-        out[i] = np.float64(signed) / scale
+        out[i] = _decoded(s, half, scale)
     return bad == 0
 
 
@@ -202,6 +208,5 @@ def decode_fixed(values, half, scale, out):
     for i in range(values.shape[0]):
         a = values[i]
         bad |= u64(a >= P)
-        v = np.int64(a) - _P_SIGNED if a > half else np.int64(a)
-        out[i] = np.float64(v) / scale
+        out[i] = _decoded(a, half, scale)
     return bad == 0

@@ -178,35 +178,10 @@ def test_recv_any_and_compute_record_the_same_either_way(
 ) -> None:
     """A server takes results as they come from clients that work for different times."""
 
-    def server(ctx: PartyContext) -> Generator[Any, Any, Any]:
-        pending = {c: 0 for c in ctx.peers}
-        order = []
-        while pending:
-            keys = tuple((c, Call("job", i), "result") for c, i in sorted(pending.items()))
-            index, payload = yield RecvAny(keys)
-            client = keys[index][0]
-            order.append((client, float(payload[0])))
-            yield SendEach(dict.fromkeys(ctx.peers, np.array([client])), Call("ack", len(order)),
-                           "ack")
-            pending[client] += 1
-            if pending[client] == 3:
-                del pending[client]
-        return order
-
-    def client(ctx: PartyContext) -> Generator[Any, Any, Any]:
-        acks = 0
-        for i in range(3):
-            yield Compute(0.001 * (ctx.party % 3))  # some clients finish at the same instant
-            yield Send(0, np.array([ctx.party * 10.0 + i]), Call("job", i), "result")
-            while acks < 3 * (len(ctx.peers) + 1) and acks < 3 * i + 3:
-                acks += 1
-                yield Recv(0, Call("ack", acks), "ack")
-        return acks
-
     def run() -> Any:
         sim = Simulation(Network.build(6, latency_ms=1.0, bandwidth_mbps=1.0), seed=0,
                          keys="none", sealing=False)
-        return run_or_abort(sim, [Party(0, server), *(Party(i, client) for i in range(1, 6))])
+        return run_or_abort(sim, server_and_clients())
 
     batched, plain = both_ways(monkeypatch, run)
     assert batched[0] != "abort"
