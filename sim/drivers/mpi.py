@@ -63,7 +63,11 @@ Failure never hangs a run.
   :class:`RankLost` naming the dead rank's parties and the call in progress; survivors exit
   without MPI finalisation (which would wait for the dead). MPICH's ``mpiexec`` kills a whole
   job when one process dies by a signal unless given ``-disable-auto-cleanup``, which
-  ``mpcsim run --ranks R`` passes.
+  ``mpcsim run --ranks R`` passes. Even then Hydra's per-host proxy SIGKILLs every process
+  it started on its host once it *reaps* one that a signal ended — on a loaded machine often
+  before rank 0 has run again to read the death — so under Hydra a rank runs in a child of
+  the process the proxy started, which waits for it and exits normally (``128 + N``);
+  see :mod:`sim.cli`.
 
 Waiting. MPICH's blocking calls poll in a busy loop, which on a machine with fewer cores than
 ranks takes the processor from the ranks being waited for; the driver's collectives are
