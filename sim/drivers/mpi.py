@@ -66,8 +66,8 @@ Failure never hangs a run.
   ``mpcsim run --ranks R`` passes. Even then Hydra's per-host proxy SIGKILLs every process
   it started on its host once it *reaps* one that a signal ended — on a loaded machine often
   before rank 0 has run again to read the death — so under Hydra a rank runs in a child of
-  the process the proxy started, which waits for it and exits normally (``128 + N``);
-  see :mod:`sim.cli`.
+  the process the proxy started, which waits for it and exits normally (``128 + N``)
+  while the rank's liveness connections are up (:data:`ARMED_FD_ENV`); see :mod:`sim.cli`.
 
 Waiting. MPICH's blocking calls poll in a busy loop, which on a machine with fewer cores than
 ranks takes the processor from the ranks being waited for; the driver's collectives are
@@ -146,6 +146,11 @@ _IDLE_SLEEP_S = 5e-5
 _IDLE_SLEEP_MAX_S = 1e-3
 _LIVENESS_EVERY = 64
 _CONNECT_TIMEOUT_S = 60.0
+ARMED_FD_ENV = "MPCSIM_RANK_ARMED_FD"
+"""Names the pipe to the process that waits for this rank (``_supervise_rank`` in
+:mod:`sim.cli`), if any: ``A`` once the other ranks would report this rank's death (its
+liveness connections are up), ``D`` once they would not any more (closed)."""
+ARMED, DISARMED = b"A", b"D"
 
 Key = tuple[int, str, int, str]  # sender, protocol, call index, step
 
@@ -974,6 +979,7 @@ class _Liveness:
             self.peers[0] = conn
         for conn in self.peers.values():
             conn.setblocking(False)
+        _tell_supervisor(ARMED)
 
     def alive(self, rank: int) -> bool:
         return rank not in self.dead
@@ -997,6 +1003,7 @@ class _Liveness:
 
     def close(self) -> None:
         """Say goodbye (this rank finished normally) and close every connection."""
+        _tell_supervisor(DISARMED)
         for sock in self.peers.values():
             try:
                 sock.setblocking(True)
@@ -1005,6 +1012,16 @@ class _Liveness:
                 pass
             sock.close()
         self.peers.clear()
+
+
+def _tell_supervisor(state: bytes) -> None:
+    """Tell the process that waits for this rank whether a death would be reported."""
+    fd = os.environ.get(ARMED_FD_ENV)
+    if fd is not None:
+        try:
+            os.write(int(fd), state)
+        except (OSError, ValueError):  # no such pipe: nobody waits to be told
+            pass
 
 
 def is_root() -> bool:
