@@ -146,6 +146,7 @@ _IDLE_SLEEP_S = 5e-5
 _IDLE_SLEEP_MAX_S = 1e-3
 _LIVENESS_EVERY = 64
 _CONNECT_TIMEOUT_S = 60.0
+_LOSS_GRACE_S = 1.0  # how long a failed run waits for a dead rank's connection to close
 ARMED_FD_ENV = "MPCSIM_RANK_ARMED_FD"
 """Names the pipe to the process that waits for this rank (``_supervise_rank`` in
 :mod:`sim.cli`), if any: ``A`` once the other ranks would report this rank's death (its
@@ -530,6 +531,15 @@ class _Run(ReceivedRecords):
                                        _IDLE_SLEEP_MAX_S))
                 else:
                     idle = 0
+        except RankLost:
+            raise
+        except Exception:
+            # an MPI operation may fail on a dead rank before its liveness connection closes
+            # (the process's memory goes before its files): name the dead rank if there is one
+            lost = links.check(_LOSS_GRACE_S)
+            if lost is not None:
+                self._lost(lost, links)
+            raise
         finally:
             links.close()
         for request, _ in self.requests:
@@ -984,12 +994,12 @@ class _Liveness:
     def alive(self, rank: int) -> bool:
         return rank not in self.dead
 
-    def check(self) -> int | None:
-        """A rank whose connection has closed, if any."""
+    def check(self, timeout: float = 0.0) -> int | None:
+        """A rank whose connection has closed, if any (waiting up to ``timeout`` seconds)."""
         if not self.peers:
             return None
         socks = [s for r, s in self.peers.items() if r not in self.dead]
-        readable, _, _ = select.select(socks, [], [], 0)
+        readable, _, _ = select.select(socks, [], [], timeout)
         for sock in readable:
             try:
                 chunk = sock.recv(1)
