@@ -21,6 +21,21 @@ starts that job itself with the ``mpiexec`` of the installed MPICH (the ``mpi`` 
 passing ``-disable-auto-cleanup`` so that a rank killed by a signal is reported by rank 0
 rather than ending the job silently.
 
+A rank under MPICH's Hydra runs in a child of the process Hydra started, which only waits for
+it (:func:`_supervise_rank`). Hydra's per-host proxy, ``-disable-auto-cleanup`` or not,
+SIGKILLs every process it started on its host as soon as it reaps one that a signal ended
+(``waitpid`` in the proxy's event loop, ``PMIP_bcast_signal(SIGKILL)``): a rank killed there
+took rank 0 with it, before rank 0 could read the death on its liveness connection
+(:mod:`sim.drivers.mpi`) whenever the proxy ran first — often on a loaded machine. The
+waiting parent ends with ``128 + N`` when its rank died by signal N, an ordinary exit to the
+proxy, so the other ranks live on to report. It does so only while the rank has said on a
+pipe that its death would be reported (its liveness connections are up); a rank killed while
+starting or finishing, which no other rank would notice, the parent follows by the same
+signal, so that the proxy ends the job as before and the launcher reports. It ignores SIGUSR1
+(the proxy's notice to the survivors that a process of the job ended, which MPICH handles in
+the rank) and SIGINT (the proxy delivers it to the rank's whole process group), and passes
+SIGTERM on to its rank.
+
 Heavy modules (numpy, scipy, the simulator) are imported only by the command that needs them,
 so that ``--help``, ``list`` and argument errors answer at once (``benchmarks/startup.py``).
 """
@@ -28,6 +43,9 @@ so that ``--help``, ``list`` and argument errors answer at once (``benchmarks/st
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import signal
 import subprocess
 import sys
 import sysconfig
@@ -144,6 +162,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         if args.ranks is not None:
             return _launch(args.ranks, argv if argv is not None else sys.argv[1:])
+        if args.driver == "mpi" and _started_by_hydra():
+            armed = _supervise_rank()  # returns in the child, which runs the rank
+            from sim.drivers.mpi import ARMED_FD_ENV
+
+            os.environ[ARMED_FD_ENV] = str(armed)
         return _run(args)
     except InputError as exc:
         _error(exc, args)
@@ -178,6 +201,60 @@ def _error(exc: Exception, args: argparse.Namespace) -> None:
     message = " ".join(str(exc).split())
     sys.stderr.write(f"error: {message}\n")
     sys.stderr.flush()
+
+
+HYDRA_PROXY = "hydra_pmi_proxy"
+"""The process name of MPICH Hydra's per-host proxy, the parent of the processes it starts."""
+
+
+def _started_by_hydra() -> bool:
+    """Whether this process's parent is MPICH Hydra's proxy (``/proc``; false elsewhere)."""
+    try:
+        comm = Path(f"/proc/{os.getppid()}/comm").read_text(encoding="utf-8")
+    except OSError:
+        return False
+    return comm.strip() == HYDRA_PROXY
+
+
+def _supervise_rank() -> int:
+    """Run this MPI rank in a child process; in the parent, wait for it and exit as it did.
+
+    Returns in the child only, before MPI is initialised (see the module docstring for why):
+    the write end of a pipe on which the rank says whether its death would be reported
+    (:data:`sim.drivers.mpi.ARMED_FD_ENV`). The parent exits with the child's exit status,
+    or ``128 + N`` if signal N ended the child while armed; a death by a signal that nobody
+    would report (starting, finishing) the parent repeats on itself, so that Hydra ends the
+    job as it would have without it.
+    """
+    ignored = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGUSR1, signal.SIGINT)}
+    said, armed = os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.close(said)
+        for sig, handler in ignored.items():
+            signal.signal(sig, handler)
+        return armed
+    os.close(armed)
+
+    def pass_on(signum: int, _frame: object) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child, signum)
+
+    signal.signal(signal.SIGTERM, pass_on)
+    _, status = os.waitpid(child, 0)
+    code = os.waitstatus_to_exitcode(status)
+    if code < 0:
+        os.set_blocking(said, False)
+        states = b""
+        with contextlib.suppress(BlockingIOError):
+            while chunk := os.read(said, 4096):
+                states += chunk
+        if not states.endswith(b"A"):  # sim.drivers.mpi.ARMED, not imported in this process
+            with contextlib.suppress(OSError, ValueError):  # SIGKILL's action is fixed
+                signal.signal(-code, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, [-code])
+            os.kill(os.getpid(), -code)
+    os._exit(code if code >= 0 else 128 - code)
 
 
 def _launch(ranks: int, argv: Sequence[str]) -> int:

@@ -63,7 +63,11 @@ Failure never hangs a run.
   :class:`RankLost` naming the dead rank's parties and the call in progress; survivors exit
   without MPI finalisation (which would wait for the dead). MPICH's ``mpiexec`` kills a whole
   job when one process dies by a signal unless given ``-disable-auto-cleanup``, which
-  ``mpcsim run --ranks R`` passes.
+  ``mpcsim run --ranks R`` passes. Even then Hydra's per-host proxy SIGKILLs every process
+  it started on its host once it *reaps* one that a signal ended — on a loaded machine often
+  before rank 0 has run again to read the death — so under Hydra a rank runs in a child of
+  the process the proxy started, which waits for it and exits normally (``128 + N``)
+  while the rank's liveness connections are up (:data:`ARMED_FD_ENV`); see :mod:`sim.cli`.
 
 Waiting. MPICH's blocking calls poll in a busy loop, which on a machine with fewer cores than
 ranks takes the processor from the ranks being waited for; the driver's collectives are
@@ -142,6 +146,12 @@ _IDLE_SLEEP_S = 5e-5
 _IDLE_SLEEP_MAX_S = 1e-3
 _LIVENESS_EVERY = 64
 _CONNECT_TIMEOUT_S = 60.0
+_LOSS_GRACE_S = 1.0  # how long a failed run waits for a dead rank's connection to close
+ARMED_FD_ENV = "MPCSIM_RANK_ARMED_FD"
+"""Names the pipe to the process that waits for this rank (``_supervise_rank`` in
+:mod:`sim.cli`), if any: ``A`` once the other ranks would report this rank's death (its
+liveness connections are up), ``D`` once they would not any more (closed)."""
+ARMED, DISARMED = b"A", b"D"
 
 Key = tuple[int, str, int, str]  # sender, protocol, call index, step
 
@@ -521,6 +531,15 @@ class _Run(ReceivedRecords):
                                        _IDLE_SLEEP_MAX_S))
                 else:
                     idle = 0
+        except RankLost:
+            raise
+        except Exception:
+            # an MPI operation may fail on a dead rank before its liveness connection closes
+            # (the process's memory goes before its files): name the dead rank if there is one
+            lost = links.check(_LOSS_GRACE_S)
+            if lost is not None:
+                self._lost(lost, links)
+            raise
         finally:
             links.close()
         for request, _ in self.requests:
@@ -970,16 +989,17 @@ class _Liveness:
             self.peers[0] = conn
         for conn in self.peers.values():
             conn.setblocking(False)
+        _tell_supervisor(ARMED)
 
     def alive(self, rank: int) -> bool:
         return rank not in self.dead
 
-    def check(self) -> int | None:
-        """A rank whose connection has closed, if any."""
+    def check(self, timeout: float = 0.0) -> int | None:
+        """A rank whose connection has closed, if any (waiting up to ``timeout`` seconds)."""
         if not self.peers:
             return None
         socks = [s for r, s in self.peers.items() if r not in self.dead]
-        readable, _, _ = select.select(socks, [], [], 0)
+        readable, _, _ = select.select(socks, [], [], timeout)
         for sock in readable:
             try:
                 chunk = sock.recv(1)
@@ -993,6 +1013,7 @@ class _Liveness:
 
     def close(self) -> None:
         """Say goodbye (this rank finished normally) and close every connection."""
+        _tell_supervisor(DISARMED)
         for sock in self.peers.values():
             try:
                 sock.setblocking(True)
@@ -1001,6 +1022,16 @@ class _Liveness:
                 pass
             sock.close()
         self.peers.clear()
+
+
+def _tell_supervisor(state: bytes) -> None:
+    """Tell the process that waits for this rank whether a death would be reported."""
+    fd = os.environ.get(ARMED_FD_ENV)
+    if fd is not None:
+        try:
+            os.write(int(fd), state)
+        except (OSError, ValueError):  # no such pipe: nobody waits to be told
+            pass
 
 
 def is_root() -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import signal
 import subprocess
 import sys
 import zipfile
@@ -383,3 +384,27 @@ def test_exact_audit_honours_max_runs(tmp_path: Path) -> None:
     assert (details["honest_tape_elements"], details["coalition_tape_elements"]) == (2, 4)
     assert details["coalition_randomness"] == "sampled"
     assert details["assignments_checked"] == (1000 - 26) // (5 * 5**2)
+
+
+# -- a rank under MPICH's Hydra ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("ending", "status"), [
+    ("sys.exit(3)", 3),
+    ("os.write(armed, b'A'); os.kill(os.getpid(), signal.SIGKILL)", 128 + signal.SIGKILL),
+    ("os.write(armed, b'A'); os.killpg(0, signal.SIGUSR1)", 128 + signal.SIGUSR1),
+    # nobody would report the death: the waiting parent dies the same way
+    ("os.kill(os.getpid(), signal.SIGKILL)", -signal.SIGKILL),
+    ("os.write(armed, b'AD'); os.kill(os.getpid(), signal.SIGTERM)", -signal.SIGTERM),
+])
+def test_a_supervised_rank_ends_its_waiting_parent_with_an_ordinary_exit_while_armed(
+        ending: str, status: int) -> None:
+    """Hydra's proxy SIGKILLs everything it started once it reaps a process a signal ended
+    (:mod:`sim.cli`): while the rank says its death would be reported (``A`` on the pipe), the
+    parent that waits for it exits with ``128 + N`` when signal N ends it — a normal exit —
+    and survives SIGUSR1 sent to the process group; otherwise it ends by the same signal."""
+    program = ("import os, signal, sys\nfrom sim.cli import _supervise_rank\n"
+               f"armed = _supervise_rank()\n{ending}\n")
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                          timeout=60, start_new_session=True, check=False)
+    assert done.returncode == status, done.stderr

@@ -167,22 +167,33 @@ local_iterations = 5
 
 
 def rank_pids(marker: str) -> dict[int, int]:
-    """pid of each MPI rank whose command line holds ``marker`` (from /proc)."""
-    found = {}
+    """pid of each MPI rank whose command line holds ``marker`` (from /proc).
+
+    Under Hydra a rank runs in a child of the process Hydra started, which waits for it
+    (``_supervise_rank`` in :mod:`sim.cli`): the rank is that child, and the waiting parent is
+    returned only while it has none.
+    """
+    found: dict[int, dict[int, int]] = {}  # rank -> {pid: parent pid}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             cmdline = (entry / "cmdline").read_bytes()
             environ = (entry / "environ").read_bytes()
+            stat = (entry / "stat").read_text()
         except OSError:
             continue
         if marker.encode() not in cmdline or b"sim.cli" not in cmdline:
             continue
+        parent = int(stat[stat.rindex(")") + 2:].split()[1])  # after the name: state, ppid
         for var in environ.split(b"\0"):
             if var.startswith(b"PMI_RANK="):
-                found[int(var[9:])] = int(entry.name)
-    return found
+                found.setdefault(int(var[9:]), {})[int(entry.name)] = parent
+    ranks = {}
+    for rank, parents in found.items():
+        children = [pid for pid, parent in parents.items() if parent in parents]
+        ranks[rank] = children[0] if children else next(iter(parents))
+    return ranks
 
 
 def test_a_killed_rank_ends_every_rank_without_partial_files(tmp_path: Path) -> None:
