@@ -31,6 +31,7 @@ import numpy as np
 
 from protocols.effects import Call
 from protocols.errors import InputError
+from protocols.wire import another_array
 
 _SCALARS = (type(None), bool, int, float, complex, str, bytes, np.generic, Call, range)
 SPARSE_ARRAYS = ("data", "indices", "indptr")
@@ -95,6 +96,31 @@ def is_immutable(value: Any) -> bool:
     if _is_frozen_dataclass(value):
         return all(is_immutable(getattr(value, f.name)) for f in dataclasses.fields(value))
     return False
+
+
+def another_sparse(record: Any) -> Any:
+    """Another matrix object of a sparse matrix :func:`frozen` made, each array another array
+    object over the record's immutable bytes (:func:`protocols.wire.another_array`); None when
+    ``record`` is not such a matrix.
+
+    A program may rebind its matrix's arrays or reshape them; the record's stay as they were,
+    and neither side can write the shared memory. A party's data shard is then held once, not
+    twice.
+    """
+    sparse = sys.modules.get("scipy.sparse")
+    if sparse is None or not sparse.issparse(record):
+        return None
+    arrays = {}
+    for name in SPARSE_ARRAYS:
+        arr = getattr(record, name, None)
+        again = another_array(arr) if isinstance(arr, np.ndarray) else None
+        if again is None:
+            return None
+        arrays[name] = again
+    out = copy.copy(record)
+    for name, arr in arrays.items():
+        setattr(out, name, arr)
+    return out
 
 
 def _frozen_array(arr: np.ndarray) -> np.ndarray:

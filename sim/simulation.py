@@ -40,7 +40,6 @@ import copy
 import hashlib
 import hmac
 import os
-import sys
 import time
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
@@ -50,7 +49,7 @@ import numpy as np
 from Crypto.Cipher import AES
 
 from parties.party import Party, Program, check_parties
-from parties.view import SPARSE_ARRAYS, Coalition, View, frozen, is_immutable
+from parties.view import Coalition, View, another_sparse, frozen, is_immutable
 from protocols.context import (
     AesRandomness,
     PartyContext,
@@ -61,7 +60,6 @@ from protocols.effects import Call
 from protocols.errors import InputError, PartyInputError, ProtocolAbort
 from protocols.field import FixedPoint, PrimeField, prime_field
 from protocols.key_agreement import key_agreement
-from protocols.wire import another_array
 from sim.drivers.simpy import DriverOutcome, Interceptor, SimPyDriver
 from sim.faults import FaultPlan
 from sim.ledger import Ledger
@@ -280,41 +278,16 @@ def _party_program(
 
 def _program_inputs(record: Mapping[str, Any], given: Mapping[str, Any]) -> dict[str, Any]:
     """The record's values where they are immutable; a sparse matrix of the record as another
-    matrix object over its immutable arrays (:func:`_another_sparse`); an independent frozen
-    copy otherwise."""
+    matrix object over its immutable arrays (:func:`parties.view.another_sparse`); an
+    independent frozen copy otherwise."""
     inputs = {}
     for k, v in record.items():
         if is_immutable(v):
             inputs[k] = v
         else:
-            again = _another_sparse(v)
+            again = another_sparse(v)
             inputs[k] = again if again is not None else frozen(given[k])
     return inputs
-
-
-def _another_sparse(record: Any) -> Any:
-    """Another matrix object of a recorded sparse matrix, each array another array object over
-    the record's immutable bytes (:func:`protocols.wire.another_array`); None when ``record``
-    is not such a matrix.
-
-    A program may rebind its matrix's arrays or reshape them; the record's stay as they were,
-    and neither side can write the shared memory. A party's data shard is then held once, not
-    twice.
-    """
-    sparse = sys.modules.get("scipy.sparse")
-    if sparse is None or not sparse.issparse(record):
-        return None
-    arrays = {}
-    for name in SPARSE_ARRAYS:
-        arr = getattr(record, name, None)
-        again = another_array(arr) if isinstance(arr, np.ndarray) else None
-        if again is None:
-            return None
-        arrays[name] = again
-    out = copy.copy(record)
-    for name, arr in arrays.items():
-        setattr(out, name, arr)
-    return out
 
 
 
