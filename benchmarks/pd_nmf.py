@@ -10,7 +10,9 @@ plain form (the objective scikit-learn minimises):
   are interleaved, and each ratio comes with both sets of runs (``benchmarks/timing.py``).
   Targets: ≤ 1.25 sealing off, ≤ 1.5 sealing on. Beside it, the critical path: the slowest
   party's own compute (time inside its program), against centralized — what a deployment with
-  one machine per party would wait for besides the network.
+  one machine per party would wait for besides the network. Timing every step of the programs
+  costs the run about 1 %, so the critical path comes from two more arms in the same rounds
+  (``clocked_off``, ``clocked_on``), and the timed PD-NMF arms run without the clock.
 * ``pd_nmf_local_floor``: the floor of any one-core simulation of the M parties, timed in the
   same interleaved rounds: the parties' own per-topic steps (the very functions PD-NMF-Iter
   calls on each row block, in lock-step) with the SecureSum replaced by a plain float sum — no
@@ -35,6 +37,13 @@ plain form (the objective scikit-learn minimises):
   the local floor is what the protocol's arithmetic costs between the parties' steps (its
   data comes back from memory after each party has streamed its shard); the PD-NMF run's
   ratio to it is the simulator's share: SimPy, the driver, the ledger and the views.
+* ``pd_nmf_logging_floor``: the floor of any simulator that keeps what this one keeps, timed
+  in the same rounds: the protocol floor's arithmetic inside the SimPy floor (one process per
+  party, one event per topic), plus the run's records — a ledger row per message and, in each
+  party's view, an immutable copy of its input x̂ and of the field total, and a record of each
+  column sum it received (the arrays over the checked bytes, shared, not copied) — as many as
+  the run keeps (checked). No driver, effects, mailboxes or network timing. The PD-NMF run's
+  ratio to it is the share of the driver's generic machinery.
 * ``pd_nmf_breakdown``: where the PD-NMF run's time over the local floor goes, from two more
   arms timed in the same rounds — the run's SecureSum calls alone (the same 20 × 30 calls of
   d + 1 elements among the 4 parties, each party summing a fixed statistic: protocol and
@@ -80,11 +89,13 @@ from algorithms.nmf.rri_steps import (
     w_side_statistics,
 )
 from parties.party import site_parties
+from parties.view import View, frozen, received_message
 from protocols import wire
 from protocols.context import AesRandomness
 from protocols.effects import Call
 from protocols.field import FixedPoint, prime_field
 from protocols.secure_sum import secure_sum
+from sim.ledger import Row
 from sim.network import Network
 from sim.simulation import Simulation, preshared_keys
 
@@ -154,26 +165,37 @@ class _InlineSecureSum:
             self.randomness.append(randomness)
         self.calls = 0
 
-    def send(self, party: int, stat: np.ndarray) -> bytes:
-        """Party ``party``'s column sum of this call, as the bytes it sends."""
+    def masked(self, party: int, stat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Party ``party``'s encoded statistic x̂ and its column sum x̂ ± masks of this call."""
         if party == 0:
             self.call = Call("secure_sum", self.calls)
             self.calls += 1
         x_hat = self.fixed.encode(stat, n_summands=self.m, what="t_statistics")
-        column_sum = self.randomness[party].add_pairwise_signed_sum(x_hat, self.peers[party],
-                                                                    self.call)
-        return wire.encode(column_sum)
+        return x_hat, self.randomness[party].add_pairwise_signed_sum(x_hat, self.peers[party],
+                                                                     self.call)
 
-    def receive(self, sent: list[bytes]) -> list[np.ndarray]:
-        """Every party's decoded sum of the M column sums."""
+    def send(self, party: int, stat: np.ndarray) -> bytes:
+        """Party ``party``'s column sum of this call, as the bytes it sends."""
+        return wire.encode(self.masked(party, stat)[1])
+
+    def columns(self, sent: list[bytes]) -> list[np.ndarray]:
+        """The M column sums, each encoding decoded once (elements checked) and aligned."""
         columns = []
         for data in sent:
             payload = wire.decode(data, self.field)
             body = wire.body_of(payload, data)
             columns.append(payload if body is None
                            else wire.decode_again(body, payload.shape, payload.dtype))
-        return [self.fixed.decode_sum([columns[p], *(columns[q] for q in self.peers[p])])[1]
-                for p in range(self.m)]
+        return columns
+
+    def total(self, party: int, columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """Party ``party``'s sum of the M column sums, and its decoding."""
+        return self.fixed.decode_sum([columns[party], *(columns[q] for q in self.peers[party])])
+
+    def receive(self, sent: list[bytes]) -> list[np.ndarray]:
+        """Every party's decoded sum of the M column sums."""
+        columns = self.columns(sent)
+        return [self.total(p, columns)[1] for p in range(self.m)]
 
 
 class _SumBarrier:
@@ -225,22 +247,101 @@ def simpy_floor(X: Any, T0: np.ndarray, sweeps: int, params: RRIParams,
     return time.perf_counter() - start, rows[0]
 
 
+class _LoggedExchange:
+    """One SimPy event per topic, as :class:`_SumBarrier`, carrying the parties' column sums as
+    bytes; the last party to arrive decodes each encoding once and writes the M(M − 1) ledger
+    rows of the topic's call (one per message, as the driver's ledger has them)."""
+
+    def __init__(self, env: simpy.Environment, inline: _InlineSecureSum,
+                 ledger: list[Row]) -> None:
+        self.env, self.inline, self.ledger = env, inline, ledger
+        self.sent: list[bytes] = []
+        self.event = env.event()
+
+    def add(self, data: bytes) -> simpy.Event:
+        event = self.event
+        self.sent.append(data)
+        m = self.inline.m
+        if len(self.sent) == m:
+            call, now = self.inline.call, self.env.now
+            columns = self.inline.columns(self.sent)
+            elements = columns[0].size
+            for sender, sent in enumerate(self.sent):
+                for receiver in self.inline.peers[sender]:
+                    self.ledger.append(Row(sender, receiver, call.protocol, call.index,
+                                           "column_sum", "", 1, elements, len(sent), 1, now,
+                                           now))
+            event.succeed(columns)
+            self.sent, self.event = [], self.env.event()
+        return event
+
+
+def logging_floor(X: Any, T0: np.ndarray, sweeps: int, params: RRIParams,
+                  m: int) -> tuple[float, np.ndarray, int, int]:
+    """The SimPy floor with SecureSum's arithmetic in line and the run's records: per call a
+    ledger row per message, and in every party's view an immutable copy of its input x̂ and
+    of the decoded sum's field total and a record of each column sum it received. Returns the
+    time, T, and the numbers of ledger rows and of received-message records."""
+    blocks = [as_row_block(s, "full")
+              for s in split_rows(X, partition_rows(X.shape[0], m, "equal"))]
+    inline = _InlineSecureSum(m)
+    start = time.perf_counter()
+    env = simpy.Environment()
+    ledger: list[Row] = []
+    exchange = _LoggedExchange(env, inline, ledger)
+    views = {p: View(p, "site") for p in range(m)}
+    rows: dict[int, np.ndarray] = {}
+
+    def party(p: int) -> Any:
+        block, view, peers = blocks[p], views[p], inline.peers[p]
+        T = np.array(T0, dtype=np.float64, copy=True)
+        W = np.zeros((block.shape[0], T.shape[0]))
+        for _ in range(sweeps):
+            residual = initial_residual(block, W, T)
+            for t in range(T.shape[0]):
+                ws = w_side_statistics(block, W, T, t, residual)
+                W[:, t] = update_w_column(ws, params)
+                x_hat, column = inline.masked(p, t_side_statistics(block, W, T, t, ws))
+                call = inline.call
+                view.protocol_inputs.append((call, "t_statistics", frozen(x_hat)))
+                columns = yield exchange.add(wire.encode(column))
+                for q in peers:  # immutable arrays over the checked bytes: shared, not copied
+                    view.received.append(received_message(q, call.protocol, call.index,
+                                                          "column_sum", 1, columns[q]))
+                total, summed = inline.total(p, columns)
+                view.outputs.append((call, "sum", frozen(total)))
+                T[t], s_t = update_t_row(summed, params, block.loss)
+                W[:, t] *= s_t
+                residual = next_residual(block, ws, W[:, t], T[t])
+            W = end_of_sweep(W, params)
+        rows[p] = T
+
+    for p in range(m):
+        env.process(party(p))
+    env.run()
+    elapsed = time.perf_counter() - start
+    return elapsed, rows[0], len(ledger), sum(len(v.received) for v in views.values())
+
+
 def private(X: Any, T0: np.ndarray, sweeps: int, params: RRIParams, m: int,
-            sealing: bool = True, variant: str = "prg") -> tuple[float, Any]:
+            sealing: bool = True, variant: str = "prg", clock: PartyClock | None = None
+            ) -> tuple[float, Any]:
+    """The PD-NMF simulation; with ``clock``, every party's program is timed step by step
+    (which costs the run about 1 %: the timed arms run without it)."""
     shards = split_rows(X, partition_rows(X.shape[0], m, "equal"))
     sim = Simulation(Network.build(m), seed=1, sealing=sealing)
-    clock = PartyClock()
-    parties = site_parties(
-        clock.wrap(lambda ctx, X: pd_nmf_iter(ctx, X, T0, sweeps=sweeps, params=params,
-                                              variant=variant, loss="full",
-                                              track_objective=False)),
-        [{"X": s} for s in shards],
-    )
+
+    def program(ctx: Any, X: Any) -> Any:
+        return pd_nmf_iter(ctx, X, T0, sweeps=sweeps, params=params, variant=variant,
+                           loss="full", track_objective=False)
+
+    parties = site_parties(program if clock is None else clock.wrap(program),
+                           [{"X": s} for s in shards])
     start = time.perf_counter()
     result = sim.run(parties)
     wall = time.perf_counter() - start
     W = np.vstack([result.outputs[p].W for p in range(m)])
-    return wall, (W, result.outputs[0].T, result, clock.critical_path())
+    return wall, (W, result.outputs[0].T, result)
 
 
 def calls_alone(shards: list[Any], d: int, calls: int, sealing: bool, variant: str,
@@ -301,10 +402,19 @@ def main() -> None:
         t_s, last["simpy_floor"] = simpy_floor(X, T0, sweeps, params, m)
         return t_s
 
+    def run_logging_floor() -> float:
+        t_l, last["logging_floor"], *counts = logging_floor(X, T0, sweeps, params, m)
+        last["logging_counts"] = counts
+        return t_l
+
     def run_private(sealing: bool) -> float:
-        t_p, out = private(X, T0, sweeps, params, m, sealing, args.variant)
-        last["private"] = out
-        critical["on" if sealing else "off"].append(out[3])
+        t_p, last["private"] = private(X, T0, sweeps, params, m, sealing, args.variant)
+        return t_p
+
+    def run_clocked(sealing: bool) -> float:  # for the critical path only
+        clock = PartyClock()
+        t_p, _ = private(X, T0, sweeps, params, m, sealing, args.variant, clock)
+        critical["on" if sealing else "off"].append(clock.critical_path())
         return t_p
 
     shards = [sp.csr_array(s) for s in split_rows(X, partition_rows(n, m, "equal"))]
@@ -317,12 +427,15 @@ def main() -> None:
                            local_floor=run_floor,
                            simpy_floor=run_simpy_floor,
                            protocol_floor=run_protocol_floor,
+                           logging_floor=run_logging_floor,
                            sealing_off=lambda: run_private(False),
                            sealing_on=lambda: run_private(True),
+                           clocked_off=lambda: run_clocked(False),
+                           clocked_on=lambda: run_clocked(True),
                            calls_alone=lambda: run_calls(False),
                            calls_alone_cold=lambda: run_calls(True))
     W_c, T_c = last["centralized"]
-    _, T_p, result, _ = last["private"]
+    _, T_p, result = last["private"]
     target = objective(X, W_c, T_c, params)
     totals = result.ledger.select(protocol="secure_sum").totals()
     for sealing, key, goal in ((False, "sealing_off", 1.25), (True, "sealing_on", 1.5)):
@@ -335,6 +448,7 @@ def main() -> None:
              pd_nmf_to_local_floor=ratio(runs[key], runs["local_floor"]),
              pd_nmf_to_simpy_floor=ratio(runs[key], runs["simpy_floor"]),
              pd_nmf_to_protocol_floor=ratio(runs[key], runs["protocol_floor"]),
+             pd_nmf_to_logging_floor=ratio(runs[key], runs["logging_floor"]),
              objective=target,
              max_rel_diff_T=float(np.abs(T_p - T_c).max() / np.abs(T_c).max()),
              secure_sum_messages=totals["messages"], secure_sum_elements=totals["elements"])
@@ -342,6 +456,7 @@ def main() -> None:
     party_calls = m * k * sweeps
     floor_s, pd_s = min(runs["local_floor"]), min(runs["sealing_off"])
     simpy_s, protocol_s = min(runs["simpy_floor"]), min(runs["protocol_floor"])
+    logging_s = min(runs["logging_floor"])
     alone_s, cold_s = min(runs["calls_alone"]), min(runs["calls_alone_cold"])
     emit(benchmark="pd_nmf_breakdown", parties=m, party_calls=party_calls, sealing=False,
          repeats=repeats, **note, unit="µs per party-call, from the minima",
@@ -353,6 +468,9 @@ def main() -> None:
          pd_nmf_over_simpy_floor=round((pd_s - simpy_s) / party_calls * 1e6, 1),
          protocol_floor_over_local_floor=round((protocol_s - floor_s) / party_calls * 1e6, 1),
          pd_nmf_over_protocol_floor=round((pd_s - protocol_s) / party_calls * 1e6, 1),
+         logging_floor_over_protocol_floor=round((logging_s - protocol_s) / party_calls * 1e6,
+                                                 1),
+         pd_nmf_over_logging_floor=round((pd_s - logging_s) / party_calls * 1e6, 1),
          calls_alone_runs=summary(runs["calls_alone"]),
          calls_alone_cold_runs=summary(runs["calls_alone_cold"]),
          note="pd_nmf_over_local_floor = calls_alone + interleaving; the cold arm reads each "
@@ -379,6 +497,23 @@ def main() -> None:
          max_rel_diff_T=float(np.abs(last["protocol_floor"] - T_c).max() / np.abs(T_c).max()),
          note="the parties' steps in lock-step, each sum by SecureSum's own arithmetic in line "
               "(encode, AES masks, bytes, element checks, decode): no driver, no views")
+
+    ledger_rows, records = last["logging_counts"]
+    received = sum(message.protocol == "secure_sum"
+                   for view in result.views.values() for message in view.received)
+    if (ledger_rows, records) != (totals["messages"], received):  # what the run keeps of its calls
+        raise SystemExit(f"logging floor kept {ledger_rows} rows and {records} records; the run "
+                         f"{totals['messages']} and {received}")
+    emit(benchmark="pd_nmf_logging_floor", n=n, d=d, k=k, sweeps=sweeps, parties=m,
+         repeats=repeats, **note,
+         logging_floor_to_centralized=ratio(runs["logging_floor"], runs["centralized"]),
+         logging_floor_to_protocol_floor=ratio(runs["logging_floor"], runs["protocol_floor"]),
+         max_rel_diff_T=float(np.abs(last["logging_floor"] - T_c).max() / np.abs(T_c).max()),
+         ledger_rows=ledger_rows, received_records=records,
+         note="the SimPy floor with SecureSum's arithmetic in line and the run's records: a "
+              "ledger row per message, and in the views an immutable copy of each input and "
+              "output and a record of each message received — as many as the run keeps; no "
+              "driver, no effects, no network timing")
 
     if args.no_sklearn:
         return
