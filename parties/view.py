@@ -36,6 +36,7 @@ from protocols.wire import another_array
 _SCALARS = (type(None), bool, int, float, complex, str, bytes, np.generic, Call, range)
 SPARSE_ARRAYS = ("data", "indices", "indptr")
 """The arrays of a CSR, CSC or BSR matrix that :func:`frozen` makes immutable."""
+_frombuffer = np.frombuffer
 
 
 def frozen(value: Any) -> Any:
@@ -52,6 +53,11 @@ def frozen(value: Any) -> Any:
     * anything else is deep-copied — an independent copy, though not an immutable one
       (:func:`is_immutable` tells the two apart).
     """
+    if type(value) is np.ndarray:  # the usual record: a program's own numeric array
+        flags = value.flags
+        if flags.writeable and flags.c_contiguous and not value.dtype.hasobject:
+            out = _frombuffer(value.tobytes(), value.dtype)  # _frozen_array's copy, in line
+            return out if value.ndim == 1 else out.reshape(value.shape)
     if isinstance(value, _SCALARS):
         return value
     if isinstance(value, np.ndarray):
