@@ -42,7 +42,8 @@ plain form (the objective scikit-learn minimises):
   party, one event per topic), plus the run's records — a ledger row per message and, in each
   party's view, an immutable copy of its input x̂ and of the field total, and a record of each
   column sum it received (the arrays over the checked bytes, shared, not copied) — as many as
-  the run keeps (checked). No driver, effects, mailboxes or network timing. The PD-NMF run's
+  the run keeps (checked) — and, for each party's program, array objects of its own over those
+  bytes. No driver, effects, mailboxes or network timing. The PD-NMF run's
   ratio to it is the share of the driver's generic machinery.
 * ``pd_nmf_breakdown``: where the PD-NMF run's time over the local floor goes, from two more
   arms timed in the same rounds — the run's SecureSum calls alone (the same 20 × 30 calls of
@@ -247,6 +248,9 @@ def simpy_floor(X: Any, T0: np.ndarray, sweeps: int, params: RRIParams,
     return time.perf_counter() - start, rows[0]
 
 
+_new_tuple = tuple.__new__
+
+
 class _LoggedExchange:
     """One SimPy event per topic, as :class:`_SumBarrier`, carrying the parties' column sums as
     bytes; the last party to arrive decodes each encoding once and writes the M(M − 1) ledger
@@ -268,9 +272,9 @@ class _LoggedExchange:
             elements = columns[0].size
             for sender, sent in enumerate(self.sent):
                 for receiver in self.inline.peers[sender]:
-                    self.ledger.append(Row(sender, receiver, call.protocol, call.index,
-                                           "column_sum", "", 1, elements, len(sent), 1, now,
-                                           now))
+                    self.ledger.append(_new_tuple(Row, (  # Row(...) without its call
+                        sender, receiver, call.protocol, call.index, "column_sum", "", 1,
+                        elements, len(sent), 1, now, now)))
             event.succeed(columns)
             self.sent, self.event = [], self.env.event()
         return event
@@ -308,7 +312,10 @@ def logging_floor(X: Any, T0: np.ndarray, sweeps: int, params: RRIParams,
                 for q in peers:  # immutable arrays over the checked bytes: shared, not copied
                     view.received.append(received_message(q, call.protocol, call.index,
                                                           "column_sum", 1, columns[q]))
-                total, summed = inline.total(p, columns)
+                # the program's own array objects over the same bytes (it cannot reshape a
+                # record), as the driver hands them
+                own = [columns[p], *(wire.another_array(columns[q]) for q in peers)]
+                total, summed = inline.fixed.decode_sum(own)
                 view.outputs.append((call, "sum", frozen(total)))
                 T[t], s_t = update_t_row(summed, params, block.loss)
                 W[:, t] *= s_t
