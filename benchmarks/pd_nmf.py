@@ -67,6 +67,7 @@ import argparse
 import copy
 import statistics
 import time
+from collections.abc import Callable, Generator
 from typing import Any
 
 import numpy as np
@@ -216,14 +217,14 @@ class _SumBarrier:
         return event
 
 
-def simpy_floor(X: Any, T0: np.ndarray, sweeps: int, params: RRIParams,
-                m: int) -> tuple[float, np.ndarray]:
-    """PD-NMF-Iter's per-party loop as M SimPy processes, each sum in the clear behind one event."""
-    blocks = [as_row_block(s, "full")
-              for s in split_rows(X, partition_rows(X.shape[0], m, "equal"))]
-    start = time.perf_counter()
-    env = simpy.Environment()
-    barrier = _SumBarrier(env, m)
+SumStep = Callable[[int, np.ndarray], Generator[simpy.Event, Any, np.ndarray]]
+
+
+def _party_processes(env: simpy.Environment, blocks: list[Any], T0: np.ndarray, sweeps: int,
+                     params: RRIParams, sum_step: SumStep) -> dict[int, np.ndarray]:
+    """PD-NMF-Iter's per-party loop (the party program's steps, residual and all) as one SimPy
+    process per row block, each topic's statistic summed by ``sum_step(party, statistic)``;
+    runs them and returns every party's T."""
     rows: dict[int, np.ndarray] = {}
 
     def party(p: int) -> Any:
@@ -235,16 +236,32 @@ def simpy_floor(X: Any, T0: np.ndarray, sweeps: int, params: RRIParams,
             for t in range(T.shape[0]):
                 ws = w_side_statistics(block, W, T, t, residual)
                 W[:, t] = update_w_column(ws, params)
-                summed = yield barrier.add(t_side_statistics(block, W, T, t, ws))
+                summed = yield from sum_step(p, t_side_statistics(block, W, T, t, ws))
                 T[t], s_t = update_t_row(summed, params, block.loss)
                 W[:, t] *= s_t
                 residual = next_residual(block, ws, W[:, t], T[t])
             W = end_of_sweep(W, params)
         rows[p] = T
 
-    for p in range(m):
+    for p in range(len(blocks)):
         env.process(party(p))
     env.run()
+    return rows
+
+
+def simpy_floor(X: Any, T0: np.ndarray, sweeps: int, params: RRIParams,
+                m: int) -> tuple[float, np.ndarray]:
+    """PD-NMF-Iter's per-party loop as M SimPy processes, each sum in the clear behind one event."""
+    blocks = [as_row_block(s, "full")
+              for s in split_rows(X, partition_rows(X.shape[0], m, "equal"))]
+    start = time.perf_counter()
+    env = simpy.Environment()
+    barrier = _SumBarrier(env, m)
+
+    def clear_sum(p: int, stat: np.ndarray) -> Generator[simpy.Event, Any, np.ndarray]:
+        return (yield barrier.add(stat))
+
+    rows = _party_processes(env, blocks, T0, sweeps, params, clear_sum)
     return time.perf_counter() - start, rows[0]
 
 
@@ -294,38 +311,24 @@ def logging_floor(X: Any, T0: np.ndarray, sweeps: int, params: RRIParams,
     ledger: list[Row] = []
     exchange = _LoggedExchange(env, inline, ledger)
     views = {p: View(p, "site") for p in range(m)}
-    rows: dict[int, np.ndarray] = {}
 
-    def party(p: int) -> Any:
-        block, view, peers = blocks[p], views[p], inline.peers[p]
-        T = np.array(T0, dtype=np.float64, copy=True)
-        W = np.zeros((block.shape[0], T.shape[0]))
-        for _ in range(sweeps):
-            residual = initial_residual(block, W, T)
-            for t in range(T.shape[0]):
-                ws = w_side_statistics(block, W, T, t, residual)
-                W[:, t] = update_w_column(ws, params)
-                x_hat, column = inline.masked(p, t_side_statistics(block, W, T, t, ws))
-                call = inline.call
-                view.protocol_inputs.append((call, "t_statistics", frozen(x_hat)))
-                columns = yield exchange.add(wire.encode(column))
-                for q in peers:  # immutable arrays over the checked bytes: shared, not copied
-                    view.received.append(received_message(q, call.protocol, call.index,
-                                                          "column_sum", 1, columns[q]))
-                # the program's own array objects over the same bytes (it cannot reshape a
-                # record), as the driver hands them
-                own = [columns[p], *(wire.another_array(columns[q]) for q in peers)]
-                total, summed = inline.fixed.decode_sum(own)
-                view.outputs.append((call, "sum", frozen(total)))
-                T[t], s_t = update_t_row(summed, params, block.loss)
-                W[:, t] *= s_t
-                residual = next_residual(block, ws, W[:, t], T[t])
-            W = end_of_sweep(W, params)
-        rows[p] = T
+    def logged_sum(p: int, stat: np.ndarray) -> Generator[simpy.Event, Any, np.ndarray]:
+        view, peers = views[p], inline.peers[p]
+        x_hat, column = inline.masked(p, stat)
+        call = inline.call
+        view.protocol_inputs.append((call, "t_statistics", frozen(x_hat)))
+        columns = yield exchange.add(wire.encode(column))
+        for q in peers:  # immutable arrays over the checked bytes: shared, not copied
+            view.received.append(received_message(q, call.protocol, call.index, "column_sum",
+                                                  1, columns[q]))
+        # the program's own array objects over the same bytes (it cannot reshape a record),
+        # as the driver hands them
+        own = [columns[p], *(wire.another_array(columns[q]) for q in peers)]
+        total, summed = inline.fixed.decode_sum(own)
+        view.outputs.append((call, "sum", frozen(total)))
+        return summed
 
-    for p in range(m):
-        env.process(party(p))
-    env.run()
+    rows = _party_processes(env, blocks, T0, sweeps, params, logged_sum)
     elapsed = time.perf_counter() - start
     return elapsed, rows[0], len(ledger), sum(len(v.received) for v in views.values())
 
