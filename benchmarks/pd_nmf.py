@@ -402,7 +402,7 @@ def main() -> None:
         return t_c
 
     def run_floor() -> float:
-        t_f, last["floor"] = local_floor(X, T0, sweeps, params, m)
+        t_f, last["local_floor"] = local_floor(X, T0, sweeps, params, m)
         return t_f
 
     def run_protocol_floor() -> float:
@@ -489,27 +489,24 @@ def main() -> None:
          note="pd_nmf_over_local_floor = calls_alone + interleaving; the cold arm reads each "
               "party's shard between calls (read time subtracted)")
 
-    emit(benchmark="pd_nmf_local_floor", n=n, d=d, k=k, sweeps=sweeps, parties=m,
-         repeats=repeats, **note, local_floor_to_centralized=ratio(runs["local_floor"],
-                                                                   runs["centralized"]),
-         max_rel_diff_T=float(np.abs(last["floor"] - T_c).max() / np.abs(T_c).max()),
-         note="the parties' own steps in lock-step, sum in the clear: no protocol, no driver")
+    def emit_floor(floor: str, note_text: str, **figures: Any) -> None:
+        """A floor's line: its runs against centralized's (and ``figures``), and how far its T
+        lies from centralized's."""
+        emit(benchmark=f"pd_nmf_{floor}", n=n, d=d, k=k, sweeps=sweeps, parties=m,
+             repeats=repeats, **note,
+             **{f"{floor}_to_centralized": ratio(runs[floor], runs["centralized"])}, **figures,
+             max_rel_diff_T=float(np.abs(last[floor] - T_c).max() / np.abs(T_c).max()),
+             note=note_text)
 
-    emit(benchmark="pd_nmf_simpy_floor", n=n, d=d, k=k, sweeps=sweeps, parties=m,
-         repeats=repeats, **note,
-         simpy_floor_to_centralized=ratio(runs["simpy_floor"], runs["centralized"]),
-         simpy_floor_to_local_floor=ratio(runs["simpy_floor"], runs["local_floor"]),
-         max_rel_diff_T=float(np.abs(last["simpy_floor"] - T_c).max() / np.abs(T_c).max()),
-         note="the parties' own steps as SimPy processes, one event per topic, sum in the "
-              "clear: the least any SimPy simulation of the run does")
-
-    emit(benchmark="pd_nmf_protocol_floor", n=n, d=d, k=k, sweeps=sweeps, parties=m,
-         repeats=repeats, **note,
-         protocol_floor_to_centralized=ratio(runs["protocol_floor"], runs["centralized"]),
-         protocol_floor_to_local_floor=ratio(runs["protocol_floor"], runs["local_floor"]),
-         max_rel_diff_T=float(np.abs(last["protocol_floor"] - T_c).max() / np.abs(T_c).max()),
-         note="the parties' steps in lock-step, each sum by SecureSum's own arithmetic in line "
-              "(encode, AES masks, bytes, element checks, decode): no driver, no views")
+    emit_floor("local_floor", "the parties' own steps in lock-step, sum in the clear: no "
+               "protocol, no driver")
+    emit_floor("simpy_floor", "the parties' own steps as SimPy processes, one event per topic, "
+               "sum in the clear: the least any SimPy simulation of the run does",
+               simpy_floor_to_local_floor=ratio(runs["simpy_floor"], runs["local_floor"]))
+    emit_floor("protocol_floor", "the parties' steps in lock-step, each sum by SecureSum's own "
+               "arithmetic in line (encode, AES masks, bytes, element checks, decode): no "
+               "driver, no views",
+               protocol_floor_to_local_floor=ratio(runs["protocol_floor"], runs["local_floor"]))
 
     ledger_rows, records = last["logging_counts"]
     received = sum(message.protocol == "secure_sum"
@@ -517,16 +514,13 @@ def main() -> None:
     if (ledger_rows, records) != (totals["messages"], received):  # what the run keeps of its calls
         raise SystemExit(f"logging floor kept {ledger_rows} rows and {records} records; the run "
                          f"{totals['messages']} and {received}")
-    emit(benchmark="pd_nmf_logging_floor", n=n, d=d, k=k, sweeps=sweeps, parties=m,
-         repeats=repeats, **note,
-         logging_floor_to_centralized=ratio(runs["logging_floor"], runs["centralized"]),
-         logging_floor_to_protocol_floor=ratio(runs["logging_floor"], runs["protocol_floor"]),
-         max_rel_diff_T=float(np.abs(last["logging_floor"] - T_c).max() / np.abs(T_c).max()),
-         ledger_rows=ledger_rows, received_records=records,
-         note="the SimPy floor with SecureSum's arithmetic in line and the run's records: a "
-              "ledger row per message, and in the views an immutable copy of each input and "
-              "output and a record of each message received — as many as the run keeps; no "
-              "driver, no effects, no network timing")
+    emit_floor("logging_floor", "the SimPy floor with SecureSum's arithmetic in line and the "
+               "run's records: a ledger row per message, and in the views an immutable copy of "
+               "each input and output and a record of each message received — as many as the "
+               "run keeps; no driver, no effects, no network timing",
+               logging_floor_to_protocol_floor=ratio(runs["logging_floor"],
+                                                     runs["protocol_floor"]),
+               ledger_rows=ledger_rows, received_records=records)
 
     if args.no_sklearn:
         return

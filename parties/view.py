@@ -56,8 +56,7 @@ def frozen(value: Any) -> Any:
     if type(value) is np.ndarray:  # the usual record: a program's own numeric array
         flags = value.flags
         if flags.writeable and flags.c_contiguous and not value.dtype.hasobject:
-            out = _frombuffer(value.tobytes(), value.dtype)  # _frozen_array's copy, in line
-            return out if value.ndim == 1 else out.reshape(value.shape)
+            return _bytes_copy(value, value.shape)
     if isinstance(value, _SCALARS):
         return value
     if isinstance(value, np.ndarray):
@@ -135,8 +134,14 @@ def _frozen_array(arr: np.ndarray) -> np.ndarray:
         out[...] = [frozen(v) for v in arr.ravel().tolist()] if arr.ndim else frozen(arr[()])
         out.flags.writeable = False
         return out
-    contiguous = np.ascontiguousarray(arr)
-    return np.frombuffer(contiguous.tobytes(), dtype=arr.dtype).reshape(arr.shape)
+    return _bytes_copy(np.ascontiguousarray(arr), arr.shape)
+
+
+def _bytes_copy(contiguous: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """A read-only copy of a C-contiguous numeric array, of ``shape``, over a new ``bytes``
+    object (``shape`` is given: ``np.ascontiguousarray`` makes a 0-d array 1-d)."""
+    out = _frombuffer(contiguous.tobytes(), contiguous.dtype)
+    return out if len(shape) == 1 else out.reshape(shape)
 
 
 def _is_sealed_array(arr: np.ndarray) -> bool:

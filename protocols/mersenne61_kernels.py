@@ -156,16 +156,8 @@ def add_into_and_decode(acc, values, half, scale, out):
     Returns False when ``values`` or ``acc`` holds an element ≥ p (then ``acc`` and ``out``
     must be discarded).
     """
-    half = u64(half)
-    bad = u64(0)
-    for i in range(acc.shape[0]):
-        a = acc[i]
-        v = values[i]
-        bad |= u64(v >= P) | u64(a >= P)
-        s = _add_mod(a, v)
-        acc[i] = s
-        out[i] = _decoded(s, half, scale)
-    return bad == 0
+    # sum_and_decode of the two, written into acc: element i is read before it is written
+    return sum_and_decode(acc, values, values, values, 1, half, scale, acc, out)
 
 
 @numba.njit(cache=True)
