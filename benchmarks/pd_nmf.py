@@ -46,6 +46,16 @@ plain form (the objective scikit-learn minimises):
   the run keeps (checked) — and, for each party's program, array objects of its own over those
   bytes. No driver, effects, mailboxes or network timing. The PD-NMF run's
   ratio to it is the share of the driver's generic machinery.
+* ``pd_nmf_driver_floor``: the floor of any driver of these party programs, timed in the
+  same rounds: the run's own programs (PD-NMF-Iter calling SecureSum, unchanged) on the least
+  driver of the four effects they yield (:mod:`driver_floor`) — one SimPy process per party,
+  each send effect's payload encoded once, every message timed over its direct link and
+  delivered at its instant, a mailbox per party, each encoding decoded and checked once, the
+  logging floor's records (the same number of rows and records as the run, and the same
+  messages, checked) — with pre-shared keys and nothing the SimPy driver adds for
+  generality: sealing, faults, interceptors, relays, other effects, abort handling. Its
+  ratio to the logging floor is what interpreting effects costs at the least; the PD-NMF
+  run's ratio to it is what the SimPy driver's generality costs.
 * ``pd_nmf_breakdown``: where the PD-NMF run's time over the local floor goes, from two more
   arms timed in the same rounds — the run's SecureSum calls alone (the same 20 × 30 calls of
   d + 1 elements among the 4 parties, each party summing a fixed statistic: protocol and
@@ -74,6 +84,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 import simpy
+from driver_floor import least_driver_run, paused_gc
 from timing import PartyClock, emit, interleaved, pinned, ratio, summary
 
 from algorithms.data import partition_rows, split_rows, synthetic_topic_corpus
@@ -302,8 +313,9 @@ def logging_floor(X: Any, T0: np.ndarray, sweeps: int, params: RRIParams,
                   m: int) -> tuple[float, np.ndarray, int, int]:
     """The SimPy floor with SecureSum's arithmetic in line and the run's records: per call a
     ledger row per message, and in every party's view an immutable copy of its input x̂ and
-    of the decoded sum's field total and a record of each column sum it received. Returns the
-    time, T, and the numbers of ledger rows and of received-message records."""
+    of the decoded sum's field total and a record of each column sum it received; the cyclic
+    garbage collector paused, as the driver pauses it. Returns the time, T, and the numbers of
+    ledger rows and of received-message records."""
     blocks = [as_row_block(s, "full")
               for s in split_rows(X, partition_rows(X.shape[0], m, "equal"))]
     inline = _InlineSecureSum(m)
@@ -329,9 +341,27 @@ def logging_floor(X: Any, T0: np.ndarray, sweeps: int, params: RRIParams,
         view.outputs.append((call, "sum", frozen(total)))
         return summed
 
-    rows = _party_processes(env, blocks, T0, sweeps, params, logged_sum)
+    with paused_gc():  # as the driver runs
+        rows = _party_processes(env, blocks, T0, sweeps, params, logged_sum)
     elapsed = time.perf_counter() - start
     return elapsed, rows[0], len(ledger), sum(len(v.received) for v in views.values())
+
+
+def driver_floor(X: Any, T0: np.ndarray, sweeps: int, params: RRIParams,
+                 m: int) -> tuple[float, np.ndarray, list[Row], dict[int, View]]:
+    """The run's party programs (PD-NMF-Iter, SecureSum ``prg``) on the least driver of their
+    effects (:mod:`driver_floor`), with pre-shared keys; returns the time, T, the ledger rows
+    and the views."""
+    shards = split_rows(X, partition_rows(X.shape[0], m, "equal"))
+
+    def program(ctx: Any, X: Any) -> Any:
+        return pd_nmf_iter(ctx, X, T0, sweeps=sweeps, params=params, loss="full",
+                           track_objective=False)
+
+    start = time.perf_counter()
+    outputs, rows, views = least_driver_run(dict.fromkeys(range(m), program),
+                                            dict(enumerate(shards)))
+    return time.perf_counter() - start, outputs[0].T, rows, views
 
 
 def private(X: Any, T0: np.ndarray, sweeps: int, params: RRIParams, m: int,
@@ -418,8 +448,15 @@ def main() -> None:
         last["logging_counts"] = counts
         return t_l
 
+    def run_driver_floor() -> float:
+        t_d, last["driver_floor"], *last["driver_records"] = driver_floor(X, T0, sweeps,
+                                                                          params, m)
+        return t_d
+
     def run_private(sealing: bool) -> float:
         t_p, last["private"] = private(X, T0, sweeps, params, m, sealing, args.variant)
+        if not sealing:  # the driver floor's messages are checked against these
+            last["sealing_off_ledger"] = last["private"][2].ledger
         return t_p
 
     def run_clocked(sealing: bool) -> float:  # for the critical path only
@@ -434,13 +471,15 @@ def main() -> None:
         return calls_alone(shards, d, k * sweeps, False, args.variant, cold)
 
     with pinned() as note:
-        runs = interleaved(repeats, centralized=run_centralized,
-                           local_floor=run_floor,
-                           simpy_floor=run_simpy_floor,
-                           protocol_floor=run_protocol_floor,
-                           logging_floor=run_logging_floor,
-                           sealing_off=lambda: run_private(False),
+        # the target's two ratios from neighbouring runs: centralized between the PD-NMF arms
+        runs = interleaved(repeats, sealing_off=lambda: run_private(False),
+                           centralized=run_centralized,
                            sealing_on=lambda: run_private(True),
+                           driver_floor=run_driver_floor,
+                           logging_floor=run_logging_floor,
+                           protocol_floor=run_protocol_floor,
+                           simpy_floor=run_simpy_floor,
+                           local_floor=run_floor,
                            clocked_off=lambda: run_clocked(False),
                            clocked_on=lambda: run_clocked(True),
                            calls_alone=lambda: run_calls(False),
@@ -462,6 +501,7 @@ def main() -> None:
              pd_nmf_to_simpy_floor=ratio(runs[key], runs["simpy_floor"]),
              pd_nmf_to_protocol_floor=ratio(runs[key], runs["protocol_floor"]),
              pd_nmf_to_logging_floor=ratio(runs[key], runs["logging_floor"]),
+             pd_nmf_to_driver_floor=ratio(runs[key], runs["driver_floor"]),
              objective=target,
              max_rel_diff_T=float(np.abs(T_p - T_c).max() / np.abs(T_c).max()),
              secure_sum_messages=totals["messages"], secure_sum_elements=totals["elements"])
@@ -469,7 +509,7 @@ def main() -> None:
     party_calls = m * k * sweeps
     floor_s, pd_s = min(runs["local_floor"]), min(runs["sealing_off"])
     simpy_s, protocol_s = min(runs["simpy_floor"]), min(runs["protocol_floor"])
-    logging_s = min(runs["logging_floor"])
+    logging_s, driver_s = min(runs["logging_floor"]), min(runs["driver_floor"])
     alone_s, cold_s = min(runs["calls_alone"]), min(runs["calls_alone_cold"])
     emit(benchmark="pd_nmf_breakdown", parties=m, party_calls=party_calls, sealing=False,
          repeats=repeats, **note, unit="µs per party-call, from the minima",
@@ -484,6 +524,8 @@ def main() -> None:
          logging_floor_over_protocol_floor=round((logging_s - protocol_s) / party_calls * 1e6,
                                                  1),
          pd_nmf_over_logging_floor=round((pd_s - logging_s) / party_calls * 1e6, 1),
+         driver_floor_over_logging_floor=round((driver_s - logging_s) / party_calls * 1e6, 1),
+         pd_nmf_over_driver_floor=round((pd_s - driver_s) / party_calls * 1e6, 1),
          calls_alone_runs=summary(runs["calls_alone"]),
          calls_alone_cold_runs=summary(runs["calls_alone_cold"]),
          note="pd_nmf_over_local_floor = calls_alone + interleaving; the cold arm reads each "
@@ -521,6 +563,23 @@ def main() -> None:
                logging_floor_to_protocol_floor=ratio(runs["logging_floor"],
                                                      runs["protocol_floor"]),
                ledger_rows=ledger_rows, received_records=records)
+
+    rows, views = last["driver_records"]
+    ledger = [row for row in last["sealing_off_ledger"] if row.protocol == "secure_sum"]
+    def messages(rows: list[Row]) -> tuple[list[tuple[int, ...]], int]:
+        """Each message's ends and size (sorted: the run's key agreement shifts its calls'
+        numbers and times and the parties' order of sending), and the number of calls."""
+        return (sorted((r.sender, r.receiver, r.elements, r.bytes) for r in rows),
+                len({r.call for r in rows}))
+
+    if messages(rows) != messages(ledger) or sum(
+            len(view.received) for view in views.values()) != received:
+        raise SystemExit("the driver floor's ledger or views differ from the run's")
+    emit_floor("driver_floor", "the run's party programs on the least driver of their effects "
+               "(Input, SendEach, RecvEach, Output; direct links, no sealing, faults or abort "
+               "handling) with the logging floor's records: what interpreting effects costs",
+               driver_floor_to_logging_floor=ratio(runs["driver_floor"], runs["logging_floor"]),
+               ledger_rows=len(rows))
 
     if args.no_sklearn:
         return

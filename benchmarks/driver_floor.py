@@ -1,0 +1,238 @@
+"""The least driver of effect programs: the PD-NMF benchmark's driver floor.
+
+Party programs speak effects (:mod:`protocols.effects`); a driver resumes each program's
+generator, interprets what it yields and sends back the result. :class:`LeastDriver` does
+that for the four effects a PD-NMF party yields (``Input``, ``SendEach``, ``RecvEach``,
+``Output``) and nothing else, keeping what the SimPy driver keeps of them:
+
+* one SimPy process per party;
+* a send effect's payload encoded once (:func:`protocols.wire.encode`), each message timed
+  over its direct link (FIFO: transmission starts when the link is free, arrival a latency
+  after it ends), the messages that arrive at one instant carried by one SimPy event;
+* a ledger row per message, made on arrival;
+* a mailbox per party keyed by (sender, protocol, call, step); a receive takes what is there
+  or waits on one SimPy event;
+* each encoding decoded once with its elements checked against the field
+  (:func:`protocols.wire.decode`), each further receiver given an array over the same bytes;
+* the cyclic garbage collector paused for the run, as the SimPy driver pauses it;
+* in the views, a record of every received message and an immutable copy of every input and
+  output (:func:`parties.view.frozen`); the program gets an array object of its own.
+
+Nothing else: no sealing, no faults, no interceptor, no relays (every route is a direct
+link), no abort handling, no checks of the program's effects — what any driver of these
+programs must do to keep this ledger and these views, written for this one pattern. Its
+time over the logging floor is what interpreting effects costs at the least; the SimPy
+driver's time over it is the price of its generality. This module is imported by
+``benchmarks/pd_nmf.py``; it is not part of the installed package.
+"""
+
+from __future__ import annotations
+
+import copy
+import gc
+from collections.abc import Callable, Generator, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+import simpy
+
+from parties.view import View, another_sparse, frozen, is_immutable, received_message
+from protocols import wire
+from protocols.context import AesRandomness, PartyContext
+from protocols.effects import Input, Output, RecvEach, SendEach
+from protocols.field import FixedPoint, prime_field
+from sim.ledger import Row
+from sim.network import Network
+from sim.simulation import party_seed, preshared_keys
+
+_new_tuple = tuple.__new__
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Python's cyclic garbage collector paused for the block, as the SimPy driver pauses it
+    for a run (which makes many objects and no cycles)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
+class LeastDriver:
+    """Runs effect programs on a network of direct links, with the SimPy driver's records.
+
+    Parameters
+    ----------
+    network : Network
+        Every pair must have a direct link.
+    field : PrimeField
+        The run's field: received elements are checked against it.
+    """
+
+    def __init__(self, network: Network, field: Any) -> None:
+        self.network, self.field = network, field
+
+    def run(self, contexts: dict[int, PartyContext],
+            programs: dict[int, Callable[[PartyContext], Generator[Any, Any, Any]]],
+            views: dict[int, View]) -> tuple[dict[int, Any], list[Row]]:
+        """Run every program to its end; returns the outputs and the ledger rows.
+
+        The cyclic garbage collector is paused meanwhile, as the SimPy driver pauses it: the
+        run makes many objects and no cycles.
+        """
+        with paused_gc():
+            return self._run(contexts, programs, views)
+
+    def _run(self, contexts: dict[int, PartyContext],
+             programs: dict[int, Callable[[PartyContext], Generator[Any, Any, Any]]],
+             views: dict[int, View]) -> tuple[dict[int, Any], list[Row]]:
+        self.env = simpy.Environment()
+        self.contexts, self.views = contexts, views
+        self.mailbox: dict[int, dict[tuple[int, str, int, str], tuple[Any, ...]]] = {
+            p: {} for p in contexts}
+        self.waiting: dict[int, tuple[tuple[int, str, int, str], simpy.Event]] = {}
+        self.max_round = dict.fromkeys(contexts, 0)
+        self.link_free: dict[tuple[int, int], float] = {}
+        self.rows: list[Any] = []
+        self.outputs: dict[int, Any] = {}
+        for pid in sorted(contexts):
+            self.env.process(self._party(pid, programs[pid](contexts[pid])))
+        self.env.run()
+        if self.waiting:
+            raise RuntimeError(f"parties {sorted(self.waiting)} wait for messages never sent")
+        return self.outputs, self.rows
+
+    def _party(self, pid: int, gen: Generator[Any, Any, Any]) -> Generator[simpy.Event, Any, None]:
+        view = self.views[pid]
+        value = None
+        while True:
+            try:
+                effect = gen.send(value)
+            except StopIteration as stop:
+                self.outputs[pid] = stop.value
+                return
+            kind = type(effect)
+            value = None
+            if kind is SendEach:
+                self._send(pid, effect)
+            elif kind is RecvEach:
+                value = yield from self._receive_each(pid, effect)
+            elif kind is Input:
+                view.protocol_inputs.append((effect.call, effect.label, frozen(effect.value)))
+            elif kind is Output:
+                view.outputs.append((effect.call, effect.label, frozen(effect.value)))
+            else:
+                raise RuntimeError(f"party {pid} yielded {type(effect).__name__}, which the "
+                                   "least driver does not interpret")
+
+    def _send(self, pid: int, effect: SendEach) -> None:
+        call, step = effect.call, effect.step
+        now = self.env.now
+        round_ = self.max_round[pid] + 1
+        phase = self.contexts[pid].phase
+        key = (pid, call.protocol, call.index, step)
+        links, link_free, rows = self.network.direct_links(pid), self.link_free, self.rows
+        payloads = effect.payloads
+        arrivals: dict[float, list[tuple[Any, ...]]] = {}
+        last: object = None
+        data, elements, decoded = b"", 0, [None]
+        for to in sorted(payloads):
+            payload = payloads[to]
+            if payload is not last:  # a broadcast's payload is encoded once
+                data, elements, decoded, last = wire.encode(payload), payload.size, [None], payload
+            link = links[to]
+            free = link_free.get((pid, to), 0.0)
+            end = (free if free > now else now) + len(data) * 8.0 / link.bandwidth_bps
+            link_free[(pid, to)] = end
+            when = end + link.latency_s
+            message = (pid, to, key, data, decoded, round_, phase, elements, now, len(rows))
+            rows.append(None)
+            group = arrivals.get(when)
+            if group is None:
+                arrivals[when] = [message]
+            else:
+                group.append(message)
+        timeout, arrive = self.env.timeout, self._arrive
+        for when, group in arrivals.items():
+            timeout(when - now, group).callbacks.append(arrive)
+
+    def _arrive(self, event: simpy.Event) -> None:
+        now, rows, waiting, mailbox = self.env.now, self.rows, self.waiting, self.mailbox
+        for message in event.value:
+            sender, to, key, data, _, round_, phase, elements, sent, index = message
+            rows[index] = _new_tuple(Row, (sender, to, key[1], key[2], key[3], phase, round_,
+                                           elements, len(data), 1, sent, now))
+            wait = waiting.get(to)
+            if wait is not None and wait[0] == key:
+                del waiting[to]
+                wait[1].succeed(message)
+            else:
+                mailbox[to][key] = message  # one message per key in these programs
+
+    def _receive_each(self, pid: int, effect: RecvEach
+                      ) -> Generator[simpy.Event, Any, dict[int, np.ndarray]]:
+        call, step = effect.call, effect.step
+        box, got = self.mailbox[pid], {}
+        for sender in effect.senders:
+            key = (sender, call.protocol, call.index, step)
+            message = box.pop(key, None)
+            if message is None:
+                event = self.env.event()
+                self.waiting[pid] = (key, event)
+                message = yield event
+            got[sender] = self._consume(pid, message)
+        return got
+
+    def _consume(self, pid: int, message: tuple[Any, ...]) -> np.ndarray:
+        """The message's record in the view, and the program's own array (flat payloads)."""
+        decoded, round_ = message[4], message[5]
+        checked = decoded[0]
+        if checked is None:  # the first receiver of this encoding checks it
+            data = message[3]
+            payload = wire.decode(data, self.field)
+            decoded[0] = checked = (wire.body_of(payload, data), payload.dtype)
+        else:  # wire.decode_again, in place
+            payload = np.frombuffer(checked[0], checked[1])
+        if round_ > self.max_round[pid]:
+            self.max_round[pid] = round_
+        key = message[2]
+        self.views[pid].received.append(
+            received_message(message[0], key[1], key[2], key[3], round_, payload))
+        return np.frombuffer(checked[0], checked[1])  # wire.another_array, in place
+
+
+def least_driver_run(
+    programs: dict[int, Callable[[PartyContext, Any], Generator[Any, Any, Any]]],
+    inputs: dict[int, Any], seed: int = 1,
+) -> tuple[dict[int, Any], list[Row], dict[int, View]]:
+    """Run ``programs[p](ctx, inputs[p])`` for parties 0..M−1 on :class:`LeastDriver`.
+
+    Contexts as the simulation makes them (field GF(2^61 − 1), 24 fractional bits, one-way
+    seeds, AES mask randomness) with pre-shared pair keys (no key agreement); each input is
+    recorded in the party's view as an immutable copy, which the program gets (a sparse
+    matrix as another matrix object over the record's arrays), as in the simulation.
+    """
+    field = prime_field("2^61-1")
+    sites = tuple(sorted(programs))
+    roles = dict.fromkeys(sites, "site")
+    keys = preshared_keys(seed, list(sites))
+    contexts, views, bound = {}, {}, {}
+    for p in sites:
+        own = copy.copy(field)
+        ctx = PartyContext(party=p, role="site", parties=sites, roles=roles,
+                           fixed=FixedPoint(own, 24), rng_seed=party_seed(seed, p, "rng"),
+                           randomness=AesRandomness(own, party_seed(seed, p, "masks"), p))
+        pairs = {q: keys[(min(p, q), max(p, q))] for q in sites if q != p}
+        ctx.install_all_pair_keys({q: k[0] for q, k in pairs.items()},
+                                  {q: k[1] for q, k in pairs.items()})
+        record = frozen(inputs[p])
+        views[p] = View(party=p, role="site", inputs={"X": record})
+        contexts[p] = ctx
+        given = record if is_immutable(record) else another_sparse(record)
+        bound[p] = (lambda ctx, program=programs[p], given=given: program(ctx, given))
+    outputs, rows = LeastDriver(Network.build(len(sites)), field).run(contexts, bound, views)
+    return outputs, rows, views
