@@ -18,7 +18,10 @@ that for the four effects a PD-NMF party yields (``Input``, ``SendEach``, ``Recv
 * in the views, a record of every received message and an immutable copy of every input and
   output (:func:`parties.view.frozen`); the program gets an array object of its own.
 
-Nothing else: no sealing, no faults, no interceptor, no relays (every route is a direct
+With ``sealing``, each message is sealed with AES-GCM and authenticated at its receiver as the
+SimPy driver does it when nothing observes messages in flight.
+
+Nothing else: no faults, no interceptor, no relays (every route is a direct
 link), no abort handling, no checks of the program's effects — what any driver of these
 programs must do to keep this ledger and these views, written for this one pattern. Its
 time over the logging floor is what interpreting effects costs at the least; the SimPy
@@ -39,9 +42,11 @@ import simpy
 
 from parties.view import View, another_sparse, frozen, is_immutable, received_message
 from protocols import wire
+from protocols.channels import SEAL_OVERHEAD_BYTES
 from protocols.context import AesRandomness, PartyContext
 from protocols.effects import Input, Output, RecvEach, SendEach
 from protocols.field import FixedPoint, prime_field
+from sim.drivers.envelopes import RunChannels
 from sim.ledger import Row
 from sim.network import Network
 from sim.simulation import party_seed, preshared_keys
@@ -71,10 +76,15 @@ class LeastDriver:
         Every pair must have a direct link.
     field : PrimeField
         The run's field: received elements are checked against it.
+    sealing : bool
+        Seal every message with AES-GCM under its pair's channel key and authenticate it at
+        its receiver, as the SimPy driver does when nothing observes messages in flight: the
+        sender's end seals the encoding and the receiver's end opens it, both in the run's
+        scratch buffers (:meth:`sim.drivers.envelopes.RunChannels.seal_and_authenticate`).
     """
 
-    def __init__(self, network: Network, field: Any) -> None:
-        self.network, self.field = network, field
+    def __init__(self, network: Network, field: Any, sealing: bool = False) -> None:
+        self.network, self.field, self.sealing = network, field, sealing
 
     def run(self, contexts: dict[int, PartyContext],
             programs: dict[int, Callable[[PartyContext], Generator[Any, Any, Any]]],
@@ -97,6 +107,9 @@ class LeastDriver:
         self.waiting: dict[int, tuple[tuple[int, str, int, str], simpy.Event]] = {}
         self.max_round = dict.fromkeys(contexts, 0)
         self.link_free: dict[tuple[int, int], float] = {}
+        self.channels = RunChannels()
+        self.counters: dict[tuple[int, int], int] = {}  # next number to send, per channel
+        self.expected: dict[tuple[int, int], int] = {}  # next number to receive
         self.rows: list[Any] = []
         self.outputs: dict[int, Any] = {}
         for pid in sorted(contexts):
@@ -140,16 +153,24 @@ class LeastDriver:
         arrivals: dict[float, list[tuple[Any, ...]]] = {}
         last: object = None
         data, elements, decoded = b"", 0, [None]
+        ctx, sealing, counters = self.contexts[pid], self.sealing, self.counters
         for to in sorted(payloads):
             payload = payloads[to]
             if payload is not last:  # a broadcast's payload is encoded once
                 data, elements, decoded, last = wire.encode(payload), payload.size, [None], payload
+            n_bytes, sealed = len(data), None
+            if sealing:  # its channel's sending end and number, and (on arrival) the receiver's
+                sequence = counters.get((pid, to), 0)
+                counters[(pid, to)] = sequence + 1
+                sealed = [self.channels.sending(ctx, to), sequence, call, None]
+                n_bytes += SEAL_OVERHEAD_BYTES
             link = links[to]
             free = link_free.get((pid, to), 0.0)
-            end = (free if free > now else now) + len(data) * 8.0 / link.bandwidth_bps
+            end = (free if free > now else now) + n_bytes * 8.0 / link.bandwidth_bps
             link_free[(pid, to)] = end
             when = end + link.latency_s
-            message = (pid, to, key, data, decoded, round_, phase, elements, now, len(rows))
+            message = (pid, to, key, data, decoded, round_, phase, elements, now, len(rows),
+                       n_bytes, sealed)
             rows.append(None)
             group = arrivals.get(when)
             if group is None:
@@ -163,9 +184,13 @@ class LeastDriver:
     def _arrive(self, event: simpy.Event) -> None:
         now, rows, waiting, mailbox = self.env.now, self.rows, self.waiting, self.mailbox
         for message in event.value:
-            sender, to, key, data, _, round_, phase, elements, sent, index = message
+            sender, to, key, _, _, round_, phase, elements, sent, index, n_bytes, sealed = message
             rows[index] = _new_tuple(Row, (sender, to, key[1], key[2], key[3], phase, round_,
-                                           elements, len(data), 1, sent, now))
+                                           elements, n_bytes, 1, sent, now))
+            if sealed is not None:  # the receiver numbers a channel's messages as they arrive
+                number = self.expected.get((sender, to), 0)
+                self.expected[(sender, to)] = number + 1
+                sealed[3] = number
             wait = waiting.get(to)
             if wait is not None and wait[0] == key:
                 del waiting[to]
@@ -189,7 +214,12 @@ class LeastDriver:
 
     def _consume(self, pid: int, message: tuple[Any, ...]) -> np.ndarray:
         """The message's record in the view, and the program's own array (flat payloads)."""
-        decoded, round_ = message[4], message[5]
+        decoded, round_, sealed, key = message[4], message[5], message[11], message[2]
+        if sealed is not None:  # sealed by the sender's end, authenticated by the receiver's
+            sending, sequence, call, number = sealed
+            self.channels.seal_and_authenticate(sending, sequence, message[3],
+                                                self.contexts[pid], message[0], number, call,
+                                                key[3], round_)
         checked = decoded[0]
         if checked is None:  # the first receiver of this encoding checks it
             data = message[3]
@@ -199,7 +229,6 @@ class LeastDriver:
             payload = np.frombuffer(checked[0], checked[1])
         if round_ > self.max_round[pid]:
             self.max_round[pid] = round_
-        key = message[2]
         self.views[pid].received.append(
             received_message(message[0], key[1], key[2], key[3], round_, payload))
         return np.frombuffer(checked[0], checked[1])  # wire.another_array, in place
@@ -207,7 +236,7 @@ class LeastDriver:
 
 def least_driver_run(
     programs: dict[int, Callable[[PartyContext, Any], Generator[Any, Any, Any]]],
-    inputs: dict[int, Any], seed: int = 1,
+    inputs: dict[int, Any], seed: int = 1, sealing: bool = False,
 ) -> tuple[dict[int, Any], list[Row], dict[int, View]]:
     """Run ``programs[p](ctx, inputs[p])`` for parties 0..M−1 on :class:`LeastDriver`.
 
@@ -234,5 +263,6 @@ def least_driver_run(
         contexts[p] = ctx
         given = record if is_immutable(record) else another_sparse(record)
         bound[p] = (lambda ctx, program=programs[p], given=given: program(ctx, given))
-    outputs, rows = LeastDriver(Network.build(len(sites)), field).run(contexts, bound, views)
+    outputs, rows = LeastDriver(Network.build(len(sites)), field, sealing).run(contexts, bound,
+                                                                              views)
     return outputs, rows, views

@@ -46,16 +46,18 @@ plain form (the objective scikit-learn minimises):
   the run keeps (checked) — and, for each party's program, array objects of its own over those
   bytes. No driver, effects, mailboxes or network timing. The PD-NMF run's
   ratio to it is the share of the driver's generic machinery.
-* ``pd_nmf_driver_floor``: the floor of any driver of these party programs, timed in the
+* ``pd_nmf_driver_floor``: a driver's floor for these party programs, timed in the
   same rounds: the run's own programs (PD-NMF-Iter calling SecureSum, unchanged) on the least
   driver of the four effects they yield (:mod:`driver_floor`) — one SimPy process per party,
   each send effect's payload encoded once, every message timed over its direct link and
   delivered at its instant, a mailbox per party, each encoding decoded and checked once, the
   logging floor's records (the same number of rows and records as the run, and the same
   messages, checked) — with pre-shared keys and nothing the SimPy driver adds for
-  generality: sealing, faults, interceptors, relays, other effects, abort handling. Its
-  ratio to the logging floor is what interpreting effects costs at the least; the PD-NMF
-  run's ratio to it is what the SimPy driver's generality costs.
+  generality: faults, interceptors, relays, other effects, abort handling. Its ratio to the
+  logging floor is what interpreting effects costs at the least; the PD-NMF run's ratio to it
+  is what the SimPy driver's generality costs. A second arm (``driver_floor_sealed``) seals
+  every message with AES-GCM and authenticates it at its receiver, as the run does with
+  sealing on; the sealed PD-NMF run is compared with it.
 * ``pd_nmf_breakdown``: where the PD-NMF run's time over the local floor goes, from two more
   arms timed in the same rounds — the run's SecureSum calls alone (the same 20 × 30 calls of
   d + 1 elements among the 4 parties, each party summing a fixed statistic: protocol and
@@ -347,11 +349,11 @@ def logging_floor(X: Any, T0: np.ndarray, sweeps: int, params: RRIParams,
     return elapsed, rows[0], len(ledger), sum(len(v.received) for v in views.values())
 
 
-def driver_floor(X: Any, T0: np.ndarray, sweeps: int, params: RRIParams,
-                 m: int) -> tuple[float, np.ndarray, list[Row], dict[int, View]]:
+def driver_floor(X: Any, T0: np.ndarray, sweeps: int, params: RRIParams, m: int,
+                 sealing: bool = False) -> tuple[float, np.ndarray, list[Row], dict[int, View]]:
     """The run's party programs (PD-NMF-Iter, SecureSum ``prg``) on the least driver of their
-    effects (:mod:`driver_floor`), with pre-shared keys; returns the time, T, the ledger rows
-    and the views."""
+    effects (:mod:`driver_floor`), with pre-shared keys and, with ``sealing``, every message
+    sealed and authenticated; returns the time, T, the ledger rows and the views."""
     shards = split_rows(X, partition_rows(X.shape[0], m, "equal"))
 
     def program(ctx: Any, X: Any) -> Any:
@@ -360,7 +362,7 @@ def driver_floor(X: Any, T0: np.ndarray, sweeps: int, params: RRIParams,
 
     start = time.perf_counter()
     outputs, rows, views = least_driver_run(dict.fromkeys(range(m), program),
-                                            dict(enumerate(shards)))
+                                            dict(enumerate(shards)), sealing=sealing)
     return time.perf_counter() - start, outputs[0].T, rows, views
 
 
@@ -448,15 +450,16 @@ def main() -> None:
         last["logging_counts"] = counts
         return t_l
 
-    def run_driver_floor() -> float:
-        t_d, last["driver_floor"], *last["driver_records"] = driver_floor(X, T0, sweeps,
-                                                                          params, m)
+    def run_driver_floor(sealing: bool) -> float:
+        arm = "driver_floor_sealed" if sealing else "driver_floor"
+        t_d, last[arm], *last[f"{arm}_records"] = driver_floor(X, T0, sweeps, params, m,
+                                                               sealing)
         return t_d
 
     def run_private(sealing: bool) -> float:
         t_p, last["private"] = private(X, T0, sweeps, params, m, sealing, args.variant)
-        if not sealing:  # the driver floor's messages are checked against these
-            last["sealing_off_ledger"] = last["private"][2].ledger
+        # the driver floors' messages are checked against these
+        last["sealing_on_ledger" if sealing else "sealing_off_ledger"] = last["private"][2].ledger
         return t_p
 
     def run_clocked(sealing: bool) -> float:  # for the critical path only
@@ -475,7 +478,8 @@ def main() -> None:
         runs = interleaved(repeats, sealing_off=lambda: run_private(False),
                            centralized=run_centralized,
                            sealing_on=lambda: run_private(True),
-                           driver_floor=run_driver_floor,
+                           driver_floor=lambda: run_driver_floor(False),
+                           driver_floor_sealed=lambda: run_driver_floor(True),
                            logging_floor=run_logging_floor,
                            protocol_floor=run_protocol_floor,
                            simpy_floor=run_simpy_floor,
@@ -501,7 +505,8 @@ def main() -> None:
              pd_nmf_to_simpy_floor=ratio(runs[key], runs["simpy_floor"]),
              pd_nmf_to_protocol_floor=ratio(runs[key], runs["protocol_floor"]),
              pd_nmf_to_logging_floor=ratio(runs[key], runs["logging_floor"]),
-             pd_nmf_to_driver_floor=ratio(runs[key], runs["driver_floor"]),
+             pd_nmf_to_driver_floor=ratio(
+                 runs[key], runs["driver_floor_sealed" if sealing else "driver_floor"]),
              objective=target,
              max_rel_diff_T=float(np.abs(T_p - T_c).max() / np.abs(T_c).max()),
              secure_sum_messages=totals["messages"], secure_sum_elements=totals["elements"])
@@ -564,21 +569,27 @@ def main() -> None:
                                                      runs["protocol_floor"]),
                ledger_rows=ledger_rows, received_records=records)
 
-    rows, views = last["driver_records"]
-    ledger = [row for row in last["sealing_off_ledger"] if row.protocol == "secure_sum"]
     def messages(rows: list[Row]) -> tuple[list[tuple[int, ...]], int]:
         """Each message's ends and size (sorted: the run's key agreement shifts its calls'
         numbers and times and the parties' order of sending), and the number of calls."""
         return (sorted((r.sender, r.receiver, r.elements, r.bytes) for r in rows),
                 len({r.call for r in rows}))
 
-    if messages(rows) != messages(ledger) or sum(
-            len(view.received) for view in views.values()) != received:
-        raise SystemExit("the driver floor's ledger or views differ from the run's")
+    for arm, run_ledger in (("driver_floor", "sealing_off_ledger"),
+                            ("driver_floor_sealed", "sealing_on_ledger")):
+        rows, views = last[f"{arm}_records"]
+        ledger = [row for row in last[run_ledger] if row.protocol == "secure_sum"]
+        if messages(rows) != messages(ledger) or sum(
+                len(view.received) for view in views.values()) != received:
+            raise SystemExit(f"the {arm}'s ledger or views differ from the run's")
     emit_floor("driver_floor", "the run's party programs on the least driver of their effects "
-               "(Input, SendEach, RecvEach, Output; direct links, no sealing, faults or abort "
-               "handling) with the logging floor's records: what interpreting effects costs",
+               "(Input, SendEach, RecvEach, Output; direct links, no faults or abort handling) "
+               "with the logging floor's records: what interpreting effects costs; sealed: "
+               "each message also sealed and authenticated as the run seals it",
                driver_floor_to_logging_floor=ratio(runs["driver_floor"], runs["logging_floor"]),
+               driver_floor_sealed_to_centralized=ratio(runs["driver_floor_sealed"],
+                                                        runs["centralized"]),
+               sealed_to_unsealed=ratio(runs["driver_floor_sealed"], runs["driver_floor"]),
                ledger_rows=len(rows))
 
     if args.no_sklearn:
