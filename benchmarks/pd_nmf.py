@@ -130,8 +130,7 @@ def local_floor(X: Any, T0: np.ndarray, sweeps: int, params: RRIParams, m: int,
                 protocol: bool = False) -> tuple[float, np.ndarray]:
     """PD-NMF-Iter's local steps for M row blocks in lock-step, the sum taken in the clear —
     or, with ``protocol``, by SecureSum's own arithmetic in line (:class:`_InlineSecureSum`)."""
-    blocks = [as_row_block(s, "full")
-              for s in split_rows(X, partition_rows(X.shape[0], m, "equal"))]
+    blocks = [as_row_block(s, "full") for s in row_shards(X, m)]
     inline = _InlineSecureSum(m) if protocol else None
     start = time.perf_counter()
     T = np.array(T0, dtype=np.float64, copy=True)
@@ -266,8 +265,7 @@ def _party_processes(env: simpy.Environment, blocks: list[Any], T0: np.ndarray, 
 def simpy_floor(X: Any, T0: np.ndarray, sweeps: int, params: RRIParams,
                 m: int) -> tuple[float, np.ndarray]:
     """PD-NMF-Iter's per-party loop as M SimPy processes, each sum in the clear behind one event."""
-    blocks = [as_row_block(s, "full")
-              for s in split_rows(X, partition_rows(X.shape[0], m, "equal"))]
+    blocks = [as_row_block(s, "full") for s in row_shards(X, m)]
     start = time.perf_counter()
     env = simpy.Environment()
     barrier = _SumBarrier(env, m)
@@ -318,8 +316,7 @@ def logging_floor(X: Any, T0: np.ndarray, sweeps: int, params: RRIParams,
     of the decoded sum's field total and a record of each column sum it received; the cyclic
     garbage collector paused, as the driver pauses it. Returns the time, T, and the numbers of
     ledger rows and of received-message records."""
-    blocks = [as_row_block(s, "full")
-              for s in split_rows(X, partition_rows(X.shape[0], m, "equal"))]
+    blocks = [as_row_block(s, "full") for s in row_shards(X, m)]
     inline = _InlineSecureSum(m)
     start = time.perf_counter()
     env = simpy.Environment()
@@ -349,20 +346,32 @@ def logging_floor(X: Any, T0: np.ndarray, sweeps: int, params: RRIParams,
     return elapsed, rows[0], len(ledger), sum(len(v.received) for v in views.values())
 
 
-def driver_floor(X: Any, T0: np.ndarray, sweeps: int, params: RRIParams, m: int,
-                 sealing: bool = False) -> tuple[float, np.ndarray, list[Row], dict[int, View]]:
-    """The run's party programs (PD-NMF-Iter, SecureSum ``prg``) on the least driver of their
-    effects (:mod:`driver_floor`), with pre-shared keys and, with ``sealing``, every message
-    sealed and authenticated; returns the time, T, the ledger rows and the views."""
-    shards = split_rows(X, partition_rows(X.shape[0], m, "equal"))
+def row_shards(X: Any, m: int) -> list[Any]:
+    """X's rows split into M equal blocks, one per party (the partition every arm uses)."""
+    return split_rows(X, partition_rows(X.shape[0], m, "equal"))
+
+
+def pd_nmf_program(T0: np.ndarray, sweeps: int, params: RRIParams,
+                   variant: str) -> Callable[[Any, Any], Any]:
+    """Each party's program in the PD-NMF arms: PD-NMF-Iter on its rows X, from T0."""
 
     def program(ctx: Any, X: Any) -> Any:
-        return pd_nmf_iter(ctx, X, T0, sweeps=sweeps, params=params, loss="full",
-                           track_objective=False)
+        return pd_nmf_iter(ctx, X, T0, sweeps=sweeps, params=params, variant=variant,
+                           loss="full", track_objective=False)
 
+    return program
+
+
+def driver_floor(X: Any, T0: np.ndarray, sweeps: int, params: RRIParams, m: int,
+                 sealing: bool = False, variant: str = "prg"
+                 ) -> tuple[float, np.ndarray, list[Row], dict[int, View]]:
+    """The run's party programs (:func:`pd_nmf_program`) on the least driver of their
+    effects (:mod:`driver_floor`), with pre-shared keys and, with ``sealing``, every message
+    sealed and authenticated; returns the time, T, the ledger rows and the views."""
+    program = pd_nmf_program(T0, sweeps, params, variant)
     start = time.perf_counter()
     outputs, rows, views = least_driver_run(dict.fromkeys(range(m), program),
-                                            dict(enumerate(shards)), sealing=sealing)
+                                            dict(enumerate(row_shards(X, m))), sealing=sealing)
     return time.perf_counter() - start, outputs[0].T, rows, views
 
 
@@ -371,15 +380,10 @@ def private(X: Any, T0: np.ndarray, sweeps: int, params: RRIParams, m: int,
             ) -> tuple[float, Any]:
     """The PD-NMF simulation; with ``clock``, every party's program is timed step by step
     (the timed arms run without it)."""
-    shards = split_rows(X, partition_rows(X.shape[0], m, "equal"))
     sim = Simulation(Network.build(m), seed=1, sealing=sealing)
-
-    def program(ctx: Any, X: Any) -> Any:
-        return pd_nmf_iter(ctx, X, T0, sweeps=sweeps, params=params, variant=variant,
-                           loss="full", track_objective=False)
-
+    program = pd_nmf_program(T0, sweeps, params, variant)
     parties = site_parties(program if clock is None else clock.wrap(program),
-                           [{"X": s} for s in shards])
+                           [{"X": s} for s in row_shards(X, m)])
     start = time.perf_counter()
     result = sim.run(parties)
     wall = time.perf_counter() - start
@@ -453,7 +457,7 @@ def main() -> None:
     def run_driver_floor(sealing: bool) -> float:
         arm = "driver_floor_sealed" if sealing else "driver_floor"
         t_d, last[arm], *last[f"{arm}_records"] = driver_floor(X, T0, sweeps, params, m,
-                                                               sealing)
+                                                               sealing, args.variant)
         return t_d
 
     def run_private(sealing: bool) -> float:
@@ -468,7 +472,7 @@ def main() -> None:
         critical["on" if sealing else "off"].append(clock.critical_path())
         return t_p
 
-    shards = [sp.csr_array(s) for s in split_rows(X, partition_rows(n, m, "equal"))]
+    shards = [sp.csr_array(s) for s in row_shards(X, m)]
 
     def run_calls(cold: bool) -> float:
         return calls_alone(shards, d, k * sweeps, False, args.variant, cold)
