@@ -1,21 +1,37 @@
-# `make run` and `make test` set everything up on a fresh machine: they create .venv at the
-# repository root if it is missing and install the project with its dev and mpi extras into it
-# (the mpi extra brings MPICH as a wheel, so CI runs the MPI driver's tests).
+# `make run` and `make test` set everything up on a fresh machine. They install uv (pinned, into
+# .uv/) and let it build .venv at the repository root from uv.lock: exactly the versions the
+# suite passed with, checked against the lock's hashes, with every extra (dev, mpi, datasets;
+# the mpi extra brings MPICH as a wheel, so CI runs the MPI driver's tests).
+# `make test-latest` resolves the newest releases into .venv-latest and runs the suite there;
+# `make lock-upgrade` moves uv.lock itself to them (then `make test`, and commit uv.lock).
 PYTHON ?= python3
+UV_VERSION := 0.13.9
+UV_DIR := .uv
+UV := $(UV_DIR)/bin/uv
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
+LATEST := .venv-latest
+
+# uv builds environments on this machine's Python only (it never downloads an interpreter), and
+# keeps the project's environment at .venv.
+export UV_PYTHON_DOWNLOADS := never
+export UV_PROJECT_ENVIRONMENT := $(VENV)
 
 # The suite runs on two shared cores: one BLAS/OpenMP thread per process, so that a test's
 # numpy calls do not oversubscribe them (benchmarks pin their own threads with threadpoolctl).
 SINGLE_THREADED := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 NUMBA_NUM_THREADS=1
 
-.PHONY: .venv run test test-all bench lint clean
+.PHONY: .venv run test test-all test-latest lock lock-upgrade bench lint clean
 
-$(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,mpi]'
+$(UV):
+	test -x $(UV_DIR)/bin/python || $(PYTHON) -m venv $(UV_DIR)
+	$(UV_DIR)/bin/python -m pip install --quiet 'uv==$(UV_VERSION)'
+
+# --locked: if pyproject.toml was changed without `make lock`, this stops and says so, rather than
+# installing versions the lock does not name.
+$(STAMP): pyproject.toml uv.lock | $(UV)
+	$(UV) sync --locked --all-extras --python $(PYTHON) --quiet
 	touch $(STAMP)
 
 .venv: $(STAMP)
@@ -29,6 +45,25 @@ test: $(STAMP)
 test-all: $(STAMP)
 	$(SINGLE_THREADED) $(BIN)/python -m pytest -q
 
+# The newest release of every dependency that pyproject.toml admits, in a fresh .venv-latest; the
+# versions that differ from the lock are printed before the suite runs. uv.lock is not touched.
+test-latest: | $(UV)
+	$(UV) venv --clear --quiet --python $(PYTHON) $(LATEST)
+	$(UV) pip install --quiet --python $(LATEST)/bin/python --upgrade -e '.[dev,mpi,datasets]'
+	@$(UV) export --frozen --all-extras --no-hashes --no-emit-project --no-header --quiet \
+		| grep -v '^ *#' | sed 's/ *;.*//' | sort > $(LATEST)/locked.txt
+	@$(UV) pip freeze --python $(LATEST)/bin/python --exclude-editable | sort > $(LATEST)/latest.txt
+	@echo "# newer than uv.lock:"; comm -13 $(LATEST)/locked.txt $(LATEST)/latest.txt
+	$(SINGLE_THREADED) $(LATEST)/bin/python -m pytest -q -m "not slow" -p no:cacheprovider
+
+# After editing the dependencies in pyproject.toml: re-resolve uv.lock, keeping every other pin.
+lock: | $(UV)
+	$(UV) lock --python $(PYTHON)
+
+# Move every pin to the newest release pyproject.toml admits; run `make test` before committing.
+lock-upgrade: | $(UV)
+	$(UV) lock --upgrade --python $(PYTHON)
+
 bench: $(STAMP)
 	@for script in benchmarks/*.py; do echo "# $$script" >&2; $(BIN)/python $$script || exit 1; done
 
@@ -36,4 +71,4 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) $(LATEST) $(UV_DIR) build *.egg-info .pytest_cache
