@@ -66,15 +66,82 @@ def test_measure_is_the_minimum_p_value_over_statistics():
         one_bit_sum_ks(5, 1)
 
 
-def test_topic_coefficients_solve_the_box_problem():
+EPS = np.finfo(np.float64).eps
+
+
+def box_kkt_violation(a: np.ndarray, x: np.ndarray, T: np.ndarray) -> float:
+    """How far ``a`` is from the minimiser of ‖x − aT‖² over [0, 1]^k, by the KKT conditions.
+
+    With the gradient g = T(aT − x): a free coordinate (0 < a_i < 1) needs g_i = 0, one at 0
+    needs g_i ≥ 0, one at 1 needs g_i ≤ 0, and every a_i must lie in the box. The problem is
+    convex, so these conditions hold at the minimiser and nowhere else (T of full row rank).
+    Returns the largest violation, in units of the gradient's rounding error
+    ‖T‖·(‖T‖·‖a‖ + ‖x‖)·ε, so that 1 is what exact arithmetic would leave after rounding.
+    """
+    g = T @ (a @ T - x)
+    at_zero, at_one = a <= 0.0, a >= 1.0
+    free = ~(at_zero | at_one)
+    violation = max(np.abs(g[free]).max(initial=0.0), (-g[at_zero]).max(initial=0.0),
+                    g[at_one].max(initial=0.0))
+    norm_t = np.linalg.norm(T, 2)
+    scale = norm_t * (norm_t * np.linalg.norm(a) + np.linalg.norm(x)) * EPS
+    outside = max(-a.min(), a.max() - 1.0, 0.0)
+    return violation / scale + (np.inf if outside > 0 else 0.0)
+
+
+# What the statistic needs. σ = a · w² enters Algorithm 11 only through a KS test, whose p-value
+# depends on the order of the pooled samples; an error δ in a moves σ by at most ‖w²‖·δ, so a
+# must be exact to rounding for the order of runs whose σ differ by more than that to be kept.
+# The tolerance below is therefore the rounding of the KKT conditions (a small multiple of
+# k·ε·‖T‖², from the conditioning of T), not the last digits one solver version printed.
+KKT_TOLERANCE = 64.0
+
+
+def test_topic_coefficients_recover_an_exact_box_solution():
+    rng = np.random.default_rng(1)
+    T = rng.uniform(size=(3, 8))
+    u = np.array([0.2, 0.0, 0.9])  # one coordinate on the box's face, two inside
+    a = topic_coefficients(u @ T, T)
+    # the consistent system x = uT: a perturbation bound cond(T)·ε per coordinate, times k
+    np.testing.assert_allclose(a, u, rtol=0, atol=8 * 3 * np.linalg.cond(T) * EPS)
+    assert box_kkt_violation(a, u @ T, T) <= KKT_TOLERANCE
+    w2 = np.array([2.0, 5.0, 1.0])
+    assert topic_weight_statistic(u @ T, T, w2) == pytest.approx(
+        u @ w2, rel=0, abs=8 * 3 * np.linalg.cond(T) * EPS * np.abs(w2).sum())
+
+
+def test_topic_coefficients_clip_at_the_box():
+    rng = np.random.default_rng(1)
+    T = rng.uniform(size=(3, 8))
+    clipped = topic_coefficients(3.0 * T[0], T)  # the unconstrained answer is (3, 0, 0)
+    assert clipped[0] == pytest.approx(1.0, rel=0, abs=8 * 3 * np.linalg.cond(T) * EPS)
+    assert box_kkt_violation(clipped, 3.0 * T[0], T) <= KKT_TOLERANCE
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_topic_coefficients_meet_the_kkt_conditions(seed: int):
+    # Ordinary problems, most with some coordinates free and some on either face of the box.
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(2, 12))
+    T = rng.uniform(size=(k, int(rng.integers(k + 1, 40))))
+    x = rng.uniform(size=T.shape[1]) * rng.uniform(0.1, 3.0)
+    a = topic_coefficients(x, T)
+    assert a.shape == (k,)
+    assert box_kkt_violation(a, x, T) <= KKT_TOLERANCE
+
+
+@pytest.mark.parametrize("delta", [1e-7, 1e-9])
+def test_the_kkt_check_fails_for_coefficients_off_by_less_than_a_loose_solver(delta: float):
+    # A coordinate moved by δ (a loose stopping rule leaves errors of ~1e-5) breaks the check:
+    # the gradient then moves by ~σ_min(T)²·δ, far above the rounding the tolerance allows.
     rng = np.random.default_rng(1)
     T = rng.uniform(size=(3, 8))
     u = np.array([0.2, 0.0, 0.9])
-    np.testing.assert_allclose(topic_coefficients(u @ T, T), u, atol=1e-8)
-    clipped = topic_coefficients(3.0 * T[0], T)  # the box binds: a_0 = 1
-    assert clipped[0] == pytest.approx(1.0) and np.all((clipped >= 0) & (clipped <= 1))
-    w2 = np.array([2.0, 5.0, 1.0])
-    assert topic_weight_statistic(u @ T, T, w2) == pytest.approx(u @ w2, abs=1e-7)
+    for i, step in ((0, delta), (1, delta), (2, -delta)):  # free, at zero, free
+        wrong = u.copy()
+        wrong[i] += step
+        assert box_kkt_violation(wrong, u @ T, T) > KKT_TOLERANCE
+    assert box_kkt_violation(u + np.array([0.0, -delta, 0.0]), u @ T, T) == np.inf
 
 
 def test_svd_statistics_match_their_formulas():
