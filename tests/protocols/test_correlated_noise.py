@@ -6,6 +6,7 @@ at least τ_s²), also with unequal sizes."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -68,6 +69,51 @@ def test_equal_plan_is_eq_2_and_meets_every_constraint() -> None:
     np.testing.assert_allclose(cov[0, 1], -(tau**2) / S)
 
 
+# feasibility_lp solves in units of max τ_s² and asks HiGHS for primal feasibility 1e-10 there;
+# HiGHS's dual feasibility tolerance is its default 1e-7. That is all an LP solver promises
+# about an equality row or the objective (that HiGHS's simplex vertices meet them to rounding
+# is its last digits, not its contract), so the LP's plan is held to 10× these, in those units.
+LP_PRIMAL_TOL, LP_DUAL_TOL = 1e-10, 1e-7
+
+
+def real_release_variance(plan) -> np.ndarray:
+    """Var of each release's noise with the generator's real covariance: the reference
+    construction sets e_S = −(1/μ_S) Σ μ_s e_s, of variance Σ μ_s² τ_es² / μ_S² whatever τ_eS
+    the plan declares (``constraint_residuals`` reads the declared one)."""
+    return np.diag(plan.generator_covariance()) + plan.tau_f**2 + plan.tau_g**2
+
+
+def plan_errors(plan, tau: np.ndarray) -> dict[str, float]:
+    """Each constraint's violation in units of max τ_s² (the units the LP is solved in)."""
+    unit = float(np.max(tau**2))
+    r = constraint_residuals(plan)
+    real = float(np.max(tau**2 - real_release_variance(plan)))
+    return {"privacy": max(r["privacy"], real) / unit, "zero_sum": r["zero_sum"] / unit,
+            "pooled": abs(r["pooled"]) / unit,
+            "excess": float(np.sum(plan.release_variance() - tau**2)) / unit}
+
+
+def closed_form_bounds(tau: np.ndarray, pool: float) -> dict[str, float]:
+    """generalized_plan is arithmetic on τ, μ, τ_pool: rounding only (relative 1e-9)."""
+    return {"privacy": 1e-9, "zero_sum": 1e-9, "pooled": 1e-9 * pool**2 / np.max(tau**2),
+            "excess": np.inf}
+
+
+def lp_bounds(mu: np.ndarray) -> dict[str, float]:
+    """The LP's contract: privacy is topped up exactly on the declared variances, but site S's
+    real e-variance is off by the zero-sum row's residual / μ_S²; the pooled row is met to the
+    primal tolerance; the objective Σ release variance is within the dual tolerance times
+    Σ x ≤ S of its optimum, which is Σ τ_s² here: with μ_s τ_s = τ_pool at every site,
+    τ_e = 0, one site's τ_g² = τ_pool²/μ_s² = τ_s² and τ_f for the rest is feasible, and no
+    feasible point releases less than τ_s² anywhere."""
+    return {"privacy": 10 * LP_PRIMAL_TOL / mu[-1] ** 2, "zero_sum": 1e-9,
+            "pooled": 10 * LP_PRIMAL_TOL, "excess": 10 * LP_DUAL_TOL * len(mu)}
+
+
+def within(errors: dict[str, float], bounds: dict[str, float]) -> bool:
+    return all(errors[name] <= bounds[name] for name in bounds)
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.integers(50, 5000), min_size=2, max_size=8),
        st.floats(0.1, 5.0), st.floats(1e-5, 0.1))
@@ -76,17 +122,42 @@ def test_generalized_plans_meet_the_constraints(sizes: list[int], eps: float,
     n = np.array(sizes, dtype=float)
     c = math.sqrt(2 * math.log(1.25 / delta)) / eps
     tau, mu, pool = c / n, n / n.sum(), c / n.sum()
-    for solver in (generalized_plan, feasibility_lp):
-        try:
-            plan = solver(tau, mu, pool)
-        except InfeasibleNoiseError:
-            assert solver is generalized_plan  # the LP finds a point whenever one exists
-            continue
-        r = constraint_residuals(plan)
-        scale = float(np.max(tau**2))
-        assert r["privacy"] <= 1e-9 * scale
-        assert r["zero_sum"] <= 1e-9 * scale
-        assert abs(r["pooled"]) <= 1e-9 * pool**2
+    try:
+        plan = generalized_plan(tau, mu, pool)
+    except InfeasibleNoiseError:
+        pass
+    else:
+        errors = plan_errors(plan, tau)
+        assert within(errors, closed_form_bounds(tau, pool)), errors
+    plan = feasibility_lp(tau, mu, pool)  # the LP finds a point whenever one exists
+    errors = plan_errors(plan, tau)
+    assert within(errors, lp_bounds(mu)), errors
+    assert errors["excess"] >= -1e-9  # nothing releases less than τ_s²: Σ is ≥ Σ τ_s²
+
+
+def test_the_plan_checks_reject_a_slightly_wrong_plan() -> None:
+    """Negative control for the bounds above, at the hypothesis range's hardest scale (one
+    small site among large ones, τ_pool² ≈ 2e-6·max τ_s²): 0.1 % too little noise, or 0.01 %
+    more than the LP's optimum, is rejected even by the LP's looser bounds (the closed-form
+    bounds on privacy and pooled are tighter still)."""
+    n = np.array([50.0] + [5000.0] * 7)
+    c = math.sqrt(2 * math.log(1.25 / 1e-5)) / 0.1
+    tau, mu, pool = c / n, n / n.sum(), c / n.sum()
+    closed, lp = generalized_plan(tau, mu, pool), feasibility_lp(tau, mu, pool)
+    assert within(plan_errors(closed, tau), closed_form_bounds(tau, pool))
+    assert within(plan_errors(lp, tau), lp_bounds(mu))
+    short = 1 - 1e-3
+    wrong = {
+        "pooled": [replace(p, tau_g=p.tau_g * math.sqrt(short)) for p in (closed, lp)],
+        "privacy": [replace(closed, generator_std=closed.generator_std * math.sqrt(short)),
+                    replace(lp, tau_f=lp.tau_f * math.sqrt(short))],
+        "excess": [replace(lp, tau_f=np.sqrt(lp.tau_f**2 + 1e-4 * tau**2))],  # feasible
+    }
+    for name, plans in wrong.items():
+        for plan in plans:
+            errors = plan_errors(plan, tau)
+            assert errors[name] > lp_bounds(mu)[name], (name, errors)
+            assert not within(errors, lp_bounds(mu))
 
 
 def test_generalized_infeasibility_names_the_site() -> None:
