@@ -53,14 +53,24 @@ def node_count(n: int) -> int:
 
 @cache
 def network(n: int) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
-    """Per level, the (updated positions, partner positions) of a Sklansky network."""
+    """Per level, the (updated positions, partner positions) of a Sklansky network.
+
+    The result is cached and shared by every party of a process, so its arrays are read-only
+    over immutable ``bytes``: no party program can rewrite the network another party uses
+    next (an array whose memory is a ``bytes`` object cannot be made writeable again).
+    """
     out = []
     j = np.arange(n)
     for i in range(levels(n)):
         hi = j[(j >> i) & 1 == 1]
         lo = ((hi >> i) << i) - 1
-        out.append((hi, lo))
+        out.append((_sealed(hi), _sealed(lo)))
     return tuple(out)
+
+
+def _sealed(arr: np.ndarray) -> np.ndarray:
+    """A read-only copy of a 1-d array over a new ``bytes`` object."""
+    return np.frombuffer(arr.tobytes(), arr.dtype)
 
 
 def bit_dec_cost(ell: int) -> dict[str, int]:
