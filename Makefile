@@ -2,7 +2,8 @@
 # .uv/) and let it build .venv at the repository root from uv.lock: exactly the versions the
 # suite passed with, checked against the lock's hashes, with every extra (dev, mpi, datasets;
 # the mpi extra brings MPICH as a wheel, so CI runs the MPI driver's tests).
-# `make test-latest` resolves the newest releases into .venv-latest and runs the suite there;
+# `make test-latest` resolves the newest releases into .venv-latest and runs the suite there,
+# `make test-lowest` the lowest versions pyproject.toml admits into .venv-lowest;
 # `make lock-upgrade` moves uv.lock itself to them (then `make test`, and commit uv.lock).
 PYTHON ?= python3
 UV_VERSION := 0.13.9
@@ -12,6 +13,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 LATEST := .venv-latest
+LOWEST := .venv-lowest
 
 # uv builds environments on this machine's Python only (it never downloads an interpreter), and
 # keeps the project's environment at .venv.
@@ -22,7 +24,7 @@ export UV_PROJECT_ENVIRONMENT := $(VENV)
 # numpy calls do not oversubscribe them (benchmarks pin their own threads with threadpoolctl).
 SINGLE_THREADED := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 NUMBA_NUM_THREADS=1
 
-.PHONY: .venv run test test-all test-latest lock lock-upgrade bench lint clean
+.PHONY: .venv run test test-all test-latest test-lowest lock lock-upgrade bench lint clean
 
 $(UV):
 	test -x $(UV_DIR)/bin/python || $(PYTHON) -m venv $(UV_DIR)
@@ -56,6 +58,14 @@ test-latest: | $(UV)
 	@echo "# newer than uv.lock:"; comm -13 $(LATEST)/locked.txt $(LATEST)/latest.txt
 	$(SINGLE_THREADED) $(LATEST)/bin/python -m pytest -q -m "not slow" -p no:cacheprovider
 
+# The lower bounds of pyproject.toml, kept honest: every direct dependency at the lowest version
+# it admits (their own dependencies as uv resolves them), in .venv-lowest, and the suite there.
+test-lowest: | $(UV)
+	$(UV) venv --clear --quiet --python $(PYTHON) $(LOWEST)
+	$(UV) pip install --quiet --python $(LOWEST)/bin/python --resolution lowest-direct \
+		-e '.[dev,mpi,datasets]'
+	$(SINGLE_THREADED) $(LOWEST)/bin/python -m pytest -q -m "not slow" -p no:cacheprovider
+
 # After editing the dependencies in pyproject.toml: re-resolve uv.lock, keeping every other pin.
 lock: | $(UV)
 	$(UV) lock --python $(PYTHON)
@@ -71,4 +81,4 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 
 clean:
-	rm -rf $(VENV) $(LATEST) $(UV_DIR) build *.egg-info .pytest_cache
+	rm -rf $(VENV) $(LATEST) $(LOWEST) $(UV_DIR) build *.egg-info .pytest_cache

@@ -21,8 +21,8 @@ from sim.network import Network
 from sim.simulation import Simulation
 
 
-def setup(m: int = 24, n: int = 30, k: int = 3, N: int = 3, seed: int = 0,
-          partition: list[int] | None = None):
+def dsanls_problem(m: int = 24, n: int = 30, k: int = 3, N: int = 3, seed: int = 0,
+                   partition: list[int] | None = None):
     rng = np.random.default_rng(seed)
     M = rng.random((m, k)) @ rng.random((k, n)) + 0.05 * rng.random((m, n))
     U0, V0 = rng.random((m, k)), rng.random((n, k)) * 0.5
@@ -51,7 +51,7 @@ def run(M, U0, V0, config: DsanlsConfig, sim_seed: int = 7):
 @pytest.mark.parametrize("allreduce,tol", [("plain", 1e-10), ("secure_sum", 1e-5)])
 @pytest.mark.parametrize("sketch,solver", [("gaussian", "rcd"), ("subsampling", "pgd")])
 def test_dsanls_equals_centralized_sanls(setting, allreduce, tol, sketch, solver) -> None:
-    M, U0, V0, columns, rows = setup(partition=[8, 12, 10])
+    M, U0, V0, columns, rows = dsanls_problem(partition=[8, 12, 10])
     config = DsanlsConfig(k=3, iterations=12, n_features=24, n_samples=30, columns=columns,
                           rows=rows, sketch=sketch, d=7, d_prime=0.25, solver=solver,
                           schedule=StepSchedule(0.5, 0.5), setting=setting,
@@ -67,7 +67,7 @@ def test_dsanls_equals_centralized_sanls(setting, allreduce, tol, sketch, solver
 @pytest.mark.parametrize("n", [30, 60])
 def test_communication_is_o_kd_per_subproblem_independent_of_n(setting, extra, n) -> None:
     m, k, N, d, d_prime, T = 24, 3, 3, 5, 4, 4
-    M, U0, V0, columns, rows = setup(n=n, k=k)
+    M, U0, V0, columns, rows = dsanls_problem(n=n, k=k)
     config = DsanlsConfig(k=k, iterations=T, n_features=m, n_samples=n, columns=columns,
                           rows=rows, d=d, d_prime=d_prime, setting=setting)
     result, *_ = run(M, U0, V0, config)
@@ -81,7 +81,7 @@ def test_communication_is_o_kd_per_subproblem_independent_of_n(setting, extra, n
 
 
 def test_every_node_declares_what_theorem_3_says_it_learns() -> None:
-    M, U0, V0, columns, rows = setup()
+    M, U0, V0, columns, rows = dsanls_problem()
     config = DsanlsConfig(k=3, iterations=5, n_features=24, n_samples=30, columns=columns,
                           rows=rows, d=6, d_prime=4, setting="federated", sketch="gaussian")
     result, *_ = run(M, U0, V0, config)
@@ -98,7 +98,7 @@ def test_every_node_declares_what_theorem_3_says_it_learns() -> None:
 
 
 def test_a_seeded_run_replays_exactly() -> None:
-    M, U0, V0, columns, rows = setup()
+    M, U0, V0, columns, rows = dsanls_problem()
     config = DsanlsConfig(k=3, iterations=4, n_features=24, n_samples=30, columns=columns,
                           rows=rows, d=6, d_prime=4, setting="federated")
     first, U1, V1, s1 = run(M, U0, V0, config, sim_seed=3)
@@ -112,7 +112,7 @@ def test_a_seeded_run_replays_exactly() -> None:
 
 
 def test_bad_configurations_are_refused() -> None:
-    _, _, _, columns, rows = setup()
+    _, _, _, columns, rows = dsanls_problem()
     base = {"k": 3, "iterations": 2, "n_features": 24, "n_samples": 30, "columns": columns,
             "rows": rows}
     with pytest.raises(InputError, match=r"sketch_size_v .* must be between 1 and the "
@@ -124,7 +124,7 @@ def test_bad_configurations_are_refused() -> None:
         DsanlsConfig(**base, setting="cloud")
     with pytest.raises(InputError, match=r"columns = .* consecutive"):
         DsanlsConfig(**{**base, "columns": ((0, 10), (12, 30))})
-    M, U0, V0, columns, rows = setup()
+    M, U0, V0, columns, rows = dsanls_problem()
     config = DsanlsConfig(**base, setting="general")
     with pytest.raises(ProtocolAbort, match="needs X_features"):
         sim = Simulation(Network.build(3), seed=0, sealing=False, keys="preshared")
