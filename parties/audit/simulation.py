@@ -153,11 +153,12 @@ def simulation_audit(
     chosen: list[Call] = []
     simulators: dict[Call, Simulator] = {}
     determined: list[int] = []
+    pattern_runs = 0  # runs with the honest inputs redrawn (the pattern check)
     for t in range(trials):
         views = runner(parties, ConditionedRandomness(ids, members, seed, t))
         if t == 0:
             pattern_rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(27,)))
-            leak, _ = check_alternatives(
+            leak, pattern_runs = check_alternatives(
                 lambda ps: runner(ps, ConditionedRandomness(ids, members, seed, 0)), parties,
                 members, "simulation", pattern_rng, alternatives, field.p, reference=views)
             if leak is not None:
@@ -223,6 +224,7 @@ def simulation_audit(
     linear = all(simulators[c].uniform_on_hull for c in chosen)
     details: dict[str, Any] = {
         "trials": trials, "simulated": n_sim, "calls": len(chosen),
+        "pattern_alternatives": pattern_runs,
         "determined_calls": len(determined), "view_elements": int(x.shape[1]),
         "contexts": len(order),
         "protocols": sorted({f"{s.name} ({getattr(s, 'variant', None) or 'inferred'})"

@@ -22,6 +22,9 @@ Class 1 (metadata)
     * :func:`recv_any_order` — after the sum, every party h ≠ 0 computes for
       (value(x_h) mod 2)·h ms and sends party 0 a "done" ping; party 0 takes them with
       ``RecvAny``: which came first (and when) tells the parities (recv_any / time).
+    * :func:`recv_within_late` — the same pings, party h computing 20 ms when value(x_h) is
+      odd, collected by party 0 with ``RecvWithin`` and a 15 ms timeout: who was in time is
+      the parity (recv_within; the late ping still arrives, unread, later).
 
 Class 2 (aborts)
     * :func:`abort_over` — a party refuses an input above a threshold (the upper half of the
@@ -37,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from protocols.effects import Call, Compute, Recv, RecvAny, Send
+from protocols.effects import Call, Compute, Recv, RecvAny, RecvWithin, Send
 from protocols.field import MERSENNE61
 from protocols.secure_sum import secure_sum_field
 
@@ -112,6 +115,18 @@ def recv_any_order(inner: SumProgram = honest_sum) -> SumProgram:
             while waiting:
                 index, _ = yield RecvAny(tuple((h, STATUS, "done") for h in waiting))
                 waiting.pop(index)
+        return total
+    return program
+
+
+def recv_within_late(inner: SumProgram = honest_sum) -> SumProgram:
+    def program(ctx: Any, x: Any, *args: Any, **kwargs: Any) -> Generator[Any, Any, Any]:
+        total = yield from inner(ctx, x, *args, **kwargs)
+        if ctx.party != 0:
+            yield Compute(0.02 * (value(x) % 2))
+            yield Send(0, _ping(ctx), STATUS, "done")
+        else:
+            yield RecvWithin(tuple(ctx.peers), STATUS, "done", 0.015)
         return total
     return program
 

@@ -171,6 +171,7 @@ PLANTS = {
     "data_length": (pm.data_length(), {"size"}),
     "compute_time": (pm.compute_time(), {"time"}),
     "recv_any_order": (pm.recv_any_order(), {"recv_any", "order", "time"}),
+    "recv_within_late": (pm.recv_within_late(), {"recv_within", "order", "time"}),
     "abort_over": (pm.abort_over(), {"abort"}),
     "abort_checksum": (pm.abort_checksum(), {"abort"}),
 }
