@@ -33,7 +33,7 @@ from parties.party import SITE, Party
 from parties.view import SIMULATED, AbortedRun, View
 from protocols.effects import Call
 
-PROPERTIES = ("abort", "recipient", "count", "size", "order", "recv_any", "recv_within",
+PROPERTIES = ("abort", "recipient", "count", "size", "recv_any", "recv_within", "order",
               "time")
 """What may differ between two patterns, in the order the check looks for it."""
 
@@ -137,9 +137,9 @@ def first_difference(a: Pattern, b: Pattern) -> PatternDifference | None:
 
     Looked for in the order of :data:`PROPERTIES`: an abort notice one run has and the other
     not; a message that reaches another member (recipient) or no member (count); a message
-    with another number of elements (size); messages read in another order; another message
-    chosen by ``RecvAny`` or other senders in time for ``RecvWithin``; another arrival time or
-    clock reading (time, simulated clocks only).
+    with another number of elements (size); another message chosen by ``RecvAny`` or other
+    senders in time for ``RecvWithin``; messages read in another order; another arrival time
+    or clock reading (time, simulated clocks only).
     """
     for pa, pb in zip(a, b, strict=True):
         if pa.aborts != pb.aborts:
@@ -165,13 +165,6 @@ def first_difference(a: Pattern, b: Pattern) -> PatternDifference | None:
             return PatternDifference("size", key[3], _name(key),
                                      f"{keys_a[key][0]} elements against {keys_b[key][0]}")
     for pa, pb in zip(a, b, strict=True):
-        order_a = [k for k, _, _ in pa.messages]
-        order_b = [k for k, _, _ in pb.messages]
-        if order_a != order_b:
-            i = next(i for i, (x, y) in enumerate(zip(order_a, order_b, strict=True)) if x != y)
-            return PatternDifference("order", order_a[i][3], _name(order_a[i]),
-                                     f"party {pa.member} reads {_name(order_b[i])} there instead")
-    for pa, pb in zip(a, b, strict=True):
         kinds_a = [o[0] for o in pa.observed]
         kinds_b = [o[0] for o in pb.observed]
         if kinds_a != kinds_b:
@@ -183,6 +176,13 @@ def first_difference(a: Pattern, b: Pattern) -> PatternDifference | None:
                         else f"RecvWithin at party {pa.member}")
                 return PatternDifference(oa[0], _call_index(oa[1]), f"{what} {_after(oa[1])}",
                                          f"returned {oa[2:-1]} against {ob[2:-1]}")
+    for pa, pb in zip(a, b, strict=True):
+        order_a = [k for k, _, _ in pa.messages]
+        order_b = [k for k, _, _ in pb.messages]
+        if order_a != order_b:
+            i = next(i for i, (x, y) in enumerate(zip(order_a, order_b, strict=True)) if x != y)
+            return PatternDifference("order", order_a[i][3], _name(order_a[i]),
+                                     f"party {pa.member} reads {_name(order_b[i])} there instead")
     for pa, pb in zip(a, b, strict=True):
         if not (pa.timed and pb.timed):
             continue
