@@ -1,11 +1,13 @@
 """Views: what each party saw, and what a coalition of parties sees together.
 
-A party's view (DESIGN.md) holds its inputs, its random seeds, every message it received and
-its outputs. ``inputs`` are the party's program inputs (its data shard and parameters);
-``protocol_inputs`` and ``outputs`` list, per protocol call, what the party put into the call
-and the call's declared outputs. The driver writes it — programs cannot forget to log — and
-each received message lies in exactly one view. A coalition's view is the union of its
-members' views; the honest-but-curious model lets the members pool everything they saw.
+A party's view (DESIGN.md) holds its inputs, its random seeds, every message it received
+(with its arrival time), what ``Compute``, ``RecvAny`` and ``RecvWithin`` handed back, the abort
+notices it was given, and its outputs. ``inputs`` are the party's program inputs (its data
+shard and parameters); ``protocol_inputs`` and ``outputs`` list, per protocol call, what the
+party put into the call and the call's declared outputs. The driver writes it — programs
+cannot forget to log — and each received message lies in exactly one view. A coalition's
+view is the union of its members' views; the honest-but-curious model lets the members pool
+everything they saw.
 
 When a run records mask draws (audits ask for it), ``draws`` also holds every field element a
 party drew from its :class:`~protocols.context.Randomness`, keyed by stream; the draws are
@@ -165,8 +167,10 @@ def _is_frozen_dataclass(value: Any) -> bool:
 class Message:
     """One received message, as its receiver saw it (after unsealing).
 
-    A driver makes one per received message (:func:`received_message`), up to millions in
-    a run; the fields are slots.
+    ``arrived_s`` is when it reached the receiver: simulated seconds under SimPy, wall-clock
+    seconds since the run's start under MPI (the view's ``clock`` says which). A driver makes
+    one per received message (:func:`received_message`), up to millions in a run; the
+    fields are slots.
     """
 
     sender: int
@@ -175,34 +179,61 @@ class Message:
     step: str
     round: int
     payload: np.ndarray
+    arrived_s: float = 0.0
 
 
 _MESSAGE_SLOTS = tuple(getattr(Message, f.name).__set__ for f in dataclasses.fields(Message))
 
 
 def received_message(
-    sender: int, protocol: str, call: int, step: str, round_: int, payload: np.ndarray
+    sender: int, protocol: str, call: int, step: str, round_: int, payload: np.ndarray,
+    arrived_s: float = 0.0,
 ) -> Message:
-    """``Message(sender, protocol, call, step, round_, payload)``, made in half the time.
+    """``Message(sender, protocol, call, step, round_, payload, arrived_s)``, made in half
+    the time.
 
     What the frozen dataclass's ``__init__`` does — each field set through its slot,
     bypassing the frozen ``__setattr__`` — without its per-field ``object.__setattr__``
     lookups: the record is the same object, equal to one made by ``Message(...)``.
     """
     message = object.__new__(Message)
-    set_sender, set_protocol, set_call, set_step, set_round, set_payload = _MESSAGE_SLOTS
+    (set_sender, set_protocol, set_call, set_step, set_round, set_payload,
+     set_arrived) = _MESSAGE_SLOTS
     set_sender(message, sender)
     set_protocol(message, protocol)
     set_call(message, call)
     set_step(message, step)
     set_round(message, round_)
     set_payload(message, payload)
+    set_arrived(message, arrived_s)
     return message
+
+
+SIMULATED = "simulated"
+"""``View.clock`` of a SimPy run: every time in the view is simulated (deterministic)."""
+WALL = "wall"
+"""``View.clock`` of an MPI run: times are the rank's wall clock since the run's start."""
 
 
 @dataclass
 class View:
-    """Everything one party saw in a run."""
+    """Everything one party saw in a run.
+
+    Besides its inputs, seeds, received messages (each with its arrival time), protocol
+    inputs and outputs, a view holds what the driver handed back to the program that was not
+    a payload, in program order (``observed``):
+
+    * ``("compute", call, clock)`` — what ``Compute`` returned (the party's clock after the
+      work); ``call`` is the last protocol call the party made, or None;
+    * ``("recv_any", call, index, sender, clock)`` — the message ``RecvAny`` chose (its index
+      in the effect's list, its sender) and the clock when it returned;
+    * ``("recv_within", call, senders, clock)`` — the senders whose messages came within
+      ``RecvWithin``'s timeout, in the effect's order, and the clock when it returned.
+
+    ``aborts`` lists the abort notices the party received: ``(party, call)`` for "party m
+    aborted in call c" (``call`` is "" when m failed before its first call). ``clock`` is
+    :data:`SIMULATED` or :data:`WALL`: whether the times are simulated or wall-clock ones.
+    """
 
     party: int
     role: str
@@ -212,6 +243,9 @@ class View:
     protocol_inputs: list[tuple[Call | None, str, Any]] = field(default_factory=list)
     outputs: list[tuple[Call | None, str, Any]] = field(default_factory=list)
     draws: list[tuple[tuple[Any, ...], np.ndarray]] = field(default_factory=list)
+    observed: list[tuple[Any, ...]] = field(default_factory=list)
+    aborts: list[tuple[int, str]] = field(default_factory=list)
+    clock: str = SIMULATED
 
     def received_from(self, sender: int) -> list[Message]:
         return [m for m in self.received if m.sender == sender]
@@ -272,3 +306,19 @@ class Coalition:
 
     def draws(self) -> list[tuple[int, tuple[Any, ...], np.ndarray]]:
         return [(m, key, values) for m in self.members for key, values in self.views[m].draws]
+
+
+class AbortedRun(dict):
+    """Every party's view (``{party: View}``) of a run that aborted, and where it did.
+
+    What an audit's runner hands back for an aborted run instead of raising: whether a run
+    aborts is part of what a coalition observes. ``party`` failed in ``call``
+    (``"protocol#index"``, "" before its first call); ``reason`` is the caller's full text,
+    which no party saw.
+    """
+
+    def __init__(self, views: Mapping[int, View], party: int, call: str, reason: str) -> None:
+        super().__init__(views)
+        self.party = party
+        self.call = call
+        self.reason = reason

@@ -34,8 +34,9 @@ from parties.audit import (
 from parties.audit import audit as audit_with
 from parties.audit.linear import linear_audits
 from parties.party import Party, Program, site_parties
-from parties.view import View
+from parties.view import AbortedRun, View
 from protocols.context import PartyContext
+from protocols.errors import ProtocolAbort
 from protocols.field import PrimeField, prime_field
 from protocols.secure_sum import secure_sum_field
 from sim.network import Network
@@ -51,8 +52,10 @@ class SimPyRunner:
     """Runs party programs on the SimPy driver for an audit (a :class:`parties.audit.Runner`).
 
     Every run uses sealing off and no key agreement (the audit injects every mask source), and
-    records mask draws in the views. Each party's local coins (``ctx.rng``) come from ``seed``:
-    the same in every run.
+    records mask draws in the views. A run that aborts returns the views up to the abort
+    (with the notices the parties were given) instead of raising: whether a run aborts is
+    part of what a coalition observes (:mod:`parties.audit.pattern`). Each party's local coins
+    (``ctx.rng``) come from ``seed``: the same in every run.
 
     Parameters
     ----------
@@ -90,7 +93,15 @@ class SimPyRunner:
         simulation = Simulation(network, prime=self._field.p, frac_bits=self.frac_bits,
                                 seed=self.seed, sealing=False, keys="none", record_draws=True,
                                 randomness=randomness)
-        return simulation.run(parties).views
+        try:
+            return simulation.run(parties).views
+        except ProtocolAbort as abort:
+            # an aborted run is an observation too: the views hold the notices the parties
+            # got ("party m aborted in call c"), which the audits' pattern check compares
+            views = getattr(abort, "views", None)
+            if views is None:
+                raise
+            return AbortedRun(views, abort.party, abort.call, abort.reason)
 
 
 def audit(

@@ -404,7 +404,8 @@ class Simulation:
 
         The abort raised here is the caller's: it carries the failing party's full reason
         and, as ``__cause__``, its exception. Peers were told only which party aborted in
-        which call (:meth:`protocols.errors.ProtocolAbort.notice`). A failure caused by a
+        which call (:meth:`protocols.errors.ProtocolAbort.notice`), and its ``views`` attribute
+        holds every party's view up to the abort (the notices included). A failure caused by a
         party's input (an :class:`~protocols.errors.InputError`) is raised as
         :class:`~protocols.errors.PartyInputError`, which is both. Key agreement is labelled
         phase ``setup`` in the ledger.
@@ -495,7 +496,10 @@ class Simulation:
         except ProtocolAbort as abort:
             cause = abort.__cause__
             if isinstance(cause, InputError) and not isinstance(abort, InputError):
-                raise PartyInputError(abort.party, abort.round, str(cause), abort.call) from cause
+                refused = PartyInputError(abort.party, abort.round, str(cause), abort.call)
+                refused.views = views  # type: ignore[attr-defined]
+                raise refused from cause
+            abort.views = views  # type: ignore[attr-defined]  # what each party saw until then
             partial = getattr(abort, "outcome", None)
             if partial is not None and partial.faults is not None:
                 # a run that a fault aborted still reports what was injected and completed

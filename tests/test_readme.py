@@ -100,6 +100,7 @@ CHECKED = {
     "mpcsim run SCENARIO": "test_command_synopsis_matches_the_parser",
     "from parties.party import site_parties": "test_python_example_sums_at_every_party",
     "from protocols.field import prime_field": "test_audit_example_gives_what_it_comments",
+    "from protocols.effects import Call, Send": "test_pattern_example_finds_the_extra_message",
     "from sim.runner import plan_scenario": "test_runner_example_writes_what_it_says",
     'name = "quickstart"': "test_scenario_format_block_is_a_valid_scenario",
     "mpiexec -n 3": "test_mpi_commands_run_on_three_ranks",
@@ -185,6 +186,14 @@ def test_audit_example_gives_what_it_comments() -> None:
     assert r.verdict == "private"  # type: ignore[attr-defined]
     # the README rounds the detectable distance to two places
     assert round(r.power["sup_cdf_distance"], 2) == 0.31  # type: ignore[attr-defined]
+
+
+def test_pattern_example_finds_the_extra_message() -> None:
+    namespace: dict[str, object] = {}
+    exec(compile(block("from protocols.effects import Call, Send").text, "README", "exec"),
+         namespace)  # the block asserts its own verdict
+    result = namespace["result"]
+    assert result.message.startswith("status#0.ping from ")  # type: ignore[attr-defined]
 
 
 def test_runner_example_writes_what_it_says(tmp_path, monkeypatch) -> None:

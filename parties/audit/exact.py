@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from parties.audit.calls import Layout, select_calls, split_run
+from parties.audit.pattern import PatternCheck, aborted_verdict
 from parties.audit.randomness import Progress, Runner, tape_factory
 from parties.audit.result import LEAK, NOT_APPLICABLE, PRIVATE, AuditResult
 from parties.audit.statistical import field_vectors, honest_parties
@@ -93,6 +94,8 @@ def exact_audit(
         return found, views
 
     streams, views_a = discover(inputs)
+    pattern = PatternCheck(members, "exact")  # one pattern under every enumerated input
+    pattern.check(views_a)
     keys = sorted(streams, key=repr)
     mine = [k for k in keys if stream_owners(k) & set(members)]
     theirs = [k for k in keys if not stream_owners(k) & set(members)]
@@ -117,12 +120,18 @@ def exact_audit(
         if all(np.array_equal(a, b) for a, b in zip(trial, inputs, strict=True)):
             continue
         found, views = discover(trial)
+        leak = pattern.check(views, alternative=[int(v) for x in trial for v in x])
+        if leak is not None:
+            return leak
         if found != streams:
             return AuditResult(members, "exact", LEAK, 0.0, details={
                 "reason": "the program draws different masks for other honest inputs",
                 "alternative": [int(v) for x in trial for v in x]})
         if _outputs(views, members) == outputs_a:
             candidates.append(trial)
+    stopped = aborted_verdict(members, "exact", views_a)  # aborts under every input
+    if stopped is not None:
+        return stopped
     per_assignment = (1 + len(candidates)) * p ** n_honest
     if per_assignment + n_inputs + 1 > max_runs:
         raise InputError(

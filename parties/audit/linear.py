@@ -15,8 +15,10 @@ drawn element set to 1 — gives the columns of A and B. The map is then *checke
 differs from c + A·x + B·r at any of them, a message that appears or disappears, or a payload
 that is not a field vector makes the audit **not applicable** to every coalition that receives
 it (a program that reduces its masks mod 2^8, or sends the parity of an input, is not affine;
-it is never called private). The probes are shared by every coalition: auditing all 2^M − 2
-coalitions costs one set of runs.
+it is never called private). Before that, every probe's message pattern (which messages, sizes,
+order, times, aborts: :mod:`parties.audit.pattern`) must be the first probe's; a difference is
+a ``leak`` naming the message and the property. The probes are shared by every coalition:
+auditing all 2^M − 2 coalitions costs one set of runs.
 
 The decision
 ------------
@@ -66,6 +68,7 @@ from typing import Any
 import numpy as np
 
 from parties.audit.calls import message_name
+from parties.audit.pattern import RecordingRunner, aborted
 from parties.audit.randomness import Progress, Runner, tape_factory
 from parties.audit.result import LEAK, NOT_APPLICABLE, PRIVATE, AuditResult
 from parties.party import Party
@@ -252,6 +255,9 @@ def probe(
     found: dict[StreamKey, int] = {}
     zero_inputs = [field.zeros(n) for n in sizes]
     base_views = runner(make_parties(zero_inputs), tape_factory(None, found))
+    stopped = aborted(base_views)
+    if stopped is not None:
+        raise MpcsimError(f"party {stopped.party} aborted: {stopped.reason}")
     variables = Variables(sizes, tuple(sorted(found.items(), key=lambda kv: repr(kv[0]))))
     base, non_field = _record(base_views, field)
     parties = sorted(base)
@@ -274,6 +280,8 @@ def probe(
         try:
             views = runner(make_parties(inputs), tape_factory(tape))
         except MpcsimError:
+            return None
+        if aborted(views) is not None:
             return None
         got, non = _record(views, field)
         bad.update(non)
@@ -533,15 +541,18 @@ def linear_audits(
         One per coalition, in order; ``method = "linear"``.
     """
     field = runner.field
+    recorded = RecordingRunner(runner)  # every probe's message pattern (parties.audit.pattern)
     try:
-        affine_map = probe(runner, make_parties, input_sizes, probes=probes, seed=seed,
+        affine_map = probe(recorded, make_parties, input_sizes, probes=probes, seed=seed,
                            progress=progress)
     except MpcsimError as exc:
-        return [AuditResult(tuple(sorted(c)), METHOD, NOT_APPLICABLE, details={
-            "reason": f"the program fails on the all-zero probe: {exc}"}) for c in coalitions]
+        return [recorded.leak(c, METHOD) or AuditResult(
+            tuple(sorted(c)), METHOD, NOT_APPLICABLE, details={
+                "reason": f"the program fails on the all-zero probe: {exc}"})
+            for c in coalitions]
     out = []
     for i, coalition in enumerate(coalitions):
-        out.append(decide(affine_map, coalition, field))
+        out.append(recorded.leak(coalition, METHOD) or decide(affine_map, coalition, field))
         if progress is not None:
             progress("linear decisions", i + 1, len(coalitions))
     return out

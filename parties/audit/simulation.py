@@ -52,6 +52,7 @@ from parties.audit.calls import (
     view_digest,
 )
 from parties.audit.compare import compare, decide
+from parties.audit.pattern import aborted_verdict, check_alternatives
 from parties.audit.randomness import ConditionedRandomness, Progress, Runner
 from parties.audit.result import LEAK, NOT_APPLICABLE, PRIVATE, AuditResult
 from parties.party import SITE, Party
@@ -104,9 +105,15 @@ def simulation_audit(
     variant: str | None = None,
     calls: Sequence[int] | None = None,
     ratio: int = 8,
+    alternatives: int = 6,
     progress: Progress | None = None,
 ) -> AuditResult:
     """Compare a coalition's real views of every call with simulated ones.
+
+    First the message pattern (:mod:`parties.audit.pattern`): the run on the given inputs is
+    compared with ``alternatives`` runs whose honest inputs are redrawn
+    (:func:`~parties.audit.pattern.alternative_parties`); a difference is a ``leak`` naming
+    the message and the property (count, size, recipient, order, time, abort).
 
     Parameters
     ----------
@@ -128,6 +135,8 @@ def simulation_audit(
         Call numbers to compare (default: every call).
     ratio : int
         Simulated views per real trial.
+    alternatives : int
+        Runs with the honest inputs redrawn, for the pattern check.
     progress : callable, optional
         ``progress("audit", done, total)``.
     """
@@ -144,8 +153,19 @@ def simulation_audit(
     chosen: list[Call] = []
     simulators: dict[Call, Simulator] = {}
     determined: list[int] = []
+    pattern_runs = 0  # runs with the honest inputs redrawn (the pattern check)
     for t in range(trials):
         views = runner(parties, ConditionedRandomness(ids, members, seed, t))
+        if t == 0:
+            pattern_rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(27,)))
+            leak, pattern_runs = check_alternatives(
+                lambda ps: runner(ps, ConditionedRandomness(ids, members, seed, 0)), parties,
+                members, "simulation", pattern_rng, alternatives, field.p, reference=views)
+            if leak is not None:
+                return leak
+        stopped = aborted_verdict(members, "simulation", views)
+        if stopped is not None:
+            return stopped
         records = split_run(views, members, field, sites)
         received = {call: rec.received for call, rec in records.items()}
         if full is None:
@@ -204,6 +224,7 @@ def simulation_audit(
     linear = all(simulators[c].uniform_on_hull for c in chosen)
     details: dict[str, Any] = {
         "trials": trials, "simulated": n_sim, "calls": len(chosen),
+        "pattern_alternatives": pattern_runs,
         "determined_calls": len(determined), "view_elements": int(x.shape[1]),
         "contexts": len(order),
         "protocols": sorted({f"{s.name} ({getattr(s, 'variant', None) or 'inferred'})"

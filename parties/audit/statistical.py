@@ -32,6 +32,7 @@ import numpy as np
 
 from parties.audit.calls import Layout, select_calls, split_run
 from parties.audit.compare import compare, decide
+from parties.audit.pattern import PatternCheck, aborted_verdict
 from parties.audit.randomness import ConditionedRandomness, Progress, Runner
 from parties.audit.result import LEAK, NOT_APPLICABLE, PRIVATE, AuditResult
 from parties.party import SITE, Party
@@ -184,11 +185,21 @@ def statistical_audit(
     layout: Layout | None = None
     expected_outputs = None
     total = trials * len(sets)
+    pattern = PatternCheck(members, "statistical")  # one pattern under every input set
+    for s, inputs_s in enumerate(sets):  # first runs of every set: the pattern check
+        views = runner(make_parties(inputs_s), ConditionedRandomness(ids, members, seed,
+                                                                     s * trials))
+        leak = pattern.check(views, pair=s)
+        if leak is not None:
+            return leak
     for s, inputs_s in enumerate(sets):
         parties = make_parties(inputs_s)
         rows = []
         for t in range(trials):
             views = runner(parties, ConditionedRandomness(ids, members, seed, s * trials + t))
+            stopped = aborted_verdict(members, "statistical", views)
+            if stopped is not None:
+                return stopped
             records = split_run(views, members, field, sites)
             received = {call: rec.received for call, rec in records.items()}
             if layout is None:

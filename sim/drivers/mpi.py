@@ -103,7 +103,7 @@ from typing import Any
 
 import numpy as np
 
-from parties.view import Message, View, frozen
+from parties.view import WALL, Message, View, frozen, received_message
 from protocols.context import PartyContext
 from protocols.effects import (
     Call,
@@ -267,6 +267,7 @@ class _Envelope:
     round: int
     data: bytes
     sealed: bool
+    arrived_s: float = 0.0  # wall clock since the run's start, when it reached its receiver
 
     @property
     def key(self) -> Key:
@@ -429,6 +430,8 @@ def _refrozen(view: View) -> View:
     view.protocol_inputs = [frozen(r) for r in view.protocol_inputs]
     view.outputs = [frozen(r) for r in view.outputs]
     view.draws = [frozen(d) for d in view.draws]
+    view.observed = [frozen(o) for o in view.observed]
+    view.aborts = [tuple(a) for a in view.aborts]
     return view
 
 
@@ -454,6 +457,8 @@ class _Run(ReceivedRecords):
         self.contexts = contexts
         self.programs = programs
         self.views = views
+        for view in views.values():  # every time this rank records is its wall clock
+            view.clock = WALL
         self.owner = owner
         self.parties: dict[int, _Party] = {}
         self.ready: deque[int] = deque()
@@ -619,6 +624,7 @@ class _Run(ReceivedRecords):
                 except ProtocolAbort:
                     party.inner = None
                     party.value, party.error = None, self._notice()
+                    self._noticed(pid)
                 except Exception as exc:
                     party.inner = None
                     party.value, party.error = None, detached(exc)
@@ -645,6 +651,7 @@ class _Run(ReceivedRecords):
                 inner = self._interpret(pid, effect)
             except ProtocolAbort:
                 party.error = self._notice()
+                self._noticed(pid)
                 continue
             except Exception as exc:
                 party.error = detached(exc)
@@ -678,6 +685,7 @@ class _Run(ReceivedRecords):
             return self._receive(pid, effect.keys, single=False)
         elif kind is Compute:
             party.value = time.time() - self.start
+            self.views[pid].observed.append(("compute", self.last_call.get(pid), party.value))
         elif kind is Input:
             self.views[pid].protocol_inputs.append((effect.call, effect.label,
                                                     frozen(effect.value)))
@@ -712,7 +720,13 @@ class _Run(ReceivedRecords):
                     if not queue:
                         del box[key]
                     payload = self._consume(pid, envelope, number)
-                    return payload if single else (wanted.index(key), payload)
+                    if single:
+                        return payload
+                    index = wanted.index(key)
+                    self.views[pid].observed.append((
+                        "recv_any", keys[index][1], index, keys[index][0],
+                        time.time() - self.start))
+                    return index, payload
             if self.abort is not None:
                 raise self._notice()
             yield _Wait(tuple(wanted))
@@ -751,7 +765,7 @@ class _Run(ReceivedRecords):
         if dest == self.rank:
             self.deliveries.append((self.rank, row_index, now))
             self._arrive(_Envelope(pid, to, call.protocol, call.index, step, round_, data,
-                                   is_sealed))
+                                   is_sealed, now))
             return
         self._check_peers()
         protocol_raw, step_raw = call.protocol.encode(), step.encode()
@@ -828,7 +842,7 @@ class _Run(ReceivedRecords):
         self.deliveries.append((source, row, now))
         self.last_from_rank[source] = f"{protocol}#{index}"
         self._arrive(_Envelope(sender, receiver, protocol, index, step, round_, data,
-                               bool(sealed)))
+                               bool(sealed), now))
 
     def _arrive(self, envelope: _Envelope) -> None:
         number = None
@@ -845,11 +859,19 @@ class _Run(ReceivedRecords):
             self.ready.append(receiver)
 
     def _open(self, envelope: _Envelope, number: int | None) -> Message:
-        return open_payload(self.channels, self.contexts[envelope.receiver], envelope.sender,
-                            number, envelope.data, Call(envelope.protocol, envelope.call),
-                            envelope.step, envelope.round, self.driver.field)
+        message = open_payload(self.channels, self.contexts[envelope.receiver], envelope.sender,
+                               number, envelope.data, Call(envelope.protocol, envelope.call),
+                               envelope.step, envelope.round, self.driver.field)
+        return received_message(message.sender, message.protocol, message.call, message.step,
+                                message.round, message.payload, envelope.arrived_s)
 
     # -- failure -------------------------------------------------------------------------------
+
+    def _noticed(self, pid: int) -> None:
+        """Record in ``pid``'s view the abort notice it was just given."""
+        abort = self.abort
+        if abort is not None:
+            self.views[pid].aborts.append((abort.party, abort.call))
 
     def _notice(self) -> ProtocolAbort:
         abort = self.abort

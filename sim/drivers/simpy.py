@@ -18,6 +18,10 @@ Each program runs as a SimPy process. The driver interprets its effects
   index in the list and the array (the first listed wins among messages already there).
 * ``Compute`` — the party's clock advances by the declared seconds of local work; the driver
   returns the clock after it.
+
+What the view records besides payloads: each received message's simulated arrival time, what
+``Compute``, ``RecvAny`` and ``RecvWithin`` returned (``View.observed``) and every abort notice
+a program was given (``View.aborts``) — what a party could measure in a deployment.
 * ``Input``/``Output`` — an immutable copy of the value is recorded in the party's view.
 
 * ``RecvWithin`` — collect the messages of several senders that arrive within a timeout
@@ -140,6 +144,7 @@ class _Envelope:
     """
 
     __slots__ = (
+        "arrived_s",
         "call",
         "data",
         "decoded",
@@ -186,6 +191,7 @@ class _Envelope:
         self.decoded = decoded
         self.deferred = deferred
         self.hop = 0
+        self.arrived_s = sent_s  # set on delivery to its receiver
         self.number: int | None = None
         self.queued: _Envelope | None = None
 
@@ -479,11 +485,18 @@ class _Run(ReceivedRecords):
                                                           effect.step)
                 elif kind is RecvAny:
                     value = yield from self._receive_any(pid, effect.keys)
+                    index = value[0]
+                    self.views[pid].observed.append((
+                        "recv_any", effect.keys[index][1], index, effect.keys[index][0],
+                        float(self.env.now)))
                 elif kind is RecvWithin:
                     value = yield from self._receive_within(pid, effect)
+                    self.views[pid].observed.append((
+                        "recv_within", effect.call, tuple(value), float(self.env.now)))
                 elif kind is Compute:
                     yield self.env.timeout(effect.seconds)
                     value = float(self.env.now)
+                    self.views[pid].observed.append(("compute", self.last_call.get(pid), value))
                 elif kind is Input:
                     self.views[pid].protocol_inputs.append((effect.call, effect.label,
                                                             frozen(effect.value)))
@@ -500,6 +513,7 @@ class _Run(ReceivedRecords):
                 return
             except ProtocolAbort:
                 error = self._notice()
+                self.views[pid].aborts.append((error.party, error.call))
             except Exception as exc:
                 error = _detached(exc)
 
@@ -749,6 +763,7 @@ class _Run(ReceivedRecords):
                 number = expected.get(channel, 0)
                 envelope.number = number
                 expected[channel] = number + 1
+            envelope.arrived_s = now
             key = envelope.key
             wait = waiting.get(receiver)
             if wait is not None and key in wait[0]:
@@ -820,7 +835,8 @@ class _Run(ReceivedRecords):
             return frozen(payload) if payload.dtype.hasobject else payload
         call = envelope.call
         self.views[pid].received.append(received_message(
-            envelope.sender, call.protocol, call.index, envelope.step, envelope.round, payload))
+            envelope.sender, call.protocol, call.index, envelope.step, envelope.round, payload,
+            envelope.arrived_s))
         # the program gets an array object of its own, so that reshaping it in place (or
         # changing its dtype) cannot change the view's record
         if checked is not None:  # wire.another_array of it: another array over `body`
@@ -835,7 +851,8 @@ class _Run(ReceivedRecords):
         """Check, unseal and decode a message: its view record (:meth:`_open_payload`)."""
         call = envelope.call
         return received_message(envelope.sender, call.protocol, call.index, envelope.step,
-                                envelope.round, self._open_payload(envelope, number))
+                                envelope.round, self._open_payload(envelope, number),
+                                envelope.arrived_s)
 
     def _open_payload(self, envelope: _Envelope, number: int | None) -> np.ndarray:
         """Check, unseal and decode a message: its payload, read-only.

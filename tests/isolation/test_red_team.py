@@ -792,3 +792,50 @@ def test_a_program_that_reshapes_what_it_received_leaves_its_view_as_received(
     for record in result.views[1].received:
         assert record.payload.shape == shape and record.payload.dtype == np.uint64
         assert np.array_equal(record.payload, sent) and not record.payload.flags.writeable
+
+
+# -- the view's records of what a party observed (issue 27): arrival times, clocks, notices ---
+
+
+def test_what_compute_recv_any_and_a_notice_hand_a_program_leads_nowhere() -> None:
+    """Party 0 reads the clock (``Compute``), takes its peers' pings with ``RecvAny`` and is
+    then told that party 2 aborted. None of what it was handed — clock readings, (index,
+    array) pairs, the notice — leads to another party or to the run, and the records its view
+    keeps of them (``observed``, ``aborts``, arrival times) are immutable."""
+    from parties.view import is_immutable
+    from protocols.effects import Compute, RecvAny
+
+    call = Call("probe", 0)
+
+    def server(ctx: PartyContext, x: np.ndarray) -> Generator[Any, Any, Any]:
+        yield Compute(0.01)
+        for _ in range(2):
+            yield RecvAny(((1, call, "ping"), (2, call, "ping")))
+        yield Recv(2, call, "never")
+
+    def pinger(fail: bool) -> Program:
+        def program(ctx: PartyContext, x: np.ndarray) -> Generator[Any, Any, Any]:
+            yield Compute(0.001 * ctx.party)
+            yield Send(0, np.asarray(x, dtype=np.uint64), call, "ping")
+            if fail:
+                yield Compute(1.0)  # after party 0 has its pings
+                raise ValueError("party 2's private reason")
+        return program
+
+    handed: list[Any] = []
+    contexts: dict[int, PartyContext] = {}
+    programs = [observed(server, handed), spy(pinger(False), contexts),
+                spy(pinger(True), contexts)]
+    sim = Simulation(Network.build(3), seed=RUN_SEED, sealing=False, keys="none")
+    inputs = [np.arange(2, dtype=np.uint64) + 10 * p for p in range(3)]
+    with pytest.raises(ProtocolAbort) as info:
+        sim.run([Party(p, programs[p], {"x": inputs[p]}) for p in range(3)])
+    notices = [v for v in handed if isinstance(v, ProtocolAbort)]
+    assert notices and all(n.is_notice and n.party == 2 for n in notices)
+    assert "private reason" not in str(notices[0])
+    assert findings(handed, handed[0], list(contexts.values()), inputs[1:]) == []
+    view = info.value.views[0]  # type: ignore[attr-defined]
+    assert [o[0] for o in view.observed] == ["compute", "recv_any", "recv_any"]
+    assert view.aborts == [(2, "probe#0")]
+    assert is_immutable(tuple(view.observed)) and is_immutable(tuple(view.aborts))
+    assert all(isinstance(m.arrived_s, float) for m in view.received)

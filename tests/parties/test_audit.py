@@ -444,7 +444,7 @@ def test_statistical_flags_a_view_that_changes_shape() -> None:
     inputs = [F61.elements([1, 2, 3, 4]), F61.elements([2, 2, 2, 2]), F61.elements([5] * 4)]
     result = audit(_shape_program, inputs, (0,), prime=P, method="statistical", trials=4,
                    pairs=1)
-    assert result.leaks and "another shape" in result.details["reason"]
+    assert result.leaks and result.details["property"] == "count"  # the pattern check
     assert result.call == 1 and result.message.startswith("ack#1.")
 
 

@@ -6,6 +6,7 @@ without depending on the order in which unread messages arrived.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Mapping
 from typing import Any
@@ -102,10 +103,11 @@ def _canonical(value: Any) -> bytes:
 
 def views_digest(views: Mapping[int, View]) -> str:
     """One line per party: SHA-256 of its inputs, seeds, outputs, draws and received messages
-    (as a multiset)."""
+    (as a multiset), arrival times left out: simulated under SimPy, the wall clock under MPI."""
     lines = []
     for pid, view in sorted(views.items()):
-        received = sorted(_canonical(m) for m in view.received)
+        received = sorted(_canonical(dataclasses.replace(m, arrived_s=0.0))
+                          for m in view.received)
         parts = [view.role, view.inputs, view.seeds, view.protocol_inputs, view.outputs,
                  view.draws]
         digest = hashlib.sha256(b"|".join([_canonical(p) for p in parts] + received))
