@@ -18,6 +18,10 @@ with the first failing call and message, ``inconclusive``, ``not applicable``):
     probing, t-privacy decided by ranks, a leak shown by a witness. Every coalition from one
     set of probes (:func:`.linear.linear_audits`).
 
+Every method first checks the outputs declared to the coalition against the ideal
+functionality of the protocol the audit target names (:mod:`.functionality`,
+:mod:`protocols.registry`): an output beyond it is a ``leak``, whatever the views look like.
+
 The statistical methods test the coalition's *residual* view — its own randomness is held
 fixed across trials (:mod:`.randomness`) — with element tests on value / p, low-order bits
 and small moduli, and GF(p)-linear tests within calls and between any two elements of the run

@@ -29,9 +29,16 @@ reveals more than its declared outputs by construction (the plain All-Reduce, wi
 honest parties) says so through its simulator's ``reveals``, and the audit answers "leak" at
 that call without sampling.
 
-Simulators are looked up by the protocol name of each call (``ctx.new_call(name)``) in
-:data:`SIMULATORS`; ``protocol`` names the one to use for calls whose protocol has none, and
-``variant`` is passed to it.
+Before anything is compared, every output declared to a member is checked against the ideal
+functionality of the protocol that judges its call (:mod:`parties.audit.functionality`): an
+output beyond it is a ``leak``. Which declaration judges a call is the audit target's choice,
+not the program's: ``protocol`` names the protocol(s) under audit
+(:func:`protocols.registry.resolve`), and a call of another name is *not applicable*; with no
+protocol named, each call's registered declaration judges it. ``variant`` is passed to the
+simulators. A call whose outputs determine the honest inputs (one honest party of a sum) is
+simulated with those inputs, computed from the outputs and the coalition's inputs, and compared
+like any other (issue 27, item 4); and an undeclared message that an honest party broadcasts to
+several members is held to one pad, not one per receiver.
 """
 
 from __future__ import annotations
