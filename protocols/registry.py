@@ -26,6 +26,7 @@ from types import MappingProxyType
 import numpy as np
 
 from protocols import all_reduce, correlated_noise, normed_secure_sum, secagg, secure_sum
+from protocols.errors import InputError
 from protocols.functionality import Functionality, no_outputs
 from protocols.mpc import dealer
 from protocols.simulator import CallView, Simulator
@@ -128,14 +129,21 @@ class Judges:
 def resolve(target: Target, registry: Mapping[str, Declaration] = REGISTRY) -> Judges:
     """The judges of an audit target (module docstring for the rule).
 
+    An unknown name judges nothing: the audit of its calls says "not applicable".
+
     Raises
     ------
-    KeyError
-        Never: an unknown name simply judges nothing (the audit says "not applicable").
+    InputError
+        If ``target`` is not a name, a Declaration, or a non-empty sequence of them.
     """
     if target is None:
         return Judges(registry, (), None)
-    items = [target] if isinstance(target, str | Declaration) else list(target)
+    items = [target] if isinstance(target, str | Declaration) else (
+        list(target) if isinstance(target, Sequence) else [])
+    if not items or not all(isinstance(i, str | Declaration) for i in items):
+        raise InputError(f"protocol = {target!r} must name the protocol under audit: a "
+                         f"registered name ({', '.join(sorted(registry))}), a Declaration, "
+                         "or a list of them")
     regs = dict(registry)
     named = []
     for item in items:
@@ -143,7 +151,7 @@ def resolve(target: Target, registry: Mapping[str, Declaration] = REGISTRY) -> J
             regs[item.name] = item
             named.append(item.name)
         else:
-            named.append(str(item))
+            named.append(item)
     allowed: set[str] = set()
     todo = list(named)
     while todo:

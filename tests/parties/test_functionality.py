@@ -29,6 +29,7 @@ from parties.audit import SIMULATORS, ConditionedRandomness
 from parties.audit.functionality import call_instances, check_outputs
 from parties.party import site_parties
 from protocols.effects import Call
+from protocols.errors import InputError
 from protocols.field import prime_field
 from protocols.functionality import Ideal, beyond
 from protocols.registry import REGISTRY, Declaration, resolve, with_declaration
@@ -75,6 +76,11 @@ def test_the_target_names_the_judges_and_what_they_use() -> None:
     mine = Declaration("mine", secure_sum_functionality, SecureSumSimulator)
     assert resolve(mine).judge("mine") is mine
     assert with_declaration(mine)["mine"] is mine and "mine" not in REGISTRY
+    for bad in (5, [], ["secure_sum", 3]):
+        with pytest.raises(InputError, match="must name the protocol under audit"):
+            resolve(bad)
+    with pytest.raises(InputError, match="protocol = 5"):
+        audit(pf.extra_output, field_inputs(F61, 3, 2, 0), (0,), prime=P, protocol=5)
 
 
 def test_the_secure_sum_functionality_is_the_column_sum() -> None:
