@@ -581,6 +581,12 @@ def observe(case: Case, inputs: Sequence[np.ndarray], fld: PrimeField) -> Observ
         views = runner(parties, ConditionedRandomness(ids, case.coalition, SEED, 0))
     except ProtocolAbort as exc:  # a peer's notice says: party m aborted in call c
         return Observation(None, (exc.party, exc.call), fld)
+    # Where views record abort notices, the runner hands an aborted run's views back instead
+    # of raising: the notice is then read from the coalition's own views.
+    notices = [notice for m in case.coalition for notice in getattr(views[m], "aborts", ())]
+    if notices:
+        party, call = notices[0]
+        return Observation(None, (int(party), str(call)), fld)
     return Observation({m: views[m] for m in case.coalition}, None, fld)
 
 

@@ -37,6 +37,7 @@ import numpy as np
 from protocols.context import PartyContext
 from protocols.effects import Input, Output, RecvEach, SendEach
 from protocols.errors import InputError
+from protocols.functionality import CallInstance, FunctionalityMismatch, Ideal, field_sum
 from protocols.secure_sum import Cost, check_variant, declared_cost, secure_sum, secure_sum_field
 from protocols.simulator import CallView, MessageKey, SimulatorMismatch, uniform_with_sum
 
@@ -195,7 +196,9 @@ class AllReduceSimulator:
                 if other != m:
                     sent = np.ravel(view.sent_by(other, m, "value"))
                     out[(m, other, "value")] = np.broadcast_to(sent, (n, sent.size))
-        if np.issubdtype(total.dtype, np.floating):
+        if view.honest_inputs:  # determined: the honest inputs themselves (S − Σ_C x_m)
+            rest = np.stack([np.ravel(view.honest_inputs[h]) for h in view.honest])[None]
+        elif np.issubdtype(total.dtype, np.floating):
             if not self.determined(view):
                 raise SimulatorMismatch("the sum of real numbers leaves two or more honest "
                                         "inputs without a law to draw them from")
@@ -208,3 +211,39 @@ class AllReduceSimulator:
             for k, h in enumerate(view.honest):
                 out[(m, h, "value")] = np.broadcast_to(rest[:, k, :], (n, total.size))
         return out
+
+
+# -- the ideal functionality (protocols.functionality) -------------------------------------------
+
+
+def functionality(inst: CallInstance) -> dict[str, Ideal]:
+    """The plain All-Reduce's ideal output: ``sum`` = Σ_m x_m.
+
+    Over GF(p) exactly; on reals, the sum in party order (as every party adds), with a
+    tolerance of M·ε·Σ_m |x_m| per element for any other order of the additions.
+    """
+    who = inst.contributors
+    values = [np.ravel(inst.input_of(p)) for p in who]
+    if not values or not all(np.issubdtype(v.dtype, np.floating) for v in values):
+        return {"sum": Ideal(field_sum(inst))}
+    if len({v.size for v in values}) != 1:
+        raise FunctionalityMismatch(f"the inputs to {inst.where} have different lengths")
+    total = np.zeros(values[0].size)
+    for v in values:
+        total = total + v
+    tol = len(values) * float(np.finfo(np.float64).eps) * float(
+        np.max(np.sum(np.abs(values), axis=0), initial=0.0))
+    return {"sum": Ideal(total, tol)}
+
+
+def honest_inputs(view: CallView) -> dict[int, np.ndarray] | None:
+    """With one honest party h, its input x_h = S − Σ_{m∈C} x_m (None with two or more)."""
+    if len(view.honest) != 1:
+        return None
+    mine = [np.ravel(view.input(m)) for m in view.members]
+    total = np.ravel(view.output("sum"))
+    if np.issubdtype(total.dtype, np.floating):
+        rest = total - np.sum(mine, axis=0)
+    else:
+        rest = view.field.sub(total, view.field.sum_arrays(mine))
+    return {view.honest[0]: rest}

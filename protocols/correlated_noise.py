@@ -82,6 +82,7 @@ from protocols.context import PartyContext
 from protocols.effects import Input, Output, Recv, RecvEach, Send, SendEach
 from protocols.errors import InputError
 from protocols.field import FixedPoint, Mersenne61Field
+from protocols.functionality import CallInstance, FunctionalityMismatch, Ideal
 from protocols.simulator import NoSimulator
 
 PROTOCOL = "cape"
@@ -657,3 +658,39 @@ def combine(fixed: FixedPoint, releases: Sequence[np.ndarray], weights: np.ndarr
     if np.all(weights == weights[0]):
         return fixed.decode(fixed.field.sum_arrays(list(releases))) * float(weights[0])
     return np.sum([w * fixed.decode(r) for w, r in zip(weights, releases, strict=True)], axis=0)
+
+
+# -- the ideal functionality (protocols.functionality) -------------------------------------------
+
+
+def functionality(inst: CallInstance) -> dict[str, Ideal]:
+    """CAPE's ideal output: ``aggregate`` = Σ_s μ_s (f(x_s) + g_s) (Theorem 1's release).
+
+    The correlated noise e_s sums to zero and the aggregator removes its own noise, so what
+    remains is the weighted sum of the sites' statistics plus their own noise g_s (inputs
+    ``site_noise``). The weights μ_s are the plan's public parameters, which the views do not
+    hold: the check fits them by least squares and holds the residual to the fixed-point grid
+    (1e-6 relative, 2^−10 absolute). With as many sites as coordinates any vector fits — the
+    check then has no power, which the fitted value makes plain (it equals the declared one).
+    """
+    sites = [p for p in inst.contributors
+             if any(lab == "site_noise" for lab, _ in inst.inputs.get(p, ()))]
+    if not sites:
+        raise FunctionalityMismatch(f"no site recorded its statistic and noise in {inst.where}")
+    releases = []
+    for s in sites:
+        stat = [v for lab, v in inst.inputs[s] if lab != "site_noise"]
+        if len(stat) != 1:
+            raise FunctionalityMismatch(f"site {s} recorded {len(stat)} statistics in "
+                                        f"{inst.where}, not one")
+        releases.append(np.ravel(np.asarray(stat[0], dtype=np.float64))
+                        + np.ravel(np.asarray(inst.input_of(s, "site_noise"), dtype=np.float64)))
+    basis = np.stack(releases, axis=1)  # (d, sites)
+    declared = [np.ravel(np.asarray(v, dtype=np.float64)) for recs in inst.outputs.values()
+                for lab, v in recs if lab == "aggregate"]
+    if not declared or declared[0].size != basis.shape[0]:
+        return {"aggregate": Ideal(basis.sum(axis=1), 0.0)}
+    weights, *_ = np.linalg.lstsq(basis, declared[0], rcond=None)
+    fitted = basis @ weights
+    tol = 2.0 ** -10 + 1e-6 * float(np.max(np.abs(basis), initial=0.0)) * len(sites)
+    return {"aggregate": Ideal(fitted, tol)}

@@ -74,6 +74,7 @@ from protocols.context import PartyContext
 from protocols.effects import Call, Input, Output, Recv, RecvWithin, Send, SendEach
 from protocols.errors import InputError, MpcsimError
 from protocols.field import PrimeField
+from protocols.functionality import CallInstance, Ideal, field_sum
 from protocols.prg import field_stream, field_streams
 from protocols.simulator import NoSimulator
 
@@ -421,3 +422,18 @@ def secagg_aggregator(ctx: PartyContext, length: int, config: Config
                    "survivors")
     yield Output("sum", total, call)
     return total, survivors
+
+
+# -- the ideal functionality (protocols.functionality) -------------------------------------------
+
+
+def functionality(inst: CallInstance) -> dict[str, Ideal]:
+    """SecAgg's ideal output: ``sum`` = Σ_{u∈U3} x̂_u over the surviving clients U3.
+
+    U3 — the sites whose masked input reached the aggregator (Bonawitz et al., Fig. 4, round
+    3) — is chosen by the network, not by the inputs; the auditor reads it from who sent
+    ``masked_input`` in the call.
+    """
+    survivors = tuple(sorted({s for (_, step), who in inst.senders.items()
+                              if step == "masked_input" for s in who}))
+    return {"sum": Ideal(field_sum(inst, survivors))}

@@ -64,6 +64,7 @@ from protocols.context import (
 from protocols.effects import Call, Input, Output, RecvEach, SendEach
 from protocols.errors import InputError
 from protocols.field import PrimeField
+from protocols.functionality import CallInstance, Ideal, field_sum
 from protocols.simulator import CallView, MessageKey, SimulatorMismatch, uniform_with_sum
 
 Variant = Literal["explicit", "prg", "prg_two_share"]
@@ -364,3 +365,20 @@ def _simulate_explicit(
         for k, h in enumerate(honest):
             out[(m, h, "column_sum")] = sums[:, k, :]
     return out
+
+
+# -- the ideal functionality (protocols.functionality) -------------------------------------------
+
+
+def functionality(inst: CallInstance) -> dict[str, Ideal]:
+    """SecureSum's ideal output: ``sum`` = Σ_m x̂^(m) over GF(p), exactly (Table 2.1)."""
+    return {"sum": Ideal(field_sum(inst))}
+
+
+def honest_inputs(view: CallView) -> dict[int, np.ndarray] | None:
+    """With one honest party h, its input x̂_h = S − Σ_{m∈C} x̂_m (None with two or more)."""
+    if len(view.honest) != 1:
+        return None
+    field = view.field
+    mine = [np.ravel(view.input(m)) for m in view.members]
+    return {view.honest[0]: field.sub(np.ravel(view.output("sum")), field.sum_arrays(mine))}

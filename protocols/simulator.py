@@ -32,18 +32,21 @@ It must
 
 It also says, through ``determined(view) -> bool``, whether the coalition's inputs and the
 call's declared outputs determine every honest party's input to the call (SecureSum with one
-honest party: its input is the sum minus the coalition's). Such a call cannot reveal anything
-about honest inputs that its outputs do not, whatever its messages look like, and the audit
-does not compare its protocol messages (any message the protocol does not send is still held
-to the law of a one-time pad).
+honest party: its input is the sum minus the coalition's). Such a call is still simulated: the
+audit computes those honest inputs from the outputs and the coalition's inputs alone
+(:attr:`CallView.honest_inputs`, through the protocol's declaration in
+:mod:`protocols.registry`) and compares the call's messages as for any other, so a message
+that carries more than this call's inputs — another input, a later call's — is caught.
 
 A protocol that reveals more than its declared outputs *by construction* (an All-Reduce that
 sends the inputs in the clear) has no simulator from the outputs alone; it says so through an
 optional ``reveals(view) -> str | None``, the reason when the call's messages cannot be
 simulated for this coalition, and the audit answers "leak" at that call without sampling.
 
-Register it in :data:`parties.audit.simulation.SIMULATORS` under the protocol name the program
-passes to ``ctx.new_call``. Set ``uniform_on_hull = False`` when the simulated messages are not
+Declare it in :mod:`protocols.registry` (a :class:`~protocols.registry.Declaration` with the
+protocol's ideal functionality) under the protocol name the program passes to
+``ctx.new_call``; the audit target, not the program, names the protocol under audit.
+Set ``uniform_on_hull = False`` when the simulated messages are not
 uniform on their affine hull over GF(p) (e.g. Gaussian noise): the audit's linear tests bound
 their false-alarm rate by that uniformity and are skipped otherwise.
 
@@ -117,6 +120,10 @@ class CallView:
         Every mask stream a member drew in the call (:func:`stream_key`).
     sent : mapping of (receiver, sender, step) to ndarray
         Every message a member sent in the call (a function of its inputs and randomness).
+    honest_inputs : mapping of int to ndarray
+        The honest parties' inputs to the call when its outputs and the coalition's inputs
+        determine them (one honest party of a sum: S − Σ_{m∈C} x_m), computed by the audit
+        from those alone (:attr:`protocols.registry.Declaration.honest_inputs`); else empty.
     """
 
     call: Call
@@ -127,6 +134,7 @@ class CallView:
     outputs: Mapping[int, tuple[tuple[str, Any], ...]] = field(default_factory=dict)
     draws: Mapping[StreamKey, np.ndarray] = field(default_factory=dict)
     sent: Mapping[MessageKey, np.ndarray] = field(default_factory=dict)
+    honest_inputs: Mapping[int, np.ndarray] = field(default_factory=dict)
 
     @property
     def honest(self) -> tuple[int, ...]:

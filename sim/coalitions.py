@@ -17,9 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from parties.audit import Progress, linear_audits
+from parties.audit import AuditResult, Progress, linear_audits
 from parties.audit import audit as audit_with
 from parties.audit.coalitions import CoalitionStudy, enumerate_coalitions
+from parties.audit.functionality import functionality_audit
 from parties.party import SITE, Program
 from protocols.errors import InputError
 from sim.network import Network
@@ -80,6 +81,9 @@ def run_study(
                                 [x.size for x in target.field_inputs or ()], chosen,
                                 probes=spec.probes, seed=audit_seed_of(seed, index),
                                 progress=progress)
+        results = _judged_outputs(results, runner, field_builder(target.field_program)(
+            list(target.field_inputs or ())), chosen, audit_seed_of(seed, index),
+            target.protocol)
     else:
         results = []
         for i, c in enumerate(chosen):
@@ -89,6 +93,15 @@ def run_study(
             if progress is not None:
                 progress("coalitions", i + 1, len(chosen))
     return CoalitionStudy(spec.method, tuple(results), participants, sites, roles, threshold)
+
+
+def _judged_outputs(results: Sequence[AuditResult], runner: SimPyRunner,
+                    parties: Sequence[Any], chosen: Sequence[tuple[int, ...]], seed: int,
+                    protocol: Any) -> list[AuditResult]:
+    """Each coalition's linear verdict, unless its outputs are beyond the functionality."""
+    return [functionality_audit(runner, parties, c, method=r.method, seed=seed,
+                                protocol=protocol) or r for r, c in zip(results, chosen,
+                                                                        strict=True)]
 
 
 def coalition_study(
@@ -151,9 +164,11 @@ def coalition_study(
         results = linear_audits(runner, field_builder(program), [x.size for x in values],
                                 chosen, probes=int(options.get("probes", 3)), seed=seed,
                                 progress=progress)
+        results = _judged_outputs(results, runner, field_builder(program)(values), chosen,
+                                  seed, protocol)
     else:
         results = [audit_with(program, inputs, c, runner=runner, method=method, seed=seed,
-                              **options) for c in chosen]
+                              protocol=protocol, **options) for c in chosen]
     return CoalitionStudy(method, tuple(results), sites, sites, dict.fromkeys(sites, SITE),
                           threshold)
 

@@ -32,12 +32,14 @@ from parties.audit import (
     RandomnessFactory,
 )
 from parties.audit import audit as audit_with
+from parties.audit.functionality import functionality_audit
 from parties.audit.linear import linear_audits
 from parties.party import Party, Program, site_parties
 from parties.view import AbortedRun, View
 from protocols.context import PartyContext
 from protocols.errors import ProtocolAbort
 from protocols.field import PrimeField, prime_field
+from protocols.registry import Target
 from protocols.secure_sum import secure_sum_field
 from sim.network import Network
 from sim.scenario import AuditSpec
@@ -114,7 +116,7 @@ def audit(
     trials: int = 200,
     alpha: float = 1e-3,
     seed: int = 0,
-    protocol: str | None = None,
+    protocol: Target = None,
     variant: str | None = None,
     calls: Sequence[int] | None = None,
     pairs: int = 6,
@@ -162,8 +164,11 @@ class AuditTarget:
     parties : tuple of Party
         The parties of the user's run (programs and inputs); the simulation method replays
         them.
-    protocol : str
-        The protocol the run's calls implement (the simulators' fallback).
+    protocol : str or tuple of str
+        The protocol(s) under audit, named by the algorithm's experiment, not by its party
+        programs: their declarations (:mod:`protocols.registry`) judge every call — outputs
+        against the functionality, messages against the simulator — and a call of any other
+        name is "not applicable".
     variant : str, optional
         Its variant.
     field_program : callable, optional
@@ -174,7 +179,7 @@ class AuditTarget:
     """
 
     parties: tuple[Party, ...]
-    protocol: str = "secure_sum"
+    protocol: str | tuple[str, ...] = "secure_sum"
     variant: str | None = None
     field_program: FieldProgram | None = None
     field_inputs: tuple[np.ndarray, ...] | None = None
@@ -208,14 +213,18 @@ def run_audit(
                       "method = 'simulation'"})
     elif spec.method == "linear":
         runner = SimPyRunner(prime, 0, seed, network)
-        result = linear_audits(runner, field_builder(target.field_program),
-                               [x.size for x in target.field_inputs or ()], [spec.coalition],
-                               probes=spec.probes, seed=audit_seed, progress=progress)[0]
+        make = field_builder(target.field_program)
+        result = functionality_audit(
+            runner, make(list(target.field_inputs or ())), spec.coalition, method="linear",
+            seed=audit_seed, protocol=target.protocol, variant=target.variant,
+        ) or linear_audits(runner, make, [x.size for x in target.field_inputs or ()],
+                           [spec.coalition], probes=spec.probes, seed=audit_seed,
+                           progress=progress)[0]
     elif spec.method == "statistical":
         runner = SimPyRunner(prime, 0, seed, network)
         result = audit_with(target.field_program, list(target.field_inputs or ()),
                             spec.coalition, runner=runner, method="statistical",
-                            pairs=spec.pairs, **common)
+                            pairs=spec.pairs, protocol=target.protocol, **common)
     else:
         tiny = prime_field(spec.prime)
         rng = np.random.default_rng(np.random.SeedSequence(audit_seed))
@@ -223,9 +232,12 @@ def run_audit(
         inputs = [tiny.random(rng, 1) for _ in range(n_parties)]
         runner = SimPyRunner(spec.prime, 0, seed, Network.build(n_parties))
         result = audit_with(target.field_program, inputs, spec.coalition, runner=runner,
-                            method="exact", max_runs=spec.max_runs, **common)
+                            method="exact", max_runs=spec.max_runs, protocol=target.protocol,
+                            **common)
     if target.variant:
-        result.details.setdefault("protocol", f"{target.protocol} ({target.variant})")
+        named = (target.protocol if isinstance(target.protocol, str)
+                 else " + ".join(target.protocol))
+        result.details.setdefault("protocol", f"{named} ({target.variant})")
     return result
 
 

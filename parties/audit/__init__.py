@@ -18,6 +18,10 @@ with the first failing call and message, ``inconclusive``, ``not applicable``):
     probing, t-privacy decided by ranks, a leak shown by a witness. Every coalition from one
     set of probes (:func:`.linear.linear_audits`).
 
+Every method first checks the outputs declared to the coalition against the ideal
+functionality of the protocol the audit target names (:mod:`.functionality`,
+:mod:`protocols.registry`): an output beyond it is a ``leak``, whatever the views look like.
+
 The statistical methods test the coalition's *residual* view — its own randomness is held
 fixed across trials (:mod:`.randomness`) — with element tests on value / p, low-order bits
 and small moduli, and GF(p)-linear tests within calls and between any two elements of the run
@@ -41,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from parties.audit.exact import exact_audit
+from parties.audit.functionality import functionality_audit, output_judge
 from parties.audit.linear import linear_audits
 from parties.audit.randomness import (
     ConditionedRandomness,
@@ -62,6 +67,7 @@ from parties.audit.simulation import SIMULATORS, simulation_audit
 from parties.audit.statistical import alternative_inputs, honest_parties, statistical_audit
 from parties.party import Party, Program, site_parties
 from protocols.errors import InputError
+from protocols.registry import Target
 
 METHODS = ("simulation", "statistical", "exact", "linear")
 
@@ -111,7 +117,7 @@ def audit(
     trials: int = 200,
     alpha: float = 1e-3,
     seed: int = 0,
-    protocol: str | None = None,
+    protocol: Target = None,
     variant: str | None = None,
     calls: Sequence[int] | None = None,
     pairs: int = 6,
@@ -141,8 +147,13 @@ def audit(
         Significance level of the whole audit, 0 < α < 1.
     seed : int
         Seed of everything the audit draws.
-    protocol, variant : str, optional
-        The simulator for calls whose protocol has none (simulation method).
+    protocol : str, Declaration or sequence of them, optional
+        The protocol under audit (:func:`protocols.registry.resolve`): its declarations judge
+        the calls — their outputs against its ideal functionality (every method,
+        :mod:`.functionality`) and their messages against its simulator (simulation method);
+        a call it does not cover is "not applicable". None: each call's registered protocol.
+    variant : str, optional
+        The protocol's variant.
     calls : sequence of int, optional
         Call numbers to compare (default: all).
     pairs : int
@@ -196,6 +207,10 @@ def audit(
         return simulation_audit(runner, parties, members, trials=trials, alpha=alpha, seed=seed,
                                 protocol=protocol, variant=variant, calls=calls,
                                 progress=progress)
+    beyond = functionality_audit(runner, parties, members, method=method, seed=seed,
+                                 protocol=protocol, variant=variant)
+    if beyond is not None:  # an output beyond the functionality, or one nothing declares
+        return beyond
     if make_parties is None or inputs is None:
         return AuditResult(tuple(members), method, NOT_APPLICABLE, details={
             "reason": f"the {method} method re-runs the program on other inputs; give a "
@@ -207,8 +222,11 @@ def audit(
         return statistical_audit(runner, make_parties, values, members, trials=trials,
                                  alpha=alpha, seed=seed, pairs=pairs, calls=calls,
                                  progress=progress)
+    sites = [p.id for p in parties if p.role == "site"]
+    judge = output_judge(members, runner.field, sites, method="exact", protocol=protocol,
+                         variant=variant)
     return exact_audit(runner, make_parties, values, members, max_runs=max_runs, seed=seed,
-                       calls=calls, progress=progress)
+                       calls=calls, progress=progress, judge=judge)
 
 
 def _linear(

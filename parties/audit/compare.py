@@ -479,6 +479,7 @@ def compare(
     where: list[np.ndarray] = []
     labels: list[str] = []
     kept_all: list[np.ndarray] = []
+    informative = 0
     groups_total = undetermined = trials_needed = 0
     families_run: tuple[str, ...] = ()
 
@@ -499,6 +500,7 @@ def compare(
             continue
         xc = x[:, cols]
         local = informative_columns(xc, yb)
+        informative += int(local.size)
         for name, pv in element_tests(field_.p, xc, yb, local):
             ok = ~np.isnan(pv)
             p_list.append(pv[ok])
@@ -545,7 +547,8 @@ def compare(
         trials_needed=max(trials_needed, need + 2) if linear else 0,
         groups=groups_total, tests=n_elem + groups_total, families_run=families_run,
         notes={"linear_groups": groups_total, "excess_needed": need,
-               "columns_after_dedupe": int(sum(k.size for k in kept_all))},
+               "columns_after_dedupe": int(sum(k.size for k in kept_all)),
+               "informative_columns": informative},
     )
 
 

@@ -53,6 +53,7 @@ def exact_audit(
     seed: int = 0,
     calls: Sequence[int] | None = None,
     progress: Progress | None = None,
+    judge: Callable[[Any], AuditResult | None] | None = None,
 ) -> AuditResult:
     """Enumerate every honest input with A's output and every random choice; compare exactly.
 
@@ -66,6 +67,9 @@ def exact_audit(
         Inputs A, one vector of field elements per data-holding party.
     max_runs : int
         Budget of protocol runs.
+    judge : callable, optional
+        ``judge(views)``: a verdict when a run's declared outputs are not the functionality's
+        (:func:`parties.audit.functionality.output_judge`), checked on every enumerated input.
 
     Raises
     ------
@@ -123,6 +127,10 @@ def exact_audit(
         leak = pattern.check(views, alternative=[int(v) for x in trial for v in x])
         if leak is not None:
             return leak
+        beyond = None if judge is None else judge(views)
+        if beyond is not None:
+            beyond.details["alternative"] = [int(v) for x in trial for v in x]
+            return beyond
         if found != streams:
             return AuditResult(members, "exact", LEAK, 0.0, details={
                 "reason": "the program draws different masks for other honest inputs",
@@ -206,8 +214,13 @@ def exact_audit(
 
 
 def _outputs(views: Any, members: tuple[int, ...]) -> list[tuple[str, tuple[int, ...]]]:
+    """The members' declared call outputs (checked against the functionality by the audit).
+
+    Outputs declared outside a call are functions of a member's view and inputs, which the
+    comparison covers; selecting alternatives by them would hide what they reveal.
+    """
     return [(label, tuple(int(v) for v in np.ravel(value))) for m in members
-            for _, label, value in views[m].outputs]
+            for call, label, value in views[m].outputs if call is not None]
 
 
 def _random_tape(field_: PrimeField, streams: dict[StreamKey, int],

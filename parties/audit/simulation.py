@@ -29,14 +29,22 @@ reveals more than its declared outputs by construction (the plain All-Reduce, wi
 honest parties) says so through its simulator's ``reveals``, and the audit answers "leak" at
 that call without sampling.
 
-Simulators are looked up by the protocol name of each call (``ctx.new_call(name)``) in
-:data:`SIMULATORS`; ``protocol`` names the one to use for calls whose protocol has none, and
-``variant`` is passed to it.
+Before anything is compared, every output declared to a member is checked against the ideal
+functionality of the protocol that judges its call (:mod:`parties.audit.functionality`): an
+output beyond it is a ``leak``. Which declaration judges a call is the audit target's choice,
+not the program's: ``protocol`` names the protocol(s) under audit
+(:func:`protocols.registry.resolve`), and a call of another name is *not applicable*; with no
+protocol named, each call's registered declaration judges it. ``variant`` is passed to the
+simulators. A call whose outputs determine the honest inputs (one honest party of a sum) is
+simulated with those inputs, computed from the outputs and the coalition's inputs, and compared
+like any other (issue 27, item 4); and an undeclared message that an honest party broadcasts to
+several members is held to one pad, not one per receiver.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from types import MappingProxyType
 from typing import Any
 
@@ -52,26 +60,20 @@ from parties.audit.calls import (
     view_digest,
 )
 from parties.audit.compare import compare, decide
+from parties.audit.functionality import as_result, check_outputs
 from parties.audit.pattern import aborted_verdict, check_alternatives
 from parties.audit.randomness import ConditionedRandomness, Progress, Runner
 from parties.audit.result import LEAK, NOT_APPLICABLE, PRIVATE, AuditResult
 from parties.party import SITE, Party
-from protocols import correlated_noise, normed_secure_sum, secagg
-from protocols.all_reduce import AllReduceSimulator
 from protocols.effects import Call
-from protocols.mpc import dealer
-from protocols.secure_sum import SecureSumSimulator
+from protocols.registry import REGISTRY, Judges, Target, resolve
 from protocols.simulator import CallView, NoSimulator, Simulator, SimulatorMismatch
 
-SIMULATORS: Mapping[str, Callable[[str | None], Simulator]] = MappingProxyType({
-    "secure_sum": lambda variant: SecureSumSimulator(variant),
-    "all_reduce": lambda variant: AllReduceSimulator(variant),
-    "normed_secure_sum": lambda variant: normed_secure_sum.SIMULATOR,
-    "dealer": lambda variant: dealer.SIMULATOR,
-    "cape": lambda variant: correlated_noise.SIMULATOR,
-    "secagg": lambda variant: secagg.SIMULATOR,
-})
-"""Protocol name → ``factory(variant)`` of its simulator. Add a protocol's entry here.
+SIMULATORS: Mapping[str, Callable[[str | None], Simulator]] = MappingProxyType(
+    {name: declared.simulator for name, declared in REGISTRY.items()})
+"""Protocol name → ``factory(variant)`` of its simulator: a view of
+:data:`protocols.registry.REGISTRY`, where a protocol declares its simulator together with its
+ideal functionality (a user's own protocol passes its ``Declaration`` as ``protocol=``).
 
 A protocol that declares a :class:`~protocols.simulator.NoSimulator` is listed too: the audit
 of a run that calls it answers "not applicable" with the protocol's reason.
@@ -84,13 +86,19 @@ LINEAR_COVERS = (
 
 
 def simulator_for(
-    call_protocol: str, protocol: str | None, variant: str | None
+    call_protocol: str, protocol: Target, variant: str | None
 ) -> Simulator | None:
-    """The simulator of a call: its protocol's own, else the named fallback, else None."""
-    factory = SIMULATORS.get(call_protocol)
-    if factory is None and protocol is not None:
-        factory = SIMULATORS.get(protocol)
-    return None if factory is None else factory(variant)
+    """The simulator that judges a call: the audit target's rule (:func:`protocols.registry.
+    resolve`), else None."""
+    declared = resolve(protocol).judge(call_protocol)
+    return None if declared is None else declared.simulator(variant)
+
+
+def _judged(judges: Judges, call: Call, variant: str | None) -> Simulator | str:
+    declared = judges.judge(call.protocol)
+    if declared is None:
+        return judges.why_not(call.protocol)
+    return declared.simulator(variant)
 
 
 def simulation_audit(
@@ -101,7 +109,7 @@ def simulation_audit(
     trials: int = 200,
     alpha: float = 1e-3,
     seed: int = 0,
-    protocol: str | None = None,
+    protocol: Target = None,
     variant: str | None = None,
     calls: Sequence[int] | None = None,
     ratio: int = 8,
@@ -129,8 +137,11 @@ def simulation_audit(
         Significance level of the whole audit (Holm over every test).
     seed : int
         Seed of the audit's randomness (the masks and the simulators' draws).
-    protocol, variant : str, optional
-        The simulator for calls whose protocol has none, and its variant.
+    protocol : str, Declaration or sequence of them, optional
+        The protocol under audit (:func:`protocols.registry.resolve`): it, not the program,
+        says which declaration judges each call. None: each call's registered declaration.
+    variant : str, optional
+        The variant the target names.
     calls : sequence of int, optional
         Call numbers to compare (default: every call).
     ratio : int
@@ -152,7 +163,9 @@ def simulation_audit(
     layout: Layout | None = None
     chosen: list[Call] = []
     simulators: dict[Call, Simulator] = {}
+    solvers: dict[Call, Any] = {}
     determined: list[int] = []
+    judges = resolve(protocol)
     pattern_runs = 0  # runs with the honest inputs redrawn (the pattern check)
     for t in range(trials):
         views = runner(parties, ConditionedRandomness(ids, members, seed, t))
@@ -166,38 +179,45 @@ def simulation_audit(
         stopped = aborted_verdict(members, "simulation", views)
         if stopped is not None:
             return stopped
+        finding = check_outputs(views, members, field, sites, judges, variant)
+        if finding is not None:
+            return as_result(finding, members, "simulation")
         records = split_run(views, members, field, sites)
         received = {call: rec.received for call, rec in records.items()}
         if full is None:
             chosen = select_calls(records, calls)
             full = Layout.of(received, chosen)
             for call in chosen:
-                sim = simulator_for(call.protocol, protocol, variant)
-                if sim is None:
-                    return _not_applicable(members, call, (
-                        f"no simulator for protocol {call.protocol!r} (call {call.index}); "
-                        f"known: {', '.join(sorted(SIMULATORS))} — pass protocol=... if the "
-                        "call implements one of them"))
+                sim = _judged(judges, call, variant)
+                if isinstance(sim, str):
+                    return _not_applicable(members, call, f"call {call.index}: {sim}")
                 if isinstance(sim, NoSimulator):
                     return _not_applicable(members, call, (
                         f"call {call.index} is {call.protocol}, which has no simulator: "
                         f"{sim.reason}; pass calls = [...] to audit the other calls"))
                 simulators[call] = sim
+                declared = judges.judge(call.protocol)
+                view = records[call].view
+                assert declared is not None and view is not None
+                if sim.determined(view):
+                    determined.append(call.index)
+                    solvers[call] = declared.honest_inputs
             revealed = _revealed(simulators, records)
             if revealed is not None:
                 call, message, reason = revealed
                 return AuditResult(members, "simulation", LEAK, None, call.index, message, None,
                                    {"reason": reason, "declared_by": simulators[call].name})
-            try:
-                layout, determined = _compared_layout(full, simulators, records, rng)
-            except SimulatorMismatch as exc:
-                return _not_applicable(members, chosen[0], str(exc))
+            layout = full
         elif not full.matches(received):
             call, message = full.first_difference(received)
             return AuditResult(members, "simulation", LEAK, 0.0, call, message, None, {
                 "reason": "the coalition's view changes shape between runs with the same "
                           "inputs (its messages depend on the honest parties' randomness)",
                 "trial": t})
+        try:
+            _give_honest_inputs(records, solvers)
+        except SimulatorMismatch as exc:
+            return _not_applicable(members, chosen[0], str(exc))
         assert layout is not None
         rows.append(layout.row(received, field.dtype))
         signature = tuple(view_digest(records[c].view) for c in chosen)  # type: ignore[arg-type]
@@ -212,13 +232,14 @@ def simulation_audit(
     x = np.stack(rows)
     n_sim = trials * ratio
     current: list[Call] = []
+    broadcasts = _broadcasts(layout, x, members)
 
     def y_block(c: int) -> np.ndarray:
         """Simulated views of call c: ratio per real trial, in the trials' own contexts."""
         call = chosen[c]
         current[:] = [call]
         blocks = [_simulated_block(simulators[call], groups[sig][0][call], full, layout, c, rng,
-                                   groups[sig][1] * ratio) for sig in order]
+                                   groups[sig][1] * ratio, broadcasts[c]) for sig in order]
         return np.concatenate(blocks, axis=0)
 
     linear = all(simulators[c].uniform_on_hull for c in chosen)
@@ -229,12 +250,14 @@ def simulation_audit(
         "contexts": len(order),
         "protocols": sorted({f"{s.name} ({getattr(s, 'variant', None) or 'inferred'})"
                              for s in simulators.values()}),
+        "judged_by": ("the audit target: " + ", ".join(judges.named) if judges.named
+                      else "each call's registered protocol (no protocol named)"),
     }
+    exact_reason = ("the simulator, given the honest inputs the outputs determine, reproduces "
+                    "every element of the view exactly")
     if x.shape[1] == 0:
         return AuditResult(members, "simulation", PRIVATE, None, None, None,
-                           {"determined": True}, {**details, "reason": (
-                               "every compared call's outputs determine the honest parties' "
-                               "inputs to it: nothing in the view can reveal more")})
+                           {"determined": True}, {**details, "reason": exact_reason})
     try:
         comparison = compare(field, layout, x, y_block=y_block, alpha=alpha, seed=seed,
                              linear=linear)
@@ -242,33 +265,66 @@ def simulation_audit(
         return _not_applicable(members, current[0], str(exc))
     decision = decide([comparison], alpha, field.p, ratio,
                       LINEAR_COVERS if linear else "none (a simulator is not uniform on its hull)")
+    if decision.verdict != LEAK and comparison.notes.get("informative_columns") == 0:
+        # every element is one constant in every real trial and every simulated draw, the
+        # same in both: the laws agree exactly (no statistical power is needed)
+        return AuditResult(members, "simulation", PRIVATE, None, None, None,
+                           {"determined": True}, {**details, "reason": exact_reason})
     return AuditResult(members, "simulation", decision.verdict, decision.p_value,
                        decision.call, decision.message, decision.power,
                        {**decision.details, **details, **comparison.notes})
 
 
-def _compared_layout(
-    full: Layout, simulators: Mapping[Call, Simulator], records: Mapping[Call, CallRecord],
-    rng: np.random.Generator,
-) -> tuple[Layout, list[int]]:
-    """The layout without the protocol messages of calls whose outputs determine everything."""
-    messages, sizes, determined = [], [], []
-    for call, ids, sz in zip(full.calls, full.messages, full.sizes, strict=True):
+def _give_honest_inputs(records: Mapping[Call, CallRecord], solvers: Mapping[Call, Any]) -> None:
+    """Hand each determined call's simulator the honest inputs its outputs determine.
+
+    They are computed from the call's declared outputs (checked against the functionality)
+    and the coalition's inputs only — never read from an honest party's view.
+    """
+    for call, solve in solvers.items():
         view = records[call].view
-        assert view is not None
-        drop: set[MessageId] = set()
-        if simulators[call].determined(view):
-            determined.append(call.index)
-            drop = {(r, s, step, 0) for r, s, step in simulators[call].simulate(view, rng, 1)}
-            absent = sorted(drop - set(ids), key=repr)
-            if absent:
-                r, s, step, _ = absent[0]
-                raise SimulatorMismatch(f"party {s} sends no '{step}' to party {r} in "
-                                        f"{call.tag(step)}, which {simulators[call].name} sends")
-        kept = [(k, n) for k, n in zip(ids, sz, strict=True) if k not in drop]
-        messages.append(tuple(k for k, _ in kept))
-        sizes.append(tuple(n for _, n in kept))
-    return Layout(full.calls, tuple(messages), tuple(sizes)), determined
+        if solve is None or view is None:
+            continue
+        found = solve(view)
+        if found:
+            records[call].view = replace(view, honest_inputs=dict(found))
+
+
+def _broadcasts(
+    layout: Layout, x: np.ndarray, members: Sequence[int]
+) -> list[dict[MessageId, MessageId]]:
+    """Per call: honest messages that are one broadcast → the first member's copy.
+
+    Messages of one sender, step and occurrence to several members whose payloads are equal in
+    every real trial are one value sent to each (a ``SendEach`` of one payload): the coalition
+    learns it once, and a message the protocol does not declare is then held to *one* draw of
+    a one-time pad for all of them, not to independent pads (which two equal copies would
+    contradict — the false alarm this removes). Copies that differ in any trial stay separate.
+    """
+    member_set = set(members)
+    out: list[dict[MessageId, MessageId]] = []
+    offset = 0
+    for ids, sizes in zip(layout.messages, layout.sizes, strict=True):
+        where: dict[MessageId, tuple[int, int]] = {}
+        for k, n in zip(ids, sizes, strict=True):
+            where[k] = (offset, n)
+            offset += n
+        same: dict[MessageId, MessageId] = {}
+        by_source: dict[tuple[int, str, int, int], list[MessageId]] = {}
+        for k in ids:
+            if k[1] not in member_set:
+                by_source.setdefault((k[1], k[2], k[3], where[k][1]), []).append(k)
+        for copies in by_source.values():
+            for i, k in enumerate(copies):
+                if k in same:
+                    continue
+                a, n = where[k]
+                for other in copies[i + 1:]:
+                    b, _ = where[other]
+                    if other not in same and np.array_equal(x[:, a:a + n], x[:, b:b + n]):
+                        same[other] = k
+        out.append(same)
+    return out
 
 
 def _revealed(
@@ -296,13 +352,16 @@ def _not_applicable(members: tuple[int, ...], call: Call, reason: str) -> AuditR
 
 def _simulated_block(
     simulator: Simulator, view: CallView, full: Layout, layout: Layout, c: int,
-    rng: np.random.Generator, n: int,
+    rng: np.random.Generator, n: int, broadcast: Mapping[MessageId, MessageId] | None = None,
 ) -> np.ndarray:
     """n simulated views of call ``c`` of ``layout``, as an (n, width of the call) block.
 
     ``full`` is the layout of everything the coalition received: a message the simulator makes
-    that is not in it is one the program does not send.
+    that is not in it is one the program does not send. ``broadcast`` maps a copy of an honest
+    broadcast to its first copy (:func:`_broadcasts`): an undeclared broadcast is one pad.
     """
+    broadcast = broadcast or {}
+    pads: dict[MessageId, np.ndarray] = {}
     call = layout.calls[c]
     drawn = simulator.simulate(view, rng, n)
     wanted: dict[MessageId, int] = dict(zip(layout.messages[c], layout.sizes[c], strict=True))
@@ -320,7 +379,10 @@ def _simulated_block(
             sent = np.ravel(view.sent.get((key[0], key[1], key[2]), np.zeros(0)))
             values = np.broadcast_to(sent, (n, sent.size))
         elif values is None:  # not part of the protocol: held to the law of a one-time pad
-            values = view.field.random(rng, (n, size))
+            first = broadcast.get(key, key)  # one pad for every copy of one broadcast
+            if first not in pads:
+                pads[first] = view.field.random(rng, (n, size))
+            values = pads[first]
         elif values.shape != (n, size):
             raise SimulatorMismatch(
                 f"{call.tag(key[2])} from {key[1]} to {key[0]} has {size} elements, the "

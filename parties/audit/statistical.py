@@ -32,6 +32,7 @@ import numpy as np
 
 from parties.audit.calls import Layout, select_calls, split_run
 from parties.audit.compare import compare, decide
+from parties.audit.functionality import outputs_determine_input
 from parties.audit.pattern import PatternCheck, aborted_verdict
 from parties.audit.randomness import ConditionedRandomness, Progress, Runner
 from parties.audit.result import LEAK, NOT_APPLICABLE, PRIVATE, AuditResult
@@ -170,6 +171,13 @@ def statistical_audit(
             "reason": "the A/B audit re-splits inputs that are flat vectors of field elements "
                       "of one length; these are not (use method = 'simulation')"})
     honest = honest_parties(len(inputs), members)
+    if len(honest) < 2 and not outputs_determine_input(runner, make_parties(inputs), members,
+                                                       honest[0], seed=seed):
+        return AuditResult(members, "statistical", NOT_APPLICABLE, details={
+            "reason": "one honest party, and its input is not determined by the outputs of "
+                      "the sums it enters: the A/B audit re-splits inputs among two or more "
+                      "honest parties and has no alternative here (use method = 'simulation', "
+                      "'exact' or 'linear')"})
     if len(honest) < 2:
         return AuditResult(members, "statistical", PRIVATE, power={"exact": True}, details={
             "reason": "one honest party: its input is determined by the output and the "

@@ -172,8 +172,9 @@ def _run(inp: RunInput) -> AlgorithmRun:
         metrics=metrics,
         tables=tables,
         # whole-run audits: SecureSum calls are simulated; NormedSecureSum's declare no
-        # simulator (protocols.normed_secure_sum.SIMULATOR), so they answer "not applicable"
-        audit_target=AuditTarget(tuple(parties), "secure_sum"),
+        # simulator (protocols.normed_secure_sum.SIMULATOR), so they answer "not applicable".
+        # The target names both protocols the algorithm uses: the program names neither judge.
+        audit_target=AuditTarget(tuple(parties), ("secure_sum", "normed_secure_sum")),
         plots={"convergence": lambda: plots.convergence(
             {f"pd_svd ({variant})": history},
             f"PD-SVD, M = {m}, d = {d}, k = {k}: largest principal angle to numpy's V_k")},

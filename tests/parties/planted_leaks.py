@@ -103,18 +103,21 @@ The four leaks, and which coalitions each leaks to
 What the simulation audit flags
 -------------------------------
 It compares each coalition's view with what SecureSum's simulator draws from the coalition's
-inputs, randomness and the sum; with one honest party it compares nothing of the protocol's own
-messages (the sum determines the honest input), and it holds a message the protocol does not
-send, from an honest party, to the law of a one-time pad. So it flags every leaking coalition
-above, and also:
+inputs, randomness and the sum; with one honest party the sum determines the honest input, and
+the simulator is given it (issue 27, item 4) and compared like any other; it holds a message the
+protocol does not send, from an honest party, to the law of a one-time pad. So it flags every
+leaking coalition above, and also:
 
 * ``raw_input`` (prg): every coalition with one honest party h — it receives the extra ``check``
   from h (h's first peer is a member), a raw input where a one-time pad should be, although the
   sum already tells it that input;
-* ``predictable_last`` (explicit): every coalition with two or more honest parties in which a
-  member m receives the public share of an honest h (m = top(h)): a share that should be
-  uniform is a constant — a departure from the declared simulator that reveals no input
-  (M = 3: {1}, {2}; M = 4: every coalition with 3, or with 2 but not 3);
+* ``predictable_last`` (explicit): every coalition in which a member m receives the public
+  share of an honest h (m = top(h)): a share that should be uniform is a constant — a
+  departure from the declared simulator that reveals no input (M = 3: {1}, {2}, and with one
+  honest party {0, 1}, {0, 2}, {1, 2}; M = 4: every coalition with 3, or with 2 but not 3);
+* every coalition with one honest party, in the explicit variant of every leak: the honest
+  party's shares to the members are raw, reused, small or public where the declared simulator
+  draws them uniform (the call is determined, and simulated all the same — issue 27, item 4);
 * nothing for ``reused_mask`` (prg), where it is *not applicable*: the members draw no pair
   streams (the seeds are their private draws, sent), so the simulator has nothing to simulate
   the column sums from.
@@ -375,9 +378,11 @@ def simulation_flagged(leak: str, variant: str, n_parties: int) -> set[tuple[int
     out = set(LEAKING_COALITIONS[(leak, variant, n_parties)])
     if (leak, variant) == ("raw_input", "prg"):
         out |= {c for c in every if len(c) == n_parties - 1}
+    if variant == "explicit":  # one honest party: its shares to members should be uniform
+        out |= {c for c in every if len(c) == n_parties - 1}
     if (leak, variant) == ("predictable_last", "explicit"):
         for c in every:
             honest = [h for h in range(n_parties) if h not in c]
-            if len(honest) >= 2 and any(top_peer(h, n_parties) in c for h in honest):
+            if any(top_peer(h, n_parties) in c for h in honest):
                 out.add(c)
     return out

@@ -40,6 +40,8 @@ from parties.audit import (
     AuditResult,
     ConditionedRandomness,
     TapeRandomness,
+    exact_audit,
+    statistical_audit,
     tape_factory,
 )
 from parties.audit import audit as audit_with
@@ -51,7 +53,7 @@ from protocols.errors import InputError
 from protocols.field import MERSENNE61, PrimeField
 from protocols.secure_sum import VARIANTS, secure_sum_field
 from protocols.simulator import stream_key, stream_owners
-from sim.privacy import SimPyRunner, audit, secure_sum_program
+from sim.privacy import SimPyRunner, audit, field_builder, secure_sum_program
 
 PROGRAMS = {**{f"{leak}/{v}": prog for leak, vs in pl.LEAKS.items() for v, prog in vs.items()},
             "control/honest_explicit": pl.honest_explicit,
@@ -418,9 +420,13 @@ def _random_output(ctx, x):
 
 def test_exact_is_not_applicable_when_outputs_depend_on_randomness() -> None:
     inputs = [F5.elements([1]), F5.elements([2]), F5.elements([3])]
-    result = audit(_random_output, inputs, (0,), prime=5, method="exact", max_runs=5000)
+    # the method itself (the entry point stops earlier: no declared functionality has 'noisy')
+    result = exact_audit(SimPyRunner(5), field_builder(_random_output), inputs, (0,),
+                         max_runs=5000)
     assert result.verdict == "not applicable" and "depend on the randomness" in (
         result.details["reason"])
+    result = audit(_random_output, inputs, (0,), prime=5, method="exact", max_runs=5000)
+    assert result.verdict == "not applicable" and "'noisy'" in result.details["reason"]
 
 
 def _shape_program(ctx, x):
@@ -609,6 +615,10 @@ def _forwards_input_1(ctx, x):
 def test_statistical_is_not_applicable_when_resplit_inputs_change_the_output() -> None:
     r = audit(_forwards_input_1, field_inputs(F61, 3, 2, 0), (0,), prime=P,
               method="statistical", trials=4, pairs=1)
+    # the entry point first: no declared functionality defines the output 'x1'
+    assert r.verdict == "not applicable" and "'forward'" in r.details["reason"]
+    r = statistical_audit(SimPyRunner(P), field_builder(_forwards_input_1),
+                          field_inputs(F61, 3, 2, 0), (0,), trials=4, pairs=1)
     assert r.verdict == "not applicable" and "other outputs" in r.details["reason"]
 
 
