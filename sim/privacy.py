@@ -30,6 +30,7 @@ from parties.audit import (
     AuditResult,
     Progress,
     RandomnessFactory,
+    keyflow,
 )
 from parties.audit import audit as audit_with
 from parties.audit.linear import linear_audits
@@ -197,9 +198,13 @@ def run_audit(
                       "method = 'simulation'"})
     elif spec.method == "linear":
         runner = SimPyRunner(prime, 0, seed, network)
-        result = linear_audits(runner, field_builder(target.field_program),
-                               [x.size for x in target.field_inputs or ()], [spec.coalition],
-                               probes=spec.probes, seed=audit_seed, progress=progress)[0]
+        build = field_builder(target.field_program)
+        flow = keyflow.trace(runner, build(list(target.field_inputs or ())), spec.coalition,
+                             audit_seed)
+        result = (keyflow.not_applicable_linear(spec.coalition, flow) if flow else
+                  linear_audits(runner, build, [x.size for x in target.field_inputs or ()],
+                                [spec.coalition], probes=spec.probes, seed=audit_seed,
+                                progress=progress)[0])
     elif spec.method == "statistical":
         runner = SimPyRunner(prime, 0, seed, network)
         result = audit_with(target.field_program, list(target.field_inputs or ()),

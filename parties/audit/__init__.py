@@ -198,8 +198,10 @@ def audit(
                          f"concerns coalitions of at most M − 1 = {len(sites) - 1}")
     if calls is not None:
         calls = [int(c) for c in calls]
-    flow = keyflow.trace(runner, parties, members, seed,
-                         _alternative(runner, make_parties, inputs, members, seed))
+    runs_on_inputs = method == "simulation" or (
+        inputs is not None and field_vectors(runner.field, inputs) is not None)
+    flow = keyflow.trace(runner, parties, members, seed, _alternative(
+        runner, make_parties, inputs, members, seed)) if runs_on_inputs else keyflow.KeyFlow()
     known = keyflow.KnownKeysRunner(runner, flow) if flow else runner
     if method == "simulation":
         return keyflow.annotate(simulation_audit(

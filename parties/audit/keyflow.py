@@ -15,8 +15,10 @@ declared outputs) for every honest key, or a function of one the audit can recom
 * the key's bytes, as they are, as one field element per byte, or as 64-bit words (mod p);
 * the first keystream block (16 bytes) of each AES stream drawn from it, which gives the
   first elements of that stream;
-* each mask stream drawn from it, and each party's net pairwise mask in a call (the signed
-  sum of its pair streams, SecureSum's one-stream mask);
+* each pair stream drawn from a pair seed, and each party's net pairwise mask in a call (the
+  signed sum of its pair streams, SecureSum's one-stream mask) — not a private stream as it
+  is: a share drawn from a private key and sent to a peer is how share-based protocols work,
+  and their simulators account for it;
 * with a second run on other honest inputs and fresh honest keys (:func:`trace` with
   ``alternative``), any of these **plus**, or **XOR**, a constant: a payload P with
   P − D (or P ⊕ D) the same in both runs depends on neither the honest inputs nor the honest
@@ -157,8 +159,9 @@ def key_name(key: KeyId) -> str:
 # -- what the audit can recompute ------------------------------------------------------------
 
 
-def _bits(field_: PrimeField, n: int) -> float:
-    return n * math.log2(field_.p)
+def _bits(field_: PrimeField, n: int, source_bits: float = math.inf) -> float:
+    """Entropy of n field elements, each reduced from ``source_bits`` uniform bits."""
+    return n * min(math.log2(field_.p), source_bits)
 
 
 def catalogue(keys: Mapping[KeyId, bytes], views: Mapping[int, View], field_: PrimeField,
@@ -176,10 +179,13 @@ def catalogue(keys: Mapping[KeyId, bytes], views: Mapping[int, View], field_: Pr
         raw = keys[key]
         reveal: tuple[Reveal, ...] = tuple((key, s, n) for s, n in whole)
         out.append(Derivation(key, "raw bytes", "bytes", raw, reveal))
-        out.append(Derivation(key, "bytes as field elements", "elements", tuple(raw), reveal))
+        if _bits(field_, len(raw), 8) >= MIN_BITS:
+            out.append(Derivation(key, "bytes as field elements", "elements", tuple(raw),
+                                  reveal))
         words = np.frombuffer(raw, dtype="<u8")
-        out.append(Derivation(key, "64-bit words as field elements", "elements",
-                              tuple(int(w) % field_.p for w in words.tolist()), reveal))
+        if _bits(field_, len(words), 64) >= MIN_BITS:
+            out.append(Derivation(key, "64-bit words as field elements", "elements",
+                                  tuple(int(w) % field_.p for w in words.tolist()), reveal))
         for stream, values in sorted(streams.get(key, {}).items()):
             block = keystream_words(raw, stream, BLOCK_BYTES // 8)
             first = len(field_.from_words(block))
@@ -187,7 +193,7 @@ def catalogue(keys: Mapping[KeyId, bytes], views: Mapping[int, View], field_: Pr
                 out.append(Derivation(key, f"first keystream block of stream {stream}", "bytes",
                                       block.tobytes(), ((key, stream, first),)))
             ints = tuple(int(v) for v in np.ravel(values).tolist())
-            if _bits(field_, len(ints)) >= MIN_BITS:
+            if key[0] == "pair" and _bits(field_, len(ints)) >= MIN_BITS:
                 out.append(Derivation(key, f"mask stream {stream}", "elements", ints,
                                       ((key, stream, len(ints)),)))
     out.extend(_net_masks(views, field_, honest))

@@ -61,12 +61,12 @@ def private_key(ctx: PartyContext) -> bytes:
     source = getattr(ctx.randomness, "inner", ctx.randomness)
     source = getattr(source, "fresh", source)
     assert isinstance(source, AesRandomness)
-    return source._private_key  # noqa: SLF001 — the planted bug
+    return source._private_key
 
 
 def next_call(ctx: PartyContext) -> Call:
     """The call SecureSum is about to start (its counter advances identically everywhere)."""
-    return Call("secure_sum", ctx._calls)  # noqa: SLF001
+    return Call("secure_sum", ctx._calls)
 
 
 def _with_debug(material: Callable[[PartyContext, np.ndarray], np.ndarray],
