@@ -199,8 +199,10 @@ def run_audit(
     elif spec.method == "linear":
         runner = SimPyRunner(prime, 0, seed, network)
         build = field_builder(target.field_program)
-        flow = keyflow.trace(runner, build(list(target.field_inputs or ())), spec.coalition,
-                             audit_seed)
+        values = list(target.field_inputs or ())
+        other = keyflow.other_inputs(runner.field, values, spec.coalition, audit_seed)
+        flow = keyflow.trace(runner, build(values), spec.coalition, audit_seed,
+                             None if other is None else build(other))
         result = (keyflow.not_applicable_linear(spec.coalition, flow) if flow else
                   linear_audits(runner, build, [x.size for x in target.field_inputs or ()],
                                 [spec.coalition], probes=spec.probes, seed=audit_seed,

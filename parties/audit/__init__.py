@@ -60,12 +60,7 @@ from parties.audit.result import (
     AuditResult,
 )
 from parties.audit.simulation import SIMULATORS, simulation_audit
-from parties.audit.statistical import (
-    alternative_inputs,
-    field_vectors,
-    honest_parties,
-    statistical_audit,
-)
+from parties.audit.statistical import alternative_inputs, honest_parties, statistical_audit
 from parties.party import Party, Program, site_parties
 from protocols.errors import InputError
 
@@ -198,51 +193,32 @@ def audit(
                          f"concerns coalitions of at most M − 1 = {len(sites) - 1}")
     if calls is not None:
         calls = [int(c) for c in calls]
-    runs_on_inputs = method == "simulation" or (
-        inputs is not None and field_vectors(runner.field, inputs) is not None)
-    flow = keyflow.trace(runner, parties, members, seed, _alternative(
-        runner, make_parties, inputs, members, seed)) if runs_on_inputs else keyflow.KeyFlow()
-    known = keyflow.KnownKeysRunner(runner, flow) if flow else runner
+    other = (None if make_parties is None or inputs is None
+             else keyflow.other_inputs(runner.field, inputs, members, seed))
     if method == "simulation":
-        return keyflow.annotate(simulation_audit(
-            known, parties, members, trials=trials, alpha=alpha, seed=seed, protocol=protocol,
-            variant=variant, calls=calls, progress=progress), flow)
+        flow = (None if make_parties is None or other is None else keyflow.trace(
+            runner, parties, members, seed, make_parties(other)))
+        return simulation_audit(runner, parties, members, trials=trials, alpha=alpha, seed=seed,
+                                protocol=protocol, variant=variant, calls=calls,
+                                progress=progress, key_flow=flow)
     if make_parties is None or inputs is None:
         return AuditResult(tuple(members), method, NOT_APPLICABLE, details={
             "reason": f"the {method} method re-runs the program on other inputs; give a "
                       "program(ctx, x) and its inputs, or use method = 'simulation'"})
     values = [np.asarray(x) for x in inputs]
     if method == "linear":
-        if flow:
-            return keyflow.not_applicable_linear(members, flow)
+        if other is not None:
+            flow = keyflow.trace(runner, make_parties(values), members, seed,
+                                 make_parties(other))
+            if flow:
+                return keyflow.not_applicable_linear(members, flow)
         return _linear(runner, make_parties, values, members, seed, probes, progress)
     if method == "statistical":
-        return keyflow.annotate(statistical_audit(
-            known, make_parties, values, members, trials=trials, alpha=alpha, seed=seed,
-            pairs=pairs, calls=calls, progress=progress), flow)
-    return keyflow.annotate(exact_audit(runner, make_parties, values, members,
-                                        max_runs=max_runs, seed=seed, calls=calls,
-                                        progress=progress), flow)
-
-
-def _alternative(
-    runner: Runner,
-    make_parties: Callable[[Sequence[Any]], list[Party]] | None,
-    inputs: Sequence[Any] | None,
-    members: Sequence[int],
-    seed: int,
-) -> list[Party] | None:
-    """The parties on other honest inputs (uniform field vectors), for the key-flow trace's
-    offset search; None when the inputs are not field vectors."""
-    if make_parties is None or inputs is None:
-        return None
-    vectors = field_vectors(runner.field, inputs)
-    if vectors is None:
-        return None
-    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(27,)))
-    other = [x if m in members else runner.field.random(rng, x.size)
-             for m, x in enumerate(vectors)]
-    return make_parties(other)
+        return statistical_audit(runner, make_parties, values, members, trials=trials,
+                                 alpha=alpha, seed=seed, pairs=pairs, calls=calls,
+                                 progress=progress)
+    return exact_audit(runner, make_parties, values, members, max_runs=max_runs, seed=seed,
+                       calls=calls, progress=progress)
 
 
 def _linear(

@@ -69,6 +69,7 @@ from protocols.prg import derive_key, field_stream
 DETECT = 0.9
 
 
+@keyflow.traced_inputs
 def exact_audit(
     runner: Runner,
     make_parties: Callable[[Sequence[np.ndarray]], list[Party]],

@@ -32,19 +32,26 @@ What the coalition learns is then *added to its knowledge*: a key found in the v
 fixed across the audit's trials like the coalition's own keys, a stream or the prefix a
 keystream block gives is held fixed element by element
 (:meth:`~.randomness.ConditionedRandomness.knowing`, applied by :class:`KnownKeysRunner`).
-The method then tests the coalition's residual view as usual, so the verdict is the real
-consequence: ``leak`` when the masks it now knows expose an honest input, ``private`` when
-the key masks nothing the coalition sees (e.g. one direction of a pair whose other direction
-still hides the input). Either way the verdict's details name each key and the message that
-carried it (``key_flow``). The linear method models views affine in field elements; key bytes
-are not, so with key flow it answers ``not applicable`` and names the keys.
+A message that carries key material and nothing else (verbatim, or offset by a constant the
+coalition knows) tells the coalition nothing once it is credited with that material, and is
+left out of the comparison. The method then tests the coalition's residual view as usual, so
+a ``leak`` is the real consequence: the masks it now knows expose an honest input. When the
+residual view shows nothing, only the exact method — which enumerates every key value through
+the program's own AES expansion — answers ``private`` (e.g. one direction of a pair whose other
+direction still hides the input); the value-testing methods answer ``inconclusive``, because a
+program may derive secrets from a key beyond the draws the audit tracks (SecAgg hashes a
+drawn seed into an X25519 key: the masks it agrees with honest peers change with their fresh
+keys, though the coalition can recompute them). Either way the details name each key and
+the message that carried it (``key_flow``). The linear method models views affine in field
+elements; key bytes are not, so with key flow it answers ``not applicable`` and names them.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,7 +66,7 @@ from parties.audit.randomness import (
     key_owners,
     stream_of,
 )
-from parties.audit.result import LEAK, NOT_APPLICABLE, PRIVATE, AuditResult
+from parties.audit.result import INCONCLUSIVE, LEAK, NOT_APPLICABLE, PRIVATE, AuditResult
 from parties.party import Party
 from parties.view import Message, View
 from protocols.context import one_stream_mask_from_streams
@@ -377,9 +384,66 @@ def trace(
     return KeyFlow.of(findings, notes)
 
 
+def other_inputs(field_: PrimeField, inputs: Sequence[Any], coalition: Sequence[int],
+                 seed: int) -> list[np.ndarray] | None:
+    """The inputs with every honest party's vector redrawn uniformly (for the offset search),
+    or None when the inputs are not flat vectors of field elements."""
+    out = []
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(27,)))
+    for m, x in enumerate(inputs):
+        arr = np.asarray(x)
+        if arr.ndim != 1 or arr.dtype.kind not in "uiO" or arr.size == 0 or any(
+                not 0 <= int(v) < field_.p for v in arr.tolist()):
+            return None
+        out.append(arr if m in set(coalition) else field_.random(rng, arr.size))
+    return out
+
+
+def traced_parties(method: Callable[..., AuditResult]) -> Callable[..., AuditResult]:
+    """Key flow for a method on the parties of a run: ``method(runner, parties, coalition,
+    *, seed, ...)`` (the simulation method) runs with what the coalition learns held fixed,
+    and its verdict names the keys. ``key_flow=`` passes a flow traced already (with the
+    offset search, when the caller has the program and other inputs)."""
+
+    @functools.wraps(method)
+    def audited(runner: Runner, parties: Sequence[Party], coalition: Sequence[int],
+                *args: Any, seed: int = 0, key_flow: KeyFlow | None = None,
+                **kwargs: Any) -> AuditResult:
+        flow = key_flow if key_flow is not None else trace(runner, parties, coalition, seed)
+        known = KnownKeysRunner(runner, flow) if flow else runner
+        return annotate(method(known, parties, coalition, *args, seed=seed, **kwargs), flow)
+
+    return audited
+
+
+def traced_inputs(method: Callable[..., AuditResult]) -> Callable[..., AuditResult]:
+    """Key flow for a method on a program and its field inputs: ``method(runner,
+    make_parties, inputs, coalition, *, seed, ...)`` (the statistical and exact methods);
+    with the offset search on other honest inputs."""
+
+    @functools.wraps(method)
+    def audited(runner: Runner, make_parties: Callable[[Sequence[Any]], list[Party]],
+                inputs: Sequence[Any], coalition: Sequence[int], *args: Any, seed: int = 0,
+                **kwargs: Any) -> AuditResult:
+        other = other_inputs(runner.field, inputs, coalition, seed)
+        if other is None:  # the method answers "not applicable" on these inputs
+            return method(runner, make_parties, inputs, coalition, *args, seed=seed, **kwargs)
+        values = [np.asarray(x) for x in inputs]
+        flow = trace(runner, make_parties(values), coalition, seed, make_parties(other))
+        known = KnownKeysRunner(runner, flow) if flow else runner
+        return annotate(method(known, make_parties, inputs, coalition, *args, seed=seed,
+                               **kwargs), flow)
+
+    return audited
+
+
 @dataclass(frozen=True)
 class KnownKeysRunner:
-    """A :class:`~.randomness.Runner` whose conditioned trials hold the flow's keys fixed too."""
+    """A :class:`~.randomness.Runner` whose conditioned trials hold the flow's keys fixed too.
+
+    In those trials a message that carries key material and nothing else is left out of the
+    coalition's views: it is a constant the coalition is now credited with. Any other
+    randomness (the exact method's enumerated keys) runs as it is, every message kept."""
 
     inner: Runner
     flow: KeyFlow
@@ -390,8 +454,9 @@ class KnownKeysRunner:
 
     def __call__(self, parties: Sequence[Party], randomness: RandomnessFactory
                  ) -> Mapping[int, View]:
-        if isinstance(randomness, ConditionedRandomness):
-            randomness = randomness.knowing(self.flow.known_keys, self.flow.known_streams)
+        if not isinstance(randomness, ConditionedRandomness):
+            return self.inner(parties, randomness)  # the exact method's own keys: as they are
+        randomness = randomness.knowing(self.flow.known_keys, self.flow.known_streams)
         views = self.inner(parties, randomness)
         receivers = {m for m, _ in self.flow.spent}
         if not receivers:
@@ -416,10 +481,18 @@ def annotate(result: AuditResult, flow: KeyFlow) -> AuditResult:
         details["key_flow_consequence"] = (
             "with the honest key material above as its own randomness, the coalition's view "
             "depends on the honest inputs")
+    elif result.verdict == PRIVATE and result.method == "exact":
+        details["key_flow_consequence"] = (
+            "the coalition holds the honest key material above, and with it its view still "
+            "reveals nothing beyond its inputs and outputs (every key value enumerated)")
     elif result.verdict == PRIVATE:
         details["key_flow_consequence"] = (
-            "the coalition holds the honest key material above, but with it held fixed as its "
-            "own randomness its view still reveals nothing beyond its inputs and outputs")
+            "the coalition holds the honest key material above; held fixed as its own "
+            "randomness, its residual view shows no dependence on the honest inputs, but "
+            "what a program derives from a key beyond its draws (hashes, key agreements) is "
+            "invisible to tests on values, so this method cannot answer private; the exact "
+            "method decides it in a tiny field")
+        return dataclasses.replace(result, verdict=INCONCLUSIVE, details=details)
     return dataclasses.replace(result, details=details)
 
 

@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from parties.audit import keyflow
 from parties.audit.calls import (
     CallRecord,
     Layout,
@@ -92,6 +93,7 @@ def simulator_for(
     return None if factory is None else factory(variant)
 
 
+@keyflow.traced_parties
 def simulation_audit(
     runner: Runner,
     parties: Sequence[Party],

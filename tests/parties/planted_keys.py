@@ -132,3 +132,35 @@ HARMLESS: dict[str, Program] = {
     "one_private_key": _with_debug(_private_key, (1,), "explicit"),
 }
 """Programs that hand the coalition an honest key that masks nothing it sees."""
+
+
+# -- SecAgg: a site hands its private mask key to the aggregator ---------------------------------
+
+
+def secagg_key_to_aggregator(inputs: list[np.ndarray], threshold: int = 3) -> list[Any]:
+    """SecAgg parties (sites 0..M−1, aggregator M) where site 1 first sends the aggregator its
+    private mask key (step ``debug`` of the SecAgg call).
+
+    From it the aggregator expands site 1's secret s_1^SK and self-mask seed b_1 (its private
+    streams 0 and 1 of the call), agrees s_{1,v} with every public key it relayed, and reads
+    x̂_1 = y_1 − PRG(b_1) − Σ_v ±PRG(s_{1,v}) from site 1's masked input — although b_1 and
+    s_1^SK are never reconstructed for a survivor.
+    """
+    from parties.party import Party
+    from protocols.secagg import Config, secagg_aggregator, secagg_field
+
+    config = Config(threshold=threshold)
+    m = len(inputs)
+
+    def site(ctx: PartyContext, x: np.ndarray) -> Generator[Any, Any, Any]:
+        if ctx.party == SENDER:
+            call = Call("secagg", ctx._calls)
+            yield Send(m, np.frombuffer(private_key(ctx), dtype=np.uint8).copy(), call, DEBUG)
+        return (yield from secagg_field(ctx, x, config))
+
+    def aggregator(ctx: PartyContext, length: int) -> Generator[Any, Any, Any]:
+        yield Recv(SENDER, Call("secagg", ctx._calls), DEBUG)
+        return (yield from secagg_aggregator(ctx, length, config))
+
+    return [Party(u, site, {"x": x}) for u, x in enumerate(inputs)] + [
+        Party(m, aggregator, {"length": len(inputs[0])}, role="aggregator")]

@@ -140,21 +140,34 @@ def test_coalitions_that_never_receive_the_key_stay_private(coalition: list[int]
         assert result.verdict == "private" and "key_flow" not in result.details
 
 
-def test_a_key_that_masks_nothing_the_coalition_sees_is_named_but_private() -> None:
+def test_a_key_that_masks_nothing_the_coalition_sees_is_named_and_judged_by_consequence(
+) -> None:
     """Party 1's private key gives {0} the shares r_1^(j); r_2^(1) still masks both honest
-    column sums, so the statistical method answers the consequence: private."""
+    column sums. The exact method, enumerating every key through the real AES expansion,
+    answers the consequence — private — while the same message pattern with both honest keys
+    leaks. The value-testing statistical method sees no dependence either, but cannot rule
+    out secrets derived from the key beyond its draws: inconclusive, never private."""
+    for p in (2, 3):
+        field_ = prime_field(p)
+        tiny = [field_.elements([v % p]) for v in (1, 0, 1)]
+        harmless = audit(pk.HARMLESS["one_private_key"], tiny, [0], prime=p, method="exact",
+                         max_runs=10**5)
+        assert harmless.verdict == "private" and harmless.power["exact"] is True
+        assert {f["key"] for f in harmless.details["key_flow"]} == {
+            "private mask key of party 1"}
+        assert "still reveals nothing" in harmless.details["key_flow_consequence"]
+        both = audit(pk.LEAKS["private_keys"], tiny, [0], prime=p, method="exact",
+                     max_runs=10**5)
+        assert both.verdict == "leak" and both.message == "secure_sum#0.column_sum from 1 to 0"
     result = audit(pk.HARMLESS["one_private_key"], INPUTS, [0], prime="2^61-1",
                    method="statistical", trials=60)
-    assert result.verdict == "private"
-    assert {f["key"] for f in result.details["key_flow"]} == {"private mask key of party 1"}
-    assert "still reveals nothing" in result.details["key_flow_consequence"]
-    # with the second honest key, the same message pattern leaks
-    both = audit(pk.LEAKS["private_keys"], INPUTS, [0], prime="2^61-1", method="statistical",
-                 trials=60)
-    assert both.verdict == "leak"
-    # the linear method cannot model key bytes: not applicable, never private
+    assert result.verdict == "inconclusive"
+    assert "cannot answer private" in result.details["key_flow_consequence"]
     linear = audit(pk.HARMLESS["one_private_key"], INPUTS, [0], prime="2^61-1", method="linear")
     assert linear.verdict == "not applicable"
+    simulation = audit(pk.HARMLESS["one_private_key"], INPUTS, [0], prime="2^61-1",
+                       method="simulation", trials=60)
+    assert simulation.verdict != "private"
 
 
 @pytest.mark.parametrize("variant", ["prg", "explicit"])
@@ -274,3 +287,49 @@ def test_a_scenario_audit_catches_the_pair_seed(monkeypatch: pytest.MonkeyPatch)
     assert verdicts["linear"].verdict == "not applicable"
     for r in verdicts.values():
         assert any(f["key"] == "pair seed of parties 1 and 2" for f in r.details["key_flow"])
+
+
+# -- SecAgg: the aggregator receives a site's private key ----------------------------------------
+
+
+SECAGG_INPUTS = [F61.elements([5, 6]), F61.elements([7, 8]), F61.elements([9, 10]),
+                 F61.elements([11, 12])]
+
+
+def test_the_aggregator_recovers_a_site_input_from_its_private_key() -> None:
+    from protocols import secagg
+
+    parties = pk.secagg_key_to_aggregator(SECAGG_INPUTS)
+    result = Simulation(Network.build(5), prime=P61, seed=9).run(parties)
+    view = result.views[4]
+    got = {(m.sender, m.step): m for m in view.received}
+    key = bytes(got[(1, "debug")].payload)
+    index = got[(1, "masked_input")].call
+    lsec = secagg.secret_length(F61)
+    sk = aes_stream(key, index << 16, lsec)              # private stream 0 of the call
+    b = aes_stream(key, (index << 16) + 1, lsec)         # private stream 1
+    from protocols.effects import Call
+
+    call = Call("secagg", index)
+    public = {u: bytes(got[(u, "public_key")].payload) for u in range(4)}
+    sk_arr = F61.elements(np.array(sk, dtype=object))
+    b_arr = F61.elements(np.array(b, dtype=object))
+    masks = F61.add(secagg.self_mask(F61, b_arr, call, 2),
+                    secagg.pair_masks(F61, sk_arr, 1, {v: public[v] for v in (0, 2, 3)}, call, 2))
+    x1 = F61.sub(np.asarray(got[(1, "masked_input")].payload), masks)
+    assert [int(v) for v in x1] == [int(v) for v in SECAGG_INPUTS[1]]
+
+
+def test_secagg_audit_never_says_private_when_the_aggregator_holds_a_site_key() -> None:
+    """The statistical method (SecAgg has no simulator) names the key; the masks agreed from
+    it change with the honest peers' fresh keys, so value tests cannot see the leak: it
+    answers inconclusive, never private. The honest protocol, audited alike, has no key flow."""
+    from parties.audit import statistical_audit
+    from sim.privacy import SimPyRunner
+
+    runner = SimPyRunner(P61, 0, 0, Network.build(5))
+    result = statistical_audit(runner, lambda xs: pk.secagg_key_to_aggregator(list(xs)),
+                               SECAGG_INPUTS, (4,), trials=20, seed=0, pairs=2)
+    assert result.verdict in ("leak", "inconclusive")
+    assert {f["key"] for f in result.details["key_flow"]} == {"private mask key of party 1"}
+    assert {f["message"] for f in result.details["key_flow"]} == {"secagg#0.debug from 1 to 4"}
