@@ -105,6 +105,7 @@ CHECKED = {
     "mpiexec -n 3": "test_mpi_commands_run_on_three_ranks",
     "cat > hosts.txt": "test_host_file_example_uses_real_options",
     "schema            1": "test_report_schema_lists_the_report_keys",
+    "# key flow": "test_key_flow_example_names_the_seed",
 }
 
 
@@ -185,6 +186,13 @@ def test_audit_example_gives_what_it_comments() -> None:
     assert r.verdict == "private"  # type: ignore[attr-defined]
     # the README rounds the detectable distance to two places
     assert round(r.power["sup_cdf_distance"], 2) == 0.31  # type: ignore[attr-defined]
+
+
+def test_key_flow_example_names_the_seed() -> None:
+    namespace: dict[str, object] = {}
+    exec(compile(block("# key flow").text, "README", "exec"), namespace)  # asserts inside
+    result = namespace["result"]
+    assert result.message == "secure_sum#0.column_sum from 1 to 0"  # type: ignore[attr-defined]
 
 
 def test_runner_example_writes_what_it_says(tmp_path, monkeypatch) -> None:

@@ -18,6 +18,10 @@ with the first failing call and message, ``inconclusive``, ``not applicable``):
     probing, t-privacy decided by ranks, a leak shown by a witness. Every coalition from one
     set of probes (:func:`.linear.linear_audits`).
 
+Every method first looks for honest key material in the coalition's view (:mod:`.keyflow`):
+a pair seed, a mask key, a keystream block or a mask stream the coalition received is added to
+its knowledge — held fixed like its own randomness — and named in the verdict.
+
 The statistical methods test the coalition's *residual* view — its own randomness is held
 fixed across trials (:mod:`.randomness`) — with element tests on value / p, low-order bits
 and small moduli, and GF(p)-linear tests within calls and between any two elements of the run
