@@ -187,8 +187,8 @@ def catalogue(keys: Mapping[KeyId, bytes], views: Mapping[int, View], field_: Pr
         reveal: tuple[Reveal, ...] = tuple((key, s, n) for s, n in whole)
         out.append(Derivation(key, "raw bytes", "bytes", raw, reveal))
         if _bits(field_, len(raw), 8) >= MIN_BITS:
-            out.append(Derivation(key, "bytes as field elements", "elements", tuple(raw),
-                                  reveal))
+            out.append(Derivation(key, "bytes as field elements", "elements",
+                                  tuple(b % field_.p for b in raw), reveal))
         words = np.frombuffer(raw, dtype="<u8")
         if _bits(field_, len(words), 64) >= MIN_BITS:
             out.append(Derivation(key, "64-bit words as field elements", "elements",
@@ -267,38 +267,40 @@ def message_name(msg: Message, receiver: int) -> str:
     return f"{msg.protocol}#{msg.call}.{msg.step} from {msg.sender} to {receiver}"
 
 
-def _encode(ints: Sequence[int]) -> bytes:
-    return b"".join(int(v).to_bytes(16, "little", signed=True) for v in ints)
-
-
-def _contains(haystack: Sequence[int], needle: Sequence[int]) -> bool:
-    if len(needle) > len(haystack):
-        return False
-    big, small = _encode(haystack), _encode(needle)
-    at = big.find(small)
-    while at >= 0:
-        if at % 16 == 0:
-            return True
-        at = big.find(small, at + 1)
-    return False
-
-
 def find(found_in: Sequence[Carrier], derivations: Sequence[Derivation]) -> list[Finding]:
-    """Derivations that appear verbatim in a carrier (bytes in bytes, elements in elements)."""
+    """Derivations that appear verbatim in a carrier: elements as a run of consecutive
+    elements, bytes at an 8-byte-aligned offset of the payload's bytes (or of its elements
+    read as bytes, when they all are < 256). Each derivation is indexed by its first element
+    (first 8 bytes), so a view is scanned once whatever the number of derivations."""
+    by_element: dict[int, list[Derivation]] = {}
+    by_word: dict[bytes, list[Derivation]] = {}
+    for d in derivations:
+        if d.form == "bytes":
+            assert isinstance(d.data, bytes)
+            by_word.setdefault(d.data[:8], []).append(d)
+        elif d.data:
+            by_element.setdefault(int(d.data[0]), []).append(d)
     out = []
     for c in found_in:
-        small = (bytes(c.elements) if c.elements is not None
-                 and all(0 <= v < 256 for v in c.elements) else None)
-        for d in derivations:
-            if d.form == "bytes":
-                assert isinstance(d.data, bytes)
-                hit = d.data in c.blob or (small is not None and d.data in small)
-                whole = d.data in (c.blob, small)
-            else:
-                hit = c.elements is not None and _contains(c.elements, d.data)  # type: ignore[arg-type]
-                whole = hit and c.elements == d.data
-            if hit:
-                out.append(Finding(d.key, d.what, c.where, c.receiver, d.reveals, whole))
+        hits: dict[int, tuple[Derivation, bool]] = {}
+        values = c.elements
+        if values is not None and by_element:
+            for i, v in enumerate(values):
+                for d in by_element.get(v, ()):
+                    n = len(d.data)
+                    if values[i : i + n] == d.data:
+                        hits[id(d)] = (d, hits.get(id(d), (d, False))[1] or n == len(values))
+        blobs = [c.blob]
+        if values is not None and all(0 <= v < 256 for v in values):
+            blobs.append(bytes(values))
+        for blob in blobs:
+            for i in range(0, len(blob) - 7, 8):
+                for d in by_word.get(blob[i : i + 8], ()):
+                    n = len(d.data)
+                    if blob[i : i + n] == d.data:
+                        hits[id(d)] = (d, hits.get(id(d), (d, False))[1] or n == len(blob))
+        out += [Finding(d.key, d.what, c.where, c.receiver, d.reveals, whole)
+                for d, whole in hits.values()]
     return out
 
 
