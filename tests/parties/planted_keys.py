@@ -34,7 +34,11 @@ c_1 = x̂_1 + s_12 − s_01, site 2 sends c_2 = x̂_2 − s_02 − s_12; site 0 
     Only site 1 sends its private key. Site 0 learns r_1^(2) but not r_2^(1), which still
     masks both honest column sums: c_1 − (known) = x̂_1 + r_2^(1), c_2 − (known) =
     x̂_2 − r_2^(1). The coalition holds an honest key yet learns nothing beyond the sum: the
-    audit names the key and answers ``private``.
+    exact method (every key enumerated) names the key and answers ``private``; the
+    value-testing methods name it and do not claim ``private``.
+``secagg_key_to_aggregator``
+    SecAgg (M = 4, t = 3) where site 1 sends its private mask key to the aggregator, which
+    reads x̂_1 from site 1's masked input (see the function).
 """
 
 from __future__ import annotations

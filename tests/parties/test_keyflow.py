@@ -333,3 +333,17 @@ def test_secagg_audit_never_says_private_when_the_aggregator_holds_a_site_key() 
     assert result.verdict in ("leak", "inconclusive")
     assert {f["key"] for f in result.details["key_flow"]} == {"private mask key of party 1"}
     assert {f["message"] for f in result.details["key_flow"]} == {"secagg#0.debug from 1 to 4"}
+
+
+@pytest.mark.slow
+def test_secagg_with_the_key_is_not_private_even_with_the_power_to_say_so() -> None:
+    """At 500 trials the A/B audit has the power to call the aggregator's view private
+    (test_secagg); before key flow it did so here, although the attack above recovers x̂_1."""
+    from parties.audit import statistical_audit
+    from sim.privacy import SimPyRunner
+
+    runner = SimPyRunner(P61, 0, 0, Network.build(5))
+    result = statistical_audit(runner, lambda xs: pk.secagg_key_to_aggregator(list(xs)),
+                               SECAGG_INPUTS, (4,), trials=500, seed=0, pairs=2)
+    assert result.verdict == "inconclusive"
+    assert "cannot answer private" in result.details["key_flow_consequence"]
