@@ -181,6 +181,16 @@ class AesRandomness:
             self._ciphers = StreamCiphers()
         return self._ciphers
 
+    @property
+    def pair_seeds(self) -> Mapping[int, bytes]:
+        """The mask seeds installed so far, peer → seed (a read-only view).
+
+        An audit that injects this randomness (keys = "none") hands them to the party's
+        context as its ``mask_seeds``, where key agreement would have put them, so that the
+        program it audits is the one that runs (:mod:`parties.audit.keyflow`).
+        """
+        return MappingProxyType(self._pair_seeds)
+
     def set_pair_seed(self, peer: int, seed: bytes) -> None:
         """Install the mask seed shared with ``peer`` (done by key agreement)."""
         self._pair_seeds[peer] = seed

@@ -30,6 +30,7 @@ from parties.audit import (
     AuditResult,
     Progress,
     RandomnessFactory,
+    keyflow,
 )
 from parties.audit import audit as audit_with
 from parties.audit.functionality import functionality_audit
@@ -213,13 +214,20 @@ def run_audit(
                       "method = 'simulation'"})
     elif spec.method == "linear":
         runner = SimPyRunner(prime, 0, seed, network)
-        make = field_builder(target.field_program)
+        build = field_builder(target.field_program)
+        values = list(target.field_inputs or ())
         result = functionality_audit(
-            runner, make(list(target.field_inputs or ())), spec.coalition, method="linear",
+            runner, build(values), spec.coalition, method="linear",
             seed=audit_seed, protocol=target.protocol, variant=target.variant,
-        ) or linear_audits(runner, make, [x.size for x in target.field_inputs or ()],
-                           [spec.coalition], probes=spec.probes, seed=audit_seed,
-                           progress=progress)[0]
+        )
+        if result is None:
+            other = keyflow.other_inputs(runner.field, values, spec.coalition, audit_seed)
+            flow = keyflow.trace(runner, build(values), spec.coalition, audit_seed,
+                                 None if other is None else build(other))
+            result = (keyflow.not_applicable_linear(spec.coalition, flow) if flow else
+                      linear_audits(runner, build, [x.size for x in target.field_inputs or ()],
+                                    [spec.coalition], probes=spec.probes, seed=audit_seed,
+                                    progress=progress)[0])
     elif spec.method == "statistical":
         runner = SimPyRunner(prime, 0, seed, network)
         result = audit_with(target.field_program, list(target.field_inputs or ()),

@@ -441,8 +441,9 @@ class Simulation:
             rng_seed = party_seed(prk, pid, "rng")
             view.seeds = {"key_source": self.key_source, "rng": rng_seed.hex()}
             randomness: Randomness
+            injected: Randomness | None = None
             if self.randomness is not None:
-                randomness = self.randomness(pid, field)
+                randomness = injected = self.randomness(pid, field)
             else:
                 mask_key = os.urandom(SEED_BYTES) if from_os else party_seed(prk, pid, "masks")
                 view.seeds["masks"] = mask_key.hex()
@@ -464,6 +465,10 @@ class Simulation:
                 randomness=randomness,
                 key_seed=key_seed,
             )
+            injected_seeds = getattr(injected, "pair_seeds", None)
+            if self.keys == "none" and isinstance(injected_seeds, Mapping):
+                # an audit's injected keys are the party's mask seeds, as key agreement's are
+                contexts[pid].mask_seeds.update(injected_seeds)
             views[pid] = view
             programs[pid] = _party_program(party.program, _program_inputs(record, party.inputs),
                                            self.keys == "x25519")

@@ -106,6 +106,7 @@ CHECKED = {
     "mpiexec -n 3": "test_mpi_commands_run_on_three_ranks",
     "cat > hosts.txt": "test_host_file_example_uses_real_options",
     "schema            1": "test_report_schema_lists_the_report_keys",
+    "# key flow": "test_key_flow_example_names_the_seed",
 }
 
 
@@ -194,6 +195,13 @@ def test_pattern_example_finds_the_extra_message() -> None:
          namespace)  # the block asserts its own verdict
     result = namespace["result"]
     assert result.message.startswith("status#0.ping from ")  # type: ignore[attr-defined]
+
+
+def test_key_flow_example_names_the_seed() -> None:
+    namespace: dict[str, object] = {}
+    exec(compile(block("# key flow").text, "README", "exec"), namespace)  # asserts inside
+    result = namespace["result"]
+    assert result.message == "secure_sum#0.column_sum from 1 to 0"  # type: ignore[attr-defined]
 
 
 def test_runner_example_writes_what_it_says(tmp_path, monkeypatch) -> None:

@@ -22,6 +22,10 @@ Every method first checks the outputs declared to the coalition against the idea
 functionality of the protocol the audit target names (:mod:`.functionality`,
 :mod:`protocols.registry`): an output beyond it is a ``leak``, whatever the views look like.
 
+Every method first looks for honest key material in the coalition's view (:mod:`.keyflow`):
+a pair seed, a mask key, a keystream block or a mask stream the coalition received is added to
+its knowledge — held fixed like its own randomness — and named in the verdict.
+
 The statistical methods test the coalition's *residual* view — its own randomness is held
 fixed across trials (:mod:`.randomness`) — with element tests on value / p, low-order bits
 and small moduli, and GF(p)-linear tests within calls and between any two elements of the run
@@ -44,6 +48,7 @@ from typing import Any
 
 import numpy as np
 
+from parties.audit import keyflow
 from parties.audit.exact import exact_audit
 from parties.audit.functionality import functionality_audit, output_judge
 from parties.audit.linear import linear_audits
@@ -203,10 +208,14 @@ def audit(
                          f"concerns coalitions of at most M − 1 = {len(sites) - 1}")
     if calls is not None:
         calls = [int(c) for c in calls]
+    other = (None if make_parties is None or inputs is None
+             else keyflow.other_inputs(runner.field, inputs, members, seed))
     if method == "simulation":
+        flow = (None if make_parties is None or other is None else keyflow.trace(
+            runner, parties, members, seed, make_parties(other)))
         return simulation_audit(runner, parties, members, trials=trials, alpha=alpha, seed=seed,
                                 protocol=protocol, variant=variant, calls=calls,
-                                progress=progress)
+                                progress=progress, key_flow=flow)
     beyond = functionality_audit(runner, parties, members, method=method, seed=seed,
                                  protocol=protocol, variant=variant)
     if beyond is not None:  # an output beyond the functionality, or one nothing declares
@@ -217,6 +226,11 @@ def audit(
                       "program(ctx, x) and its inputs, or use method = 'simulation'"})
     values = [np.asarray(x) for x in inputs]
     if method == "linear":
+        if other is not None:
+            flow = keyflow.trace(runner, make_parties(values), members, seed,
+                                 make_parties(other))
+            if flow:
+                return keyflow.not_applicable_linear(members, flow)
         return _linear(runner, make_parties, values, members, seed, probes, progress)
     if method == "statistical":
         return statistical_audit(runner, make_parties, values, members, trials=trials,

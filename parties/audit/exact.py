@@ -1,48 +1,76 @@
 """The exact audit: every honest input with the same output, every random choice, in a tiny field.
 
 In a tiny prime field (p = 5 or 7, d = 1) the whole probability space is small enough to
-enumerate. The randomness is replaced by a tape (:class:`~parties.audit.randomness.
-TapeRandomness`): a first run discovers the streams the program draws; streams a member knows
-are *coalition randomness*, the rest the honest parties'. The audit then
+enumerate. The audit runs **the program that runs**: each party's masks come from its own
+AES-CTR streams (:class:`~protocols.context.AesRandomness`) under 32-byte keys — its private
+key and one seed per pair, which it also finds in ``ctx.mask_seeds`` as key agreement would
+leave them — so a program that expands, sends or derives from its seeds is audited as written.
+Keys cannot be enumerated (2^256 of them); the draws can. A first run discovers which streams
+each key expands to (n_k elements in all); the audit then **conditions on the keys**: for
+every key it finds p^{n_k} keys whose expansions take every value in GF(p)^{n_k} exactly once
+(a search over HKDF-derived candidates), so enumerating those keys enumerates every value of
+the draws with its exact probability, through the real AES expansion. Keys the coalition
+holds (its members' keys, and every pair key with a member at one end) are *coalition
+randomness*, the rest the honest parties'. The audit then
 
 1. enumerates **every** honest input vector, runs each once, and keeps those that give the
    coalition the outputs that inputs A give — every alternative B with the same output, not one
    drawn at random (a function of the honest inputs that one B shares with A, such as a parity,
    is invisible for that B);
-2. for each value of the coalition's randomness (all of them, or a seeded sample when there are
-   too many), enumerates every honest tape under A and under each B and compares the exact
-   distributions of the coalition's received messages.
+2. for each value of the coalition's randomness (all of them, or a seeded sample of real
+   random keys when there are too many), enumerates every honest key assignment under A and
+   under each B and compares the exact distributions of the coalition's received messages.
 
 The coalition's randomness does not depend on the inputs, so equal conditional distributions
 for every value mean equal joint distributions. A difference is a leak, located at the first
 message whose joint distribution with the earlier ones differs. When the coalition's
 randomness was sampled, the power says which fraction of its values a leak must affect to be
-caught with probability 0.9. Programs whose outputs depend on the randomness are out of scope
-(*not applicable*): "the same output" is then not a property of the inputs.
+caught with probability 0.9.
+
+Conditioning on keys is exact only when the coalition's view depends on a key through its
+draws, or by carrying the key itself (:mod:`.keyflow`). The audit checks it: for every key it
+runs the program under two keys with the same draws, and if the coalition's view differs
+anywhere but in messages that carry the key, the program uses its key bytes beyond its draws
+(its own AES expansion of a seed, say) and the answer is *not applicable* — the method never
+audits a different program instead. It is *not applicable* too when a key expands to more
+elements than ``max_runs`` keys can cover (SecAgg's 256-bit seeds drawn as field elements),
+and when the outputs depend on the randomness ("the same output" is then not a property of
+the inputs).
 """
 
 from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from parties.audit import keyflow
 from parties.audit.calls import Layout, select_calls, split_run
 from parties.audit.pattern import PatternCheck, aborted_verdict
-from parties.audit.randomness import Progress, Runner, tape_factory
+from parties.audit.randomness import (
+    KeyId,
+    Progress,
+    Runner,
+    all_keys,
+    key_of_stream,
+    key_owners,
+    keyed_source,
+    stream_of,
+)
 from parties.audit.result import LEAK, NOT_APPLICABLE, PRIVATE, AuditResult
 from parties.audit.statistical import field_vectors, honest_parties
 from parties.party import SITE, Party
 from protocols.errors import InputError
 from protocols.field import PrimeField
-from protocols.simulator import StreamKey, stream_owners
+from protocols.prg import derive_key, field_stream
 
 DETECT = 0.9
 
 
+@keyflow.traced_inputs
 def exact_audit(
     runner: Runner,
     make_parties: Callable[[Sequence[np.ndarray]], list[Party]],
@@ -85,35 +113,45 @@ def exact_audit(
             "reason": "the exact audit enumerates inputs that are flat vectors of field "
                       "elements; these are not"})
     parties0 = make_parties(inputs)
+    ids = tuple(sorted(p.id for p in parties0))
     sites = tuple(sorted(p.id for p in parties0 if p.role == SITE))
     p, d = field.p, inputs[0].size
+    material = np.random.SeedSequence(seed, spawn_key=(27,)).generate_state(8, np.uint32)
+    material_bytes = material.astype("<u4").tobytes()
+    names = all_keys(ids)
+    base = {k: derive_key(material_bytes, f"audit/exact/base/{k}") for k in names}
 
-    def run(inputs_: Sequence[np.ndarray], tape: dict | None,
-            found: dict | None = None) -> Any:
-        return runner(make_parties(inputs_), tape_factory(tape, found))
+    def run(inputs_: Sequence[np.ndarray], keys: Mapping[KeyId, bytes]) -> Any:
+        return runner(make_parties(inputs_),
+                      lambda party, f: keyed_source(keys, ids, party, f))
 
-    def discover(inputs_: Sequence[np.ndarray]) -> tuple[dict[StreamKey, int], Any]:
-        found: dict[StreamKey, int] = {}
-        views = run(inputs_, None, found)
-        return found, views
-
-    streams, views_a = discover(inputs)
+    views_a = run(inputs, base)
     pattern = PatternCheck(members, "exact")  # one pattern under every enumerated input
     pattern.check(views_a)
-    keys = sorted(streams, key=repr)
-    mine = [k for k in keys if stream_owners(k) & set(members)]
-    theirs = [k for k in keys if not stream_owners(k) & set(members)]
-    n_mine = sum(streams[k] for k in mine)
-    n_honest = sum(streams[k] for k in theirs)
+    plan = _draw_plan(views_a)
+    mine = [k for k in names if key_owners(k) & set(members)]
+    theirs = [k for k in names if not key_owners(k) & set(members)]
+    size = {k: sum(n for _, n in plan.get(k, ())) for k in names}
+    n_mine = sum(size[k] for k in mine)
+    n_honest = sum(size[k] for k in theirs)
     records = split_run(views_a, members, field, sites)
     layout = Layout.of({c: r.received for c, r in records.items()},
                        select_calls(records, calls))
     outputs_a = _outputs(views_a, members)
     rng = np.random.default_rng(seed)
-    if _outputs(run(inputs, _random_tape(field, streams, rng)), members) != outputs_a:
+    if _outputs(run(inputs, _random_keys(names, rng)), members) != outputs_a:
         return AuditResult(members, "exact", NOT_APPLICABLE, details={
             "reason": "the coalition's outputs depend on the randomness, so 'the same output' "
                       "does not single out inputs"})
+    too_big = [k for k in theirs if p ** size[k] > max_runs]
+    if too_big:
+        k = too_big[0]
+        return AuditResult(members, "exact", NOT_APPLICABLE, details={
+            "reason": f"the {keyflow.key_name(k)} expands to {size[k]} field elements; "
+                      f"conditioning on it takes {p}^{size[k]} keys, more than max_runs = "
+                      f"{max_runs}, and replacing its AES expansion by a tape would audit a "
+                      "different program; use method = 'statistical'",
+            "key": keyflow.key_name(k), "elements": size[k]})
     honest = honest_parties(len(inputs), members)
     n_inputs = p ** (len(honest) * d)
     candidates: list[list[np.ndarray]] = []
@@ -123,7 +161,7 @@ def exact_audit(
             trial[h] = field.elements(np.array(values[i * d : (i + 1) * d], dtype=np.int64))
         if all(np.array_equal(a, b) for a, b in zip(trial, inputs, strict=True)):
             continue
-        found, views = discover(trial)
+        views = run(trial, base)
         leak = pattern.check(views, alternative=[int(v) for x in trial for v in x])
         if leak is not None:
             return leak
@@ -131,7 +169,7 @@ def exact_audit(
         if beyond is not None:
             beyond.details["alternative"] = [int(v) for x in trial for v in x]
             return beyond
-        if found != streams:
+        if _draw_plan(views) != plan:
             return AuditResult(members, "exact", LEAK, 0.0, details={
                 "reason": "the program draws different masks for other honest inputs",
                 "alternative": [int(v) for x in trial for v in x]})
@@ -150,30 +188,39 @@ def exact_audit(
         )
     total_mine = p ** n_mine
     budget = max(1, (max_runs - n_inputs - 1) // per_assignment)
+    enumerated = theirs + (mine if total_mine <= budget else [])
+    seed_sets: dict[KeyId, list[bytes]] = {}
+    twins: dict[KeyId, tuple[bytes, bytes]] = {}
+    for k in enumerated:
+        seed_sets[k], twins[k] = _seed_set(k, plan.get(k, []), field, material_bytes)
+    beyond = _beyond_draws(run, inputs, base, twins, members, field)
+    if beyond is not None:
+        k, where = beyond
+        return AuditResult(members, "exact", NOT_APPLICABLE, details={
+            "reason": f"the coalition's view changes with the bytes of the {keyflow.key_name(k)} "
+                      f"beyond the streams its randomness draws ({where}): the program uses "
+                      "its key outside its randomness, and the exact method enumerates draws, "
+                      "not 2^256 keys; use method = 'statistical'",
+            "key": keyflow.key_name(k), "message": where})
     if total_mine <= budget:
-        assignments: list[tuple[int, ...]] = list(itertools.product(range(p), repeat=n_mine))
+        assignments: list[dict[KeyId, bytes]] = [
+            dict(zip(mine, chosen, strict=True))
+            for chosen in itertools.product(*(seed_sets[k] for k in mine))]
     else:
-        assignments = [tuple(int(v) for v in rng.integers(0, p, n_mine)) for _ in range(budget)]
-
-    def tape_from(keys_: list[StreamKey], values: Sequence[int]) -> dict:
-        tape, offset = {}, 0
-        for k in keys_:
-            n = streams[k]
-            tape[k] = field.elements(np.array(values[offset : offset + n], dtype=np.int64))
-            offset += n
-        return tape
-
-    honest_tapes = [tape_from(theirs, v) for v in itertools.product(range(p), repeat=n_honest)]
+        assignments = [_random_keys(mine, rng) for _ in range(budget)]
+    honest_keys = [dict(zip(theirs, chosen, strict=True))
+                   for chosen in itertools.product(*(seed_sets[k] for k in theirs))]
     figures: dict[str, Any] = {
         "field": p, "honest_inputs_with_same_output": len(candidates),
         "honest_tape_elements": n_honest, "coalition_tape_elements": n_mine,
         "coalition_randomness": "all" if total_mine <= budget else "sampled",
-        "coalition_tapes": total_mine,
+        "coalition_tapes": total_mine, "randomness": "AES-CTR under enumerated keys",
+        "key_check_runs": 2 * len(twins),
     }
 
     def distribution(inputs_: Sequence[np.ndarray], fixed: dict) -> Counter:
         counts: Counter[tuple[int, ...]] = Counter()
-        for h in honest_tapes:
+        for h in honest_keys:
             views = run(inputs_, {**fixed, **h})
             got = split_run(views, members, field, sites)
             received = {c: r.received for c, r in got.items()}
@@ -184,17 +231,17 @@ def exact_audit(
         return counts
 
     for i, assignment in enumerate(assignments):
-        fixed = tape_from(mine, assignment)
-        dist_a = distribution(inputs, fixed)
+        dist_a = distribution(inputs, assignment)
         for candidate in candidates:
-            dist_b = distribution(candidate, fixed)
+            dist_b = distribution(candidate, assignment)
             if dist_a != dist_b:
                 call, message = _first_difference(layout, dist_a, dist_b)
                 total = sum(dist_a.values())
                 tv = 0.5 * sum(abs(dist_a[s] - dist_b[s]) for s in set(dist_a) | set(dist_b))
                 return AuditResult(members, "exact", LEAK, None, call, message, None, {
                     **figures, "assignments_checked": i + 1, "total_variation": tv / total,
-                    "witness_assignment": list(assignment),
+                    "witness_assignment": {keyflow.key_name(k): v.hex()
+                                           for k, v in assignment.items()},
                     "alternative": [int(v) for x in candidate for v in x],
                     "inputs_a": [int(v) for x in inputs for v in x]})
         if progress is not None:
@@ -213,6 +260,75 @@ def exact_audit(
         "inputs_a": [int(v) for x in inputs for v in x]})
 
 
+def _draw_plan(views: Mapping[int, Any]) -> dict[KeyId, list[tuple[int, int]]]:
+    """Key → its streams (stream number, elements) in the run, in stream order."""
+    found: dict[KeyId, dict[int, int]] = {}
+    for view in views.values():
+        for skey, values in view.draws:
+            streams = found.setdefault(key_of_stream(skey), {})
+            stream = stream_of(skey)
+            streams[stream] = max(streams.get(stream, 0), len(values))
+    return {k: sorted(v.items()) for k, v in found.items()}
+
+
+def _expand(key: bytes, plan: Sequence[tuple[int, int]], field_: PrimeField) -> tuple[int, ...]:
+    return tuple(int(v) for s, n in plan for v in field_stream(key, s, n, field_).tolist())
+
+
+def _seed_set(key: KeyId, plan: Sequence[tuple[int, int]], field_: PrimeField,
+              material: bytes) -> tuple[list[bytes], tuple[bytes, bytes]]:
+    """Keys whose draws take every value of GF(p)^n once, and two keys with equal draws.
+
+    Candidates are HKDF-derived from the audit's material; each new value of the draws
+    keeps the first key that gives it. Expected cost: p^n·ln(p^n) expansions (coupon
+    collector)."""
+    n = sum(c for _, c in plan)
+    target = field_.p ** n
+    seen: dict[tuple[int, ...], bytes] = {}
+    twin: tuple[bytes, bytes] | None = None
+    for i in itertools.count():
+        candidate = derive_key(material, f"audit/exact/{key}/{i}")
+        values = _expand(candidate, plan, field_)
+        if values in seen:
+            twin = twin or (seen[values], candidate)
+        else:
+            seen[values] = candidate
+        if len(seen) == target and twin is not None:
+            break
+    assert twin is not None
+    return [seen[v] for v in sorted(seen)], twin
+
+
+def _beyond_draws(
+    run: Callable[[Sequence[np.ndarray], Mapping[KeyId, bytes]], Any],
+    inputs: Sequence[np.ndarray],
+    base: Mapping[KeyId, bytes],
+    twins: Mapping[KeyId, tuple[bytes, bytes]],
+    members: Sequence[int],
+    field_: PrimeField,
+) -> tuple[KeyId, str] | None:
+    """A key whose bytes change the coalition's view beyond its draws and its own carriers."""
+    for k, (one, two) in twins.items():
+        runs = []
+        for key in (one, two):
+            keys = {**base, k: key}
+            views = run(inputs, keys)
+            records = keyflow.carriers(views, members)
+            derivations = keyflow.catalogue(keys, views, field_, {k})
+            carried = {(f.receiver, f.where) for f in keyflow.find(records, derivations)}
+            runs.append(({(c.receiver, c.where): c.blob or c.elements for c in records},
+                         carried))
+        (a, carried_a), (b, carried_b) = runs
+        for where in sorted(set(a) | set(b), key=repr):
+            if a.get(where) != b.get(where) and where not in carried_a | carried_b:
+                return k, where[1]
+    return None
+
+
+def _random_keys(keys: Sequence[KeyId], rng: np.random.Generator) -> dict[KeyId, bytes]:
+    return {k: rng.bytes(32) for k in keys}
+
+
 def _outputs(views: Any, members: tuple[int, ...]) -> list[tuple[str, tuple[int, ...]]]:
     """The members' declared call outputs (checked against the functionality by the audit).
 
@@ -221,11 +337,6 @@ def _outputs(views: Any, members: tuple[int, ...]) -> list[tuple[str, tuple[int,
     """
     return [(label, tuple(int(v) for v in np.ravel(value))) for m in members
             for call, label, value in views[m].outputs if call is not None]
-
-
-def _random_tape(field_: PrimeField, streams: dict[StreamKey, int],
-                 rng: np.random.Generator) -> dict[StreamKey, np.ndarray]:
-    return {k: field_.random(rng, n) for k, n in streams.items()}
 
 
 def _first_difference(layout: Layout, a: Counter, b: Counter) -> tuple[int | None, str]:

@@ -9,7 +9,16 @@ tests on the residual (shifted by a known constant), and a mask pattern that the
 own masks would otherwise blur stays visible. A stream belongs to the coalition when a member
 knows it: its private streams, and every pair stream with a member at one end.
 
-The exact audit replaces the randomness by an enumerated tape (:class:`TapeRandomness`).
+Every key is named by a :data:`KeyId` — ``("private", party)`` for a party's private mask key,
+``("pair", lo, hi)`` for the seed a pair shares — and the audit knows every key's bytes
+(:meth:`ConditionedRandomness.key`). When the coalition's view carries an honest key, or a
+stream or a prefix of one (:mod:`.keyflow`), :meth:`ConditionedRandomness.knowing` holds that
+key or those stream elements fixed as well: what the coalition has learnt is treated as its own
+randomness, and its residual view is tested again.
+
+The exact audit runs the program's own AES streams with keys chosen so that the draws take
+every value once (:mod:`.exact`); the tape (:class:`TapeRandomness`) serves the linear audit's
+probes.
 
 Audits never import a driver (the package ladder): they are handed a :class:`Runner`, which
 runs parties with the randomness given here and returns their views
@@ -18,14 +27,19 @@ runs parties with the randomness given here and returns their views
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, Protocol
 
 import numpy as np
 
 from parties.party import Party
 from parties.view import View
-from protocols.context import AesRandomness, Randomness, pairwise_mask_from_streams
+from protocols.context import (
+    AesRandomness,
+    Randomness,
+    pairwise_mask_from_streams,
+    stream_number,
+)
 from protocols.effects import Call
 from protocols.errors import InputError
 from protocols.field import PrimeField
@@ -61,13 +75,63 @@ def _seed_material(seed: int, *path: int) -> bytes:
     return state.astype("<u4").tobytes()
 
 
+KeyId = tuple[Any, ...]
+"""A key of the randomness: ``("private", party)`` or ``("pair", lo, hi)``."""
+
+KnownStreams = Mapping[tuple[KeyId, int], int]
+"""(key, stream number) → how many leading elements of that stream the coalition knows."""
+
+
+def private_key_id(party: int) -> KeyId:
+    """The name of ``party``'s private mask key."""
+    return ("private", int(party))
+
+
+def pair_key_id(a: int, b: int) -> KeyId:
+    """The name of the seed the pair {a, b} shares."""
+    lo, hi = sorted((int(a), int(b)))
+    return ("pair", lo, hi)
+
+
+def key_of_stream(key: StreamKey) -> KeyId:
+    """The key a recorded draw (:func:`protocols.simulator.stream_key`) was expanded from."""
+    return private_key_id(key[1]) if key[0] == "private" else pair_key_id(key[1], key[2])
+
+
+def stream_of(key: StreamKey) -> int:
+    """The AES stream number of a recorded draw (:func:`protocols.context.stream_number`)."""
+    return stream_number(Call(str(key[-3]), int(key[-2])), int(key[-1]))
+
+
+def key_owners(key: KeyId) -> frozenset[int]:
+    """The parties that hold a key."""
+    return frozenset(key[1:])
+
+
+def all_keys(parties: Sequence[int]) -> list[KeyId]:
+    """Every key of a run among ``parties``: one private key each, one seed per pair."""
+    ids = sorted(int(p) for p in parties)
+    return [*(private_key_id(p) for p in ids),
+            *(pair_key_id(a, b) for i, a in enumerate(ids) for b in ids[i + 1 :])]
+
+
+def keyed_source(keys: Mapping[KeyId, bytes], parties: Sequence[int], party: int,
+                 field_: PrimeField) -> AesRandomness:
+    """``party``'s AES randomness under ``keys``: its private key and one seed per peer."""
+    source = AesRandomness(field_, keys[private_key_id(party)], party)
+    source.set_pair_seeds({peer: keys[pair_key_id(party, peer)]
+                           for peer in parties if peer != party})
+    return source
+
+
 class ConditionedRandomness:
     """Mask sources for one audit trial: the coalition's streams fixed, the honest ones fresh.
 
     Every party gets an :class:`~protocols.context.AesRandomness` holding only its own keys —
     its private key and one seed per peer. A key the coalition knows is derived from
     ``audit_seed`` alone (the same in every trial); any other from ``audit_seed`` and
-    ``trial``.
+    ``trial``. The coalition knows its members' keys, and what ``known_keys`` and
+    ``known_streams`` add (:meth:`knowing`).
 
     Parameters
     ----------
@@ -79,27 +143,113 @@ class ConditionedRandomness:
         Seed of the audit.
     trial : int
         Number of the trial (≥ 0).
+    known_keys : collection of KeyId
+        Honest keys the coalition has learnt: fixed like its own.
+    known_streams : KnownStreams, optional
+        Leading elements of honest streams the coalition has learnt: fixed, the rest fresh.
     """
 
     def __init__(
-        self, parties: Sequence[int], coalition: Sequence[int], audit_seed: int, trial: int
+        self, parties: Sequence[int], coalition: Sequence[int], audit_seed: int, trial: int,
+        known_keys: Collection[KeyId] = (), known_streams: KnownStreams | None = None,
     ) -> None:
         self.parties = tuple(sorted(parties))
         self.coalition = frozenset(coalition)
+        self.audit_seed = audit_seed
+        self.trial = trial
+        self.known_keys = frozenset(known_keys)
+        self.known_streams: dict[tuple[KeyId, int], int] = dict(known_streams or {})
         self._fixed = _seed_material(audit_seed, 0)
         self._fresh = _seed_material(audit_seed, 1, trial)
 
-    def _key(self, owners: set[int], label: str) -> bytes:
-        material = self._fixed if owners & self.coalition else self._fresh
-        return derive_key(material, label)
+    def knowing(self, keys: Collection[KeyId], streams: KnownStreams) -> ConditionedRandomness:
+        """The same trial, with ``keys`` and ``streams`` known to the coalition as well."""
+        merged = dict(self.known_streams)
+        for k, n in streams.items():
+            merged[k] = max(n, merged.get(k, 0))
+        return ConditionedRandomness(self.parties, self.coalition, self.audit_seed, self.trial,
+                                     self.known_keys | frozenset(keys), merged)
 
-    def __call__(self, party: int, field: PrimeField) -> AesRandomness:
-        source = AesRandomness(field, self._key({party}, f"audit/private/{party}"), party)
-        for peer in self.parties:
-            if peer != party:
-                lo, hi = sorted((party, peer))
-                source.set_pair_seed(peer, self._key({lo, hi}, f"audit/pair/{lo}/{hi}"))
-        return source
+    def _label(self, key: KeyId) -> str:
+        if key[0] == "private":
+            return f"audit/private/{key[1]}"
+        return f"audit/pair/{key[1]}/{key[2]}"
+
+    def fixed_key(self, key: KeyId) -> bytes:
+        """The bytes ``key`` has in every trial when the coalition knows it."""
+        return derive_key(self._fixed, self._label(key))
+
+    def key(self, key: KeyId) -> bytes:
+        """The bytes of ``key`` in this trial."""
+        if key_owners(key) & self.coalition or key in self.known_keys:
+            return self.fixed_key(key)
+        return derive_key(self._fresh, self._label(key))
+
+    def keys(self) -> dict[KeyId, bytes]:
+        """Every key of the run, with its bytes in this trial."""
+        return {k: self.key(k) for k in all_keys(self.parties)}
+
+    def __call__(self, party: int, field: PrimeField) -> Randomness:
+        mine = [private_key_id(party), *(pair_key_id(party, p) for p in self.parties
+                                         if p != party)]
+        source = keyed_source({k: self.key(k) for k in mine}, self.parties, party, field)
+        partial = {k: n for k, n in self.known_streams.items() if k[0] in set(mine)}
+        if not partial:
+            return source
+        fixed = keyed_source({k: self.fixed_key(k) for k in mine}, self.parties, party, field)
+        return PartlyKnownRandomness(source, fixed, partial)
+
+
+class PartlyKnownRandomness:
+    """A party's randomness whose streams have known leading elements.
+
+    Elements the coalition has learnt (``known``: (key, stream number) → count) come from
+    ``fixed`` — the same in every trial — and the rest from ``fresh``. Draws go through the
+    stream-by-stream methods, so a recording wrapper sees exactly the values used.
+    """
+
+    def __init__(self, fresh: AesRandomness, fixed: AesRandomness,
+                 known: Mapping[tuple[KeyId, int], int]) -> None:
+        self.fresh = fresh
+        self.fixed = fixed
+        self.known = dict(known)
+        self.party = fresh.party
+        self.field = fresh.field
+
+    @property
+    def pair_seeds(self) -> Mapping[int, bytes]:
+        return self.fresh.pair_seeds
+
+    def _mix(self, key: KeyId, stream: int, fresh: np.ndarray,
+             fixed: Callable[[], np.ndarray]) -> np.ndarray:
+        n = min(self.known.get((key, stream), 0), len(fresh))
+        if n == 0:
+            return fresh
+        out = np.array(fresh, copy=True)
+        out[:n] = fixed()[:n]
+        return out
+
+    def private(self, call: Call, n: int, sub: int = 0) -> np.ndarray:
+        return self._mix(private_key_id(self.party), stream_number(call, sub),
+                         self.fresh.private(call, n, sub),
+                         lambda: self.fixed.private(call, n, sub))
+
+    def pairwise(self, peer: int, call: Call, n: int, sub: int = 0) -> np.ndarray:
+        return self._mix(pair_key_id(self.party, peer), stream_number(call, sub),
+                         self.fresh.pairwise(peer, call, n, sub),
+                         lambda: self.fixed.pairwise(peer, call, n, sub))
+
+    def pairwise_many(
+        self, peers: tuple[int, ...], call: Call, n: int, sub: int = 0
+    ) -> np.ndarray:
+        rows = [self.pairwise(peer, call, n, sub) for peer in peers]
+        return np.stack(rows) if rows else self.field.zeros((0, n))
+
+    def pairwise_mask(
+        self, peers: tuple[int, ...], call: Call, half: int, sub: int = 0
+    ) -> np.ndarray:
+        streams = self.pairwise_many(peers, call, 2 * half, sub)
+        return pairwise_mask_from_streams(self.field, self.party, peers, streams, half)
 
 
 class TapeRandomness:

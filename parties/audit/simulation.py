@@ -50,6 +50,7 @@ from typing import Any
 
 import numpy as np
 
+from parties.audit import keyflow
 from parties.audit.calls import (
     CallRecord,
     Layout,
@@ -101,6 +102,7 @@ def _judged(judges: Judges, call: Call, variant: str | None) -> Simulator | str:
     return declared.simulator(variant)
 
 
+@keyflow.traced_parties
 def simulation_audit(
     runner: Runner,
     parties: Sequence[Party],

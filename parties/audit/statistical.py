@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from parties.audit import keyflow
 from parties.audit.calls import Layout, select_calls, split_run
 from parties.audit.compare import compare, decide
 from parties.audit.functionality import outputs_determine_input
@@ -133,6 +134,7 @@ def _outputs(views: Any, members: tuple[int, ...]) -> list[tuple[str, bytes]]:
             for _, label, value in views[m].outputs]
 
 
+@keyflow.traced_inputs
 def statistical_audit(
     runner: Runner,
     make_parties: Callable[[Sequence[np.ndarray]], list[Party]],

@@ -1,0 +1,508 @@
+"""Key flow: honest key material that reaches the coalition, and what the coalition derives from it.
+
+A mask hides an input only from parties that cannot recompute it. The audit controls every
+party's randomness (:class:`~.randomness.ConditionedRandomness`), so it knows the bytes of every
+key — each party's private mask key ``("private", m)`` and each pair's seed ``("pair", a, b)``
+(the seed key agreement would give the pair; an audited program finds it in
+``ctx.mask_seeds``) — and, from the recorded draws, every mask stream expanded from them
+(AES-256-CTR, :mod:`protocols.prg`). Element by element such material is uniform, so tests on
+values alone (the statistical and simulation methods) see nothing when a site hands its pair
+seed or its mask key to a third party; yet that party now knows every mask derived from it.
+
+:func:`trace` runs the program once and looks in the coalition's view (received payloads and
+declared outputs) for every honest key, or a function of one the audit can recompute:
+
+* the key's bytes, as they are, as one field element per byte, or as 64-bit words (mod p);
+* the first keystream block (16 bytes) of each AES stream drawn from it, which gives the
+  first elements of that stream;
+* each pair stream drawn from a pair seed, and each party's net pairwise mask in a call (the
+  signed sum of its pair streams, SecureSum's one-stream mask) — not a private stream as it
+  is: a share drawn from a private key and sent to a peer is how share-based protocols work,
+  and their simulators account for it;
+* with a second run on other honest inputs and fresh honest keys (:func:`trace` with
+  ``alternative``), any of these **plus**, or **XOR**, a constant: a payload P with
+  P − D (or P ⊕ D) the same in both runs depends on neither the honest inputs nor the honest
+  randomness, so the coalition can compute it and recover D.
+
+A match counts only when chance cannot explain it: the matched material carries at least
+:data:`MIN_BITS` bits (in a tiny field a single mask element matches by accident; the exact
+method enumerates those cases instead).
+
+What the coalition learns is then *added to its knowledge*: a key found in the view is held
+fixed across the audit's trials like the coalition's own keys, a stream or the prefix a
+keystream block gives is held fixed element by element
+(:meth:`~.randomness.ConditionedRandomness.knowing`, applied by :class:`KnownKeysRunner`).
+A message that carries key material and nothing else (verbatim, or offset by a constant the
+coalition knows) tells the coalition nothing once it is credited with that material, and is
+left out of the comparison. The method then tests the coalition's residual view as usual, so
+a ``leak`` is the real consequence: the masks it now knows expose an honest input. When the
+residual view shows nothing, only the exact method — which enumerates every key value through
+the program's own AES expansion — answers ``private`` (e.g. one direction of a pair whose other
+direction still hides the input); the value-testing methods answer ``inconclusive``, because a
+program may derive secrets from a key beyond the draws the audit tracks (SecAgg hashes a
+drawn seed into an X25519 key: the masks it agrees with honest peers change with their fresh
+keys, though the coalition can recompute them). Either way the details name each key and
+the message that carried it (``key_flow``). The linear method models views affine in field
+elements; key bytes are not, so with key flow it answers ``not applicable`` and names them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from parties.audit.randomness import (
+    ConditionedRandomness,
+    KeyId,
+    RandomnessFactory,
+    Runner,
+    key_of_stream,
+    key_owners,
+    stream_of,
+)
+from parties.audit.result import INCONCLUSIVE, LEAK, NOT_APPLICABLE, PRIVATE, AuditResult
+from parties.party import Party
+from parties.view import Message, View
+from protocols.context import one_stream_mask_from_streams
+from protocols.field import PrimeField
+from protocols.prg import BLOCK_BYTES, keystream_words
+
+MIN_BITS = 48
+"""Least entropy (bits) of material whose appearance in a view counts as carrying it."""
+
+TRACE_TRIAL = (1 << 31) - 2
+"""Trial number of the traced run (the audits' own trials count up from 0)."""
+
+MAX_OFFSET_PAIRS = 200_000
+"""Most (payload, derivation) pairs the offset search compares; beyond, it is skipped."""
+
+Reveal = tuple[KeyId, int | None, int]
+"""(key, stream number or None for the whole key, elements of the stream revealed)."""
+
+
+@dataclass(frozen=True)
+class Derivation:
+    """One function of an honest key the audit can recompute, with its value in one run."""
+
+    key: KeyId
+    what: str
+    form: str  # "bytes" or "elements"
+    data: bytes | tuple[int, ...]
+    reveals: tuple[Reveal, ...]
+
+
+@dataclass(frozen=True)
+class Carrier:
+    """One record of the coalition's view that may carry key material."""
+
+    receiver: int
+    where: str
+    blob: bytes
+    elements: tuple[int, ...] | None
+
+
+@dataclass(frozen=True)
+class Finding:
+    """Honest key material found in the coalition's view."""
+
+    key: KeyId
+    what: str
+    where: str
+    receiver: int
+    reveals: tuple[Reveal, ...]
+    whole: bool = False  # the record is this material and nothing else
+
+    def describe(self) -> dict[str, Any]:
+        return {"key": key_name(self.key), "as": self.what, "message": self.where,
+                "received_by": self.receiver}
+
+
+@dataclass(frozen=True)
+class KeyFlow:
+    """What :func:`trace` found: the findings and the knowledge they add."""
+
+    findings: tuple[Finding, ...] = ()
+    notes: tuple[str, ...] = ()
+    known_keys: frozenset[KeyId] = field(default_factory=frozenset)
+    known_streams: Mapping[tuple[KeyId, int], int] = field(default_factory=dict)
+    spent: frozenset[tuple[int, str]] = field(default_factory=frozenset)
+    """(receiver, message) of the messages that carry key material and nothing else."""
+
+    def __bool__(self) -> bool:
+        return bool(self.findings)
+
+    @classmethod
+    def of(cls, findings: Sequence[Finding], notes: Sequence[str] = ()) -> KeyFlow:
+        keys: set[KeyId] = set()
+        streams: dict[tuple[KeyId, int], int] = {}
+        unique: dict[tuple[KeyId, str, str], Finding] = {}
+        for f in findings:
+            unique.setdefault((f.key, f.what, f.where), f)
+            for key, stream, n in f.reveals:
+                if stream is None:
+                    keys.add(key)
+                else:
+                    streams[(key, stream)] = max(n, streams.get((key, stream), 0))
+        spent = frozenset((f.receiver, f.where) for f in findings if f.whole)
+        return cls(tuple(unique.values()), tuple(notes), frozenset(keys), streams, spent)
+
+    def describe(self) -> list[dict[str, Any]]:
+        return [f.describe() for f in self.findings]
+
+
+def key_name(key: KeyId) -> str:
+    """How a verdict names a key."""
+    if key[0] == "private":
+        return f"private mask key of party {key[1]}"
+    return f"pair seed of parties {key[1]} and {key[2]}"
+
+
+# -- what the audit can recompute ------------------------------------------------------------
+
+
+def _bits(field_: PrimeField, n: int, source_bits: float = math.inf) -> float:
+    """Entropy of n field elements, each reduced from ``source_bits`` uniform bits."""
+    return n * min(math.log2(field_.p), source_bits)
+
+
+def catalogue(keys: Mapping[KeyId, bytes], views: Mapping[int, View], field_: PrimeField,
+              honest: set[KeyId]) -> list[Derivation]:
+    """Every derivation of the ``honest`` keys in one run (keys' bytes, streams, masks)."""
+    out: list[Derivation] = []
+    streams: dict[KeyId, dict[int, np.ndarray]] = {}
+    for view in views.values():
+        for skey, values in view.draws:
+            key = key_of_stream(skey)
+            if key in honest:
+                streams.setdefault(key, {}).setdefault(stream_of(skey), np.asarray(values))
+    whole = ((None, 0),)
+    for key in sorted(honest, key=repr):
+        raw = keys[key]
+        reveal: tuple[Reveal, ...] = tuple((key, s, n) for s, n in whole)
+        out.append(Derivation(key, "raw bytes", "bytes", raw, reveal))
+        if _bits(field_, len(raw), 8) >= MIN_BITS:
+            out.append(Derivation(key, "bytes as field elements", "elements",
+                                  tuple(b % field_.p for b in raw), reveal))
+        words = np.frombuffer(raw, dtype="<u8")
+        if _bits(field_, len(words), 64) >= MIN_BITS:
+            out.append(Derivation(key, "64-bit words as field elements", "elements",
+                                  tuple(int(w) % field_.p for w in words.tolist()), reveal))
+        for stream, values in sorted(streams.get(key, {}).items()):
+            block = keystream_words(raw, stream, BLOCK_BYTES // 8)
+            first = len(field_.from_words(block))
+            if first:
+                out.append(Derivation(key, f"first keystream block of stream {stream}", "bytes",
+                                      block.tobytes(), ((key, stream, first),)))
+            ints = tuple(int(v) for v in np.ravel(values).tolist())
+            if key[0] == "pair" and _bits(field_, len(ints)) >= MIN_BITS:
+                out.append(Derivation(key, f"mask stream {stream}", "elements", ints,
+                                      ((key, stream, len(ints)),)))
+    out.extend(_net_masks(views, field_, honest))
+    return out
+
+
+def _net_masks(views: Mapping[int, View], field_: PrimeField,
+               honest: set[KeyId]) -> list[Derivation]:
+    """Each party's one-stream pairwise mask per (call, sub), when its streams are honest."""
+    out = []
+    for party, view in sorted(views.items()):
+        groups: dict[tuple[Any, ...], dict[int, np.ndarray]] = {}
+        for skey, values in view.draws:
+            if skey[0] == "pair":
+                peer = skey[2] if skey[1] == party else skey[1]
+                groups.setdefault(tuple(skey[3:]), {})[peer] = np.asarray(values)
+        for where, rows in sorted(groups.items(), key=repr):
+            keys = [key_of_stream(("pair", *sorted((party, p)), *where)) for p in rows]
+            lengths = {len(r) for r in rows.values()}
+            if len(rows) < 2 or len(lengths) != 1 or not any(k in honest for k in keys):
+                continue
+            peers = tuple(sorted(rows))
+            mask = one_stream_mask_from_streams(field_, party, peers,
+                                                np.stack([rows[p] for p in peers]))
+            ints = tuple(int(v) for v in np.ravel(mask).tolist())
+            if _bits(field_, len(ints)) < MIN_BITS:
+                continue
+            stream = stream_of(("pair", 0, 1, *where))
+            reveals = tuple((k, stream, len(ints)) for k in keys if k in honest)
+            out.append(Derivation(keys[0], f"net pairwise mask of party {party} in "
+                                  f"{where[0]}#{where[1]}", "elements", ints, reveals))
+    return out
+
+
+# -- where the coalition may hold it -----------------------------------------------------------
+
+
+def _elements(value: np.ndarray) -> tuple[int, ...] | None:
+    if value.dtype.kind in "ui" or (value.dtype.kind == "O" and all(
+            isinstance(v, int | np.integer) for v in value.ravel().tolist())):
+        return tuple(int(v) for v in value.ravel().tolist())
+    return None
+
+
+def carriers(views: Mapping[int, View], members: Sequence[int]) -> list[Carrier]:
+    """Every received payload and declared output of the coalition, as bytes and elements."""
+    out = []
+    for m in members:
+        view = views[m]
+        records: list[tuple[str, Any]] = [(message_name(msg, m), msg.payload)
+                                          for msg in view.received]
+        records += [(f"output {label} of {m}", value) for _, label, value in view.outputs]
+        for where, value in records:
+            arr = np.asarray(value)
+            if arr.dtype.kind not in "uiOfcbV" and arr.dtype.kind != "S":
+                continue
+            blob = arr.tobytes() if arr.dtype.kind != "O" else b""
+            out.append(Carrier(m, where, blob, _elements(arr)))
+    return out
+
+
+def message_name(msg: Message, receiver: int) -> str:
+    """How a verdict names a received message."""
+    return f"{msg.protocol}#{msg.call}.{msg.step} from {msg.sender} to {receiver}"
+
+
+def find(found_in: Sequence[Carrier], derivations: Sequence[Derivation]) -> list[Finding]:
+    """Derivations that appear verbatim in a carrier: elements as a run of consecutive
+    elements, bytes at an 8-byte-aligned offset of the payload's bytes (or of its elements
+    read as bytes, when they all are < 256). Each derivation is indexed by its first element
+    (first 8 bytes), so a view is scanned once whatever the number of derivations."""
+    by_element: dict[int, list[Derivation]] = {}
+    by_word: dict[bytes, list[Derivation]] = {}
+    for d in derivations:
+        if d.form == "bytes":
+            assert isinstance(d.data, bytes)
+            by_word.setdefault(d.data[:8], []).append(d)
+        elif d.data:
+            by_element.setdefault(int(d.data[0]), []).append(d)
+    out = []
+    for c in found_in:
+        hits: dict[int, tuple[Derivation, bool]] = {}
+        values = c.elements
+        if values is not None and by_element:
+            for i, v in enumerate(values):
+                for d in by_element.get(v, ()):
+                    n = len(d.data)
+                    if values[i : i + n] == d.data:
+                        hits[id(d)] = (d, hits.get(id(d), (d, False))[1] or n == len(values))
+        blobs = [c.blob]
+        if values is not None and all(0 <= v < 256 for v in values):
+            blobs.append(bytes(values))
+        for blob in blobs:
+            for i in range(0, len(blob) - 7, 8):
+                for d in by_word.get(blob[i : i + 8], ()):
+                    n = len(d.data)
+                    if blob[i : i + n] == d.data:
+                        hits[id(d)] = (d, hits.get(id(d), (d, False))[1] or n == len(blob))
+        out += [Finding(d.key, d.what, c.where, c.receiver, d.reveals, whole)
+                for d, whole in hits.values()]
+    return out
+
+
+def find_offsets(runs: Sequence[tuple[Sequence[Carrier], Sequence[Derivation]]],
+                 field_: PrimeField) -> tuple[list[Finding], list[str]]:
+    """Derivations carried plus or XOR a constant: the same P − D (P ⊕ D) in both runs."""
+    (c0, d0), (c1, d1) = runs
+    by_where = {(c.receiver, c.where): c for c in c1}
+    other = {(d.key, d.what): d for d in d1}
+    pairs = len(c0) * len(d0)
+    if pairs > MAX_OFFSET_PAIRS:
+        return [], [f"offsets not searched: {pairs} (payload, derivation) pairs exceed "
+                    f"{MAX_OFFSET_PAIRS}"]
+    out = []
+    p = field_.p
+    for a in c0:
+        b = by_where.get((a.receiver, a.where))
+        if b is None:
+            continue
+        for da in d0:
+            db = other.get((da.key, da.what))
+            if db is None or len(da.data) != len(db.data):
+                continue
+            if da.form == "bytes":
+                assert isinstance(da.data, bytes) and isinstance(db.data, bytes)
+                if len(a.blob) == len(da.data) == len(b.blob) and _xor(a.blob, da.data) == _xor(
+                        b.blob, db.data):
+                    out.append(Finding(da.key, f"{da.what} XOR a constant the coalition knows",
+                                       a.where, a.receiver, da.reveals, True))
+                continue
+            if a.elements is None or b.elements is None or not (
+                    len(a.elements) == len(da.data) == len(b.elements)):
+                continue
+            x0, x1 = np.array(a.elements, dtype=object), np.array(b.elements, dtype=object)
+            y0, y1 = np.array(da.data, dtype=object), np.array(db.data, dtype=object)
+            if np.array_equal((x0 - y0) % p, (x1 - y1) % p):
+                how = "plus a constant the coalition knows"
+            elif np.array_equal(x0 ^ y0, x1 ^ y1):
+                how = "XOR a constant the coalition knows"
+            else:
+                continue
+            out.append(Finding(da.key, f"{da.what} {how}", a.where, a.receiver, da.reveals,
+                               True))
+    return out, []
+
+
+def _xor(a: bytes, b: bytes) -> bytes:
+    return bytes(x ^ y for x, y in zip(a, b, strict=True))
+
+
+# -- one traced run, and the audits that use it --------------------------------------------------
+
+
+def trace(
+    runner: Runner,
+    parties: Sequence[Party],
+    coalition: Sequence[int],
+    seed: int,
+    alternative: Sequence[Party] | None = None,
+) -> KeyFlow:
+    """Run ``parties`` once under the audit's randomness and find honest key material in the
+    coalition's view; with ``alternative`` (the same program on other honest inputs), also
+    material carried plus or XOR a constant the coalition knows."""
+    members = sorted(int(m) for m in coalition)
+    ids = sorted(p.id for p in parties)
+
+    def one(parties_: Sequence[Party], trial: int) -> tuple[list[Carrier], list[Derivation]]:
+        randomness = ConditionedRandomness(ids, members, seed, trial)
+        keys = randomness.keys()
+        honest = {k for k in keys if not key_owners(k) & set(members)}
+        views = runner(parties_, randomness)
+        return (carriers(views, members),
+                catalogue(keys, views, runner.field, honest))
+
+    first = one(parties, TRACE_TRIAL)
+    findings = find(*first)
+    notes: list[str] = []
+    if alternative is not None:
+        second = one(alternative, TRACE_TRIAL + 1)
+        more, notes = find_offsets([first, second], runner.field)
+        verbatim = {(f.key, f.where) for f in findings}
+        findings += [f for f in more if (f.key, f.where) not in verbatim]
+    return KeyFlow.of(findings, notes)
+
+
+def other_inputs(field_: PrimeField, inputs: Sequence[Any], coalition: Sequence[int],
+                 seed: int) -> list[np.ndarray] | None:
+    """The inputs with every honest party's vector redrawn uniformly (for the offset search),
+    or None when the inputs are not flat vectors of field elements."""
+    out = []
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(27,)))
+    for m, x in enumerate(inputs):
+        arr = np.asarray(x)
+        if arr.ndim != 1 or arr.dtype.kind not in "uiO" or arr.size == 0 or any(
+                not 0 <= int(v) < field_.p for v in arr.tolist()):
+            return None
+        out.append(arr if m in set(coalition) else field_.random(rng, arr.size))
+    return out
+
+
+def traced_parties(method: Callable[..., AuditResult]) -> Callable[..., AuditResult]:
+    """Key flow for a method on the parties of a run: ``method(runner, parties, coalition,
+    *, seed, ...)`` (the simulation method) runs with what the coalition learns held fixed,
+    and its verdict names the keys. ``key_flow=`` passes a flow traced already (with the
+    offset search, when the caller has the program and other inputs)."""
+
+    @functools.wraps(method)
+    def audited(runner: Runner, parties: Sequence[Party], coalition: Sequence[int],
+                *args: Any, seed: int = 0, key_flow: KeyFlow | None = None,
+                **kwargs: Any) -> AuditResult:
+        flow = key_flow if key_flow is not None else trace(runner, parties, coalition, seed)
+        known = KnownKeysRunner(runner, flow) if flow else runner
+        return annotate(method(known, parties, coalition, *args, seed=seed, **kwargs), flow)
+
+    return audited
+
+
+def traced_inputs(method: Callable[..., AuditResult]) -> Callable[..., AuditResult]:
+    """Key flow for a method on a program and its field inputs: ``method(runner,
+    make_parties, inputs, coalition, *, seed, ...)`` (the statistical and exact methods);
+    with the offset search on other honest inputs."""
+
+    @functools.wraps(method)
+    def audited(runner: Runner, make_parties: Callable[[Sequence[Any]], list[Party]],
+                inputs: Sequence[Any], coalition: Sequence[int], *args: Any, seed: int = 0,
+                **kwargs: Any) -> AuditResult:
+        other = other_inputs(runner.field, inputs, coalition, seed)
+        if other is None:  # the method answers "not applicable" on these inputs
+            return method(runner, make_parties, inputs, coalition, *args, seed=seed, **kwargs)
+        values = [np.asarray(x) for x in inputs]
+        flow = trace(runner, make_parties(values), coalition, seed, make_parties(other))
+        known = KnownKeysRunner(runner, flow) if flow else runner
+        return annotate(method(known, make_parties, inputs, coalition, *args, seed=seed,
+                               **kwargs), flow)
+
+    return audited
+
+
+@dataclass(frozen=True)
+class KnownKeysRunner:
+    """A :class:`~.randomness.Runner` whose conditioned trials hold the flow's keys fixed too.
+
+    In those trials a message that carries key material and nothing else is left out of the
+    coalition's views: it is a constant the coalition is now credited with. Any other
+    randomness (the exact method's enumerated keys) runs as it is, every message kept."""
+
+    inner: Runner
+    flow: KeyFlow
+
+    @property
+    def field(self) -> PrimeField:
+        return self.inner.field
+
+    def __call__(self, parties: Sequence[Party], randomness: RandomnessFactory
+                 ) -> Mapping[int, View]:
+        if not isinstance(randomness, ConditionedRandomness):
+            return self.inner(parties, randomness)  # the exact method's own keys: as they are
+        randomness = randomness.knowing(self.flow.known_keys, self.flow.known_streams)
+        views = self.inner(parties, randomness)
+        receivers = {m for m, _ in self.flow.spent}
+        if not receivers:
+            return views
+        out = dict(views)
+        for m in receivers & set(views):
+            kept = [msg for msg in views[m].received
+                    if (m, message_name(msg, m)) not in self.flow.spent]
+            out[m] = dataclasses.replace(views[m], received=kept)
+        return out
+
+
+def annotate(result: AuditResult, flow: KeyFlow) -> AuditResult:
+    """``result`` with the key flow named in its details (and what it led to)."""
+    if not flow:
+        return result
+    details = dict(result.details)
+    details["key_flow"] = flow.describe()
+    if flow.notes:
+        details["key_flow_notes"] = list(flow.notes)
+    if result.verdict == LEAK:
+        details["key_flow_consequence"] = (
+            "with the honest key material above as its own randomness, the coalition's view "
+            "depends on the honest inputs")
+    elif result.verdict == PRIVATE and result.method == "exact":
+        details["key_flow_consequence"] = (
+            "the coalition holds the honest key material above, and with it its view still "
+            "reveals nothing beyond its inputs and outputs (every key value enumerated)")
+    elif result.verdict == PRIVATE:
+        details["key_flow_consequence"] = (
+            "the coalition holds the honest key material above; held fixed as its own "
+            "randomness, its residual view shows no dependence on the honest inputs, but "
+            "what a program derives from a key beyond its draws (hashes, key agreements) is "
+            "invisible to tests on values, so this method cannot answer private; the exact "
+            "method decides it in a tiny field")
+        return dataclasses.replace(result, verdict=INCONCLUSIVE, details=details)
+    return dataclasses.replace(result, details=details)
+
+
+def not_applicable_linear(members: Sequence[int], flow: KeyFlow) -> AuditResult:
+    """The linear method's answer when key material reaches the coalition."""
+    return AuditResult(tuple(members), "linear", NOT_APPLICABLE, details={
+        "reason": "honest key material reaches the coalition (key_flow); key bytes and AES "
+                  "expansions are not affine in field elements, so the linear model cannot "
+                  "judge what the coalition derives from them; use the statistical or "
+                  "simulation method",
+        "key_flow": flow.describe()})
