@@ -259,7 +259,8 @@ def plan_scenario(
     if spec["source"] == "synthetic":  # the shape is known before the data exists
         kind = spec.get("kind", entry.data_kind)
         estimate = estimate_run(scenario, entry, params, spec["rows"], spec["cols"],
-                                missing=kind == "ratings")
+                                missing=kind == "ratings"
+                                and _synthetic_options(spec, entry).get("density", 0.0) < 1)
         check_fits(estimate, what, memory_limit)
         matrix, extras, source_name = _load_data(scenario, entry, run_seed)
     else:
@@ -354,11 +355,29 @@ def _load_data(scenario: Scenario, entry: Algorithm, seed: int) -> tuple[Any, di
     else:
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(DATA_SEED_KEY,)))
         kind = spec.get("kind", entry.data_kind)
-        options = {k: spec[k] for k in ("k", "density", "noise", "doc_length", "alpha", "beta")
-                   if k in spec}
+        options = _synthetic_options(spec, entry)
         dataset = data_io.synthetic_dataset(spec["rows"], spec["cols"], rng, kind, **options)
         name = f"synthetic {kind} data"
     return dataset.X, {"dataset": dataset, **dict(dataset.truth)}, name
+
+
+COMPLETE_DENSITY = 1.0
+"""The ``[data] density`` of synthetic ratings for an entry that needs every entry observed."""
+
+
+def _synthetic_options(spec: dict[str, Any], entry: Algorithm) -> dict[str, Any]:
+    """The synthetic generator's keyword arguments from ``[data]``.
+
+    Synthetic ``kind = "ratings"`` data leaves entries unobserved (NaN) at the generator's
+    default density; an entry that factorises a complete matrix (``allow_missing`` off, e.g.
+    DSANLS, which minimises ‖M − UVᵀ‖_F over every entry, Qian et al. seed 004 eq. (1)) gets
+    dense ratings (:data:`COMPLETE_DENSITY`) unless the scenario sets ``density`` itself.
+    """
+    options = {k: spec[k] for k in ("k", "density", "noise", "doc_length", "alpha", "beta")
+               if k in spec}
+    if spec.get("kind", entry.data_kind) == "ratings" and not entry.allow_missing:
+        options.setdefault("density", COMPLETE_DENSITY)
+    return options
 
 
 def _split_and_check(matrix: Any, scenario: Scenario, entry: Algorithm, name: str) -> list[Any]:
