@@ -15,6 +15,12 @@ prints its report (``outcome``, ``faults``) and exits with status 1. Progress go
 (``--quiet`` turns it off): the estimated cost first, then a line every second for the first
 seconds and at least every ten seconds after (:class:`StderrProgress`); results go to stdout.
 
+SIGINT and SIGTERM end a run with one line ``interrupted after N s; nothing written`` and exit
+status 130 or 143 (:mod:`sim.interrupt`), on every MPI rank too. ``--out DIR`` is locked from
+before the run until its files are in place (:mod:`sim.ownership`): a second run into it ends
+at once with an ``error:`` line. ``--driver simpy`` with ``--ranks``, and more ranks than the
+scenario's participants could use, are refused before any process starts.
+
 ``--driver mpi`` runs the parties on the MPI ranks of the job this process belongs to
 (``mpiexec -n R mpcsim run S --driver mpi``); rank 0 alone prints and writes. ``--ranks R``
 starts that job itself with the ``mpiexec`` of the installed MPICH (the ``mpi`` extra),
@@ -225,7 +231,7 @@ def _interrupted(exc: Interrupted, args: argparse.Namespace) -> int:
     message of it): :func:`sim.drivers.mpi.exit_interrupted`.
     """
     mpi_rank = args.command == "run" and args.ranks is None and args.driver == "mpi"
-    if not mpi_rank or _reporting("mpi"):
+    if not mpi_rank or _interrupted_root():
         sys.stderr.write(exc.line(exc.written) + "\n")
         sys.stderr.flush()
     if mpi_rank:
@@ -233,6 +239,16 @@ def _interrupted(exc: Interrupted, args: argparse.Namespace) -> int:
 
         exit_interrupted(exc.status)
     return exc.status
+
+
+def _interrupted_root() -> bool:
+    """Whether this interrupted MPI rank is rank 0, without starting MPI if it has not started
+    (``MPI_Init`` waits for every rank, some of which may have ended): the launcher's
+    ``PMI_RANK`` then."""
+    mpi = sys.modules.get("mpi4py.MPI")
+    if mpi is not None and mpi.Is_initialized() and not mpi.Is_finalized():
+        return bool(mpi.COMM_WORLD.Get_rank() == 0)
+    return os.environ.get("PMI_RANK", "0") == "0"
 
 
 def _reporting(driver: str) -> bool:

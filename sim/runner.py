@@ -293,8 +293,8 @@ def run_scenario(
     progress : callable, optional
         ``progress(stage, done, total)`` for long runs.
     out : str or Path, optional
-        As ``--out``: checked before the run, written atomically after it (by rank 0 alone
-        under MPI).
+        As ``--out``: checked and locked before the run (:mod:`sim.ownership`; another run
+        holding it is refused), written atomically after it (by rank 0 alone under MPI).
     driver : {"simpy", "mpi"}
         As ``--driver``: ``"mpi"`` runs the parties on the MPI ranks of this job
         (:mod:`sim.drivers.mpi`); every rank calls this function and rank 0's run has
@@ -305,12 +305,26 @@ def run_scenario(
     InputError
         Every mistake in the input, with the message the command line prints.
     """
-    if out is not None:
-        report.check_out_dir(out, "out")
-    run = plan_scenario(source, seed=seed).run(progress, driver=driver)
-    if out is not None and run.reporting:
-        run.write(out)
+    import contextlib
+
+    from sim.ownership import own_out_dir
+
+    with contextlib.ExitStack() as owned:
+        if out is not None:
+            report.check_out_dir(out, "out")
+            if driver != "mpi" or _is_root():  # held over the run: a second run fails at once
+                owned.enter_context(own_out_dir(out, "out"))
+        run = plan_scenario(source, seed=seed).run(progress, driver=driver)
+        if out is not None and run.reporting:
+            run.write(out)
     return run
+
+
+def _is_root() -> bool:
+    """Whether this process is MPI rank 0 (the one that writes)."""
+    from sim.drivers.mpi import is_root
+
+    return is_root()
 
 
 def run_attack(spec: AttackSpec, result: Result | None, data: Any,

@@ -121,3 +121,15 @@ def test_staging_names_are_unambiguous_between_directories() -> None:
     for name in (".x.old.0123456789ab.tmp", ".x.0123456789ab.0123456789ab.tmp",
                  ".y.0123456789ab.tmp", ".x.0123456789AB.tmp", ".x.lock"):
         assert x.fullmatch(name) is None, name
+
+
+def test_run_scenario_holds_its_out_dir_from_before_the_run(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    holders = []
+
+    def progress(stage: str, done: int, total: int) -> None:  # called during the run
+        holders.append(lock_path(out).read_text().strip())
+
+    run_scenario(QUICKSTART, out=out, progress=progress)
+    assert holders and set(holders) == {str(os.getpid())}
+    assert not lock_path(out).exists() and (out / "report.json").exists()
