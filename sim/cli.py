@@ -408,14 +408,26 @@ def _run(args: argparse.Namespace) -> int:
     from sim.checks import read_scenario_file
 
     read_scenario_file(args.scenario)  # a missing or malformed file: before the heavy imports
-    from sim.ownership import own_out_dir
-    from sim.report import check_out_dir
+    from sim.ownership import OutputBusy, own_out_dir
 
     reporting = _reporting(args.driver)
     with contextlib.ExitStack() as stack:
         if args.out is not None and reporting:
+            # a directory another run holds is refused before the heavy imports, where its
+            # parent exists; where it does not, the parents are made only once checked
+            early = bool(args.out.strip()) and Path(args.out).absolute().parent.is_dir()
+            if early:
+                try:
+                    owned = stack.enter_context(own_out_dir(args.out))
+                except OutputBusy:
+                    raise
+                except InputError:  # no lock can be made there: check_out_dir says why
+                    early = False
+            from sim.report import check_out_dir
+
             check_out_dir(args.out)
-            owned = stack.enter_context(own_out_dir(args.out))
+            if not early:
+                owned = stack.enter_context(own_out_dir(args.out))
             if owned.restored and not args.quiet:
                 sys.stderr.write(f"put back {args.out}'s earlier output, which a killed run "
                                  f"had set aside as {owned.restored}\n")

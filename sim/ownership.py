@@ -27,7 +27,11 @@ from pathlib import Path
 
 from protocols.errors import InputError
 
-__all__ = ["OwnedOutput", "lock_path", "own_out_dir", "staging_names"]
+__all__ = ["OutputBusy", "OwnedOutput", "lock_path", "own_out_dir", "staging_names"]
+
+
+class OutputBusy(InputError):
+    """Another process holds the output directory's lock (a run writing into it)."""
 
 
 def lock_path(out_dir: Path) -> Path:
@@ -73,8 +77,10 @@ def own_out_dir(out_dir: str | Path, option: str = "--out") -> Iterator[OwnedOut
 
     Raises
     ------
+    OutputBusy
+        Another process holds the lock (naming it).
     InputError
-        Another process holds the lock (naming it), or the lock file cannot be made.
+        The lock file cannot be made.
     """
     path = Path(out_dir).absolute()
     lock = lock_path(path)
@@ -113,7 +119,7 @@ def _acquire(lock: Path, out_dir: str | Path, option: str) -> int | None:
             if holder == str(os.getpid()):
                 return None
             who = f"process {holder}" if holder.isdigit() else "another process"
-            raise InputError(
+            raise OutputBusy(
                 f"{option} {str(out_dir)!r} is being written by another run ({who}, lock "
                 f"{str(lock)!r}); wait for it to finish or choose another directory"
             ) from None
