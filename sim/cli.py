@@ -368,8 +368,8 @@ def _launch(ranks: int, argv: Sequence[str], scenario: str) -> int:
         try:
             reported = False
             for line in job.stderr:
-                if signalled and line.startswith("[mpiexec@"):  # Hydra's notes on the signal
-                    continue
+                if signalled and not line.startswith(("error:", "interrupted after")):
+                    continue  # Hydra's notes on the signal; a rank's start cut short
                 reported |= line.startswith(("error:", "interrupted after"))
                 sys.stderr.write(line)
                 sys.stderr.flush()
