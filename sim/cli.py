@@ -12,8 +12,14 @@ output directory that cannot be written, a run too large for the memory — prin
 known then. A party that fails during the run (an abort) prints one ``error:`` line naming the
 party and the call, and exits with status 1; a run that an injected ``[[fault]]`` aborted
 prints its report (``outcome``, ``faults``) and exits with status 1. Progress goes to stderr
-(``--quiet`` turns it off): the estimated cost first, then a line at least every few seconds;
-results go to stdout.
+(``--quiet`` turns it off): the estimated cost first, then a line every second for the first
+seconds and at least every ten seconds after (:class:`StderrProgress`); results go to stdout.
+
+SIGINT and SIGTERM end a run with one line ``interrupted after N s; nothing written`` and exit
+status 130 or 143 (:mod:`sim.interrupt`), on every MPI rank too. ``--out DIR`` is locked from
+before the run until its files are in place (:mod:`sim.ownership`): a second run into it ends
+at once with an ``error:`` line. ``--driver simpy`` with ``--ranks``, and more ranks than the
+scenario's participants could use, are refused before any process starts.
 
 ``--driver mpi`` runs the parties on the MPI ranks of the job this process belongs to
 (``mpiexec -n R mpcsim run S --driver mpi``); rank 0 alone prints and writes. ``--ranks R``
@@ -51,11 +57,12 @@ import sys
 import sysconfig
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn, TextIO
 
 from protocols.errors import InputError, ProtocolAbort
+from sim.interrupt import SIGNALS, Interrupted, deferred, interruptible
 
 SCENARIO_DIR = Path(__file__).resolve().parent.parent / "scenarios"
 ANNOUNCE_S = 2.0
@@ -63,8 +70,13 @@ ANNOUNCE_S = 2.0
 shorter ones print it only if they are still running after a second."""
 
 
-MAX_BEAT_S = 60.0
-"""The longest silence of a running simulation's progress on stderr."""
+MAX_BEAT_S = 10.0
+"""The longest silence of a running simulation's progress on stderr (after its first second)."""
+
+OTHER_ROLES_MAX = 2
+"""Participants a run may have beyond its data-holding parties (CAPE's aggregator and noise
+generator; a dealer or a server elsewhere): ``--ranks`` above ``network.parties`` plus this
+would start ranks that host nobody."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -77,16 +89,25 @@ class StderrProgress:
     """Progress on a stream: stage lines at most every half second, and a heartbeat.
 
     ``progress(stage, done, total)`` writes ``stage: done/total``. Between :meth:`start` and
-    :meth:`stop`, a background thread writes ``label: N s elapsed`` whenever no line was written
-    for ``every`` seconds at first, then for a quarter of the time elapsed (at most
-    :data:`MAX_BEAT_S`), so a long simulation shows progress from its first second even when
-    the algorithm reports no stages, without a line every second for an hour.
+    :meth:`stop`, a background thread calls :meth:`tick` every quarter of ``every`` seconds,
+    which writes ``label: N s elapsed`` whenever no line was written for ``every`` seconds at
+    first, then for a quarter of the time elapsed, but never more than ``longest`` (by default
+    :data:`MAX_BEAT_S`): a line every second in the first seconds, and no silence longer than
+    ten seconds in an hour-long run, without a line every second for an hour. ``clock`` is
+    the time source (injected by tests).
     """
 
-    def __init__(self, stream: TextIO, every: float = 1.0) -> None:
+    def __init__(self, stream: TextIO, every: float = 1.0, longest: float = MAX_BEAT_S,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.stream = stream
         self.every = every
+        self.longest = max(longest, every)
+        self.clock = clock
         self.last = 0.0
+        self.began = 0.0
+        self.label = ""
+        self.estimate = ""
+        self.announced = True
         self._lock = threading.Lock()
         self._done = threading.Event()
         self._thread: threading.Thread | None = None
@@ -95,38 +116,48 @@ class StderrProgress:
         with self._lock:
             self.stream.write(text + "\n")
             self.stream.flush()
-            self.last = time.monotonic()
+            self.last = self.clock()
 
     def __call__(self, stage: str, done: int, total: int) -> None:
-        if done == total or time.monotonic() - self.last >= 0.5:
+        if done == total or self.clock() - self.last >= 0.5:
             self._write(f"{stage}: {done}/{total}")
 
-    def start(self, label: str, estimate: str, announce: bool = True) -> None:
+    def start(self, label: str, estimate: str, announce: bool = True,
+              background: bool = True) -> None:
         """Announce the run and its estimate (now, or after ``every`` s); beat until :meth:`stop`.
 
         With ``announce`` off, a run that ends (or fails) within ``every`` seconds prints
-        nothing on the stream.
+        nothing on the stream. With ``background`` off no thread beats: the caller calls
+        :meth:`tick`.
         """
-        began = time.monotonic()
+        self.began = self.clock()
+        self.label, self.estimate, self.announced = label, estimate, announce
         if announce:
             self._write(f"{label}: {estimate}")
         else:
-            self.last = began
+            self.last = self.began
+        if not background:
+            return
 
         def beat() -> None:
-            announced = announce
             while not self._done.wait(self.every / 4):
-                now = time.monotonic()
-                # every second at first, then less often: a quarter of the time elapsed, at
-                # most a minute apart
-                if now - self.last >= max(self.every, min(MAX_BEAT_S, (now - began) / 4)):
-                    elapsed = f"{now - began:.0f} s elapsed"
-                    self._write(f"{label}: {elapsed}" if announced
-                                else f"{label}: {elapsed}; {estimate}")
-                    announced = True
+                self.tick()
 
         self._thread = threading.Thread(target=beat, name="mpcsim-progress", daemon=True)
         self._thread.start()
+
+    def gap(self, elapsed: float) -> float:
+        """The longest silence allowed ``elapsed`` seconds into the run."""
+        return max(self.every, min(self.longest, elapsed / 4))
+
+    def tick(self) -> None:
+        """Write the heartbeat if it is due now."""
+        now = self.clock()
+        if now - self.last >= self.gap(now - self.began):
+            elapsed = f"{now - self.began:.0f} s elapsed"
+            self._write(f"{self.label}: {elapsed}" if self.announced
+                        else f"{self.label}: {elapsed}; {self.estimate}")
+            self.announced = True
 
     def stop(self) -> None:
         self._done.set()
@@ -144,7 +175,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print report.json on stdout")
     run.add_argument("--seed", type=int, metavar="N", help="override the scenario's seed")
     run.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    run.add_argument("--driver", choices=("simpy", "mpi"), default="simpy",
+    run.add_argument("--driver", choices=("simpy", "mpi"),
                      help="simpy: one process, simulated network (default); mpi: the ranks of "
                      "this MPI job (needs the mpi extra)")
     run.add_argument("--ranks", type=int, metavar="R", help="start R MPI ranks with the "
@@ -156,12 +187,25 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    with interruptible():
+        try:
+            return _main(args, argv)
+        except Interrupted as exc:
+            return _interrupted(exc, args)
+
+
+def _main(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
     try:
         if args.command == "list":
             sys.stdout.write(_list(args.algorithm))
             return 0
         if args.ranks is not None:
-            return _launch(args.ranks, argv if argv is not None else sys.argv[1:])
+            if args.driver == "simpy":
+                raise InputError(f"--driver simpy runs one process on a simulated network and "
+                                 f"--ranks {args.ranks} starts MPI ranks; give one of them")
+            return _launch(args.ranks, argv if argv is not None else sys.argv[1:],
+                           args.scenario)
+        args.driver = args.driver or "simpy"
         if args.driver == "mpi" and _started_by_hydra():
             armed = _supervise_rank()  # returns in the child, which runs the rank
             from sim.drivers.mpi import ARMED_FD_ENV
@@ -178,6 +222,33 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             exit_lost()
         return 1
+
+
+def _interrupted(exc: Interrupted, args: argparse.Namespace) -> int:
+    """SIGINT or SIGTERM: one line from the reporting process; exit ``128 + signal``.
+
+    Under MPI every rank ends at once, without MPI finalisation (its peers may be waiting on a
+    message of it): :func:`sim.drivers.mpi.exit_interrupted`.
+    """
+    mpi_rank = args.command == "run" and args.ranks is None and args.driver == "mpi"
+    if not mpi_rank or _interrupted_root():
+        sys.stderr.write(exc.line(exc.written) + "\n")
+        sys.stderr.flush()
+    if mpi_rank:
+        from sim.drivers.mpi import exit_interrupted
+
+        exit_interrupted(exc.status)
+    return exc.status
+
+
+def _interrupted_root() -> bool:
+    """Whether this interrupted MPI rank is rank 0, without starting MPI if it has not started
+    (``MPI_Init`` waits for every rank, some of which may have ended): the launcher's
+    ``PMI_RANK`` then."""
+    mpi = sys.modules.get("mpi4py.MPI")
+    if mpi is not None and mpi.Is_initialized() and not mpi.Is_finalized():
+        return bool(mpi.COMM_WORLD.Get_rank() == 0)
+    return os.environ.get("PMI_RANK", "0") == "0"
 
 
 def _reporting(driver: str) -> bool:
@@ -257,10 +328,17 @@ def _supervise_rank() -> int:
     os._exit(code if code >= 0 else 128 - code)
 
 
-def _launch(ranks: int, argv: Sequence[str]) -> int:
-    """Run this command on ``ranks`` MPI ranks with the installed MPICH's ``mpiexec``."""
+def _launch(ranks: int, argv: Sequence[str], scenario: str) -> int:
+    """Run this command on ``ranks`` MPI ranks with the installed MPICH's ``mpiexec``.
+
+    ``mpiexec`` runs in a process group of its own, so that a Ctrl-C at the terminal reaches
+    it once, from this process: SIGINT and SIGTERM received here are passed on to it (it
+    passes them to every rank), and the job's end is awaited; the line a rank printed (or
+    this process's own, if none did) ends the output, and the status is ``128 + signal``.
+    """
     if ranks < 1:
         raise InputError(f"--ranks {ranks} must be at least 1")
+    _check_ranks(ranks, scenario)
     mpiexec = Path(sysconfig.get_path("scripts")) / "mpiexec"
     if not mpiexec.exists():
         from sim.drivers.mpi import EXTRA_HINT
@@ -276,30 +354,95 @@ def _launch(ranks: int, argv: Sequence[str]) -> int:
                "-m", "sim.cli", *rest, "--driver", "mpi"]
     # stderr is relayed line by line, so that a job that ends before rank 0 could report
     # (a rank killed while it starts) still ends with one error line
-    with subprocess.Popen(command, stderr=subprocess.PIPE, text=True) as job:
+    began = time.monotonic()
+    signalled: list[int] = []
+    with subprocess.Popen(command, stderr=subprocess.PIPE, text=True, process_group=0) as job:
         assert job.stderr is not None
-        reported = False
-        for line in job.stderr:
-            reported |= line.startswith("error:")
-            sys.stderr.write(line)
-            sys.stderr.flush()
-        code = job.wait()
+
+        def pass_on(signum: int, _frame: object) -> None:
+            signalled.append(signum)
+            with contextlib.suppress(ProcessLookupError):
+                job.send_signal(signum)
+
+        previous = {sig: signal.signal(sig, pass_on) for sig in SIGNALS}
+        try:
+            reported = False
+            for line in job.stderr:
+                if signalled and not line.startswith(("error:", "interrupted after")):
+                    continue  # Hydra's notes on the signal; a rank's start cut short
+                reported |= line.startswith(("error:", "interrupted after"))
+                sys.stderr.write(line)
+                sys.stderr.flush()
+            code = job.wait()
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+    if signalled:
+        if not reported:
+            sys.stderr.write(Interrupted(signalled[0], time.monotonic() - began).line() + "\n")
+        return 128 + signalled[0]
     if code != 0 and not reported:
         sys.stderr.write(f"error: the MPI job of {ranks} ranks ended with status {code} before "
                          "rank 0 could report (a rank died while starting?)\n")
     return 0 if code == 0 else (code if code in (1, 2) else 1)
 
 
+def _check_ranks(ranks: int, scenario: str) -> None:
+    """Refuse more ranks than the scenario's participants could use (before any starts)."""
+    from sim.checks import read_scenario_file
+
+    raw = read_scenario_file(scenario)
+    network = raw.get("network")
+    parties = network.get("parties") if isinstance(network, dict) else None
+    if isinstance(parties, int) and not isinstance(parties, bool) and parties >= 1 \
+            and ranks > parties + OTHER_ROLES_MAX:
+        raise InputError(
+            f"--ranks {ranks} is more than a run of network.parties = {parties} can use: it "
+            f"has at most {parties + OTHER_ROLES_MAX} participants ({parties} parties and up to "
+            f"{OTHER_ROLES_MAX} in other roles), and a rank beyond them hosts nobody; give "
+            f"--ranks {parties} (one party per rank) or fewer"
+        )
+
+
 def _run(args: argparse.Namespace) -> int:
     from sim.checks import read_scenario_file
 
     read_scenario_file(args.scenario)  # a missing or malformed file: before the heavy imports
-    from sim.report import check_out_dir, to_json
-    from sim.runner import plan_scenario
+    from sim.ownership import OutputBusy, own_out_dir
 
     reporting = _reporting(args.driver)
-    if args.out is not None and reporting:
-        check_out_dir(args.out)
+    with contextlib.ExitStack() as stack:
+        if args.out is not None and reporting:
+            # a directory another run holds is refused before the heavy imports, where its
+            # parent exists; where it does not, the parents are made only once checked
+            early = bool(args.out.strip()) and Path(args.out).absolute().parent.is_dir()
+            if early:
+                try:
+                    owned = stack.enter_context(own_out_dir(args.out))
+                except OutputBusy:
+                    raise
+                except InputError:  # no lock can be made there: check_out_dir says why
+                    early = False
+            from sim.report import check_out_dir
+
+            check_out_dir(args.out)
+            if not early:
+                owned = stack.enter_context(own_out_dir(args.out))
+            if owned.restored and not args.quiet:
+                sys.stderr.write(f"put back {args.out}'s earlier output, which a killed run "
+                                 f"had set aside as {owned.restored}\n")
+            if owned.cleaned and not args.quiet:
+                sys.stderr.write(f"removed {len(owned.cleaned)} staging "
+                                 f"director{'ies' if len(owned.cleaned) > 1 else 'y'} of "
+                                 f"killed runs into {args.out}\n")
+        return _run_owned(args, reporting)
+
+
+def _run_owned(args: argparse.Namespace, reporting: bool) -> int:
+    """:func:`_run` once ``--out`` is checked and owned."""
+    from sim.report import to_json
+    from sim.runner import plan_scenario
+
     plan = plan_scenario(args.scenario, seed=args.seed)
     import sim.simulation  # noqa: F401 -- loaded before the clock starts, not during the run
 
@@ -313,7 +456,14 @@ def _run(args: argparse.Namespace) -> int:
         if not run.reporting:
             return 0
         if args.out is not None:
-            written = run.write(args.out)
+            finished = False
+            try:
+                with deferred():  # a signal now: the output is completed, then reported
+                    written = run.write(args.out)
+                    finished = True
+            except Interrupted as exc:
+                exc.written = finished
+                raise
             if progress is not None:
                 progress.stop()
                 sys.stderr.write(f"wrote {', '.join(p.name for p in written)} to {args.out}\n")

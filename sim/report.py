@@ -324,10 +324,11 @@ def check_out_dir(out: Any, option: str = "--out") -> Path:
     return path
 
 
-def _fresh_dir(parent: Path, stem: str) -> Path:
-    """Create and return a new, uniquely named directory in ``parent`` (mode as mkdir gives)."""
+def _fresh_dir(parent: Path, stem: str, suffix: str = ".tmp") -> Path:
+    """Create and return a new directory ``STEM.<12 hex>SUFFIX`` in ``parent`` (mode as mkdir
+    gives); :func:`sim.ownership.staging_names` recognises the staging directories."""
     for _ in range(100):
-        candidate = parent / f"{stem}.{os.urandom(6).hex()}.tmp"
+        candidate = parent / f"{stem}.{os.urandom(6).hex()}{suffix}"
         try:
             candidate.mkdir()
         except FileExistsError:
@@ -344,38 +345,46 @@ def write_files(out_dir: Path, files: Mapping[str, bytes]) -> list[Path]:
     first renamed aside and removed after the new one is in place. If writing fails, the
     temporary directory is removed and ``out_dir`` is untouched; a process killed at any
     moment leaves a complete ``out_dir`` or none (and perhaps a hidden ``.NAME.*.tmp`` beside
-    it). The temporary directory is made with ``mkdir``, so ``out_dir`` gets the permissions
-    the umask gives.
+    it, which the next run into ``out_dir`` removes). The whole write holds ``out_dir``'s lock
+    (:func:`sim.ownership.own_out_dir`); SIGINT and SIGTERM wait for the renames
+    (:func:`sim.interrupt.deferred`). The temporary directory is made with ``mkdir``, so
+    ``out_dir`` gets the permissions the umask gives.
 
     Raises
     ------
     InputError
-        As :func:`check_out_dir` (the destination is checked again).
+        As :func:`check_out_dir` (the destination is checked again), or another run holds
+        ``out_dir``'s lock.
     """
-    out_dir = check_out_dir(out_dir)
-    parent = out_dir.absolute().parent
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        from protocols.errors import InputError
+    from sim.ownership import own_out_dir
 
-        raise InputError(f"cannot create {str(parent)!r} ({exc.strerror or exc})") from None
+    out_dir = check_out_dir(out_dir)
+    with own_out_dir(out_dir):
+        return _write_owned(out_dir, files)
+
+
+def _write_owned(out_dir: Path, files: Mapping[str, bytes]) -> list[Path]:
+    """:func:`write_files` under the directory's lock."""
+    from sim.interrupt import deferred
+
+    parent = out_dir.absolute().parent
     staging = _fresh_dir(parent, f".{out_dir.name}")
     old: Path | None = None
     try:
         for name, content in files.items():
             (staging / name).write_bytes(content)
-        if out_dir.is_dir():
-            old = _fresh_dir(parent, f".{out_dir.name}.old")
-            old.rmdir()
-            os.rename(out_dir, old)
-        try:
-            os.rename(staging, out_dir)
-        except OSError:
-            if old is not None:  # put the earlier output back
-                os.rename(old, out_dir)
-                old = None
-            raise
+        with deferred():  # a signal here would leave the earlier output set aside
+            if out_dir.is_dir():
+                old = _fresh_dir(parent, f".{out_dir.name}", ".old.tmp")
+                old.rmdir()
+                os.rename(out_dir, old)
+            try:
+                os.rename(staging, out_dir)
+            except OSError:
+                if old is not None:  # put the earlier output back
+                    os.rename(old, out_dir)
+                    old = None
+                raise
     except OSError as exc:
         from protocols.errors import InputError
 

@@ -259,7 +259,8 @@ def plan_scenario(
     if spec["source"] == "synthetic":  # the shape is known before the data exists
         kind = spec.get("kind", entry.data_kind)
         estimate = estimate_run(scenario, entry, params, spec["rows"], spec["cols"],
-                                missing=kind == "ratings")
+                                missing=kind == "ratings"
+                                and _synthetic_options(spec, entry).get("density", 0.0) < 1)
         check_fits(estimate, what, memory_limit)
         matrix, extras, source_name = _load_data(scenario, entry, run_seed)
     else:
@@ -292,8 +293,8 @@ def run_scenario(
     progress : callable, optional
         ``progress(stage, done, total)`` for long runs.
     out : str or Path, optional
-        As ``--out``: checked before the run, written atomically after it (by rank 0 alone
-        under MPI).
+        As ``--out``: checked and locked before the run (:mod:`sim.ownership`; another run
+        holding it is refused), written atomically after it (by rank 0 alone under MPI).
     driver : {"simpy", "mpi"}
         As ``--driver``: ``"mpi"`` runs the parties on the MPI ranks of this job
         (:mod:`sim.drivers.mpi`); every rank calls this function and rank 0's run has
@@ -304,12 +305,26 @@ def run_scenario(
     InputError
         Every mistake in the input, with the message the command line prints.
     """
-    if out is not None:
-        report.check_out_dir(out, "out")
-    run = plan_scenario(source, seed=seed).run(progress, driver=driver)
-    if out is not None and run.reporting:
-        run.write(out)
+    import contextlib
+
+    from sim.ownership import own_out_dir
+
+    with contextlib.ExitStack() as owned:
+        if out is not None:
+            report.check_out_dir(out, "out")
+            if driver != "mpi" or _is_root():  # held over the run: a second run fails at once
+                owned.enter_context(own_out_dir(out, "out"))
+        run = plan_scenario(source, seed=seed).run(progress, driver=driver)
+        if out is not None and run.reporting:
+            run.write(out)
     return run
+
+
+def _is_root() -> bool:
+    """Whether this process is MPI rank 0 (the one that writes)."""
+    from sim.drivers.mpi import is_root
+
+    return is_root()
 
 
 def run_attack(spec: AttackSpec, result: Result | None, data: Any,
@@ -354,11 +369,29 @@ def _load_data(scenario: Scenario, entry: Algorithm, seed: int) -> tuple[Any, di
     else:
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(DATA_SEED_KEY,)))
         kind = spec.get("kind", entry.data_kind)
-        options = {k: spec[k] for k in ("k", "density", "noise", "doc_length", "alpha", "beta")
-                   if k in spec}
+        options = _synthetic_options(spec, entry)
         dataset = data_io.synthetic_dataset(spec["rows"], spec["cols"], rng, kind, **options)
         name = f"synthetic {kind} data"
     return dataset.X, {"dataset": dataset, **dict(dataset.truth)}, name
+
+
+COMPLETE_DENSITY = 1.0
+"""The ``[data] density`` of synthetic ratings for an entry that needs every entry observed."""
+
+
+def _synthetic_options(spec: dict[str, Any], entry: Algorithm) -> dict[str, Any]:
+    """The synthetic generator's keyword arguments from ``[data]``.
+
+    Synthetic ``kind = "ratings"`` data leaves entries unobserved (NaN) at the generator's
+    default density; an entry that factorises a complete matrix (``allow_missing`` off, e.g.
+    DSANLS, which minimises ‖M − UVᵀ‖_F over every entry, Qian et al. seed 004 eq. (1)) gets
+    dense ratings (:data:`COMPLETE_DENSITY`) unless the scenario sets ``density`` itself.
+    """
+    options = {k: spec[k] for k in ("k", "density", "noise", "doc_length", "alpha", "beta")
+               if k in spec}
+    if spec.get("kind", entry.data_kind) == "ratings" and not entry.allow_missing:
+        options.setdefault("density", COMPLETE_DENSITY)
+    return options
 
 
 def _split_and_check(matrix: Any, scenario: Scenario, entry: Algorithm, name: str) -> list[Any]:

@@ -25,6 +25,7 @@ when long) and what is allowed. The algorithm's own keys are validated by its ca
 
 from __future__ import annotations
 
+import errno
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -427,7 +428,15 @@ def _validate_data(data: dict[str, Any], base: Path, n_parties: int) -> dict[str
 def _existing_file(name: str, value: Any, base: Path) -> Path:
     if not isinstance(value, str) or not value:
         raise ScenarioError(f"{name} = {shown(value)} must be a file path")
-    resolved = (base / value).resolve()
+    try:
+        resolved = (base / value).resolve()
+    except (RuntimeError, OSError) as exc:  # RuntimeError: a symlink loop (Python < 3.13)
+        loop = isinstance(exc, RuntimeError) or exc.errno == errno.ELOOP
+        why = "a symbolic link that leads back to itself" if loop else (exc.strerror or exc)
+        raise ScenarioError(
+            f"{name} = {value!r}: {str(base / value)!r} cannot be resolved ({why}); point it "
+            "at the data file"
+        ) from None
     if not resolved.is_file():
         what = "is a directory" if resolved.is_dir() else "does not exist"
         raise ScenarioError(

@@ -9,6 +9,7 @@ layouts but costs a heavy dependency and a slow import for no gain in the messag
 
 from __future__ import annotations
 
+import errno
 import io
 import warnings
 from collections.abc import Sequence
@@ -39,6 +40,12 @@ def reason(exc: BaseException) -> str:
 
 def require_file(path: Path) -> None:
     """Raise :class:`DataError` unless ``path`` names an existing regular file."""
+    try:
+        path.stat()
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise DataError(f"{path}: is a symbolic link that leads back to itself (a symlink "
+                            "loop); point it at the data file") from None
     if not path.exists():
         raise DataError(f"{path}: no such file; check the path")
     if not path.is_file():
@@ -46,10 +53,14 @@ def require_file(path: Path) -> None:
 
 
 def read_lines(path: Path) -> list[str]:
-    """The lines of a UTF-8 text file, without line terminators."""
+    """The lines of a UTF-8 text file, without line terminators.
+
+    A leading byte-order mark (``U+FEFF``, which spreadsheet programs write when they save "CSV
+    UTF-8") is dropped: it marks the encoding and is not part of the first field.
+    """
     require_file(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
         raise DataError(
             f"{path}: is not UTF-8 text (undecodable byte at offset {exc.start}); "

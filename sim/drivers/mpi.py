@@ -85,6 +85,7 @@ network, :mod:`sim.simulation`).
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -1066,3 +1067,15 @@ def exit_lost() -> None:
     os._exit(1)
 
 
+def exit_interrupted(status: int) -> None:
+    """End this rank at once with ``status`` (SIGINT or SIGTERM reached every rank).
+
+    Without MPI finalisation, which would wait for peers that may be mid-message; stdio is
+    flushed first. See :mod:`sim.interrupt`.
+    """
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(status)
