@@ -294,6 +294,17 @@ def _run(args: argparse.Namespace) -> int:
     from sim.checks import read_scenario_file
 
     read_scenario_file(args.scenario)  # a missing or malformed file: before the heavy imports
+    from sim.estimate import cap_allocations, out_of_memory
+
+    cap = cap_allocations()  # a run the estimate misjudged ends in MemoryError, not OOM-killed
+    planned: list = []
+    try:
+        return _run_planned(args, planned)
+    except MemoryError:
+        raise out_of_memory(cap, planned[0].estimate if planned else None) from None
+
+
+def _run_planned(args: argparse.Namespace, planned: list) -> int:
     from sim.report import check_out_dir, to_json
     from sim.runner import plan_scenario
 
@@ -301,6 +312,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.out is not None and reporting:
         check_out_dir(args.out)
     plan = plan_scenario(args.scenario, seed=args.seed)
+    planned.append(plan)
     import sim.simulation  # noqa: F401 -- loaded before the clock starts, not during the run
 
     progress = None if args.quiet or not reporting else StderrProgress(sys.stderr)
