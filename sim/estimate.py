@@ -9,8 +9,17 @@ memory estimate exceeds the memory available (:func:`check_fits`), with the esti
 message, and the command line prints the estimate before the run and reports progress against
 it from the first second.
 
+Audits are costed per method (:func:`audit_cost`), coalition studies per coalition
+(:func:`study_size`: 2^M − 2 for ``coalitions = "all"``), and an exact audit whose enumeration
+of the honest inputs alone exceeds ``max_runs`` is refused here (:func:`check_enumerable`),
+before ``itertools.product(range(p), ...)`` could try. Since an estimate can be wrong, the
+command line also caps its own address space (:func:`cap_allocations`), so that a run that
+outgrows it ends in ``MemoryError`` and one ``error:`` line (:func:`out_of_memory`) rather
+than in the kernel's OOM killer.
+
 The costs are rough on purpose (within a factor of about two on this simulator, see
-``benchmarks/scenarios.py``, which prints estimated against measured figures): they exist
+``benchmarks/scenarios.py``, which prints estimated against measured figures, and
+``tests/sim/test_estimate_accuracy.py``, which holds them to it per entry): they exist
 to tell a minute from a day and a megabyte from a terabyte before the run, not to predict it.
 """
 
@@ -22,7 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from protocols.errors import InputError, ScenarioError
-from sim.entry import EstimateInput
+from sim.entry import EstimateInput, Workload
 
 if TYPE_CHECKING:
     from sim.entry import Algorithm
@@ -189,18 +198,21 @@ class AuditCost:
 
 
 def audit_cost(spec: AuditSpec, n_parties: int, length: int, costs: Costs = COSTS,
-               index: int = 0) -> AuditCost:
+               index: int = 0, replay: Workload | None = None) -> AuditCost:
     """The cost of one ``[[audit]]`` of a run of ``n_parties`` on ``length``-element inputs.
 
     Per method, for each of the coalitions it examines (:func:`study_size`; a study keeps a
-    result of about ``costs.coalition_bytes`` for each): *simulation* and *statistical* re-run
-    the audited SecureSum (explicit shares, the costlier variant: 2M(M − 1) messages)
-    ``2 × trials`` times and keep every trial's coalition view; *exact* runs up to ``max_runs``
+    result of about ``costs.coalition_bytes`` for each): *simulation* replays the whole run
+    (``replay``: one simulation of the entry's workload) ``trials`` times and draws as many
+    simulated views (counted as much again); *statistical* re-runs the audited SecureSum
+    (explicit shares, the costlier variant: 2M(M − 1) messages) ``2 × trials`` times; both
+    keep every trial's coalition view; *exact* runs up to ``max_runs``
     one-element SumS in the audit's prime (refused here when enumerating the honest inputs
     alone exceeds ``max_runs``: :func:`check_enumerable`); *linear* probes once for all
-    coalitions — one run per input element and per drawn element, plus ``probes`` — keeps
-    the affine map (view elements × variables) and decides each coalition by an elimination
-    (``costs.coalition_s`` each, plus its arithmetic).
+    coalitions — one run per input element and per drawn element (a PRG pair stream of d
+    elements per pair), plus ``probes`` — keeps the affine map (view elements × variables)
+    and decides each coalition by a vectorised elimination (``costs.coalition_s`` each,
+    measured up to M = 10).
 
     Raises
     ------
@@ -212,17 +224,20 @@ def audit_cost(spec: AuditSpec, n_parties: int, length: int, costs: Costs = COST
     members = max(min((len(c) for c in _listed(spec)), default=1), 1)
     kept = coalitions * costs.coalition_bytes if spec.study else 0.0
     if spec.method == "linear":
-        variables = n_parties * length + n_parties * (n_parties - 1) * length  # x, then draws
+        # x, then the draws: a pair stream per pair (PRG) of d elements
+        variables = n_parties * length + n_parties * (n_parties - 1) // 2 * length
         runs = 1 + variables + spec.probes
         view = per_call * length  # elements received over all parties in one run
         map_bytes = 8.0 * view * (variables + 1)
-        unknown = (n_parties - members) * n_parties * length
-        flops = coalitions * float(view) * view * (unknown + view) / max(n_parties, 1) ** 2
         return AuditCost(runs * per_call, runs * view, runs, map_bytes + kept,
-                         coalitions * costs.coalition_s + costs.flop_s * flops)
-    if spec.method in ("statistical", "simulation"):  # a simulation audit replays the run
+                         coalitions * costs.coalition_s)
+    if spec.method in ("statistical", "simulation"):
         runs = 2 * spec.trials * coalitions
         views = 2 * spec.trials * members * (n_parties - 1) * length * 3
+        if spec.method == "simulation" and replay is not None:  # the whole run, replayed
+            return AuditCost(runs * replay.messages, runs * replay.elements, runs,
+                             costs.audit_element_bytes * views + kept,
+                             runs * costs.flop_s * replay.flops)
         return AuditCost(runs * per_call, runs * per_call * length, runs,
                          costs.audit_element_bytes * views + kept)
     check_enumerable(spec, n_parties, index)
@@ -310,8 +325,10 @@ def estimate_run(scenario: Scenario, entry: Algorithm, params: dict[str, Any], n
     message_s = costs.message_s if scenario.sealing else costs.unsealed_message_s
     seconds = message_s * messages  # the algorithm's own messages, then the audits' re-runs
     audit_bytes = 0.0
+    runs = max(work.simulations, 1)
+    replay = Workload(work.messages // runs, work.elements // runs, 1, work.flops / runs)
     for i, spec in enumerate(scenario.audits):
-        audit = audit_cost(spec, m, work.audited_length or n_cols, costs, i)
+        audit = audit_cost(spec, m, work.audited_length or n_cols, costs, i, replay)
         messages += audit.messages
         elements += audit.elements
         simulations += audit.simulations
@@ -324,7 +341,7 @@ def estimate_run(scenario: Scenario, entry: Algorithm, params: dict[str, Any], n
                  + costs.element_bytes * work.elements / max(work.simulations, 1))
     memory = (costs.base_bytes + data_bytes + work.working_bytes + max(run_bytes, audit_bytes))
     seconds += (costs.base_s + costs.element_s * elements + costs.flop_s * work.flops
-                + 1e-9 * data_bytes)
+                + 1e-9 * data_bytes + work.seconds)
     basis = work.basis or "no declared cost"
     if scenario.audits:
         basis += f"; {len(scenario.audits)} audit{'s' if len(scenario.audits) > 1 else ''}"
