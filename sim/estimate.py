@@ -209,8 +209,8 @@ def audit_cost(spec: AuditSpec, n_parties: int, length: int, costs: Costs = COST
     keep every trial's coalition view; *exact* runs up to ``max_runs``
     one-element SumS in the audit's prime (refused here when enumerating the honest inputs
     alone exceeds ``max_runs``: :func:`check_enumerable`); *linear* probes once for all
-    coalitions — one run per input element and per drawn element (a PRG pair stream of d
-    elements per pair), plus ``probes`` — keeps the affine map (view elements × variables)
+    coalitions — one run of the PRG SecureSum (M(M − 1) messages) per input element and per
+    drawn element (a pair stream of d elements per pair), plus ``probes`` — keeps the affine map (view elements × variables)
     and decides each coalition by a vectorised elimination (``costs.coalition_s`` each,
     measured up to M = 10).
 
@@ -227,9 +227,10 @@ def audit_cost(spec: AuditSpec, n_parties: int, length: int, costs: Costs = COST
         # x, then the draws: a pair stream per pair (PRG) of d elements
         variables = n_parties * length + n_parties * (n_parties - 1) // 2 * length
         runs = 1 + variables + spec.probes
-        view = per_call * length  # elements received over all parties in one run
+        probe_call = n_parties * (n_parties - 1)  # a PRG SecureSum: M − 1 messages each
+        view = probe_call * length  # elements received over all parties in one run
         map_bytes = 8.0 * view * (variables + 1)
-        return AuditCost(runs * per_call, runs * view, runs, map_bytes + kept,
+        return AuditCost(runs * probe_call, runs * view, runs, map_bytes + kept,
                          coalitions * costs.coalition_s)
     if spec.method in ("statistical", "simulation"):
         runs = 2 * spec.trials * coalitions
@@ -396,19 +397,21 @@ def cap_allocations(cap: int | None = None) -> int | None:
 
     A run the estimate let through that then grows past what the machine can hold ends with
     ``MemoryError`` in this process — which the command line turns into one ``error:`` line —
-    instead of the kernel's OOM killer ending it, or a neighbour, with no message. A lower
-    limit already set is kept. Returns the limit in force, or None when there is none.
+    instead of the kernel's OOM killer ending it, or a neighbour, with no message. A limit
+    already set (``ulimit -v``, ``prlimit``, an earlier run in the same process) is kept, so
+    that repeated runs do not ratchet it down. Returns the limit in force, or None when there
+    is none.
     """
     import resource
 
-    cap = allocation_cap() if cap is None else cap
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if soft != resource.RLIM_INFINITY:
+        return soft
+    cap = allocation_cap() if cap is None else cap
     if cap is None:
-        return None if soft == resource.RLIM_INFINITY else soft
+        return None
     if hard != resource.RLIM_INFINITY:
         cap = min(cap, hard)
-    if soft != resource.RLIM_INFINITY and soft <= cap:
-        return soft
     resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
     return cap
 

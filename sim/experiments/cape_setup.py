@@ -308,6 +308,10 @@ def sweep_run(inp: RunInput, base: Mapping[str, Param],
 
 # -- the declared cost of a CAPE experiment -----------------------------------------------------
 
+ACCOUNTING_S = 1.0
+"""Time to import ``dp_accounting`` (about a second, README) and account the releases: every
+CAPE report is accounted."""
+
 ELEMENT_OBJECT_BYTES = 40
 """Memory per field element of a simulation's views and ledger payloads held as Python
 integers (the fixed-point statistics of a CAPE release)."""
@@ -325,7 +329,7 @@ def cape_workload(inp: EstimateInput, length: Callable[[int], int],
     elements); ``trial_flops(params, N)`` is the local arithmetic of one trial on N rows per
     site (moments, eigen- or tensor decompositions of every method compared). Three
     simulations' views are alive at the peak (the first trial's, kept for the report, and the
-    current pair).
+    current pair). The report's accounting adds :data:`ACCOUNTING_S`.
     """
     S, D = inp.n_parties, inp.n_cols
     p = inp.params
@@ -337,5 +341,5 @@ def cape_workload(inp: EstimateInput, length: Callable[[int], int],
         flops += point["trials"] * trial_flops(point, n)
     per = 3 * S * length(D)
     return Workload(messages=sims * 3 * S, elements=sims * per, simulations=sims, flops=flops,
-                    working_bytes=3 * per * ELEMENT_OBJECT_BYTES,
+                    working_bytes=3 * per * ELEMENT_OBJECT_BYTES, seconds=ACCOUNTING_S,
                     basis=basis or f"CAPE's declared cost × {sims:,} simulations")
