@@ -206,13 +206,13 @@ def audit_cost(spec: AuditSpec, n_parties: int, length: int, costs: Costs = COST
     (``replay``: one simulation of the entry's workload) ``trials`` times and draws as many
     simulated views (counted as much again); *statistical* re-runs the audited SecureSum
     (explicit shares, the costlier variant: 2M(M − 1) messages) ``2 × trials`` times; both
-    keep every trial's coalition view; *exact* runs up to ``max_runs``
-    one-element SumS in the audit's prime (refused here when enumerating the honest inputs
-    alone exceeds ``max_runs``: :func:`check_enumerable`); *linear* probes once for all
-    coalitions — one run of the PRG SecureSum (M(M − 1) messages) per input element and per
-    drawn element (a pair stream of d elements per pair), plus ``probes`` — keeps the affine map (view elements × variables)
-    and decides each coalition by a vectorised elimination (``costs.coalition_s`` each,
-    measured up to M = 10).
+    keep every trial's coalition view; *exact* runs up to ``max_runs`` one-element
+    SecureSums in the audit's prime (refused here when enumerating the honest inputs alone
+    exceeds ``max_runs``: :func:`check_enumerable`); *linear* probes once for all coalitions —
+    one run of the PRG SecureSum (M(M − 1) messages) per input element and per drawn element
+    (a pair stream of d elements per pair), plus ``probes`` — keeps the affine map (view
+    elements × variables) and decides each coalition by a vectorised elimination
+    (``costs.coalition_s`` each, measured up to M = 10).
 
     Raises
     ------
