@@ -167,7 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from sim.drivers.mpi import ARMED_FD_ENV
 
             os.environ[ARMED_FD_ENV] = str(armed)
-        return _run(args)
+        return _run(args, cap_memory=argv is None)
     except InputError as exc:
         _error(exc, args)
         return 2
@@ -290,13 +290,15 @@ def _launch(ranks: int, argv: Sequence[str]) -> int:
     return 0 if code == 0 else (code if code in (1, 2) else 1)
 
 
-def _run(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace, cap_memory: bool = False) -> int:
     from sim.checks import read_scenario_file
 
     read_scenario_file(args.scenario)  # a missing or malformed file: before the heavy imports
     from sim.estimate import cap_allocations, out_of_memory
 
-    cap = cap_allocations()  # a run the estimate misjudged ends in MemoryError, not OOM-killed
+    # the program (not a caller's process) caps its address space: a run the estimate
+    # misjudged ends in MemoryError and one error line, not in the OOM killer
+    cap = cap_allocations() if cap_memory else None
     planned: list = []
     try:
         return _run_planned(args, planned)

@@ -293,8 +293,11 @@ def dsanls_workload(inp: EstimateInput) -> Workload:
     p = inp.params
     m, n, k, parties = inp.n_cols, inp.n_rows, p["k"], inp.n_parties
     size_v, size_u = sizes(p)
-    d = sketch_columns(size_v, n, "sketch_size_v")
-    d_prime = sketch_columns(size_u, m, "sketch_size_u")
+    try:
+        d = sketch_columns(size_v, n, "sketch_size_v")
+        d_prime = sketch_columns(size_u, m, "sketch_size_u")
+    except InputError:  # the run refuses it, in its own words; estimate the largest sketch
+        d, d_prime = n, m
     lengths = [k * d, k * d_prime] + ([m * d] if p["setting"] == "federated" else [])
     costs = [all_reduce_cost(p["allreduce"], p["variant"], parties, x) for x in lengths]
     t = p["iterations"]

@@ -191,7 +191,10 @@ def _estimate(inp: EstimateInput) -> Workload:
     locally each party multiplies its rows twice per iteration (4·n_m·d·k flops)."""
     p = inp.params
     variant = "normed" if p["variant"] == "normed" else "secure_sum"
-    k = min(p["k"], inp.n_cols)
+    k = p["k"]
+    if k > inp.n_cols:  # as the run would say, before the run starts
+        raise ScenarioError(f"algorithm.k = {k} must be ≤ d = {inp.n_cols} (the data has "
+                            f"{inp.n_cols} columns)")
     layout = layout_for(nss_params({**p, "scale": 1.0}), inp.scenario.prime, inp.n_parties,
                         inp.n_cols, variant)
     work = nss_workload(layout, k, p["iterations"]) + nss_loading()

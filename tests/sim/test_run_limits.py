@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import resource
 import subprocess
 import sys
 from pathlib import Path
@@ -77,10 +78,16 @@ def test_allocation_cap_adds_what_the_process_holds_and_headroom() -> None:
     assert allocation_cap(available=3e9, current=1e9, headroom=5e8) == int(4.5e9)
 
 
+def _no_inherited_cap() -> None:
+    """In the child: no address-space limit inherited from the test process."""
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
+
+
 def _python(program: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
     return subprocess.run([sys.executable, "-c", program], env=env, capture_output=True,
-                          text=True, timeout=600, check=False)
+                          text=True, timeout=600, check=False, preexec_fn=_no_inherited_cap)
 
 
 def test_an_allocation_past_the_cap_raises_memory_error() -> None:
@@ -111,7 +118,8 @@ def test_a_run_that_outgrows_a_wrong_estimate_ends_with_one_error_line(tmp_path:
         "sim.estimate.VIRTUAL_HEADROOM = 0.0\n"
         "sim.runner.check_fits = lambda *a, **k: None  # the misestimate\n"
         "from sim.cli import main\n"
-        f"sys.exit(main(['run', {str(scenario)!r}, '--quiet', '--out', {str(out)!r}]))\n")
+        f"sys.argv = ['mpcsim', 'run', {str(scenario)!r}, '--quiet', '--out', {str(out)!r}]\n"
+        "sys.exit(main())  # as the program: with its cap\n")
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 2, done.stderr
     assert len(lines) == 1 and lines[0].startswith("error: the run ran out of the memory")
