@@ -211,7 +211,7 @@ def _main(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
             from sim.drivers.mpi import ARMED_FD_ENV
 
             os.environ[ARMED_FD_ENV] = str(armed)
-        return _run(args)
+        return _run(args, cap_memory=argv is None)
     except InputError as exc:
         _error(exc, args)
         return 2
@@ -404,10 +404,24 @@ def _check_ranks(ranks: int, scenario: str) -> None:
         )
 
 
-def _run(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace, cap_memory: bool = False) -> int:
     from sim.checks import read_scenario_file
 
     read_scenario_file(args.scenario)  # a missing or malformed file: before the heavy imports
+    from sim.estimate import cap_allocations, out_of_memory
+
+    # the program (not a caller's process) caps its address space: a run the estimate
+    # misjudged ends in MemoryError and one error line, not in the OOM killer
+    cap = cap_allocations() if cap_memory else None
+    planned: list = []
+    try:
+        return _run_checked(args, planned)
+    except MemoryError:
+        raise out_of_memory(cap, planned[0].estimate if planned else None) from None
+
+
+def _run_checked(args: argparse.Namespace, planned: list) -> int:
+    """:func:`_run` once the scenario file is read: ``--out`` checked and owned, then run."""
     from sim.ownership import OutputBusy, own_out_dir
 
     reporting = _reporting(args.driver)
@@ -435,15 +449,16 @@ def _run(args: argparse.Namespace) -> int:
                 sys.stderr.write(f"removed {len(owned.cleaned)} staging "
                                  f"director{'ies' if len(owned.cleaned) > 1 else 'y'} of "
                                  f"killed runs into {args.out}\n")
-        return _run_owned(args, reporting)
+        return _run_owned(args, reporting, planned)
 
 
-def _run_owned(args: argparse.Namespace, reporting: bool) -> int:
+def _run_owned(args: argparse.Namespace, reporting: bool, planned: list) -> int:
     """:func:`_run` once ``--out`` is checked and owned."""
     from sim.report import to_json
     from sim.runner import plan_scenario
 
     plan = plan_scenario(args.scenario, seed=args.seed)
+    planned.append(plan)
     import sim.simulation  # noqa: F401 -- loaded before the clock starts, not during the run
 
     progress = None if args.quiet or not reporting else StderrProgress(sys.stderr)

@@ -138,6 +138,8 @@ class Workload:
     audited_length : int
         Elements each party inputs to the protocol call an ``[[audit]]`` examines (0: the
         data's column count).
+    seconds : float
+        Time not counted by messages, elements or flops (e.g. loading numba's kernels).
     """
 
     messages: int = 0
@@ -147,6 +149,7 @@ class Workload:
     working_bytes: int = 0
     basis: str = ""
     audited_length: int = 0
+    seconds: float = 0.0
 
     def __add__(self, other: Workload) -> Workload:
         """Two parts of one simulation (or of the same runs): messages, elements, work add up."""
@@ -155,19 +158,28 @@ class Workload:
             max(self.simulations, other.simulations), self.flops + other.flops,
             self.working_bytes + other.working_bytes,
             "; ".join(b for b in (self.basis, other.basis) if b),
-            self.audited_length or other.audited_length,
+            self.audited_length or other.audited_length, self.seconds + other.seconds,
         )
 
     def times(self, runs: int) -> Workload:
         """The same workload repeated in ``runs`` simulations."""
         return Workload(runs * self.messages, runs * self.elements, runs * self.simulations,
-                        runs * self.flops, self.working_bytes, self.basis, self.audited_length)
+                        runs * self.flops, self.working_bytes, self.basis, self.audited_length,
+                        runs * self.seconds)
 
     def described(self, basis: str, simulations: int | None = None) -> Workload:
         """This workload with another basis (and number of simulations)."""
         return Workload(self.messages, self.elements,
                         self.simulations if simulations is None else simulations, self.flops,
-                        self.working_bytes, basis, self.audited_length)
+                        self.working_bytes, basis, self.audited_length, self.seconds)
+
+
+NUMBA_BYTES = 60_000_000
+"""Memory numba and the simulator's field kernels add once loaded (≈ 57 MB measured): the
+GF(2^127 − 1) kernels of NormedSecureSum, and SecureSum on vectors of 1,024 elements or more."""
+NUMBA_S = 0.4
+"""Time to import numba and load those kernels from its disk cache (≈ 0.5 s on an idle
+machine)."""
 
 
 def data_only(inp: EstimateInput) -> Workload:

@@ -9,8 +9,17 @@ memory estimate exceeds the memory available (:func:`check_fits`), with the esti
 message, and the command line prints the estimate before the run and reports progress against
 it from the first second.
 
+Audits are costed per method (:func:`audit_cost`), coalition studies per coalition
+(:func:`study_size`: 2^M − 2 for ``coalitions = "all"``), and an exact audit whose enumeration
+of the honest inputs alone exceeds ``max_runs`` is refused here (:func:`check_enumerable`),
+before ``itertools.product(range(p), ...)`` could try. Since an estimate can be wrong, the
+command line also caps its own address space (:func:`cap_allocations`), so that a run that
+outgrows it ends in ``MemoryError`` and one ``error:`` line (:func:`out_of_memory`) rather
+than in the kernel's OOM killer.
+
 The costs are rough on purpose (within a factor of about two on this simulator, see
-``benchmarks/scenarios.py``, which prints estimated against measured figures): they exist
+``benchmarks/scenarios.py``, which prints estimated against measured figures, and
+``tests/sim/test_estimate_accuracy.py``, which holds them to it per entry): they exist
 to tell a minute from a day and a megabyte from a terabyte before the run, not to predict it.
 """
 
@@ -21,7 +30,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from protocols.errors import InputError
+from protocols.errors import InputError, ScenarioError
 from sim.entry import EstimateInput, Workload
 
 if TYPE_CHECKING:
@@ -30,13 +39,20 @@ if TYPE_CHECKING:
 
 __all__ = [
     "COSTS",
+    "AuditCost",
     "Costs",
     "Estimate",
+    "allocation_cap",
+    "audit_cost",
     "available_memory",
+    "cap_allocations",
+    "check_enumerable",
     "check_fits",
     "estimate_run",
     "human_bytes",
     "human_seconds",
+    "out_of_memory",
+    "study_size",
 ]
 
 
@@ -69,6 +85,10 @@ class Costs:
     audit_element_bytes : float
         Memory per element a statistical audit keeps: every trial's coalition view (received
         shares and recorded mask draws) for both input sets.
+    coalition_bytes, coalition_s : float
+        Memory a coalition study keeps per coalition (its verdict, details, witness, table
+        row; ≈ 20 kB measured on the linear study of 10 parties) and the linear audit's time
+        per coalition decided (its elimination's Python overhead, ≈ 6.5 ms measured).
     base_bytes, base_s : float
         The interpreter and its libraries: memory, and the time to load them.
     """
@@ -82,6 +102,8 @@ class Costs:
     flop_s: float = 1e-9
     data_copies: float = 4.0
     audit_element_bytes: float = 64.0
+    coalition_bytes: float = 20_000.0
+    coalition_s: float = 6.5e-3
     base_bytes: float = 130e6
     base_s: float = 1.5
 
@@ -153,30 +175,120 @@ def human_seconds(s: float) -> str:
     return f"{years:.3g} years" if years < 1000 else f"{years:,.0f} years"
 
 
-def _audit_workload(spec: AuditSpec, n_parties: int, length: int) -> Workload:
-    """A rough workload of one [[audit]]: the audited SecureSum re-run many times.
+@dataclass(frozen=True)
+class AuditCost:
+    """What one ``[[audit]]`` adds to a run: its re-runs, their bytes and seconds.
 
-    Statistical audits run the protocol ``trials`` times on each of two input sets (without
-    key agreement: pre-shared keys) and keep the coalition's views of every trial (received
-    shares and mask draws, about three vectors per coalition member and peer); exact audits
-    enumerate up to ``max_runs`` tapes of a one-element SecureSum. Explicit shares (the
-    costlier variant) are assumed.
+    Attributes
+    ----------
+    messages, elements, simulations : int
+        Over every re-run of the audited protocol (every coalition of a study).
+    memory_bytes : float
+        Held at the audit's peak beyond the run's own memory: the views a statistical audit
+        keeps, the linear audit's affine map, a study's per-coalition results.
+    seconds : float
+        Beyond the re-runs' messages and elements: the linear audit's eliminations.
+    """
+
+    messages: int = 0
+    elements: int = 0
+    simulations: int = 0
+    memory_bytes: float = 0.0
+    seconds: float = 0.0
+
+
+def audit_cost(spec: AuditSpec, n_parties: int, length: int, costs: Costs = COSTS,
+               index: int = 0, replay: Workload | None = None) -> AuditCost:
+    """The cost of one ``[[audit]]`` of a run of ``n_parties`` on ``length``-element inputs.
+
+    Per method, for each of the coalitions it examines (:func:`study_size`; a study keeps a
+    result of about ``costs.coalition_bytes`` for each): *simulation* replays the whole run
+    (``replay``: one simulation of the entry's workload) ``trials`` times and draws as many
+    simulated views (counted as much again); *statistical* re-runs the audited SecureSum
+    (explicit shares, the costlier variant: 2M(M − 1) messages) ``2 × trials`` times; both
+    keep every trial's coalition view; *exact* runs up to ``max_runs`` one-element
+    SecureSums in the audit's prime (refused here when enumerating the honest inputs alone
+    exceeds ``max_runs``: :func:`check_enumerable`); *linear* probes once for all coalitions —
+    one run of the PRG SecureSum (M(M − 1) messages) per input element and per drawn element
+    (a pair stream of d elements per pair), plus ``probes`` — keeps the affine map (view
+    elements × variables) and decides each coalition by a vectorised elimination
+    (``costs.coalition_s`` each, measured up to M = 10).
+
+    Raises
+    ------
+    ScenarioError
+        An exact audit whose enumeration cannot fit in ``max_runs``.
     """
     per_call = 2 * n_parties * (n_parties - 1)  # explicit SecureSum: 2(M − 1) messages each
-    if spec.method == "linear":  # linear algebra on one recorded run: no re-runs
-        return Workload(simulations=0)
-    coalitions = _study_size(spec, n_parties)
-    members = max(len(spec.coalition), 1)
-    if spec.method in ("statistical", "simulation"):  # a simulation audit replays the run
+    coalitions = study_size(spec, n_parties)
+    members = max(min((len(c) for c in _listed(spec)), default=1), 1)
+    kept = coalitions * costs.coalition_bytes if spec.study else 0.0
+    if spec.method == "linear":
+        # x, then the draws: a pair stream per pair (PRG) of d elements
+        variables = n_parties * length + n_parties * (n_parties - 1) // 2 * length
+        runs = 1 + variables + spec.probes
+        probe_call = n_parties * (n_parties - 1)  # a PRG SecureSum: M − 1 messages each
+        view = probe_call * length  # elements received over all parties in one run
+        map_bytes = 8.0 * view * (variables + 1)
+        return AuditCost(runs * probe_call, runs * view, runs, map_bytes + kept,
+                         coalitions * costs.coalition_s)
+    if spec.method in ("statistical", "simulation"):
         runs = 2 * spec.trials * coalitions
-        kept = 2 * spec.trials * members * (n_parties - 1) * length * 3
-        return Workload(runs * per_call, runs * per_call * length, runs, 0.0, kept, "")
+        views = 2 * spec.trials * members * (n_parties - 1) * length * 3
+        if spec.method == "simulation" and replay is not None:  # the whole run, replayed
+            return AuditCost(runs * replay.messages, runs * replay.elements, runs,
+                             costs.audit_element_bytes * views + kept,
+                             runs * costs.flop_s * replay.flops)
+        return AuditCost(runs * per_call, runs * per_call * length, runs,
+                         costs.audit_element_bytes * views + kept)
+    check_enumerable(spec, n_parties, index)
     runs = spec.max_runs * coalitions
-    return Workload(runs * per_call, runs * per_call, runs, 0.0, 0, "")
+    return AuditCost(runs * per_call, runs * per_call, runs, kept)
 
 
-def _study_size(spec: AuditSpec, n_parties: int) -> int:
-    """How many coalitions an [[audit]] examines (1, or a study's count)."""
+def _listed(spec: AuditSpec) -> list[tuple[int, ...]]:
+    """The coalitions an [[audit]] names, or one of each size it studies ([] for "all")."""
+    if spec.sizes:
+        return [tuple(range(t)) for t in spec.sizes]
+    if spec.coalitions == "all":
+        return [(0,)]
+    if spec.coalitions:
+        return list(spec.coalitions)  # type: ignore[arg-type]
+    return [spec.coalition]
+
+
+def check_enumerable(spec: AuditSpec, n_parties: int, index: int = 0) -> None:
+    """Refuse an exact audit whose honest inputs alone outnumber ``max_runs``.
+
+    The exact audit (:mod:`parties.audit.exact`) first runs the protocol once for each of the
+    p^(M − |C|) one-element inputs of the honest parties, in the audit's prime p, then every
+    honest tape for each input with the same output; it refuses when the total exceeds
+    ``max_runs``, but only after that first enumeration — which at p = 2^61 − 1 never ends
+    (``itertools.product(range(p), ...)`` raises ``MemoryError``). The smallest coalition of a
+    study leaves the most honest parties.
+
+    Raises
+    ------
+    ScenarioError
+        Naming the audit, p, the count and what to change.
+    """
+    smallest = min(len(c) for c in _listed(spec)) if _listed(spec) else 1
+    honest = max(n_parties - smallest, 0)
+    bits = honest * math.log2(spec.prime)
+    too_many = bits > 62 or spec.prime**honest + 1 > spec.max_runs
+    if too_many:
+        count = f"{spec.prime**honest:,}" if bits <= 62 else f"about 2^{bits:.0f}"
+        raise ScenarioError(
+            f"[[audit]] {index}: an exact audit of a coalition of {smallest} among "
+            f"{n_parties} parties enumerates every honest input in GF({spec.prime}): "
+            f"{spec.prime}^{honest} = {count} runs before any random tape, more than "
+            f"max_runs = {spec.max_runs:,}; use a small audit prime (prime = 5), fewer "
+            "parties, or method = 'linear' or 'statistical'"
+        )
+
+
+def study_size(spec: AuditSpec, n_parties: int) -> int:
+    """How many coalitions an [[audit]] examines (1, or a study's count: 2^M − 2 for "all")."""
     if spec.sizes:
         return sum(math.comb(n_parties, t) for t in spec.sizes if t < n_parties)
     if spec.coalitions == "all":
@@ -214,13 +326,15 @@ def estimate_run(scenario: Scenario, entry: Algorithm, params: dict[str, Any], n
     message_s = costs.message_s if scenario.sealing else costs.unsealed_message_s
     seconds = message_s * messages  # the algorithm's own messages, then the audits' re-runs
     audit_bytes = 0.0
-    for spec in scenario.audits:
-        audit = _audit_workload(spec, m, work.audited_length or n_cols)
+    runs = max(work.simulations, 1)
+    replay = Workload(work.messages // runs, work.elements // runs, 1, work.flops / runs)
+    for i, spec in enumerate(scenario.audits):
+        audit = audit_cost(spec, m, work.audited_length or n_cols, costs, i, replay)
         messages += audit.messages
         elements += audit.elements
         simulations += audit.simulations
-        seconds += costs.unsealed_message_s * audit.messages
-        audit_bytes = max(audit_bytes, costs.audit_element_bytes * audit.working_bytes)
+        seconds += costs.unsealed_message_s * audit.messages + audit.seconds
+        audit_bytes = max(audit_bytes, audit.memory_bytes)
     data_bytes = 8.0 * n_rows * n_cols * costs.data_copies
     run_bytes = ((costs.message_bytes + costs.pair_key_bytes) * agreement
                  / max(work.simulations, 1)  # pair keys: one per agreement message
@@ -228,10 +342,13 @@ def estimate_run(scenario: Scenario, entry: Algorithm, params: dict[str, Any], n
                  + costs.element_bytes * work.elements / max(work.simulations, 1))
     memory = (costs.base_bytes + data_bytes + work.working_bytes + max(run_bytes, audit_bytes))
     seconds += (costs.base_s + costs.element_s * elements + costs.flop_s * work.flops
-                + 1e-9 * data_bytes)
+                + 1e-9 * data_bytes + work.seconds)
     basis = work.basis or "no declared cost"
     if scenario.audits:
         basis += f"; {len(scenario.audits)} audit{'s' if len(scenario.audits) > 1 else ''}"
+        studied = sum(study_size(spec, m) for spec in scenario.audits if spec.study)
+        if studied:
+            basis += f" of {studied:,} coalition{'s' if studied > 1 else ''} in studies"
     return Estimate(messages, elements, simulations, memory, seconds, basis)
 
 
@@ -248,6 +365,76 @@ def available_memory() -> float | None:
         return float(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
     except (ValueError, OSError, AttributeError):
         return None
+
+
+VIRTUAL_HEADROOM = 1e9
+"""Address space a run may reserve beyond the memory it may fill: libraries map more than they
+touch (numba's LLVM, BLAS buffers, thread stacks; a NormedSecureSum run peaks at 1.03 GB of
+address space for 0.71 GB resident)."""
+
+
+def allocation_cap(available: float | None = None, current: float | None = None,
+                   headroom: float | None = None) -> int | None:
+    """The address space a run may take: what it holds now, the memory it may fill, headroom.
+
+    ``current`` is this process's address space (``/proc/self/statm``), ``available`` the
+    memory :func:`check_fits` allows (:data:`MEMORY_FRACTION` of :func:`available_memory`),
+    ``headroom`` :data:`VIRTUAL_HEADROOM` by default; None when either cannot be read.
+    """
+    headroom = VIRTUAL_HEADROOM if headroom is None else headroom
+    if available is None:
+        free = available_memory()
+        available = None if free is None else MEMORY_FRACTION * free
+    if current is None:
+        current = _address_space()
+    if available is None or current is None:
+        return None
+    return int(current + available + headroom)
+
+
+def cap_allocations(cap: int | None = None) -> int | None:
+    """Limit this process's address space (``RLIMIT_AS``) to ``cap`` (:func:`allocation_cap`).
+
+    A run the estimate let through that then grows past what the machine can hold ends with
+    ``MemoryError`` in this process — which the command line turns into one ``error:`` line —
+    instead of the kernel's OOM killer ending it, or a neighbour, with no message. A limit
+    already set (``ulimit -v``, ``prlimit``, an earlier run in the same process) is kept, so
+    that repeated runs do not ratchet it down. Returns the limit in force, or None when there
+    is none.
+    """
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if soft != resource.RLIM_INFINITY:
+        return soft
+    cap = allocation_cap() if cap is None else cap
+    if cap is None:
+        return None
+    if hard != resource.RLIM_INFINITY:
+        cap = min(cap, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    return cap
+
+
+def _address_space() -> float | None:
+    """This process's address space in bytes (Linux ``/proc/self/statm``), or None."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as fh:
+            pages = int(fh.read().split()[0])
+        return float(pages * os.sysconf("SC_PAGE_SIZE"))
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+
+
+def out_of_memory(cap: int | None, estimate: Estimate | None) -> InputError:
+    """The error of a run that hit its allocation cap (``MemoryError``)."""
+    limit = f" of {human_bytes(cap)} of address space" if cap else ""
+    expected = f" (estimated {estimate.describe()})" if estimate is not None else ""
+    return InputError(
+        f"the run ran out of the memory it may take{limit}{expected}; nothing was written; "
+        "use fewer parties, fewer columns or rows, fewer iterations or trials, or fewer "
+        "audited coalitions"
+    )
 
 
 def check_fits(estimate: Estimate, what: str, limit: float | None = None) -> None:
@@ -275,5 +462,5 @@ def check_fits(estimate: Estimate, what: str, limit: float | None = None) -> Non
         raise InputError(
             f"{what} would need {estimate.describe()}, more than the {human_bytes(limit)} of "
             "memory available; use fewer parties, fewer columns or rows, fewer iterations or "
-            "trials"
+            "trials, or fewer audited coalitions (an [[audit]]'s sizes)"
         )

@@ -129,6 +129,15 @@ class ScenarioPlan:
         InputError
             A party refused its input (e.g. a value too large for the field): ``party m: ...``.
         """
+        from sim.threads import pinned_threads
+
+        with pinned_threads() as numerics:  # the same bytes whatever OMP_NUM_THREADS says
+            run = self._run(progress, driver)
+        if run.reporting:
+            run.report["numerics"] = numerics
+        return run
+
+    def _run(self, progress: Progress | None, driver: str) -> ScenarioRun:
         from sim.network import Network
         from sim.simulation import Simulation
 
@@ -351,6 +360,13 @@ def _is_sparse(matrix: Any) -> bool:
 
 def _load_data(scenario: Scenario, entry: Algorithm, seed: int) -> tuple[Any, dict, str]:
     """The pooled matrix, the extras for ``run`` (dataset, planted truth), and its name."""
+    from sim.threads import pinned_threads
+
+    with pinned_threads():  # synthetic data is generated with the run's thread count
+        return _read_or_generate(scenario, entry, seed)
+
+
+def _read_or_generate(scenario: Scenario, entry: Algorithm, seed: int) -> tuple[Any, dict, str]:
     import numpy as np
 
     from algorithms import data as data_io

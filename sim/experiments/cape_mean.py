@@ -36,13 +36,16 @@ from sim.entry import (
     MAX_WEIGHT,
     Algorithm,
     AlgorithmRun,
+    EstimateInput,
     Param,
     RunInput,
+    Workload,
     integer,
     number,
 )
 from sim.experiments.cape_setup import (
     ACCOUNTING_HEADERS,
+    ACCOUNTING_S,
     PRIVACY_PARAMS,
     accounting,
     accounting_rows,
@@ -249,6 +252,16 @@ def _collusion_table(findings: list[dict[str, Any]], threshold: int) -> str:
                  f"(paper's threshold c ≤ {threshold})")
 
 
+def _estimate(inp: EstimateInput) -> Workload:
+    """Two simulations (capeAGN and the conventional scheme), each ``trials`` CAPE calls on
+    the d means (:func:`protocols.correlated_noise.declared_cost`: 3S messages of d elements
+    per call at most), and the accounting (:data:`~sim.experiments.cape_setup.ACCOUNTING_S`)."""
+    S, d, trials = inp.n_parties, inp.n_cols, inp.params["trials"]
+    return Workload(messages=2 * trials * 3 * S, elements=2 * trials * 3 * S * d,
+                    simulations=2, flops=2.0 * inp.n_rows * d, seconds=ACCOUNTING_S,
+                    basis="CAPE's declared cost × trials")
+
+
 CAPE_MEAN = Algorithm(
     name="cape_mean",
     summary="CAPE averaging of the sites' means: aggregate vs pooled variance, site releases, "
@@ -256,5 +269,6 @@ CAPE_MEAN = Algorithm(
     reference="Imtiaz & Sarwate 2018 (seed 003), §3, eq. (2), Lemma 1, Theorem 1, §3.1",
     params=PARAMS,
     run=_run,
+    estimate=_estimate,
     data_kind="uniform",
 )

@@ -20,7 +20,17 @@ from typing import TYPE_CHECKING, Any
 
 from protocols.errors import ScenarioError
 from sim.console import table
-from sim.entry import MAX_RANK, Algorithm, AlgorithmRun, Param, RunInput, choice, integer
+from sim.entry import (
+    MAX_RANK,
+    Algorithm,
+    AlgorithmRun,
+    EstimateInput,
+    Param,
+    RunInput,
+    Workload,
+    choice,
+    integer,
+)
 from sim.experiments.cape_setup import (
     ACCOUNTING_HEADERS,
     MODELS,
@@ -239,12 +249,24 @@ def _run_sweep(inp: RunInput) -> AlgorithmRun:
     return sweep_run(inp, PARAMS, otd_point, figure)
 
 
+def _estimate(inp: EstimateInput) -> Workload:
+    """Releases of the second moment and the whitened third moment (D² + D elements); per
+    trial the moments of every site and of the pooled data (≈ 2·N·D² flops each, for the
+    four methods) and the tensor decompositions."""
+    from sim.experiments.cape_setup import cape_workload
+
+    S, D = inp.n_parties, inp.n_cols
+    return cape_workload(inp, lambda d: d * d + d,
+                         lambda p, n: 4.0 * (S + 2) * n * D * D + 1e6 * p["k"])
+
+
 CAPE_OTD = Algorithm(
     name="cape_otd",
     summary="capeAGN (CAPE whitening + projected tensor) vs conventional, local, non-private",
     reference="Imtiaz & Sarwate 2018 (seed 003), Algorithm 2, Theorem 2, §6.2",
     params=PARAMS,
     run=_run,
+    estimate=_estimate,
     data_kind="mog",
 )
 
@@ -254,5 +276,6 @@ CAPE_OTD_SWEEP = Algorithm(
     reference="Imtiaz & Sarwate 2018 (seed 003), Figures 3–5",
     params=SWEEP_PARAMS,
     run=_run_sweep,
+    estimate=_estimate,
     data_kind="mog",
 )

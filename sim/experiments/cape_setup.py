@@ -20,8 +20,10 @@ from sim.console import table
 from sim.entry import (
     MAX_TRIALS,
     AlgorithmRun,
+    EstimateInput,
     Param,
     RunInput,
+    Workload,
     boolean,
     choice,
     described,
@@ -302,3 +304,42 @@ def sweep_run(inp: RunInput, base: Mapping[str, Param],
         tables=[table([p["sweep"], *methods], rows, figure.caption)],
         communication_by_phase=figure.communication_by_phase,
     )
+
+
+# -- the declared cost of a CAPE experiment -----------------------------------------------------
+
+ACCOUNTING_S = 1.0
+"""Time to import ``dp_accounting`` (about a second, README) and account the releases: every
+CAPE report is accounted."""
+
+ELEMENT_OBJECT_BYTES = 40
+"""Memory per field element of a simulation's views and ledger payloads held as Python
+integers (the fixed-point statistics of a CAPE release)."""
+
+
+def cape_workload(inp: EstimateInput, length: Callable[[int], int],
+                  trial_flops: Callable[[dict[str, Any], int], float],
+                  simulations_per_trial: int = 2, basis: str = "") -> Workload:
+    """The cost of a CAPE experiment: every point of a sweep (or the one setting) × ``trials``
+    × ``simulations_per_trial`` (capeAGN and the conventional scheme) simulations.
+
+    Each simulation is one CAPE call on a statistic of ``length(D)`` elements
+    (:func:`protocols.correlated_noise.declared_cost`: each of the S sites sends one message,
+    the noise generator and the aggregator at most S each — 3S messages of that many
+    elements); ``trial_flops(params, N)`` is the local arithmetic of one trial on N rows per
+    site (moments, eigen- or tensor decompositions of every method compared). Three
+    simulations' views are alive at the peak (the first trial's, kept for the report, and the
+    current pair). The report's accounting adds :data:`ACCOUNTING_S`.
+    """
+    S, D = inp.n_parties, inp.n_cols
+    p = inp.params
+    points = ([{**p, p["sweep"]: v} for v in p["values"]] if "sweep" in p else [p])
+    sims, flops = 0, 0.0
+    for point in points:
+        n = point.get("samples_per_site") or max(inp.n_rows // S, 1)
+        sims += point["trials"] * simulations_per_trial
+        flops += point["trials"] * trial_flops(point, n)
+    per = 3 * S * length(D)
+    return Workload(messages=sims * 3 * S, elements=sims * per, simulations=sims, flops=flops,
+                    working_bytes=3 * per * ELEMENT_OBJECT_BYTES, seconds=ACCOUNTING_S,
+                    basis=basis or f"CAPE's declared cost × {sims:,} simulations")

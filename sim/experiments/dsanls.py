@@ -38,8 +38,10 @@ from sim.entry import (
     MAX_WEIGHT,
     Algorithm,
     AlgorithmRun,
+    EstimateInput,
     Param,
     RunInput,
+    Workload,
     choice,
     described,
     integer,
@@ -279,12 +281,39 @@ def audit_target(result: Any, parties: Sequence[Party], method: str, variant: st
                        field_inputs=inputs)
 
 
+def dsanls_workload(inp: EstimateInput) -> Workload:
+    """Per iteration the All-Reduces of Algorithm 2 (:func:`protocols.all_reduce.all_reduce_cost`
+    per party): B = VᵀS (k × d) and B' = UᵀS' (k × d'), and in the federated setting MS
+    (m × d) as well; locally the sketches applied to the node's blocks (≈ 2k(m·d + n·d') flops
+    summed over the nodes, and as many for M's blocks). M = Xᵀ: m = the data's columns
+    (features), n = its rows (samples)."""
+    from algorithms.nmf.sketches import sketch_columns
+    from protocols.all_reduce import all_reduce_cost
+
+    p = inp.params
+    m, n, k, parties = inp.n_cols, inp.n_rows, p["k"], inp.n_parties
+    size_v, size_u = sizes(p)
+    try:
+        d = sketch_columns(size_v, n, "sketch_size_v")
+        d_prime = sketch_columns(size_u, m, "sketch_size_u")
+    except InputError:  # the run refuses it, in its own words; estimate the largest sketch
+        d, d_prime = n, m
+    lengths = [k * d, k * d_prime] + ([m * d] if p["setting"] == "federated" else [])
+    costs = [all_reduce_cost(p["allreduce"], p["variant"], parties, x) for x in lengths]
+    t = p["iterations"]
+    return Workload(messages=t * parties * sum(c.messages_sent for c in costs),
+                    elements=t * parties * sum(c.elements_sent for c in costs),
+                    flops=4.0 * t * (k + 1) * (m * d + n * d_prime),
+                    basis=f"All-Reduce's declared cost × {t} iterations")
+
+
 DSANLS = Algorithm(
     name="dsanls",
     summary="DSANLS: distributed sketched ANLS, general or federated setting (Algorithm 2)",
     reference="Qian et al. (seed 004), §3.3 Algorithms 2-3 and §4.1 (modified DSANLS)",
     params=PARAMS,
     run=_run,
+    estimate=dsanls_workload,
     data_kind="uniform",
     nonnegative=True,
 )

@@ -42,10 +42,14 @@ from protocols.errors import ScenarioError
 from sim.console import table
 from sim.entry import (
     MAX_RANK,
+    NUMBA_BYTES,
+    NUMBA_S,
     Algorithm,
     AlgorithmRun,
+    EstimateInput,
     Param,
     RunInput,
+    Workload,
     choice,
     described,
     integer,
@@ -304,12 +308,47 @@ def _run(inp: RunInput) -> AlgorithmRun:
     )
 
 
+KS_S = 0.6
+"""Importing SciPy's statistics for the KS tests (Algorithm 11's π), measured ≈ 0.6 s."""
+RRI_SWEEP_S = 2e-4
+"""The Python work of one RRI-NMF sweep on a small database beyond its flops (its k rank-one
+updates), ≈ 0.2 ms measured on ``ksdp_pd_nmf``."""
+def _estimate(inp: EstimateInput) -> Workload:
+    """The one-bit sum: per party size one SecureSum (PRG) of ``documents × 2·samples`` counts,
+    the bits drawn as floats, compared and cast (three arrays of that many × n at the peak).
+    The other mechanisms: ``documents × 2·samples`` sampled databases per size, each mechanism
+    run on it centrally — ``iterations`` sweeps of ≈ 4·rows·d·k flops on the n_v + adversary
+    rows (the Python work of a sweep on a small database costs about as much)."""
+    p = inp.params
+    sizes, t, reps = p["party_sizes"], p["samples"], p["documents"]
+    mechanisms = (p["mechanism"],) if isinstance(p["mechanism"], str) else tuple(p["mechanism"])
+    if mechanisms == ("one_bit_sum",):
+        m, draws = inp.n_parties, reps * 2 * t
+        return Workload(messages=len(sizes) * m * (m - 1),
+                        elements=len(sizes) * m * (m - 1) * draws,
+                        flops=20.0 * draws * sum(sizes),  # draw, compare, cast, sum a bit
+                        working_bytes=3 * 8 * draws * max(sizes)
+                        + (NUMBA_BYTES if draws >= 1024 else 0),
+                        seconds=KS_S + (NUMBA_S if draws >= 1024 else 0.0),
+                        basis="SecureSum's declared cost per party size; the sampled bits")
+    d, k = inp.n_cols, p["k"]
+    runs = len(sizes) * reps * 2 * t * len(mechanisms)
+    nmf_runs = runs // len(mechanisms) if "pd_nmf" in mechanisms else 0
+    rows = sum(n + p["adversary_size"] for n in sizes) / len(sizes)
+    return Workload(messages=0, elements=0,
+                    flops=4.0 * runs * p["iterations"] * rows * d * k,
+                    seconds=RRI_SWEEP_S * nmf_runs * p["iterations"],
+                    working_bytes=8 * 2 * t * (max(sizes) + p["adversary_size"]) * d,
+                    basis=f"{runs:,} mechanism runs of {p['iterations']} sweeps")
+
+
 KSDP = Algorithm(
     name="ksdp",
     summary="π-KSDP of the one-bit sum, PD-NMF and PD-SVD against the victim's database size",
     reference="Tsikhanovich thesis (seed 001), §3.1–3.4, Algorithm 11, Figs. 3.5, 3.9, 3.10",
     params=PARAMS,
     run=_run,
+    estimate=_estimate,
     data_kind="topics",
     nonnegative=True,
     min_parties=2,

@@ -32,8 +32,10 @@ from sim.entry import (
     MAX_RANK,
     Algorithm,
     AlgorithmRun,
+    EstimateInput,
     Param,
     RunInput,
+    Workload,
     auto_or,
     choice,
     integer,
@@ -45,7 +47,9 @@ from sim.experiments.normed_secure_sum import (
     call_cost,
     cost_table,
     layout_for,
+    nss_loading,
     nss_params,
+    nss_workload,
     with_dealer,
 )
 
@@ -182,6 +186,26 @@ def _run(inp: RunInput) -> AlgorithmRun:
     )
 
 
+def _estimate(inp: EstimateInput) -> Workload:
+    """``iterations`` NormedSecureSum calls on the k × d block S^(m)V (batch k), the
+    ``secure_sum`` and ``sigma_revealing`` variants as NormedSecureSum's secure_sum variant;
+    locally each party multiplies its rows twice per iteration (4·n_m·d·k flops)."""
+    p = inp.params
+    variant = "normed" if p["variant"] == "normed" else "secure_sum"
+    k = p["k"]
+    if k > inp.n_cols:  # as the run would say, before the run starts
+        raise ScenarioError(f"algorithm.k = {k} must be ≤ d = {inp.n_cols} (the data has "
+                            f"{inp.n_cols} columns)")
+    layout = layout_for(nss_params({**p, "scale": 1.0}), inp.scenario.prime, inp.n_parties,
+                        inp.n_cols, variant)
+    work = nss_workload(layout, k, p["iterations"]) + nss_loading()
+    flops = 4.0 * inp.n_rows * inp.n_cols * k * p["iterations"]
+    return Workload(work.messages, work.elements, 1, flops, work.working_bytes,
+                    seconds=work.seconds,
+                    basis=f"NormedSecureSum's declared cost ({variant}) × {p['iterations']} "
+                          "iterations")
+
+
 PD_SVD = Algorithm(
     name="pd_svd",
     summary="PD-SVD: block power iteration over NormedSecureSum (Σ hidden) or SecureSum",
@@ -195,5 +219,6 @@ PD_SVD = Algorithm(
                        "public factor on NSS inputs"),
     },
     run=_run,
+    estimate=_estimate,
     data_kind="uniform",
 )
