@@ -154,6 +154,11 @@ def exact_audit(
             "key": keyflow.key_name(k), "elements": size[k]})
     honest = honest_parties(len(inputs), members)
     n_inputs = p ** (len(honest) * d)
+    if n_inputs > max_runs:  # enumerating them would not end (or fit in memory)
+        return AuditResult(members, "exact", NOT_APPLICABLE, details={
+            "reason": f"the exact audit enumerates every honest input: {p}^{len(honest) * d} "
+                      f"of them, more than max_runs = {max_runs}; use a small audit prime "
+                      "(prime = 5), fewer parties or elements, or method = 'statistical'"})
     candidates: list[list[np.ndarray]] = []
     for values in itertools.product(range(p), repeat=len(honest) * d):
         trial = [x.copy() for x in inputs]

@@ -630,3 +630,20 @@ def test_verdicts_replay_from_their_seed() -> None:
     first, again, other = run(4), run(4), run(5)
     assert first == again
     assert first["p_value"] != other["p_value"]
+
+
+def test_exact_audit_at_a_large_prime_says_why_it_cannot_enumerate() -> None:
+    # A program with no randomness at all: nothing but the honest inputs to enumerate, and
+    # p^(|H|·d) of them at p = 2^61 − 1 — a verdict with the reason, not a MemoryError.
+    from protocols.effects import Output as _Output
+    from protocols.field import prime_field
+
+    def open_sum(ctx, x):  # deliberately leaky (sends x in the clear), but the point is size
+        yield _Output("sum", x)
+        return x
+
+    F = prime_field(2**61 - 1)
+    result = audit(open_sum, [F.elements([1]), F.elements([2]), F.elements([3])], [0],
+                   prime="2^61-1", method="exact", max_runs=1000)
+    assert result.verdict == "not applicable"
+    assert "more than max_runs = 1000" in result.details["reason"]
