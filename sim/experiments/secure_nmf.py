@@ -28,8 +28,10 @@ from sim.entry import (
     MAX_ITERATIONS,
     Algorithm,
     AlgorithmRun,
+    EstimateInput,
     Param,
     RunInput,
+    Workload,
     described,
     integer,
 )
@@ -46,6 +48,7 @@ from sim.experiments.dsanls import (
     sizes,
     starts,
 )
+from sim.experiments.secure_nmf_cost import secure_workload
 
 LOOP_PARAMS: dict[str, Param] = {
     "outer": Param(20, integer(1, MAX_ITERATIONS),
@@ -202,8 +205,11 @@ def _entry(name: str, summary: str, reference: str, params: dict[str, Param]) ->
     def run(inp: RunInput) -> AlgorithmRun:
         return run_secure(inp, name, inp.params.get("sketch_on", ""))
 
+    def estimate(inp: EstimateInput) -> Workload:
+        return secure_workload(inp, name, inp.params.get("sketch_on", ""))
+
     return Algorithm(name=name, summary=summary, reference=reference, params=params, run=run,
-                     data_kind="uniform", nonnegative=True)
+                     estimate=estimate, data_kind="uniform", nonnegative=True)
 
 
 SKETCHED = {key: SKETCH_PARAMS[key] for key in SKETCH_PARAMS if key not in UNSKETCHED}

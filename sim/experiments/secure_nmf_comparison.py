@@ -31,7 +31,15 @@ import math
 from typing import Any
 
 from protocols.errors import ScenarioError
-from sim.entry import Algorithm, AlgorithmRun, Param, RunInput, described
+from sim.entry import (
+    Algorithm,
+    AlgorithmRun,
+    EstimateInput,
+    Param,
+    RunInput,
+    Workload,
+    described,
+)
 from sim.experiments.dsanls import REDUCE_PARAMS, SKETCH_PARAMS, positive
 from sim.experiments.secure_nmf import LABELS, LOOP_PARAMS
 
@@ -157,6 +165,28 @@ def _with(inp: RunInput, params: dict[str, Any]) -> RunInput:
                     inp.extras)
 
 
+def _estimate(inp: EstimateInput) -> Workload:
+    """Every method to the budget (:func:`~sim.experiments.secure_nmf_cost.secure_workload`),
+    one after the other, and a two-iteration pilot before each synchronous one."""
+    from sim.experiments.secure_nmf_cost import secure_workload
+
+    budget = inp.params["time_budget_s"]
+    total = Workload(simulations=0)
+    for label in inp.params["methods"]:
+        name, sketch_on = METHODS[label]
+        work = secure_workload(inp, name, sketch_on, outer=MAX_OUTER, budget=budget)
+        runs = 1
+        if name.startswith("syn"):
+            work = work + secure_workload(inp, name, sketch_on, outer=2, budget=None)
+            runs = 2
+        total = Workload(total.messages + work.messages, total.elements + work.elements,
+                         total.simulations + runs, total.flops + work.flops,
+                         max(total.working_bytes, work.working_bytes), "",
+                         seconds=total.seconds + work.seconds)
+    return total.described(f"{len(inp.params['methods'])} methods to the simulated budget "
+                           f"of {budget:g} s")
+
+
 def _clip(curve: tuple[list[float], list[float]], budget: float) -> tuple[list, list]:
     times, errors = curve
     keep = [i for i, t in enumerate(times) if t <= budget]
@@ -169,6 +199,7 @@ SECURE_NMF_COMPARISON = Algorithm(
     reference="Qian et al. (seed 004), §5.3, Figs. 6 and 7",
     params=PARAMS,
     run=_run,
+    estimate=_estimate,
     data_kind="uniform",
     nonnegative=True,
 )

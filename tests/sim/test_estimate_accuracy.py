@@ -32,6 +32,8 @@ raw = tomllib.loads(open(sys.argv[1], encoding="utf-8").read())
 for table, keys in json.loads(sys.argv[2]).items():
     if table == "audit":
         raw["audit"] = keys
+    elif table.endswith("!"):  # the whole table replaced
+        raw[table[:-1]] = keys
     else:
         raw.setdefault(table, {}).update(keys)
 plan = plan_scenario(raw)
@@ -45,6 +47,9 @@ print(json.dumps({"memory": plan.estimate.memory_bytes, "seconds": plan.estimate
                   "cpu": usage.ru_utime + usage.ru_stime,
                   "ledger_messages": comm["total_messages"]}))
 """
+
+SMALL_NMF: dict[str, Any] = {"network": {"parties": 4}, "data": {"rows": 400, "cols": 60}}
+"""The secure NMF entries at small size: 4 parties, M = Xᵀ of 60 × 400."""
 
 # entry: (scenario file, overrides, whether the ledger holds every message of the run)
 CASES: dict[str, tuple[str, dict[str, Any], bool]] = {
@@ -70,7 +75,63 @@ CASES: dict[str, tuple[str, dict[str, Any], bool]] = {
     "ksdp_pd_nmf": ("ksdp_pd_nmf.toml", {}, False),
     "pd_nmf+audits": ("pd_nmf_audit.toml", {}, False),
     "secagg": ("secagg_dropouts.toml", {}, False),
+    "rri_nmf": ("pd_nmf_topics.toml", {"algorithm!": {
+        "name": "rri_nmf", "k": 5, "iterations": 10, "init": "nndsvd"}}, False),
+    "pd_nmf_init_comparison": ("pd_nmf_init_comparison.toml", {
+        "network": {"parties": 4}, "data": {"rows": 400, "cols": 100},
+        "algorithm": {"trials": 2, "iterations": 5}}, False),
+    "pd_nmf_uplift": ("pd_nmf_uplift_topics.toml", {
+        "data": {"rows": 500, "cols": 100, "partition": [20, 50, 80, 150, 200]},
+        "algorithm": {"iterations": 10}}, False),
+    "cape_pca": ("cape_pca_synthetic_epsilon.toml", {
+        "data": {"rows": 4000, "cols": 50, "k": 10}, "network": {"parties": 4},
+        "algorithm!": {"name": "cape_pca", "k": 10, "trials": 2, "samples_per_site": 500}},
+        False),
+    "cape_otd": ("cape_otd_mog_epsilon.toml", {
+        "data": {"rows": 6000}, "network": {"parties": 3},
+        "algorithm!": {"name": "cape_otd", "k": 5, "trials": 2, "samples_per_site": 2000}},
+        False),
+    "dp_nmf_outliers": ("dp_nmf_outliers.toml", {}, False),
+    "dp_nmf_outliers_epsilon": ("dp_nmf_outliers_epsilon.toml", {
+        "data": {"rows": 500},
+        "algorithm": {"iterations": 20, "epsilons": [0.1, 0.9], "trials": 1}}, False),
+    "corrective_nmf": ("corrective_nmf_attack.toml", {}, False),
+    "corrective_nmf_comparison": ("corrective_nmf_table1.toml", {
+        "data": {"rows": 300, "cols": 150},
+        "algorithm": {"k": 10, "iterations": 10, "repetitions": 1}}, False),
+    "syn_sd": ("secure_nmf_uniform.toml", {**SMALL_NMF, "algorithm!": {
+        "name": "syn_sd", "k": 5, "outer": 10, "inner": 2, "allreduce": "plain"}}, True),
+    "syn_ssd": ("secure_nmf_uniform.toml", {**SMALL_NMF, "algorithm!": {
+        "name": "syn_ssd", "k": 5, "outer": 10, "inner": 2}}, True),
+    "asyn_sd": ("secure_nmf_uniform.toml", {**SMALL_NMF, "algorithm!": {
+        "name": "asyn_sd", "k": 5, "outer": 10, "inner": 2, "rho": 30.0}}, True),
+    "asyn_ssd": ("secure_nmf_uniform.toml", {**SMALL_NMF, "algorithm!": {
+        "name": "asyn_ssd", "k": 5, "outer": 10, "inner": 2, "rho": 30.0,
+        "time_budget_s": 0.01}}, True),
+    "secure_nmf_comparison": ("secure_nmf_uniform.toml", {
+        **SMALL_NMF, "algorithm": {"time_budget_s": 0.02}}, False),
 }
+
+
+def _entry(case: str) -> str:
+    """The catalogue entry a case runs (its overrides' or its scenario's ``[algorithm] name``)."""
+    import tomllib
+
+    _, overrides, _ = CASES[case]
+    if "algorithm!" in overrides:
+        return str(overrides["algorithm!"]["name"])
+    if "name" in overrides.get("algorithm", {}):
+        return str(overrides["algorithm"]["name"])
+    raw = tomllib.loads((SCENARIOS / CASES[case][0]).read_text(encoding="utf-8"))
+    return str(raw["algorithm"]["name"])
+
+
+def test_every_catalogue_entry_has_a_measured_case() -> None:
+    """A new entry without a case here fails: its estimate must be held to a measured run."""
+    from sim.catalog import algorithms
+
+    covered = {_entry(case) for case in CASES}
+    assert set(algorithms()) <= covered, sorted(set(algorithms()) - covered)
 
 
 def _no_inherited_cap() -> None:
