@@ -62,13 +62,19 @@ from parties.audit.calls import (
 )
 from parties.audit.compare import compare, decide
 from parties.audit.functionality import as_result, check_outputs
-from parties.audit.pattern import aborted_verdict, check_alternatives
+from parties.audit.pattern import aborted_verdict, check_alternatives, declared_size_leak
 from parties.audit.randomness import ConditionedRandomness, Progress, Runner
 from parties.audit.result import LEAK, NOT_APPLICABLE, PRIVATE, AuditResult
 from parties.party import SITE, Party
 from protocols.effects import Call
 from protocols.registry import REGISTRY, Judges, Target, resolve
-from protocols.simulator import CallView, NoSimulator, Simulator, SimulatorMismatch
+from protocols.simulator import (
+    CallView,
+    NoSimulator,
+    Simulator,
+    SimulatorMismatch,
+    declared_sizes,
+)
 
 SIMULATORS: Mapping[str, Callable[[str | None], Simulator]] = MappingProxyType(
     {name: declared.simulator for name, declared in REGISTRY.items()})
@@ -201,6 +207,14 @@ def simulation_audit(
                 declared = judges.judge(call.protocol)
                 view = records[call].view
                 assert declared is not None and view is not None
+                try:  # the simulator's declared message sizes, before anything is simulated
+                    sizes = declared_sizes(sim, view)
+                except SimulatorMismatch as exc:
+                    return _not_applicable(members, call, str(exc))
+                wrong = None if sizes is None else declared_size_leak(
+                    members, "simulation", call, records[call].received, sizes, sim.name)
+                if wrong is not None:
+                    return wrong
                 if sim.determined(view):
                     determined.append(call.index)
                     solvers[call] = declared.honest_inputs
@@ -220,6 +234,8 @@ def simulation_audit(
             _give_honest_inputs(records, solvers)
         except SimulatorMismatch as exc:
             return _not_applicable(members, chosen[0], str(exc))
+        except MALFORMED as exc:  # a solver that fails on a malformed call: a verdict
+            return _not_applicable(members, chosen[0], _failed("the honest-input solver", exc))
         assert layout is not None
         rows.append(layout.row(received, field.dtype))
         signature = tuple(view_digest(records[c].view) for c in chosen)  # type: ignore[arg-type]
@@ -240,8 +256,13 @@ def simulation_audit(
         """Simulated views of call c: ratio per real trial, in the trials' own contexts."""
         call = chosen[c]
         current[:] = [call]
-        blocks = [_simulated_block(simulators[call], groups[sig][0][call], full, layout, c, rng,
-                                   groups[sig][1] * ratio, broadcasts[c]) for sig in order]
+        try:
+            blocks = [_simulated_block(simulators[call], groups[sig][0][call], full, layout, c,
+                                       rng, groups[sig][1] * ratio, broadcasts[c])
+                      for sig in order]
+        except MALFORMED as exc:  # a simulator that fails on a malformed view: a verdict
+            raise SimulatorMismatch(_failed(f"the {simulators[call].name} simulator of "
+                                            f"{call.tag('').rstrip('.')}", exc)) from exc
         return np.concatenate(blocks, axis=0)
 
     linear = all(simulators[c].uniform_on_hull for c in chosen)
@@ -345,6 +366,15 @@ def _revealed(
                             key=lambda k: (k[2], k[0], k[1], k[3]))
             return call, message_name(call, honest[0]) if honest else "", reason
     return None
+
+
+MALFORMED = (ValueError, IndexError, KeyError, TypeError)
+"""What a simulator or solver may raise on a view the protocol would not produce."""
+
+
+def _failed(what: str, exc: Exception) -> str:
+    return (f"{what} fails on the coalition's view ({type(exc).__name__}: {exc}): the program "
+            "does not produce what the declared protocol would")
 
 
 def _not_applicable(members: tuple[int, ...], call: Call, reason: str) -> AuditResult:
