@@ -61,7 +61,7 @@ from parties.audit.calls import (
     view_digest,
 )
 from parties.audit.compare import compare, decide
-from parties.audit.functionality import as_result, check_outputs
+from parties.audit.functionality import AuditInputs, as_result, check_outputs
 from parties.audit.pattern import aborted_verdict, check_alternatives, declared_size_leak
 from parties.audit.randomness import ConditionedRandomness, Progress, Runner
 from parties.audit.result import LEAK, NOT_APPLICABLE, PRIVATE, AuditResult
@@ -123,6 +123,7 @@ def simulation_audit(
     ratio: int = 8,
     alternatives: int = 6,
     progress: Progress | None = None,
+    inputs: AuditInputs | None = None,
 ) -> AuditResult:
     """Compare a coalition's real views of every call with simulated ones.
 
@@ -158,6 +159,10 @@ def simulation_audit(
         Runs with the honest inputs redrawn, for the pattern check.
     progress : callable, optional
         ``progress("audit", done, total)``.
+    inputs : mapping of int to ndarray, optional
+        Each site's program input, when the audit was given a program and its inputs: the
+        target's own calls are judged against the functionality on them
+        (:func:`parties.audit.functionality.check_outputs`).
     """
     members = tuple(sorted(coalition))
     field = runner.field
@@ -187,7 +192,7 @@ def simulation_audit(
         stopped = aborted_verdict(members, "simulation", views)
         if stopped is not None:
             return stopped
-        finding = check_outputs(views, members, field, sites, judges, variant)
+        finding = check_outputs(views, members, field, sites, judges, variant, inputs)
         if finding is not None:
             return as_result(finding, members, "simulation")
         records = split_run(views, members, field, sites)
