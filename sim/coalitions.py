@@ -173,7 +173,7 @@ def coalition_study(
         results = linear_audits(runner, field_builder(program), [x.size for x in values],
                                 chosen, probes=int(options.get("probes", 3)), seed=seed,
                                 progress=progress)
-        results = _judged_outputs(results, runner, field_builder(program)(values), chosen,
+        results = _judged_outputs(results, runner, field_builder(program), values, chosen,
                                   seed, protocol)
     else:
         results = [audit_with(program, inputs, c, runner=runner, method=method, seed=seed,
