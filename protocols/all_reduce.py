@@ -173,6 +173,16 @@ class AllReduceSimulator:
         """With one honest party, its input is the sum minus the coalition's inputs."""
         return len(view.honest) <= 1
 
+    def sizes(self, view: CallView) -> dict[MessageKey, int]:
+        """Every ``value`` message is one party's input: d elements, as the members' own."""
+        lengths = {int(np.ravel(view.input(m)).size) for m in view.members}
+        if len(lengths) != 1:
+            raise SimulatorMismatch(
+                f"the members' inputs to {view.call.tag('').rstrip('.')} have different "
+                f"lengths {sorted(lengths)}")
+        d = lengths.pop()
+        return {(m, p, "value"): d for m in view.members for p in view.parties if p != m}
+
     def reveals(self, view: CallView) -> str | None:
         """Why the call's messages cannot be simulated from the sum, or None."""
         if self.determined(view):

@@ -300,6 +300,24 @@ class SecureSumSimulator:
         """With one honest party, its input is the sum minus the coalition's inputs."""
         return len(view.honest) <= 1
 
+    def sizes(self, view: CallView) -> dict[MessageKey, int]:
+        """Every message a member receives has the call's vector length d (Table 2.1).
+
+        The shares r_i^(j) (``explicit``) and the column sums are vectors of d elements, d the
+        length of the members' inputs to the call (public: every party inputs d elements).
+        """
+        lengths = {int(np.ravel(view.input(m)).size) for m in view.members}
+        if len(lengths) != 1:
+            raise SimulatorMismatch(
+                f"the members' inputs to {view.call.tag('').rstrip('.')} have different "
+                f"lengths {sorted(lengths)}")
+        d = lengths.pop()
+        explicit = (self.variant or ("explicit" if any(step == "share" for _, _, step in view.sent)
+                                     else "prg")) == "explicit"
+        steps = ("share", "column_sum") if explicit else ("column_sum",)
+        return {(m, p, step): d for m in view.members for p in view.parties if p != m
+                for step in steps}
+
 
 def _member_messages(
     view: CallView, step: str, n: int, out: dict[MessageKey, np.ndarray]

@@ -38,6 +38,13 @@ audit computes those honest inputs from the outputs and the coalition's inputs a
 :mod:`protocols.registry`) and compares the call's messages as for any other, so a message
 that carries more than this call's inputs — another input, a later call's — is caught.
 
+It may also declare the size of each message of a call through an optional
+``sizes(view) -> {(receiver, sender, step): element count}`` (SecureSum: every message has the
+call's vector length). The simulation method compares the coalition's real message pattern
+with it before simulating anything: a message whose element count differs from the declared
+one carries something the protocol does not send (a raw input riding along) and is a
+``leak`` naming the message and the property ``size`` (:func:`declared_sizes`).
+
 A protocol that reveals more than its declared outputs *by construction* (an All-Reduce that
 sends the inputs in the clear) has no simulator from the outputs alone; it says so through an
 optional ``reveals(view) -> str | None``, the reason when the call's messages cannot be
@@ -279,3 +286,17 @@ def uniform_with_sum(
     else:
         out[:, 0, :] = total
     return out
+
+
+def declared_sizes(simulator: Any, view: CallView) -> Mapping[MessageKey, int] | None:
+    """The element count the simulator declares for each message of the call, or None.
+
+    None when the simulator declares no sizes (the optional ``sizes(view)``, module docstring).
+
+    Raises
+    ------
+    SimulatorMismatch
+        When the call lacks what the declaration needs (e.g. a member's input).
+    """
+    sizes = getattr(simulator, "sizes", None)
+    return None if sizes is None else sizes(view)

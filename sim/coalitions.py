@@ -20,11 +20,17 @@ import numpy as np
 from parties.audit import AuditResult, Progress, linear_audits
 from parties.audit import audit as audit_with
 from parties.audit.coalitions import CoalitionStudy, enumerate_coalitions
-from parties.audit.functionality import functionality_audit
+from parties.audit.functionality import functionality_audit, judged_inputs
 from parties.party import SITE, Program
 from protocols.errors import InputError
 from sim.network import Network
-from sim.privacy import AuditTarget, SimPyRunner, audit_seed_of, field_builder, run_audit
+from sim.privacy import (
+    AuditTarget,
+    SimPyRunner,
+    audit_seed_of,
+    field_builder,
+    run_audit,
+)
 from sim.report import table
 from sim.scenario import AuditSpec
 
@@ -81,9 +87,9 @@ def run_study(
                                 [x.size for x in target.field_inputs or ()], chosen,
                                 probes=spec.probes, seed=audit_seed_of(seed, index),
                                 progress=progress)
-        results = _judged_outputs(results, runner, field_builder(target.field_program)(
-            list(target.field_inputs or ())), chosen, audit_seed_of(seed, index),
-            target.protocol)
+        results = _judged_outputs(results, runner, field_builder(target.field_program),
+                                  list(target.field_inputs or ()), chosen,
+                                  audit_seed_of(seed, index), target.protocol)
     else:
         results = []
         for i, c in enumerate(chosen):
@@ -96,12 +102,15 @@ def run_study(
 
 
 def _judged_outputs(results: Sequence[AuditResult], runner: SimPyRunner,
-                    parties: Sequence[Any], chosen: Sequence[tuple[int, ...]], seed: int,
+                    build: Callable[[Sequence[Any]], list[Any]], values: list[np.ndarray],
+                    chosen: Sequence[tuple[int, ...]], seed: int,
                     protocol: Any) -> list[AuditResult]:
-    """Each coalition's linear verdict, unless its outputs are beyond the functionality."""
-    return [functionality_audit(runner, parties, c, method=r.method, seed=seed,
-                                protocol=protocol) or r for r, c in zip(results, chosen,
-                                                                        strict=True)]
+    """Each coalition's linear verdict, unless its outputs are beyond the functionality (on
+    the field inputs, for the target's own calls)."""
+    return [functionality_audit(runner, build(values), c, method=r.method, seed=seed,
+                                protocol=protocol, inputs=judged_inputs(
+                                    runner, build, values, c, seed=seed, protocol=protocol))
+            or r for r, c in zip(results, chosen, strict=True)]
 
 
 def coalition_study(
@@ -164,7 +173,7 @@ def coalition_study(
         results = linear_audits(runner, field_builder(program), [x.size for x in values],
                                 chosen, probes=int(options.get("probes", 3)), seed=seed,
                                 progress=progress)
-        results = _judged_outputs(results, runner, field_builder(program)(values), chosen,
+        results = _judged_outputs(results, runner, field_builder(program), values, chosen,
                                   seed, protocol)
     else:
         results = [audit_with(program, inputs, c, runner=runner, method=method, seed=seed,

@@ -33,7 +33,7 @@ from parties.audit import (
     keyflow,
 )
 from parties.audit import audit as audit_with
-from parties.audit.functionality import functionality_audit
+from parties.audit.functionality import functionality_audit, judged_inputs
 from parties.audit.linear import linear_audits
 from parties.party import Party, Program, site_parties
 from parties.view import AbortedRun, View
@@ -219,6 +219,8 @@ def run_audit(
         result = functionality_audit(
             runner, build(values), spec.coalition, method="linear",
             seed=audit_seed, protocol=target.protocol, variant=target.variant,
+            inputs=judged_inputs(runner, build, values, spec.coalition, seed=audit_seed,
+                                 protocol=target.protocol, variant=target.variant),
         )
         if result is None:
             other = keyflow.other_inputs(runner.field, values, spec.coalition, audit_seed)

@@ -107,6 +107,7 @@ CHECKED = {
     "cat > hosts.txt": "test_host_file_example_uses_real_options",
     "schema            1": "test_report_schema_lists_the_report_keys",
     "# key flow": "test_key_flow_example_names_the_seed",
+    "# audit inputs": "test_audit_inputs_example_is_a_leak",
 }
 
 
@@ -202,6 +203,12 @@ def test_key_flow_example_names_the_seed() -> None:
     exec(compile(block("# key flow").text, "README", "exec"), namespace)  # asserts inside
     result = namespace["result"]
     assert result.message == "secure_sum#0.column_sum from 1 to 0"  # type: ignore[attr-defined]
+
+
+def test_audit_inputs_example_is_a_leak() -> None:
+    namespace: dict[str, object] = {}
+    exec(compile(block("# audit inputs").text, "README", "exec"), namespace)  # asserts inside
+    assert namespace["r"].message == "secure_sum#0.sum output at 0"  # type: ignore[attr-defined]
 
 
 def test_runner_example_writes_what_it_says(tmp_path, monkeypatch) -> None:

@@ -50,7 +50,7 @@ import numpy as np
 
 from parties.audit import keyflow
 from parties.audit.exact import exact_audit
-from parties.audit.functionality import functionality_audit, output_judge
+from parties.audit.functionality import functionality_audit, judged_inputs, output_judge
 from parties.audit.linear import linear_audits
 from parties.audit.randomness import (
     ConditionedRandomness,
@@ -210,14 +210,16 @@ def audit(
         calls = [int(c) for c in calls]
     other = (None if make_parties is None or inputs is None
              else keyflow.other_inputs(runner.field, inputs, members, seed))
+    given = (None if make_parties is None or inputs is None else judged_inputs(
+        runner, make_parties, inputs, members, seed=seed, protocol=protocol, variant=variant))
     if method == "simulation":
         flow = (None if make_parties is None or other is None else keyflow.trace(
             runner, parties, members, seed, make_parties(other)))
         return simulation_audit(runner, parties, members, trials=trials, alpha=alpha, seed=seed,
                                 protocol=protocol, variant=variant, calls=calls,
-                                progress=progress, key_flow=flow)
+                                progress=progress, key_flow=flow, inputs=given)
     beyond = functionality_audit(runner, parties, members, method=method, seed=seed,
-                                 protocol=protocol, variant=variant)
+                                 protocol=protocol, variant=variant, inputs=given)
     if beyond is not None:  # an output beyond the functionality, or one nothing declares
         return beyond
     if make_parties is None or inputs is None:
@@ -238,7 +240,7 @@ def audit(
                                  progress=progress)
     sites = [p.id for p in parties if p.role == "site"]
     judge = output_judge(members, runner.field, sites, method="exact", protocol=protocol,
-                         variant=variant)
+                         variant=variant, inputs=given)
     return exact_audit(runner, make_parties, values, members, max_runs=max_runs, seed=seed,
                        calls=calls, progress=progress, judge=judge)
 

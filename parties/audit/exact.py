@@ -81,7 +81,7 @@ def exact_audit(
     seed: int = 0,
     calls: Sequence[int] | None = None,
     progress: Progress | None = None,
-    judge: Callable[[Any], AuditResult | None] | None = None,
+    judge: Callable[..., AuditResult | None] | None = None,
 ) -> AuditResult:
     """Enumerate every honest input with A's output and every random choice; compare exactly.
 
@@ -96,7 +96,8 @@ def exact_audit(
     max_runs : int
         Budget of protocol runs.
     judge : callable, optional
-        ``judge(views)``: a verdict when a run's declared outputs are not the functionality's
+        ``judge(views, inputs)``: a verdict when a run's declared outputs are not the
+        functionality's on the run's inputs
         (:func:`parties.audit.functionality.output_judge`), checked on every enumerated input.
 
     Raises
@@ -170,7 +171,7 @@ def exact_audit(
         leak = pattern.check(views, alternative=[int(v) for x in trial for v in x])
         if leak is not None:
             return leak
-        beyond = None if judge is None else judge(views)
+        beyond = None if judge is None else judge(views, trial)
         if beyond is not None:
             beyond.details["alternative"] = [int(v) for x in trial for v in x]
             return beyond

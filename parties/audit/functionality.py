@@ -13,12 +13,34 @@ a call that no declaration judges (a name outside the audit target, or unknown) 
 applicable": the audit cannot say what it may reveal. Outputs declared outside any call (an
 algorithm's final results) are functions of the member's view and inputs, which the methods
 compare; they are not checked here.
+
+When the audit is given a ``program(ctx, x)`` and its inputs, the outputs are judged on *the
+audit's* inputs, not on what the program chose to put into its calls: a program that runs
+SecureSum on y = (m + 1)·x, or on x with an extra coordinate, records Input(y) and declares the
+sum of the y, which the per-call check accepts. So every call of the audit target's own
+protocol (the protocol the target names; with none named, the protocol of the program's first
+call) is judged against the functionality applied to each site's audit input x as its input
+to the call (:func:`own_calls`), in every method and on every input the exact method
+enumerates. Calls of the protocols it uses (a dealer, an inner SecureSum: the registry's
+``uses``) keep the per-call check, as do runs audited without a program and its inputs (an
+algorithm's whole run).
+
+An output that differs from the functionality's value on the audit's inputs but is a function
+of it (a second call on 2x: its sum is 2·Σ x) reveals nothing more. The audit tells the two
+apart as the definition does (Qian et al., seed 004, Def. 1: nothing beyond the inputs and
+outputs): it re-runs the program on inputs re-split so that the coalition's inputs and the
+functionality's output (the sum) stay the same while every honest input changes
+(:func:`judged_inputs`). A call whose outputs to the coalition stay the same on every re-split
+is a function of the functionality's output and keeps the per-call check; one whose outputs
+change (Σ (m + 1)·x_m, x_1[0], Σ x_m[0]²) is a ``leak``. With one honest party nothing can be
+re-split: every output is then a function of the sum and the coalition's inputs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -43,6 +65,7 @@ class Finding:
     call: Call
     message: str
     reason: str
+    on_inputs: bool = False
 
 
 def call_instances(
@@ -71,14 +94,62 @@ def call_instances(
         variant=variant) for call, got in parts.items()}
 
 
+@dataclass(frozen=True)
+class AuditInputs:
+    """The audit's inputs, on which the target's own calls are judged.
+
+    Attributes
+    ----------
+    values : mapping of int to ndarray
+        Each site's program input x, by party id.
+    functions_of_ideal : frozenset of Call
+        The target's calls whose outputs to the coalition are functions of the functionality's
+        output (unchanged on every re-split, :func:`judged_inputs`): they keep the per-call
+        check.
+    """
+
+    values: Mapping[int, np.ndarray]
+    functions_of_ideal: frozenset[Call] = frozenset()
+
+    def on(self, values: Sequence[np.ndarray]) -> AuditInputs:
+        """The same judgement on other inputs (one per site, in site order)."""
+        return AuditInputs(dict(zip(sorted(self.values), values, strict=True)),
+                           self.functions_of_ideal)
+
+
+def own_calls(judges: Judges, calls: Sequence[Call]) -> frozenset[str]:
+    """The protocols whose calls are judged on the audit's inputs: those the target names, or
+    (none named) the protocol of the program's first call."""
+    if judges.named:
+        return frozenset(judges.named)
+    first = min(calls, key=lambda c: (c.index, c.protocol), default=None)
+    return frozenset() if first is None else frozenset({first.protocol})
+
+
+def on_audit_inputs(inst: CallInstance, inputs: AuditInputs) -> CallInstance:
+    """The call with each site's audit input x as its input (the functionality's argument)."""
+    return replace(inst, inputs={p: (("x", np.asarray(x)),) for p, x in inputs.items()})
+
+
 def check_outputs(
     views: Mapping[int, View], members: Sequence[int], field_: PrimeField,
     sites: Sequence[int], judges: Judges, variant: str | None = None,
+    inputs: AuditInputs | None = None,
 ) -> Finding | None:
-    """The first call whose outputs declared to a member are not the functionality's."""
+    """The first call whose outputs declared to a member are not the functionality's.
+
+    With ``inputs`` (the audit's program inputs), the calls of the target's own protocol
+    (:func:`own_calls`) are judged on them; every other call on its recorded inputs.
+    """
     instances = call_instances(views, field_, sites, variant)
+    own = frozenset() if inputs is None else own_calls(judges, list(instances))
     for call in sorted(instances, key=lambda c: (c.index, c.protocol)):
         inst = instances[call]
+        on_inputs = (inputs is not None and call.protocol in own
+                     and call not in inputs.functions_of_ideal)
+        if on_inputs:
+            assert inputs is not None
+            inst = on_audit_inputs(inst, inputs.values)
         declared = [(m, inst.outputs.get(m, ())) for m in members if inst.outputs.get(m)]
         if not declared:
             continue
@@ -96,9 +167,10 @@ def check_outputs(
             bad = beyond(ideal, records)
             if bad is not None:
                 label, what = bad
+                whose = " on the audit's inputs" if on_inputs else ""
                 return Finding(LEAK, call, f"{call.tag(label)} output at {m}", (
                     f"{REASON}: party {m}'s declared output {label!r} of {inst.where} is not "
-                    f"{decl.name}'s ideal one ({what})"))
+                    f"{decl.name}'s ideal one{whose} ({what})"), on_inputs)
     return None
 
 
@@ -113,8 +185,12 @@ def as_result(finding: Finding, members: Sequence[int], method: str) -> AuditRes
 def functionality_audit(
     runner: Runner, parties: Sequence[Party], coalition: Sequence[int], *, method: str,
     seed: int = 0, protocol: Target = None, variant: str | None = None,
+    inputs: AuditInputs | None = None,
 ) -> AuditResult | None:
     """Run the parties once on the audit's inputs and check every declared output.
+
+    ``inputs``: each site's program input, when the audit was given a program and its inputs
+    (the target's own calls are then judged on them, :func:`check_outputs`).
 
     Returns the verdict when an output is beyond the functionality (``leak``) or cannot be
     judged (``not applicable``), else None (the method goes on).
@@ -126,7 +202,8 @@ def functionality_audit(
         views = runner(parties, ConditionedRandomness(ids, members, seed, 0))
     except ProtocolAbort:
         return None  # the program cannot run on these inputs: the method says why
-    finding = check_outputs(views, members, runner.field, sites, resolve(protocol), variant)
+    finding = check_outputs(views, members, runner.field, sites, resolve(protocol), variant,
+                            inputs)
     return None if finding is None else as_result(finding, members, method)
 
 
@@ -161,19 +238,103 @@ def outputs_determine_input(
 
 def output_judge(
     coalition: Sequence[int], field_: PrimeField, sites: Sequence[int], *, method: str,
-    protocol: Target = None, variant: str | None = None,
-) -> Callable[[Mapping[int, View]], AuditResult | None]:
-    """``judge(views)``: the verdict of a run whose outputs fail the target, else None.
+    protocol: Target = None, variant: str | None = None, inputs: AuditInputs | None = None,
+) -> Callable[..., AuditResult | None]:
+    """``judge(views, inputs=None)``: the verdict of a run whose outputs fail the target.
 
     The exact method applies it to every run on the honest inputs it enumerates: an output that
     equals the functionality's on the audit's inputs but not on another input would otherwise
-    hide that input from the comparison (it selects alternatives by their outputs).
+    hide that input from the comparison (it selects alternatives by their outputs). With
+    ``inputs`` (the audit's judgement, :func:`judged_inputs`), ``judge``'s ``values`` (one
+    program input per site, in site order) are the run's inputs, on which the target's own
+    calls are judged (:func:`check_outputs`).
     """
     members = tuple(sorted(coalition))
     judges = resolve(protocol)
 
-    def judge(views: Mapping[int, View]) -> AuditResult | None:
-        finding = check_outputs(views, members, field_, sites, judges, variant)
+    def judge(views: Mapping[int, View],
+              values: Sequence[np.ndarray] | None = None) -> AuditResult | None:
+        given = None if inputs is None or values is None else inputs.on(values)
+        finding = check_outputs(views, members, field_, sites, judges, variant, given)
         return None if finding is None else as_result(finding, members, method)
 
     return judge
+
+
+def judged_inputs(
+    runner: Runner, make_parties: Callable[[Sequence[Any]], list[Party]],
+    inputs: Sequence[Any], coalition: Sequence[int], *, seed: int = 0,
+    protocol: Target = None, variant: str | None = None, resplits: int = 2,
+) -> AuditInputs | None:
+    """The audit's inputs, with the target's calls whose outputs are functions of the ideal one.
+
+    Runs the program once on ``inputs``; every call of the target's own protocol whose output
+    to a member is not the functionality's on ``inputs`` is re-run on ``resplits`` re-splits
+    (the coalition's inputs kept, every honest input changed, their sum kept: module
+    docstring). When its members' outputs are the same on every re-split it is a function of
+    the functionality's output (:attr:`AuditInputs.functions_of_ideal`). None for inputs that
+    are not one vector per site (keyword inputs): the calls then keep the per-call check.
+    """
+    if any(isinstance(x, Mapping) for x in inputs):
+        return None
+    members = tuple(sorted(coalition))
+    parties = make_parties(list(inputs))
+    ids = [p.id for p in parties]
+    sites = tuple(sorted(p.id for p in parties if p.role == SITE))
+    given = AuditInputs({p: np.asarray(x) for p, x in zip(sites, inputs, strict=True)})
+    judges = resolve(protocol)
+
+    def run(values: Sequence[Any]) -> Mapping[int, View] | None:
+        try:
+            return runner(make_parties(list(values)), ConditionedRandomness(ids, members, seed, 0))
+        except ProtocolAbort:
+            return None
+
+    views = run(inputs)
+    if views is None:
+        return given
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(34,)))
+    others = [_resplit(runner.field, inputs, members, rng) for _ in range(resplits)]
+    other_views: list[Mapping[int, View] | None] | None = None
+    exempt: set[Call] = set()
+    while True:
+        finding = check_outputs(views, members, runner.field, sites, judges, variant,
+                                AuditInputs(given.values, frozenset(exempt)))
+        if finding is None or not finding.on_inputs:
+            break
+        if others and any(o is None for o in others):
+            break  # not field vectors: nothing to re-split, the finding stands
+        if other_views is None:
+            other_views = [run(o) for o in others]  # type: ignore[arg-type]
+        mine = _member_outputs(views, members, finding.call)
+        if any(v is None or _member_outputs(v, members, finding.call) != mine
+               for v in other_views):
+            break
+        exempt.add(finding.call)
+    return AuditInputs(given.values, frozenset(exempt))
+
+
+def _resplit(field_: PrimeField, inputs: Sequence[Any], members: Sequence[int],
+             rng: np.random.Generator) -> list[np.ndarray] | None:
+    """The inputs with the honest ones re-split: each changed, their sum kept (None when the
+    inputs are not flat vectors of field elements). With one honest party: the inputs."""
+    arrays = [np.asarray(x) for x in inputs]
+    if any(a.ndim != 1 or a.dtype.kind not in "uiO" or a.size != arrays[0].size or any(
+            not 0 <= int(v) < field_.p for v in a.tolist()) for a in arrays):
+        return None
+    honest = [h for h in range(len(arrays)) if h not in set(members)]
+    out = [field_.elements(a) if a.dtype == object else a.copy() for a in arrays]
+    if len(honest) < 2:
+        return out
+    offsets = [field_.random(rng, arrays[0].size) for _ in honest[:-1]]
+    for h, delta in zip(honest[:-1], offsets, strict=True):
+        out[h] = field_.add(out[h], delta)
+    out[honest[-1]] = field_.sub(out[honest[-1]], field_.sum_arrays(offsets))
+    return out
+
+
+def _member_outputs(views: Mapping[int, View], members: Sequence[int],
+                    call: Call) -> list[tuple[int, str, list[Any]]]:
+    """The members' declared outputs of one call, comparable across runs."""
+    return [(m, label, np.ravel(np.asarray(value)).tolist()) for m in members
+            for c, label, value in views[m].outputs if c == call]

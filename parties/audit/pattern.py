@@ -401,3 +401,37 @@ def _digest(inputs: Mapping[str, Any]) -> bytes:
         parts.append(f"{key}:{value.dtype}:{value.shape}:".encode() + (
             value.tobytes() if value.dtype.kind != "O" else repr(value.tolist()).encode()))
     return b"|".join(parts)
+
+
+def declared_size_leak(
+    members: Sequence[int], method: str, call: Call,
+    received: Mapping[tuple[int, int, str, int], np.ndarray],
+    declared: Mapping[tuple[int, int, str], int], protocol: str,
+) -> AuditResult | None:
+    """A ``leak`` (property ``size``) at the first received message longer or shorter than
+    the protocol's simulator declares it (:func:`protocols.simulator.declared_sizes`), else None.
+
+    ``received`` maps (receiver, sender, step, occurrence) to the payload; a message the
+    declaration does not cover, or one a member sent (it holds the coalition's own values
+    only), is left to the other checks. A message of another size than the
+    protocol's carries what the protocol does not send (a raw input riding on a column sum), so
+    it is a pattern difference between the real view and the simulator's, found before any
+    simulation (which would otherwise fail on the shapes).
+    """
+    for key in sorted(received, key=lambda k: (k[2], k[0], k[1], k[3])):
+        want = None if key[1] in members else declared.get(key[:3])
+        got = int(np.asarray(received[key]).size)
+        if want is None or got == want:
+            continue
+        receiver, sender, step, k = key
+        again = f" (#{k + 1})" if k else ""
+        difference = PatternDifference(
+            "size", call.index, f"{call.tag(step)}{again} from {sender} to {receiver}",
+            f"{got} elements where {protocol} declares {want}")
+        return AuditResult(tuple(sorted(members)), method, LEAK, 0.0, difference.call,
+                           difference.message, None, {
+                               "reason": "the coalition's message pattern is not the "
+                                         f"simulator's ({difference.property}): "
+                                         f"{difference.detail}",
+                               "property": difference.property})
+    return None

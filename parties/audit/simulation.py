@@ -61,14 +61,20 @@ from parties.audit.calls import (
     view_digest,
 )
 from parties.audit.compare import compare, decide
-from parties.audit.functionality import as_result, check_outputs
-from parties.audit.pattern import aborted_verdict, check_alternatives
+from parties.audit.functionality import AuditInputs, as_result, check_outputs
+from parties.audit.pattern import aborted_verdict, check_alternatives, declared_size_leak
 from parties.audit.randomness import ConditionedRandomness, Progress, Runner
 from parties.audit.result import LEAK, NOT_APPLICABLE, PRIVATE, AuditResult
 from parties.party import SITE, Party
 from protocols.effects import Call
 from protocols.registry import REGISTRY, Judges, Target, resolve
-from protocols.simulator import CallView, NoSimulator, Simulator, SimulatorMismatch
+from protocols.simulator import (
+    CallView,
+    NoSimulator,
+    Simulator,
+    SimulatorMismatch,
+    declared_sizes,
+)
 
 SIMULATORS: Mapping[str, Callable[[str | None], Simulator]] = MappingProxyType(
     {name: declared.simulator for name, declared in REGISTRY.items()})
@@ -117,6 +123,7 @@ def simulation_audit(
     ratio: int = 8,
     alternatives: int = 6,
     progress: Progress | None = None,
+    inputs: AuditInputs | None = None,
 ) -> AuditResult:
     """Compare a coalition's real views of every call with simulated ones.
 
@@ -152,6 +159,10 @@ def simulation_audit(
         Runs with the honest inputs redrawn, for the pattern check.
     progress : callable, optional
         ``progress("audit", done, total)``.
+    inputs : mapping of int to ndarray, optional
+        Each site's program input, when the audit was given a program and its inputs: the
+        target's own calls are judged against the functionality on them
+        (:func:`parties.audit.functionality.check_outputs`).
     """
     members = tuple(sorted(coalition))
     field = runner.field
@@ -181,7 +192,7 @@ def simulation_audit(
         stopped = aborted_verdict(members, "simulation", views)
         if stopped is not None:
             return stopped
-        finding = check_outputs(views, members, field, sites, judges, variant)
+        finding = check_outputs(views, members, field, sites, judges, variant, inputs)
         if finding is not None:
             return as_result(finding, members, "simulation")
         records = split_run(views, members, field, sites)
@@ -201,6 +212,14 @@ def simulation_audit(
                 declared = judges.judge(call.protocol)
                 view = records[call].view
                 assert declared is not None and view is not None
+                try:  # the simulator's declared message sizes, before anything is simulated
+                    sizes = declared_sizes(sim, view)
+                except SimulatorMismatch as exc:
+                    return _not_applicable(members, call, str(exc))
+                wrong = None if sizes is None else declared_size_leak(
+                    members, "simulation", call, records[call].received, sizes, sim.name)
+                if wrong is not None:
+                    return wrong
                 if sim.determined(view):
                     determined.append(call.index)
                     solvers[call] = declared.honest_inputs
@@ -220,6 +239,8 @@ def simulation_audit(
             _give_honest_inputs(records, solvers)
         except SimulatorMismatch as exc:
             return _not_applicable(members, chosen[0], str(exc))
+        except MALFORMED as exc:  # a solver that fails on a malformed call: a verdict
+            return _not_applicable(members, chosen[0], _failed("the honest-input solver", exc))
         assert layout is not None
         rows.append(layout.row(received, field.dtype))
         signature = tuple(view_digest(records[c].view) for c in chosen)  # type: ignore[arg-type]
@@ -240,8 +261,13 @@ def simulation_audit(
         """Simulated views of call c: ratio per real trial, in the trials' own contexts."""
         call = chosen[c]
         current[:] = [call]
-        blocks = [_simulated_block(simulators[call], groups[sig][0][call], full, layout, c, rng,
-                                   groups[sig][1] * ratio, broadcasts[c]) for sig in order]
+        try:
+            blocks = [_simulated_block(simulators[call], groups[sig][0][call], full, layout, c,
+                                       rng, groups[sig][1] * ratio, broadcasts[c])
+                      for sig in order]
+        except MALFORMED as exc:  # a simulator that fails on a malformed view: a verdict
+            raise SimulatorMismatch(_failed(f"the {simulators[call].name} simulator of "
+                                            f"{call.tag('').rstrip('.')}", exc)) from exc
         return np.concatenate(blocks, axis=0)
 
     linear = all(simulators[c].uniform_on_hull for c in chosen)
@@ -345,6 +371,15 @@ def _revealed(
                             key=lambda k: (k[2], k[0], k[1], k[3]))
             return call, message_name(call, honest[0]) if honest else "", reason
     return None
+
+
+MALFORMED = (ValueError, IndexError, KeyError, TypeError)
+"""What a simulator or solver may raise on a view the protocol would not produce."""
+
+
+def _failed(what: str, exc: Exception) -> str:
+    return (f"{what} fails on the coalition's view ({type(exc).__name__}: {exc}): the program "
+            "does not produce what the declared protocol would")
 
 
 def _not_applicable(members: tuple[int, ...], call: Call, reason: str) -> AuditResult:
