@@ -11,7 +11,9 @@ Leaks:
 * :func:`cc_shares` — every party also sends party 0 a copy of the shares it addresses to the
   other peers (the draw used linearly, reaching the wrong party);
 * :func:`published_key` — every party expands its shares with AES from a 2-element drawn key
-  and broadcasts that key as a "session id" (the draw used as a seed).
+  and broadcasts that key as a "session id" (the draw used as a seed);
+* :func:`key_in_pieces` — the same drawn key reaches party 0 one element at a time, each
+  inside a message with a header (a "hello" and a "bye" after the sum).
 
 Honest controls: :func:`seeded_shares` (shares from a drawn key that stays home) and
 :func:`nonce_first` (each party broadcasts a 2-element nonce before an explicit sum).
@@ -39,7 +41,8 @@ def expand(field_: PrimeField, key: np.ndarray, stream: int, n: int) -> np.ndarr
 
 
 def _sum(ctx: PartyContext, x: np.ndarray, *, key_shares: bool = False, publish: bool = False,
-         cc: bool = False, nonce: bool = False) -> Generator[Any, Any, Any]:
+         cc: bool = False, nonce: bool = False, pieces: bool = False
+         ) -> Generator[Any, Any, Any]:
     fld, peers, d = ctx.field, ctx.peers, len(x)
     call = ctx.new_call(PROTOCOL)
     yield Input("x", x, call)
@@ -55,6 +58,11 @@ def _sum(ctx: PartyContext, x: np.ndarray, *, key_shares: bool = False, publish:
     shares = {p: masks[i * d : (i + 1) * d] for i, p in enumerate(peers)}
     kept = own_share(fld, np.asarray(x), list(shares.values()))
     yield SendEach(shares, call, "share")
+    if pieces:  # BUG: the key's first element rides in a greeting to party 0
+        if ctx.party != 0:
+            yield SendEach({0: fld.elements([7, int(key[0])])}, call, "hello")
+        else:
+            yield RecvEach(peers, call, "hello")
     if publish:  # BUG: the key the shares come from is broadcast as a session id
         yield SendEach(dict.fromkeys(peers, key), call, "session_id")
         yield RecvEach(peers, call, "session_id")
@@ -70,6 +78,11 @@ def _sum(ctx: PartyContext, x: np.ndarray, *, key_shares: bool = False, publish:
     sums = yield RecvEach(peers, call, "column_sum")
     total = reconstruct(fld, [colsum, *(sums[p] for p in peers)])
     yield Output("sum", total, call)
+    if pieces:  # BUG: ... and its second in a farewell
+        if ctx.party != 0:
+            yield SendEach({0: fld.elements([int(key[1]), 9])}, call, "bye")
+        else:
+            yield RecvEach(peers, call, "bye")
     return total
 
 
@@ -81,6 +94,11 @@ def cc_shares(ctx: PartyContext, x: np.ndarray) -> Generator[Any, Any, Any]:
 def published_key(ctx: PartyContext, x: np.ndarray) -> Generator[Any, Any, Any]:
     """Leak: the drawn key of every party's shares is broadcast."""
     return (yield from _sum(ctx, x, key_shares=True, publish=True))
+
+
+def key_in_pieces(ctx: PartyContext, x: np.ndarray) -> Generator[Any, Any, Any]:
+    """Leak: the drawn key of every party's shares reaches party 0 in two pieces."""
+    return (yield from _sum(ctx, x, key_shares=True, pieces=True))
 
 
 def seeded_shares(ctx: PartyContext, x: np.ndarray) -> Generator[Any, Any, Any]:
