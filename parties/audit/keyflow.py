@@ -24,6 +24,14 @@ declared outputs) for every honest key, or a function of one the audit can recom
   P − D (or P ⊕ D) the same in both runs depends on neither the honest inputs nor the honest
   randomness, so the coalition can compute it and recover D.
 
+* each honest party's **draws** (field elements from its private streams), whole or any run
+  of consecutive elements (:func:`find_draws`): a share addressed to its receiver, a nonce —
+  or a short seed the program expands itself and hands to the wrong party. They are held
+  fixed at their positions; holding a draw accounts for everything the program computes from
+  it, so draws alone never turn ``private`` into ``inconclusive`` (details ``draws_held``),
+  and the simulation method, whose simulators draw shares afresh, checks them separately
+  (:func:`derived_from_draws`).
+
 A match counts only when chance cannot explain it: the matched material carries at least
 :data:`MIN_BITS` bits (in a tiny field a single mask element matches by accident; the exact
 method enumerates those cases instead).
