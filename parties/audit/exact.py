@@ -236,18 +236,6 @@ def exact_audit(
             dist_b = distribution(candidate, assignment)
             if dist_a != dist_b:
                 call, message = _first_difference(layout, dist_a, dist_b)
-                seeded = _seeded_draws(run, inputs, base, theirs, seed_sets, layout, members,
-                                       field, sites, rng)
-                if seeded is not None:
-                    return AuditResult(members, "exact", NOT_APPLICABLE, None, call, message,
-                                       None, {**figures, "reason": (
-                        f"the coalition's view is not an affine function of the draws of the "
-                        f"{keyflow.key_name(seeded)}: the program expands drawn field elements "
-                        f"(a short seed or key) by a non-linear map such as AES; in GF({p}) "
-                        "such a seed has a handful of values, so the masks it expands are not "
-                        "uniform here, and the difference found may be that artefact of the "
-                        "tiny field rather than of the program in its own field; use method = "
-                        "'statistical'"), "seeded_by": keyflow.key_name(seeded)})
                 total = sum(dist_a.values())
                 tv = 0.5 * sum(abs(dist_a[s] - dist_b[s]) for s in set(dist_a) | set(dist_b))
                 return AuditResult(members, "exact", LEAK, None, call, message, None, {
@@ -334,50 +322,6 @@ def _beyond_draws(
         for where in sorted(set(a) | set(b), key=repr):
             if a.get(where) != b.get(where) and where not in carried_a | carried_b:
                 return k, where[1]
-    return None
-
-
-AFFINE_PROBES = 4
-"""Random (a, b, c) draw triples per honest key in :func:`_seeded_draws`."""
-
-
-def _seeded_draws(run: Callable[..., Any], inputs: Sequence[np.ndarray],
-                  base: Mapping[KeyId, bytes], theirs: Sequence[KeyId],
-                  seed_sets: Mapping[KeyId, list[bytes]], layout: Layout,
-                  members: tuple[int, ...], field_: PrimeField, sites: tuple[int, ...],
-                  rng: np.random.Generator) -> KeyId | None:
-    """The first honest key whose draws the coalition's view depends on non-affinely.
-
-    ``seed_sets[k][i]`` draws the i-th vector of GF(p)^n in lexicographic order
-    (:func:`_seed_set`), so the audit can pick draws a, b, c and a + b − c and check that the
-    coalition's received elements satisfy f(a) + f(b) − f(c) = f(a + b − c), as every view
-    of a protocol whose draws enter as masks or shares does. A drawn seed expanded by AES
-    fails it (with probability 1 − 1/p per element and probe)."""
-    p = field_.p
-
-    def row(keys: Mapping[KeyId, bytes]) -> np.ndarray | None:
-        got = split_run(run(inputs, keys), members, field_, sites)
-        received = {c: r.received for c, r in got.items()}
-        if not layout.matches(received):
-            return None
-        return np.array([int(v) for v in layout.row(received, np.dtype(object))], dtype=object)
-
-    for k in theirs:
-        keys = seed_sets.get(k, [])
-        n = round(np.log(len(keys)) / np.log(p)) if len(keys) > 1 else 0
-        if n == 0:
-            continue
-        for _ in range(AFFINE_PROBES):
-            a, b, c = (rng.integers(0, p, n) for _ in range(3))
-            rows = []
-            for v in (a, b, c, (a + b - c) % p):
-                index = int(sum(int(x) * p ** (n - 1 - j) for j, x in enumerate(v)))
-                rows.append(row({**base, k: keys[index]}))
-            if any(r is None for r in rows):
-                return k
-            fa, fb, fc, fd = rows
-            if not np.array_equal((fa + fb - fc) % p, fd % p):
-                return k
     return None
 
 
