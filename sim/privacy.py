@@ -226,7 +226,7 @@ def run_audit(
             other = keyflow.other_inputs(runner.field, values, spec.coalition, audit_seed)
             flow = keyflow.trace(runner, build(values), spec.coalition, audit_seed,
                                  None if other is None else build(other))
-            result = (keyflow.not_applicable_linear(spec.coalition, flow) if flow else
+            result = (keyflow.not_applicable_linear(spec.coalition, flow) if flow.beyond_draws else
                       linear_audits(runner, build, [x.size for x in target.field_inputs or ()],
                                     [spec.coalition], probes=spec.probes, seed=audit_seed,
                                     progress=progress)[0])

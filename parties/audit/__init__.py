@@ -231,7 +231,7 @@ def audit(
         if other is not None:
             flow = keyflow.trace(runner, make_parties(values), members, seed,
                                  make_parties(other))
-            if flow:
+            if flow.beyond_draws:  # honest draws are variables of the linear model
                 return keyflow.not_applicable_linear(members, flow)
         return _linear(runner, make_parties, values, members, seed, probes, progress)
     if method == "statistical":

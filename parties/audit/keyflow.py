@@ -24,6 +24,14 @@ declared outputs) for every honest key, or a function of one the audit can recom
   P − D (or P ⊕ D) the same in both runs depends on neither the honest inputs nor the honest
   randomness, so the coalition can compute it and recover D.
 
+* each honest party's **draws** (field elements from its private streams), whole or any run
+  of consecutive elements (:func:`find_draws`): a share addressed to its receiver, a nonce —
+  or a short seed the program expands itself and hands to the wrong party. They are held
+  fixed at their positions; holding a draw accounts for everything the program computes from
+  it, so draws alone never turn ``private`` into ``inconclusive`` (details ``draws_held``),
+  and the simulation method, whose simulators draw shares afresh, checks them separately
+  (:func:`derived_from_draws`).
+
 A match counts only when chance cannot explain it: the matched material carries at least
 :data:`MIN_BITS` bits (in a tiny field a single mask element matches by accident; the exact
 method enumerates those cases instead).
@@ -60,6 +68,7 @@ import numpy as np
 from parties.audit.randomness import (
     ConditionedRandomness,
     KeyId,
+    KnownElements,
     RandomnessFactory,
     Runner,
     key_of_stream,
@@ -117,9 +126,18 @@ class Finding:
     receiver: int
     reveals: tuple[Reveal, ...]
     whole: bool = False  # the record is this material and nothing else
+    elements: tuple[tuple[KeyId, int, tuple[int, ...]], ...] = ()
+    """(key, stream, positions) of the honest draw elements found (a draw finding)."""
+
+    @property
+    def draw(self) -> bool:
+        """Whether this finding is an honest party's draw (field elements), not key bytes
+        or a stream the audit recomputes from a key."""
+        return bool(self.elements)
 
     def describe(self) -> dict[str, Any]:
-        return {"key": key_name(self.key), "as": self.what, "message": self.where,
+        name = draw_name(self.elements[0]) if self.draw else key_name(self.key)
+        return {"key": name, "as": self.what, "message": self.where,
                 "received_by": self.receiver}
 
 
@@ -133,9 +151,20 @@ class KeyFlow:
     known_streams: Mapping[tuple[KeyId, int], int] = field(default_factory=dict)
     spent: frozenset[tuple[int, str]] = field(default_factory=frozenset)
     """(receiver, message) of the messages that carry key material and nothing else."""
+    known_elements: KnownElements = field(default_factory=dict)
+    """Honest draw elements, by position, the coalition holds (:func:`find_draws`)."""
 
     def __bool__(self) -> bool:
         return bool(self.findings)
+
+    @property
+    def beyond_draws(self) -> bool:
+        """Whether the coalition holds key material beyond honest draws: key bytes, or a
+        stream the audit recomputes from a key. Holding draws alone keeps tests on values
+        complete — whatever a program computes from a draw is a function of the held
+        elements, fixed with them — while a key may feed derivations the audit does not
+        track (see :func:`annotate`)."""
+        return any(not f.draw for f in self.findings)
 
     @classmethod
     def of(cls, findings: Sequence[Finding], notes: Sequence[str] = ()) -> KeyFlow:
@@ -149,8 +178,19 @@ class KeyFlow:
                     keys.add(key)
                 else:
                     streams[(key, stream)] = max(n, streams.get((key, stream), 0))
-        spent = frozenset((f.receiver, f.where) for f in findings if f.whole)
-        return cls(tuple(unique.values()), tuple(notes), frozenset(keys), streams, spent)
+        positions: dict[tuple[KeyId, int], frozenset[int]] = {}
+        for f in findings:
+            for key, stream, at in f.elements:
+                positions[(key, stream)] = positions.get((key, stream), frozenset()) | set(at)
+        # A message that is an honest draw stays in the view: the pattern and the simulators
+        # account for it (a share addressed to its receiver), and held fixed it is a constant.
+        spent = frozenset((f.receiver, f.where) for f in findings if f.whole and not f.draw)
+        return cls(tuple(unique.values()), tuple(notes), frozenset(keys), streams, spent,
+                   positions)
+
+    def without_draws(self) -> KeyFlow:
+        """The flow with its draw findings left out (keys and streams only)."""
+        return KeyFlow.of([f for f in self.findings if not f.draw], self.notes)
 
     def describe(self) -> list[dict[str, Any]]:
         return [f.describe() for f in self.findings]
@@ -161,6 +201,13 @@ def key_name(key: KeyId) -> str:
     if key[0] == "private":
         return f"private mask key of party {key[1]}"
     return f"pair seed of parties {key[1]} and {key[2]}"
+
+
+def draw_name(found: tuple[KeyId, int, tuple[int, ...]]) -> str:
+    """How a verdict names honest draw elements: party, stream, positions."""
+    key, stream, at = found
+    span = f"{at[0]}" if len(at) == 1 else f"{at[0]}..{at[-1]}"
+    return f"draw of party {key[1]} (private stream {stream}, elements {span})"
 
 
 # -- what the audit can recompute ------------------------------------------------------------
@@ -351,6 +398,63 @@ def _xor(a: bytes, b: bytes) -> bytes:
     return bytes(x ^ y for x, y in zip(a, b, strict=True))
 
 
+def find_draws(found_in: Sequence[Carrier], views: Mapping[int, View], field_: PrimeField,
+               honest: set[KeyId]) -> list[Finding]:
+    """Honest parties' private draws that reach the coalition, whole or in part.
+
+    A party's draw (field elements from ``ctx.randomness.private``) may be a share it owes a
+    peer, a nonce — or a short seed it expands itself (a key in all but name). Every run of
+    consecutive elements of a draw that appears as consecutive elements of a received
+    payload or output, carrying at least :data:`MIN_BITS` bits, is found; the finding names
+    the positions, which the audit then holds fixed (:meth:`ConditionedRandomness.knowing`).
+    """
+    index: dict[int, list[tuple[KeyId, int, np.ndarray, int]]] = {}
+    for view in views.values():
+        for skey, values in view.draws:
+            key = key_of_stream(skey)
+            if key[0] != "private" or key not in honest:
+                continue
+            flat = np.ravel(np.asarray(values))
+            if flat.dtype.kind not in "uiO":
+                continue
+            ints = np.array([int(v) for v in flat.tolist()], dtype=object)
+            for i, v in enumerate(ints.tolist()):
+                index.setdefault(v, []).append((key, stream_of(skey), ints, i))
+    if not index:
+        return []
+    per_element = math.log2(field_.p)
+    out = []
+    for c in found_in:
+        values = c.elements
+        if values is None:
+            continue
+        i = 0
+        covered = 0
+        found: list[tuple[KeyId, int, tuple[int, ...]]] = []
+        while i < len(values):
+            best: tuple[int, KeyId, int, int] | None = None
+            for key, stream, draw, at in index.get(values[i], ()):
+                n = 0
+                while (i + n < len(values) and at + n < len(draw)
+                       and values[i + n] == draw[at + n]):
+                    n += 1
+                if best is None or n > best[0]:
+                    best = (n, key, stream, at)
+            if best is not None and best[0] * per_element >= MIN_BITS:
+                n, key, stream, at = best
+                found.append((key, stream, tuple(range(at, at + n))))
+                covered += n
+                i += n
+            else:
+                i += 1
+        if found:
+            what = "draw elements" if len(found) == 1 else f"{len(found)} runs of draw elements"
+            reveals = tuple((k, s, 0) for k, s, _ in found)
+            out.append(Finding(found[0][0], what, c.where, c.receiver, reveals,
+                               covered == len(values), tuple(found)))
+    return out
+
+
 # -- one traced run, and the audits that use it --------------------------------------------------
 
 
@@ -367,13 +471,17 @@ def trace(
     members = sorted(int(m) for m in coalition)
     ids = sorted(p.id for p in parties)
 
+    drawn: list[Finding] = []
+
     def one(parties_: Sequence[Party], trial: int) -> tuple[list[Carrier], list[Derivation]]:
         randomness = ConditionedRandomness(ids, members, seed, trial)
         keys = randomness.keys()
         honest = {k for k in keys if not key_owners(k) & set(members)}
         views = runner(parties_, randomness)
-        return (carriers(views, members),
-                catalogue(keys, views, runner.field, honest))
+        found_in = carriers(views, members)
+        if not drawn:
+            drawn.extend(find_draws(found_in, views, runner.field, honest))
+        return found_in, catalogue(keys, views, runner.field, honest)
 
     first = one(parties, TRACE_TRIAL)
     findings = find(*first)
@@ -383,7 +491,7 @@ def trace(
         more, notes = find_offsets([first, second], runner.field)
         verbatim = {(f.key, f.where) for f in findings}
         findings += [f for f in more if (f.key, f.where) not in verbatim]
-    return KeyFlow.of(findings, notes)
+    return KeyFlow.of(findings + drawn, notes)
 
 
 def other_inputs(field_: PrimeField, inputs: Sequence[Any], coalition: Sequence[int],
@@ -412,10 +520,89 @@ def traced_parties(method: Callable[..., AuditResult]) -> Callable[..., AuditRes
                 *args: Any, seed: int = 0, key_flow: KeyFlow | None = None,
                 **kwargs: Any) -> AuditResult:
         flow = key_flow if key_flow is not None else trace(runner, parties, coalition, seed)
-        known = KnownKeysRunner(runner, flow) if flow else runner
-        return annotate(method(known, parties, coalition, *args, seed=seed, **kwargs), flow)
+        keys_only = flow.without_draws()
+        known = KnownKeysRunner(runner, keys_only) if keys_only else runner
+        result = method(known, parties, coalition, *args, seed=seed, **kwargs)
+        if result.verdict == PRIVATE and len(keys_only.findings) < len(flow.findings):
+            derived = derived_from_draws(runner, parties, coalition, seed, flow)
+            if derived is not None:
+                return annotate(derived, flow)
+        return annotate(result, flow)
 
     return audited
+
+
+DERIVED_TRIALS = 4
+"""Trials of :func:`derived_from_draws` with the draws held."""
+
+MAX_DRAW_ELEMENTS = 64
+"""Most held draw elements :func:`derived_from_draws` fits an affine map to."""
+
+
+def derived_from_draws(runner: Runner, parties: Sequence[Party], coalition: Sequence[int],
+                       seed: int, flow: KeyFlow) -> AuditResult | None:
+    """The simulation method's answer when the coalition recomputes messages from honest
+    draws it received beyond affine maps, else None.
+
+    A simulator models a received draw as what it is in the declared protocol — a share, a
+    pad — and draws it afresh; it cannot be conditioned on the coalition *holding* the draw.
+    The simulation method therefore runs without the draws held, which judges every use of
+    them the comparison sees — affine relations between a received draw and later messages
+    (an explicit share and the column sums) included. What it cannot see is a draw used as a
+    seed: the masks a drawn seed expands to (AES) are uniform element by element and bear no
+    affine relation to the seed. So this checks, for each message from an honest party that
+    is the same in every trial with the draws held (the coalition computes it from what it
+    holds), whether it is an affine function (over GF(p)) of the draw elements the coalition
+    received, fitted over trials without the draws held. When it is not, the program uses the
+    draw beyond what the simulators model, and the method answers ``not applicable`` naming
+    the draw and the message (the statistical method decides it). A share addressed to its
+    receiver, or a broadcast nonce, determines nothing non-affinely.
+    """
+    members = sorted(int(m) for m in coalition)
+    ids = sorted(p.id for p in parties)
+    draws = sorted({(f.receiver, f.where) for f in flow.findings if f.draw})
+    field_ = runner.field
+
+    def payloads(held: bool, trials: int) -> list[dict[tuple[int, str], list[int]]]:
+        out = []
+        for t in range(trials):
+            randomness = ConditionedRandomness(ids, members, seed, t)
+            randomness = randomness.knowing(
+                flow.known_keys, flow.known_streams, flow.known_elements if held else {})
+            views = runner(parties, randomness)
+            out.append({(m, message_name(msg, m)): [int(v) for v in
+                                                    np.ravel(np.asarray(msg.payload)).tolist()]
+                        for m in members for msg in views[m].received
+                        if msg.sender not in set(members)})
+        return out
+
+    held = payloads(True, DERIVED_TRIALS)
+    candidates = [w for w in held[0] if w not in set(draws)
+                  and all(run.get(w) == held[0][w] for run in held)]
+    if not candidates:
+        return None
+    k = sum(len(held[0].get(w, ())) for w in draws)
+    free = payloads(False, min(k, MAX_DRAW_ELEMENTS) + 1 + DERIVED_TRIALS)
+    if any(w not in run for run in free for w in (*draws, *candidates)):
+        return None  # the pattern changes with the honest randomness: the comparison says so
+    basis = np.array([[*(v for w in draws for v in run[w]), 1] for run in free], dtype=object)
+    rank = field_.rank(field_.elements(basis)) if k <= MAX_DRAW_ELEMENTS else None
+    for where in candidates:
+        for i in range(len(held[0][where])):
+            column = np.array([[run[where][i]] for run in free], dtype=object)
+            if rank is not None and field_.rank(field_.elements(
+                    np.concatenate([basis, column], axis=1))) == rank:
+                continue  # affine in the received draws: the comparison judged it
+            return AuditResult(tuple(members), "simulation", NOT_APPLICABLE, message=where[1],
+                               details={
+                "reason": f"honest draws reach the coalition (draws_held), and with them held "
+                          f"{where[1]} is the same in every trial but not an affine function "
+                          "of them: the coalition computes it from them as from a seed or a "
+                          "key, a use of the draws the simulators do not model; use method = "
+                          "'statistical'",
+                "derived_message": where[1],
+                "draws_held": [f.describe() for f in flow.findings if f.draw]})
+    return None
 
 
 def traced_inputs(method: Callable[..., AuditResult]) -> Callable[..., AuditResult]:
@@ -444,8 +631,10 @@ class KnownKeysRunner:
     """A :class:`~.randomness.Runner` whose conditioned trials hold the flow's keys fixed too.
 
     In those trials a message that carries key material and nothing else is left out of the
-    coalition's views: it is a constant the coalition is now credited with. Any other
-    randomness (the exact method's enumerated keys) runs as it is, every message kept."""
+    coalition's views: it is a constant the coalition is now credited with (a message that is
+    an honest draw stays: the pattern and the simulators account for it, and held it is a
+    constant). Any other randomness (the exact method's enumerated keys) runs as it is, every
+    message kept."""
 
     inner: Runner
     flow: KeyFlow
@@ -458,7 +647,8 @@ class KnownKeysRunner:
                  ) -> Mapping[int, View]:
         if not isinstance(randomness, ConditionedRandomness):
             return self.inner(parties, randomness)  # the exact method's own keys: as they are
-        randomness = randomness.knowing(self.flow.known_keys, self.flow.known_streams)
+        randomness = randomness.knowing(self.flow.known_keys, self.flow.known_streams,
+                                        self.flow.known_elements)
         views = self.inner(parties, randomness)
         receivers = {m for m, _ in self.flow.spent}
         if not receivers:
@@ -472,11 +662,16 @@ class KnownKeysRunner:
 
 
 def annotate(result: AuditResult, flow: KeyFlow) -> AuditResult:
-    """``result`` with the key flow named in its details (and what it led to)."""
+    """``result`` with the key flow named in its details (and what it led to): keys and
+    streams under ``key_flow``, honest draws the coalition holds under ``draws_held`` (a
+    share reaching its addressee is one; it is named, not alarming)."""
     if not flow:
         return result
     details = dict(result.details)
-    details["key_flow"] = flow.describe()
+    if flow.beyond_draws:
+        details["key_flow"] = [f.describe() for f in flow.findings if not f.draw]
+    if len(flow.findings) > len(flow.without_draws().findings):
+        details["draws_held"] = [f.describe() for f in flow.findings if f.draw]
     if flow.notes:
         details["key_flow_notes"] = list(flow.notes)
     if result.verdict == LEAK:
@@ -487,6 +682,11 @@ def annotate(result: AuditResult, flow: KeyFlow) -> AuditResult:
         details["key_flow_consequence"] = (
             "the coalition holds the honest key material above, and with it its view still "
             "reveals nothing beyond its inputs and outputs (every key value enumerated)")
+    elif result.verdict == PRIVATE and not flow.beyond_draws:
+        details["key_flow_consequence"] = (
+            "honest draws above reach the coalition; held fixed as its own randomness (and "
+            "with them everything the program computes from them), its residual view shows "
+            "no dependence on the honest inputs")
     elif result.verdict == PRIVATE:
         details["key_flow_consequence"] = (
             "the coalition holds the honest key material above; held fixed as its own "

@@ -81,6 +81,10 @@ KeyId = tuple[Any, ...]
 KnownStreams = Mapping[tuple[KeyId, int], int]
 """(key, stream number) → how many leading elements of that stream the coalition knows."""
 
+KnownElements = Mapping[tuple[KeyId, int], frozenset[int]]
+"""(key, stream number) → positions of single elements of that stream the coalition knows
+(an honest party's draw, or part of one, that reached it: :func:`.keyflow.find_draws`)."""
+
 
 def private_key_id(party: int) -> KeyId:
     """The name of ``party``'s private mask key."""
@@ -147,11 +151,14 @@ class ConditionedRandomness:
         Honest keys the coalition has learnt: fixed like its own.
     known_streams : KnownStreams, optional
         Leading elements of honest streams the coalition has learnt: fixed, the rest fresh.
+    known_elements : KnownElements, optional
+        Elements of honest streams, by position, the coalition has learnt: fixed likewise.
     """
 
     def __init__(
         self, parties: Sequence[int], coalition: Sequence[int], audit_seed: int, trial: int,
         known_keys: Collection[KeyId] = (), known_streams: KnownStreams | None = None,
+        known_elements: KnownElements | None = None,
     ) -> None:
         self.parties = tuple(sorted(parties))
         self.coalition = frozenset(coalition)
@@ -159,16 +166,23 @@ class ConditionedRandomness:
         self.trial = trial
         self.known_keys = frozenset(known_keys)
         self.known_streams: dict[tuple[KeyId, int], int] = dict(known_streams or {})
+        self.known_elements: dict[tuple[KeyId, int], frozenset[int]] = dict(
+            known_elements or {})
         self._fixed = _seed_material(audit_seed, 0)
         self._fresh = _seed_material(audit_seed, 1, trial)
 
-    def knowing(self, keys: Collection[KeyId], streams: KnownStreams) -> ConditionedRandomness:
-        """The same trial, with ``keys`` and ``streams`` known to the coalition as well."""
+    def knowing(self, keys: Collection[KeyId], streams: KnownStreams,
+                elements: KnownElements | None = None) -> ConditionedRandomness:
+        """The same trial, with ``keys``, ``streams`` and ``elements`` known to the coalition
+        as well."""
         merged = dict(self.known_streams)
         for k, n in streams.items():
             merged[k] = max(n, merged.get(k, 0))
+        positions = dict(self.known_elements)
+        for k, at in (elements or {}).items():
+            positions[k] = positions.get(k, frozenset()) | frozenset(at)
         return ConditionedRandomness(self.parties, self.coalition, self.audit_seed, self.trial,
-                                     self.known_keys | frozenset(keys), merged)
+                                     self.known_keys | frozenset(keys), merged, positions)
 
     def _label(self, key: KeyId) -> str:
         if key[0] == "private":
@@ -193,7 +207,11 @@ class ConditionedRandomness:
         mine = [private_key_id(party), *(pair_key_id(party, p) for p in self.parties
                                          if p != party)]
         source = keyed_source({k: self.key(k) for k in mine}, self.parties, party, field)
-        partial = {k: n for k, n in self.known_streams.items() if k[0] in set(mine)}
+        partial = {k: frozenset(range(n)) for k, n in self.known_streams.items()
+                   if k[0] in set(mine)}
+        for k, at in self.known_elements.items():
+            if k[0] in set(mine):
+                partial[k] = partial.get(k, frozenset()) | at
         if not partial:
             return source
         fixed = keyed_source({k: self.fixed_key(k) for k in mine}, self.parties, party, field)
@@ -203,13 +221,13 @@ class ConditionedRandomness:
 class PartlyKnownRandomness:
     """A party's randomness whose streams have known leading elements.
 
-    Elements the coalition has learnt (``known``: (key, stream number) → count) come from
-    ``fixed`` — the same in every trial — and the rest from ``fresh``. Draws go through the
+    Elements the coalition has learnt (``known``: (key, stream number) → their positions) come
+    from ``fixed`` — the same in every trial — and the rest from ``fresh``. Draws go through the
     stream-by-stream methods, so a recording wrapper sees exactly the values used.
     """
 
     def __init__(self, fresh: AesRandomness, fixed: AesRandomness,
-                 known: Mapping[tuple[KeyId, int], int]) -> None:
+                 known: Mapping[tuple[KeyId, int], frozenset[int]]) -> None:
         self.fresh = fresh
         self.fixed = fixed
         self.known = dict(known)
@@ -222,11 +240,11 @@ class PartlyKnownRandomness:
 
     def _mix(self, key: KeyId, stream: int, fresh: np.ndarray,
              fixed: Callable[[], np.ndarray]) -> np.ndarray:
-        n = min(self.known.get((key, stream), 0), len(fresh))
-        if n == 0:
+        at = sorted(i for i in self.known.get((key, stream), ()) if i < len(fresh))
+        if not at:
             return fresh
         out = np.array(fresh, copy=True)
-        out[:n] = fixed()[:n]
+        out[at] = fixed()[at]
         return out
 
     def private(self, call: Call, n: int, sub: int = 0) -> np.ndarray:
