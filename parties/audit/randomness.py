@@ -218,7 +218,30 @@ class ConditionedRandomness:
         return PartlyKnownRandomness(source, fixed, partial)
 
 
-class PartlyKnownRandomness:
+class PairsFromStreams:
+    """``pairwise_many`` and ``pairwise_mask`` of a randomness source, built row by row from
+    its own ``pairwise`` streams (for the audit's sources, which serve streams one by one)."""
+
+    party: int
+    field: PrimeField
+
+    def pairwise(self, peer: int, call: Call, n: int, sub: int = 0) -> np.ndarray:
+        raise NotImplementedError
+
+    def pairwise_many(
+        self, peers: tuple[int, ...], call: Call, n: int, sub: int = 0
+    ) -> np.ndarray:
+        rows = [self.pairwise(peer, call, n, sub) for peer in peers]
+        return np.stack(rows) if rows else self.field.zeros((0, n))
+
+    def pairwise_mask(
+        self, peers: tuple[int, ...], call: Call, half: int, sub: int = 0
+    ) -> np.ndarray:
+        streams = self.pairwise_many(peers, call, 2 * half, sub)
+        return pairwise_mask_from_streams(self.field, self.party, peers, streams, half)
+
+
+class PartlyKnownRandomness(PairsFromStreams):
     """A party's randomness whose streams have known leading elements.
 
     Elements the coalition has learnt (``known``: (key, stream number) → their positions) come
@@ -257,20 +280,8 @@ class PartlyKnownRandomness:
                          self.fresh.pairwise(peer, call, n, sub),
                          lambda: self.fixed.pairwise(peer, call, n, sub))
 
-    def pairwise_many(
-        self, peers: tuple[int, ...], call: Call, n: int, sub: int = 0
-    ) -> np.ndarray:
-        rows = [self.pairwise(peer, call, n, sub) for peer in peers]
-        return np.stack(rows) if rows else self.field.zeros((0, n))
 
-    def pairwise_mask(
-        self, peers: tuple[int, ...], call: Call, half: int, sub: int = 0
-    ) -> np.ndarray:
-        streams = self.pairwise_many(peers, call, 2 * half, sub)
-        return pairwise_mask_from_streams(self.field, self.party, peers, streams, half)
-
-
-class TapeRandomness:
+class TapeRandomness(PairsFromStreams):
     """Randomness read from a tape ``{stream key: elements}`` shared by all parties.
 
     In discovery mode (``tape is None``) it returns zeros and records every stream's length.
@@ -303,18 +314,6 @@ class TapeRandomness:
 
     def pairwise(self, peer: int, call: Call, n: int, sub: int = 0) -> np.ndarray:
         return self._lookup(stream_key("pair", self.party, peer, call, sub), n)
-
-    def pairwise_many(
-        self, peers: tuple[int, ...], call: Call, n: int, sub: int = 0
-    ) -> np.ndarray:
-        rows = [self.pairwise(peer, call, n, sub) for peer in peers]
-        return np.stack(rows) if rows else self.field.zeros((0, n))
-
-    def pairwise_mask(
-        self, peers: tuple[int, ...], call: Call, half: int, sub: int = 0
-    ) -> np.ndarray:
-        streams = self.pairwise_many(peers, call, 2 * half, sub)
-        return pairwise_mask_from_streams(self.field, self.party, peers, streams, half)
 
 
 def tape_factory(
