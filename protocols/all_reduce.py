@@ -39,7 +39,13 @@ from protocols.effects import Input, Output, RecvEach, SendEach
 from protocols.errors import InputError
 from protocols.functionality import CallInstance, FunctionalityMismatch, Ideal, field_sum
 from protocols.secure_sum import Cost, check_variant, declared_cost, secure_sum, secure_sum_field
-from protocols.simulator import CallView, MessageKey, SimulatorMismatch, uniform_with_sum
+from protocols.simulator import (
+    CallView,
+    MessageKey,
+    SimulatorMismatch,
+    members_input_length,
+    uniform_with_sum,
+)
 
 METHODS: tuple[str, ...] = ("secure_sum", "plain")
 PROTOCOL = "all_reduce"
@@ -175,12 +181,7 @@ class AllReduceSimulator:
 
     def sizes(self, view: CallView) -> dict[MessageKey, int]:
         """Every ``value`` message is one party's input: d elements, as the members' own."""
-        lengths = {int(np.ravel(view.input(m)).size) for m in view.members}
-        if len(lengths) != 1:
-            raise SimulatorMismatch(
-                f"the members' inputs to {view.call.tag('').rstrip('.')} have different "
-                f"lengths {sorted(lengths)}")
-        d = lengths.pop()
+        d = members_input_length(view)
         return {(m, p, "value"): d for m in view.members for p in view.parties if p != m}
 
     def reveals(self, view: CallView) -> str | None:

@@ -65,7 +65,13 @@ from protocols.effects import Call, Input, Output, RecvEach, SendEach
 from protocols.errors import InputError
 from protocols.field import PrimeField
 from protocols.functionality import CallInstance, Ideal, field_sum
-from protocols.simulator import CallView, MessageKey, SimulatorMismatch, uniform_with_sum
+from protocols.simulator import (
+    CallView,
+    MessageKey,
+    SimulatorMismatch,
+    members_input_length,
+    uniform_with_sum,
+)
 
 Variant = Literal["explicit", "prg", "prg_two_share"]
 VARIANTS: tuple[str, ...] = ("prg", "explicit")
@@ -306,12 +312,7 @@ class SecureSumSimulator:
         The shares r_i^(j) (``explicit``) and the column sums are vectors of d elements, d the
         length of the members' inputs to the call (public: every party inputs d elements).
         """
-        lengths = {int(np.ravel(view.input(m)).size) for m in view.members}
-        if len(lengths) != 1:
-            raise SimulatorMismatch(
-                f"the members' inputs to {view.call.tag('').rstrip('.')} have different "
-                f"lengths {sorted(lengths)}")
-        d = lengths.pop()
+        d = members_input_length(view)
         explicit = (self.variant or ("explicit" if any(step == "share" for _, _, step in view.sent)
                                      else "prg")) == "explicit"
         steps = ("share", "column_sum") if explicit else ("column_sum",)

@@ -288,6 +288,22 @@ def uniform_with_sum(
     return out
 
 
+def members_input_length(view: CallView) -> int:
+    """d, the length of every member's input to the call (a message size a simulator declares).
+
+    Raises
+    ------
+    SimulatorMismatch
+        When the members' inputs differ in length (the program does not run the protocol).
+    """
+    lengths = {int(np.ravel(view.input(m)).size) for m in view.members}
+    if len(lengths) != 1:
+        raise SimulatorMismatch(
+            f"the members' inputs to {view.call.tag('').rstrip('.')} have different "
+            f"lengths {sorted(lengths)}")
+    return lengths.pop()
+
+
 def declared_sizes(simulator: Any, view: CallView) -> Mapping[MessageKey, int] | None:
     """The element count the simulator declares for each message of the call, or None.
 

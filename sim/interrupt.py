@@ -75,12 +75,8 @@ def interruptible(clock: Callable[[], float] = time.monotonic) -> Iterator[None]
     def interrupt(signum: int, _frame: Any) -> None:
         raise Interrupted(signum, clock() - began)
 
-    previous = {sig: signal.signal(sig, interrupt) for sig in SIGNALS}
-    try:
+    with _handled_by(interrupt):
         yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 @contextmanager
@@ -100,11 +96,20 @@ def deferred() -> Iterator[None]:
     def hold(signum: int, _frame: Any) -> None:
         arrived.append(signum)
 
-    previous = {sig: signal.signal(sig, hold) for sig in SIGNALS}
+    try:
+        with _handled_by(hold):
+            yield
+    finally:
+        if arrived:  # delivered to the handler the block had replaced
+            signal.raise_signal(arrived[0])
+
+
+@contextmanager
+def _handled_by(handler: Callable[[int, Any], None]) -> Iterator[None]:
+    """SIGINT and SIGTERM go to ``handler`` over the block; the previous handlers come back."""
+    previous = {sig: signal.signal(sig, handler) for sig in SIGNALS}
     try:
         yield
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        if arrived:
-            signal.raise_signal(arrived[0])
+        for sig, earlier in previous.items():
+            signal.signal(sig, earlier)
