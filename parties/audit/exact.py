@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from parties.audit import keyflow
+from parties.audit import keyflow, seeded
 from parties.audit.calls import Layout, select_calls, split_run
 from parties.audit.pattern import PatternCheck, aborted_verdict
 from parties.audit.randomness import (
@@ -242,6 +242,20 @@ def exact_audit(
             dist_b = distribution(candidate, assignment)
             if dist_a != dist_b:
                 call, message = _first_difference(layout, dist_a, dist_b)
+                expanded = _seed_expansion(run, inputs, {**base, **assignment}, theirs,
+                                           seed_sets, layout, members, field, sites)
+                if expanded is not None:
+                    return AuditResult(members, "exact", NOT_APPLICABLE, None, call, message,
+                                       None, {**figures, "seeded_by": keyflow.key_name(
+                                           expanded), "reason": (
+                        f"the coalition's view depends on the draws of the "
+                        f"{keyflow.key_name(expanded)} only as a seed expansion does (every "
+                        "element it moves mixes several draws, non-affinely, into values "
+                        f"spread like a random function's): in GF({p}) such a seed has only "
+                        f"{p}^{size[expanded]} values, so its expansion is not uniform here "
+                        "and the difference found is the tiny field's, not the program's; "
+                        "the exact method cannot model the expansion as uniform without "
+                        "auditing another program; use method = 'statistical'")})
                 total = sum(dist_a.values())
                 tv = 0.5 * sum(abs(dist_a[s] - dist_b[s]) for s in set(dist_a) | set(dist_b))
                 return AuditResult(members, "exact", LEAK, None, call, message, None, {
@@ -328,6 +342,39 @@ def _beyond_draws(
         for where in sorted(set(a) | set(b), key=repr):
             if a.get(where) != b.get(where) and where not in carried_a | carried_b:
                 return k, where[1]
+    return None
+
+
+def _seed_expansion(
+    run: Callable[[Sequence[np.ndarray], Mapping[KeyId, bytes]], Any],
+    inputs: Sequence[np.ndarray],
+    keys: Mapping[KeyId, bytes],
+    theirs: Sequence[KeyId],
+    seed_sets: Mapping[KeyId, list[bytes]],
+    layout: Layout,
+    members: tuple[int, ...],
+    field_: PrimeField,
+    sites: tuple[int, ...],
+) -> KeyId | None:
+    """The first honest key the coalition's view depends on only through a seed expansion.
+
+    ``seed_sets[k][i]`` draws the i-th vector of GF(p)^n in lexicographic order
+    (:func:`_seed_set`); the view is tabulated over all of them, the other keys as in
+    ``keys``, and judged by :func:`parties.audit.seeded.expansion_of`. A key that changes the
+    view's shape is not an expansion (the pattern is then the finding)."""
+    p = field_.p
+    for k in theirs:
+        table = []
+        for key in seed_sets.get(k, []):
+            got = split_run(run(inputs, {**keys, k: key}), members, field_, sites)
+            received = {c: r.received for c, r in got.items()}
+            if not layout.matches(received):
+                break
+            table.append([int(v) for v in layout.row(received, np.dtype(object))])
+        else:
+            n = round(np.log(len(table)) / np.log(p)) if len(table) > 1 else 0
+            if n and seeded.expansion_of(np.array(table, dtype=np.int64), p, n).seeded:
+                return k
     return None
 
 

@@ -13,7 +13,9 @@ Leaks:
 * :func:`published_key` — every party expands its shares with AES from a 2-element drawn key
   and broadcasts that key as a "session id" (the draw used as a seed);
 * :func:`key_in_pieces` — the same drawn key reaches party 0 one element at a time, each
-  inside a message with a header (a "hello" and a "bye" after the sum).
+  inside a message with a header (a "hello" and a "bye" after the sum);
+* :func:`seeded_bits` — shares expanded from a drawn key that stays home, reduced to bits
+  (the expansion is honest, the small range is the leak, in every field).
 
 Honest controls: :func:`seeded_shares` (shares from a drawn key that stays home) and
 :func:`nonce_first` (each party broadcasts a 2-element nonce before an explicit sum).
@@ -41,7 +43,7 @@ def expand(field_: PrimeField, key: np.ndarray, stream: int, n: int) -> np.ndarr
 
 
 def _sum(ctx: PartyContext, x: np.ndarray, *, key_shares: bool = False, publish: bool = False,
-         cc: bool = False, nonce: bool = False, pieces: bool = False
+         cc: bool = False, nonce: bool = False, pieces: bool = False, small: bool = False
          ) -> Generator[Any, Any, Any]:
     fld, peers, d = ctx.field, ctx.peers, len(x)
     call = ctx.new_call(PROTOCOL)
@@ -53,6 +55,8 @@ def _sum(ctx: PartyContext, x: np.ndarray, *, key_shares: bool = False, publish:
     if key_shares:
         key = ctx.randomness.private(call, 2, sub=3)
         masks = expand(fld, key, call.index, len(peers) * d)
+        if small:  # BUG: the expanded shares are reduced to bits
+            masks = fld.elements(np.asarray(masks) % 2)
     else:
         masks = ctx.randomness.private(call, len(peers) * d)
     shares = {p: masks[i * d : (i + 1) * d] for i, p in enumerate(peers)}
@@ -99,6 +103,11 @@ def published_key(ctx: PartyContext, x: np.ndarray) -> Generator[Any, Any, Any]:
 def key_in_pieces(ctx: PartyContext, x: np.ndarray) -> Generator[Any, Any, Any]:
     """Leak: the drawn key of every party's shares reaches party 0 in two pieces."""
     return (yield from _sum(ctx, x, key_shares=True, pieces=True))
+
+
+def seeded_bits(ctx: PartyContext, x: np.ndarray) -> Generator[Any, Any, Any]:
+    """Leak: shares expanded from a drawn key that stays home, then reduced to bits."""
+    return (yield from _sum(ctx, x, key_shares=True, small=True))
 
 
 def seeded_shares(ctx: PartyContext, x: np.ndarray) -> Generator[Any, Any, Any]:
