@@ -314,11 +314,15 @@ class AbortedRun(dict):
     What an audit's runner hands back for an aborted run instead of raising: whether a run
     aborts is part of what a coalition observes. ``party`` failed in ``call``
     (``"protocol#index"``, "" before its first call); ``reason`` is the caller's full text,
-    which no party saw.
+    which no party saw. ``refused``: the party refused its input (a
+    :class:`~protocols.errors.PartyInputError`) — on the user's inputs a mistake to report,
+    not an observation.
     """
 
-    def __init__(self, views: Mapping[int, View], party: int, call: str, reason: str) -> None:
+    def __init__(self, views: Mapping[int, View], party: int, call: str, reason: str,
+                 refused: bool = False) -> None:
         super().__init__(views)
         self.party = party
         self.call = call
         self.reason = reason
+        self.refused = refused

@@ -38,7 +38,7 @@ from parties.audit.linear import linear_audits
 from parties.party import Party, Program, site_parties
 from parties.view import AbortedRun, View
 from protocols.context import PartyContext
-from protocols.errors import ProtocolAbort
+from protocols.errors import InputError, ProtocolAbort
 from protocols.field import PrimeField, prime_field
 from protocols.registry import Target
 from protocols.secure_sum import secure_sum_field
@@ -104,7 +104,8 @@ class SimPyRunner:
             views = getattr(abort, "views", None)
             if views is None:
                 raise
-            return AbortedRun(views, abort.party, abort.call, abort.reason)
+            return AbortedRun(views, abort.party, abort.call, abort.reason,
+                              refused=isinstance(abort, InputError))
 
 
 def audit(

@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from parties.audit.pattern import refuse_bad_input
 from parties.audit.randomness import ConditionedRandomness, Runner
 from parties.audit.result import LEAK, NOT_APPLICABLE, AuditResult
 from parties.party import SITE, Party
@@ -202,6 +203,7 @@ def functionality_audit(
         views = runner(parties, ConditionedRandomness(ids, members, seed, 0))
     except ProtocolAbort:
         return None  # the program cannot run on these inputs: the method says why
+    refuse_bad_input(views)  # a party refusing the given inputs is the user's mistake
     finding = check_outputs(views, members, runner.field, sites, resolve(protocol), variant,
                             inputs)
     return None if finding is None else as_result(finding, members, method)

@@ -32,6 +32,7 @@ from parties.audit.result import LEAK, NOT_APPLICABLE, AuditResult
 from parties.party import SITE, Party
 from parties.view import SIMULATED, AbortedRun, View
 from protocols.effects import Call
+from protocols.errors import InputError
 
 PROPERTIES = ("abort", "recipient", "count", "size", "recv_any", "recv_within", "order",
               "time")
@@ -75,14 +76,38 @@ def aborted(views: Mapping[int, View]) -> AbortedRun | None:
     return views if isinstance(views, AbortedRun) else None
 
 
+def refuse_bad_input(views: Mapping[int, View]) -> None:
+    """Raise when a party refused its input in this run (on the audit's given inputs).
+
+    A value too large for the field, inputs of different lengths: the user's mistake, which an
+    audit must report rather than turn into a verdict.
+
+    Raises
+    ------
+    InputError
+        Naming the party and what was wrong with its input.
+    """
+    abort = aborted(views)
+    if abort is not None and abort.refused:
+        raise InputError(f"party {abort.party} refused its input on the audit's inputs: "
+                         f"{abort.reason}")
+
+
 def aborted_verdict(
     members: Sequence[int], method: str, views: Mapping[int, View]
 ) -> AuditResult | None:
     """``not applicable`` when the run aborted (under every input the audit ran, since the
-    pattern check passed): the partial views are not the program's; else None."""
+    pattern check passed): the partial views are not the program's; else None.
+
+    Raises
+    ------
+    InputError
+        When a party refused its input (:func:`refuse_bad_input`).
+    """
     abort = aborted(views)
     if abort is None:
         return None
+    refuse_bad_input(views)
     where = f"in call {abort.call}" if abort.call else "before its first call"
     return AuditResult(tuple(sorted(members)), method, NOT_APPLICABLE, details={
         "reason": f"the program aborts on the audit's inputs (party {abort.party} {where}: "
@@ -226,7 +251,8 @@ class PatternCheck:
 
     def check(self, views: Mapping[int, View], **details: Any) -> AuditResult | None:
         pattern = pattern_of(views, self.members)
-        if self.reference is None:
+        if self.reference is None:  # the run on the audit's given inputs
+            refuse_bad_input(views)
             self.reference = pattern
             return None
         difference = first_difference(self.reference, pattern)
