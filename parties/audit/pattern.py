@@ -21,6 +21,8 @@ deterministic; a view whose clock is the wall clock (MPI) has its times left out
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -28,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from parties.audit.result import LEAK, NOT_APPLICABLE, AuditResult
+from parties.audit.result import INCONCLUSIVE, LEAK, NOT_APPLICABLE, PRIVATE, AuditResult
 from parties.party import SITE, Party
 from parties.view import SIMULATED, AbortedRun, View
 from protocols.effects import Call
@@ -306,29 +308,139 @@ def _redrawn(value: Any, kind: str, rng: np.random.Generator, span: tuple[float,
     return out.astype(value.dtype)
 
 
+def _redrawn_input(value: Any, kind: str, rng: np.random.Generator,
+                   span: tuple[float, float], limit: int | None) -> Any:
+    """Any input redrawn by ``kind``: arrays (:func:`_redrawn`), Python and numpy numbers
+    (as 0-d arrays, back in their own type), and lists, tuples and dicts of them, element by
+    element; booleans and everything else as they are."""
+    if isinstance(value, np.ndarray):
+        return _redrawn(value, kind, rng, span, limit)
+    if isinstance(value, bool | np.bool_):
+        return value
+    if isinstance(value, int | float | np.integer | np.floating):
+        dtype = np.float64 if isinstance(value, float | np.floating) else np.int64
+        out = _redrawn(np.asarray(value, dtype=dtype), kind, rng, span, limit)
+        return type(value)(out.item())
+    if type(value) in (list, tuple):
+        return type(value)(_redrawn_input(v, kind, rng, span, limit) for v in value)
+    if type(value) is dict:
+        return {k: _redrawn_input(v, kind, rng, span, limit) for k, v in value.items()}
+    return value
+
+
+def _leaves(value: Any) -> list[Any]:
+    """The leaves of an input: arrays, numbers and anything else, through lists, tuples and
+    dicts."""
+    if type(value) in (list, tuple):
+        return [leaf for v in value for leaf in _leaves(v)]
+    if type(value) is dict:
+        return [leaf for v in value.values() for leaf in _leaves(v)]
+    return [value]
+
+
+def _numeric(leaf: Any) -> bool:
+    if isinstance(leaf, np.ndarray):
+        return leaf.dtype.kind in "uif" or leaf.size == 0
+    return isinstance(leaf, int | float | np.integer | np.floating) and not isinstance(
+        leaf, bool | np.bool_)
+
+
+def _same(a: Any, b: Any) -> bool:
+    la, lb = _leaves(a), _leaves(b)
+    if len(la) != len(lb):
+        return False
+    for x, y in zip(la, lb, strict=True):
+        if isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
+            if not (isinstance(x, np.ndarray) and isinstance(y, np.ndarray)
+                    and x.shape == y.shape and np.array_equal(x, y)):
+                return False
+        else:
+            try:
+                if not bool(x == y):
+                    return False
+            except Exception:  # objects without a truth value are not equal
+                return False
+    return True
+
+
+def public_inputs(parties: Sequence[Party]) -> set[str]:
+    """Input names whose value is not an array and is the same at every data holder (two or
+    more): public parameters (an iteration count, a variant, a shared config), kept by the
+    alternatives. An array is data, redrawn even where every site holds the same."""
+    sites = [p for p in parties if p.role == SITE]
+    if len(sites) < 2:
+        return set()
+    names = set.intersection(*(set(p.inputs) for p in sites))
+    return {k for k in names
+            if not isinstance(sites[0].inputs[k], np.ndarray)
+            and all(_same(sites[0].inputs[k], p.inputs[k]) for p in sites[1:])}
+
+
+def unredrawn_inputs(parties: Sequence[Party], coalition: Sequence[int]) -> list[str]:
+    """Honest inputs the alternatives cannot redraw: private (not :func:`public_inputs`) and
+    holding something other than numbers (a string, an object), as ``"party m: name"``.
+
+    A pattern that follows them goes unseen by :func:`check_alternatives`, so a method that
+    relies on it must not answer ``private`` while this is not empty."""
+    members = set(coalition)
+    public = public_inputs(parties)
+    return [f"party {p.id}: {k}" for p in parties
+            if p.role == SITE and p.id not in members
+            for k, v in sorted(p.inputs.items()) if k not in public
+            and not all(_numeric(leaf) for leaf in _leaves(v))]
+
+
+def redrawn_inputs_required(method: Callable[..., AuditResult]) -> Callable[..., AuditResult]:
+    """For a method on the parties of a run (``method(runner, parties, coalition, ...)``):
+    ``private`` becomes ``inconclusive`` when some honest input could not be redrawn for the
+    pattern check (:func:`unredrawn_inputs`, named in ``details["not_redrawn"]``)."""
+
+    @functools.wraps(method)
+    def checked(runner: Any, parties: Sequence[Party], coalition: Sequence[int], *args: Any,
+                **kwargs: Any) -> AuditResult:
+        result = method(runner, parties, coalition, *args, **kwargs)
+        missing = unredrawn_inputs(parties, coalition)
+        if result.verdict != PRIVATE or not missing:
+            return result
+        return dataclasses.replace(result, verdict=INCONCLUSIVE, details={
+            **result.details, "not_redrawn": missing,
+            "reason": "the pattern check redraws honest inputs of numbers; these hold "
+                      f"something else and were kept ({', '.join(missing)}), so a pattern "
+                      "that follows them would go unseen"})
+
+    return checked
+
+
 def alternative_parties(
     parties: Sequence[Party], coalition: Sequence[int], rng: np.random.Generator, n: int,
     limit: int | None = None,
 ) -> list[tuple[str, list[Party]]]:
-    """``n`` variants of ``parties`` with the honest data holders' numeric arrays redrawn.
+    """``n`` variants of ``parties`` with the honest data holders' private inputs redrawn.
 
     Each variant is of a kind of :data:`ALTERNATIVE_KINDS` (in turn); the programs, the
-    coalition's inputs, every scalar parameter and every other role are kept. Integer arrays
-    stay in [0, ``limit``) when ``limit`` (the field's prime) is given. Returns
+    coalition's inputs, the public parameters (:func:`public_inputs`) and every other role are
+    kept. Arrays, numbers, and lists, tuples and dicts of them are redrawn element by element
+    (:func:`_redrawn_input`); what holds no numbers is kept (:func:`unredrawn_inputs` names
+    it). Integers stay in [0, ``limit``) when ``limit`` (the field's prime) is given. Returns
     ``(kind, parties)`` pairs; a kind that changes nothing (``swap`` with one honest party)
     is skipped.
     """
     members = set(coalition)
+    public = public_inputs(parties)
     honest = [p for p in parties if p.role == SITE and p.id not in members]
     spans: dict[str, tuple[float, float]] = {}
     for p in parties:
         if p.role != SITE:
             continue
         for key, value in p.inputs.items():
-            if isinstance(value, np.ndarray) and value.size and value.dtype.kind in "uif":
-                lo, hi = float(np.min(value)), float(np.max(value))
-                old = spans.get(key, (lo, hi))
-                spans[key] = (min(lo, old[0]), max(hi, old[1]))
+            numbers = [np.asarray(leaf, dtype=np.float64).ravel() for leaf in _leaves(value)
+                       if _numeric(leaf) and np.size(leaf)]
+            if key in public or not numbers:
+                continue
+            flat = np.concatenate(numbers)
+            lo, hi = float(np.min(flat)), float(np.max(flat))
+            old = spans.get(key, (lo, hi))
+            spans[key] = (min(lo, old[0]), max(hi, old[1]))
     out: list[tuple[str, list[Party]]] = []
     for i in range(n):
         kind = ALTERNATIVE_KINDS[i % len(ALTERNATIVE_KINDS)]
@@ -339,11 +451,13 @@ def alternative_parties(
             for j, p in enumerate(honest):
                 donor = honest[(j + 1 + i // len(ALTERNATIVE_KINDS)) % len(honest)]
                 replaced[p.id] = {
-                    k: (donor.inputs.get(k) if _same_form(v, donor.inputs.get(k)) else v)
+                    k: (donor.inputs.get(k) if k not in public
+                        and _same_form(v, donor.inputs.get(k)) else v)
                     for k, v in p.inputs.items()}
         else:
             for p in honest:
-                replaced[p.id] = {k: _redrawn(v, kind, rng, spans.get(k, (0.0, 1.0)), limit)
+                replaced[p.id] = {k: v if k in public else
+                                  _redrawn_input(v, kind, rng, spans.get(k, (0.0, 1.0)), limit)
                                   for k, v in p.inputs.items()}
         variant = [Party(p.id, p.program, replaced[p.id], p.role) if p.id in replaced else p
                    for p in parties]
@@ -352,8 +466,12 @@ def alternative_parties(
 
 
 def _same_form(a: Any, b: Any) -> bool:
-    return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape
-            and a.dtype == b.dtype)
+    """Whether ``b`` can stand in for ``a``: leaves of the same kinds, shapes and dtypes."""
+    la, lb = _leaves(a), _leaves(b)
+    return len(la) == len(lb) and all(
+        (x.shape == y.shape and x.dtype == y.dtype) if isinstance(x, np.ndarray)
+        and isinstance(y, np.ndarray) else type(x) is type(y) and _numeric(x)
+        for x, y in zip(la, lb, strict=True))
 
 
 def check_alternatives(

@@ -62,7 +62,12 @@ from parties.audit.calls import (
 )
 from parties.audit.compare import compare, decide
 from parties.audit.functionality import AuditInputs, as_result, check_outputs
-from parties.audit.pattern import aborted_verdict, check_alternatives, declared_size_leak
+from parties.audit.pattern import (
+    aborted_verdict,
+    check_alternatives,
+    declared_size_leak,
+    redrawn_inputs_required,
+)
 from parties.audit.randomness import ConditionedRandomness, Progress, Runner
 from parties.audit.result import LEAK, NOT_APPLICABLE, PRIVATE, AuditResult
 from parties.party import SITE, Party
@@ -109,6 +114,7 @@ def _judged(judges: Judges, call: Call, variant: str | None) -> Simulator | str:
 
 
 @keyflow.traced_parties
+@redrawn_inputs_required
 def simulation_audit(
     runner: Runner,
     parties: Sequence[Party],
