@@ -14,7 +14,9 @@ holds (its members' keys, and every pair key with a member at one end) are *coal
 randomness*, the rest the honest parties'. The audit then
 
 1. enumerates **every** honest input vector, runs each once, and keeps those that give the
-   coalition the outputs that inputs A give — every alternative B with the same output, not one
+   coalition the outputs that inputs A give (their message pattern must be A's; a run with
+   other outputs may follow them — a stopping rule on the sum — and a run that aborted is
+   compared too, having no outputs) — every alternative B with the same output, not one
    drawn at random (a function of the honest inputs that one B shares with A, such as a parity,
    is invisible for that B);
 2. for each value of the coalition's randomness (all of them, or a seeded sample of real
@@ -49,7 +51,7 @@ import numpy as np
 
 from parties.audit import keyflow, seeded
 from parties.audit.calls import Layout, select_calls, split_run
-from parties.audit.pattern import PatternCheck, aborted_verdict
+from parties.audit.pattern import PatternCheck, aborted, aborted_verdict
 from parties.audit.randomness import (
     KeyId,
     Progress,
@@ -168,18 +170,20 @@ def exact_audit(
         if all(np.array_equal(a, b) for a, b in zip(trial, inputs, strict=True)):
             continue
         views = run(trial, base)
-        leak = pattern.check(views, alternative=[int(v) for x in trial for v in x])
-        if leak is not None:
-            return leak
+        same = _outputs(views, members) == outputs_a
+        if same or aborted(views) is not None:  # other outputs may explain another pattern
+            leak = pattern.check(views, alternative=[int(v) for x in trial for v in x])
+            if leak is not None:
+                return leak
         beyond = None if judge is None else judge(views, trial)
         if beyond is not None:
             beyond.details["alternative"] = [int(v) for x in trial for v in x]
             return beyond
-        if _draw_plan(views) != plan:
+        if same and _draw_plan(views) != plan:
             return AuditResult(members, "exact", LEAK, 0.0, details={
                 "reason": "the program draws different masks for other honest inputs",
                 "alternative": [int(v) for x in trial for v in x]})
-        if _outputs(views, members) == outputs_a:
+        if same:
             candidates.append(trial)
     stopped = aborted_verdict(members, "exact", views_a)  # aborts under every input
     if stopped is not None:

@@ -411,6 +411,24 @@ def redrawn_inputs_required(method: Callable[..., AuditResult]) -> Callable[...,
     return checked
 
 
+def _spans(parties: Sequence[Party], public: set[str]) -> dict[str, tuple[float, float]]:
+    """Per private input name: the range of the numbers the data holders hold in it."""
+    spans: dict[str, tuple[float, float]] = {}
+    for p in parties:
+        if p.role != SITE:
+            continue
+        for key, value in p.inputs.items():
+            numbers = [np.asarray(leaf, dtype=np.float64).ravel() for leaf in _leaves(value)
+                       if _numeric(leaf) and np.size(leaf)]
+            if key in public or not numbers:
+                continue
+            flat = np.concatenate(numbers)
+            lo, hi = float(np.min(flat)), float(np.max(flat))
+            old = spans.get(key, (lo, hi))
+            spans[key] = (min(lo, old[0]), max(hi, old[1]))
+    return spans
+
+
 def alternative_parties(
     parties: Sequence[Party], coalition: Sequence[int], rng: np.random.Generator, n: int,
     limit: int | None = None,
@@ -428,19 +446,7 @@ def alternative_parties(
     members = set(coalition)
     public = public_inputs(parties)
     honest = [p for p in parties if p.role == SITE and p.id not in members]
-    spans: dict[str, tuple[float, float]] = {}
-    for p in parties:
-        if p.role != SITE:
-            continue
-        for key, value in p.inputs.items():
-            numbers = [np.asarray(leaf, dtype=np.float64).ravel() for leaf in _leaves(value)
-                       if _numeric(leaf) and np.size(leaf)]
-            if key in public or not numbers:
-                continue
-            flat = np.concatenate(numbers)
-            lo, hi = float(np.min(flat)), float(np.max(flat))
-            old = spans.get(key, (lo, hi))
-            spans[key] = (min(lo, old[0]), max(hi, old[1]))
+    spans = _spans(parties, public)
     out: list[tuple[str, list[Party]]] = []
     for i in range(n):
         kind = ALTERNATIVE_KINDS[i % len(ALTERNATIVE_KINDS)]
@@ -474,6 +480,125 @@ def _same_form(a: Any, b: Any) -> bool:
         for x, y in zip(la, lb, strict=True))
 
 
+RESPLIT_KINDS = ("resplit_one", "resplit_half", "resplit_uniform")
+"""Alternatives that keep every sum: honest arrays shifted by vectors that add up to zero
+across the honest parties (:func:`resplit_parties`) — by ±1 (parities and small residues
+change), by ±(p − 1)/2 or half the span (high bits, thresholds), and by uniform offsets."""
+
+
+def resplit_parties(
+    parties: Sequence[Party], coalition: Sequence[int], rng: np.random.Generator,
+    limit: int | None = None,
+) -> list[tuple[str, list[Party]]]:
+    """Variants of ``parties`` whose honest arrays are re-split with their sums kept.
+
+    For every private array input (same shape at every honest party) offsets δ_h with
+    Σ_h δ_h = 0 (mod ``limit`` for integers with a field) are added, one variant per kind of
+    :data:`RESPLIT_KINDS`; every other private input (a number, a container of them) is
+    redrawn as :func:`alternative_parties` does (by ``shift``, ``high``, ``wide``), so that a
+    pattern following it shows under kept outputs too (if it enters the outputs, they change
+    and the variant keeps nothing). A functionality of the sum (SecureSum's) gives the coalition the
+    same outputs under them, so a pattern difference they show is not explained by an output.
+    An array whose shifted values would leave its dtype's range is kept. Needs two or more
+    honest data holders; otherwise returns no variant.
+    """
+    members = set(coalition)
+    public = public_inputs(parties)
+    honest = [p for p in parties if p.role == SITE and p.id not in members]
+    if len(honest) < 2:
+        return []
+    spans = _spans(parties, public)
+    out: list[tuple[str, list[Party]]] = []
+    for kind, other in zip(RESPLIT_KINDS, ("shift", "high", "wide"), strict=True):
+        replaced = {p.id: dict(p.inputs) for p in honest}
+        changed = False
+        for key, first in honest[0].inputs.items():
+            values = [p.inputs.get(key) for p in honest]
+            if key in public:
+                continue
+            if not all(isinstance(v, np.ndarray) and v.shape == first.shape and v.size
+                       and v.dtype.kind in "uif" for v in values):
+                for p in honest:  # not summed: redrawn as by the other alternatives
+                    replaced[p.id][key] = _redrawn_input(p.inputs.get(key), other, rng,
+                                                         spans.get(key, (0.0, 1.0)), limit)
+                continue
+            shifted = _resplit(values, kind, rng, limit)
+            if shifted is not None:
+                changed = True
+                for p, v in zip(honest, shifted, strict=True):
+                    replaced[p.id][key] = v
+        if not changed:
+            continue
+        out.append((kind, [Party(p.id, p.program, replaced[p.id], p.role)
+                           if p.id in replaced else p for p in parties]))
+    return out
+
+
+def _resplit(values: list[np.ndarray], kind: str, rng: np.random.Generator,
+             limit: int | None) -> list[np.ndarray] | None:
+    """``values`` plus offsets that add up to zero (None when one would leave the range)."""
+    shape, k = values[0].shape, len(values)
+    integer = values[0].dtype.kind in "ui"
+    flat = np.concatenate([np.ravel(v).astype(np.float64) for v in values])
+    span = max(float(flat.max() - flat.min()), 1.0)
+    if integer and limit is not None:
+        if kind == "resplit_one":
+            step = [1] * int(np.prod(shape))
+        elif kind == "resplit_half":
+            step = [(limit - 1) // 2] * int(np.prod(shape))
+        else:
+            step = None
+        deltas: list[np.ndarray] = []
+        for h in range(k - 1):
+            d = (np.array(step, dtype=object) if step is not None and h == 0 else
+                 np.zeros(int(np.prod(shape)), dtype=object) if step is not None else
+                 np.array([int(v) for v in rng.integers(0, limit, int(np.prod(shape)),
+                                                        dtype=np.uint64)], dtype=object))
+            deltas.append(d.reshape(shape))
+        deltas.append(-sum(deltas))
+        return [np.array([(int(a) + int(b)) % limit for a, b in
+                          zip(np.ravel(v).tolist(), np.ravel(d).tolist(), strict=True)],
+                         dtype=object).reshape(shape).astype(v.dtype)
+                for v, d in zip(values, deltas, strict=True)]
+    size = {"resplit_one": 1.0, "resplit_half": span / 2}.get(kind)
+    steps = [np.full(shape, size) if size is not None and h == 0 else
+             np.zeros(shape) if size is not None else
+             (np.round(rng.uniform(-span, span, shape)) if integer
+              else rng.uniform(-span, span, shape)) for h in range(k - 1)]
+    steps.append(-np.sum(steps, axis=0))
+    out = []
+    for v, d in zip(values, steps, strict=True):
+        new = v.astype(np.float64) + d
+        if integer:
+            info = np.iinfo(v.dtype)
+            if new.min() < info.min or new.max() > info.max:
+                return None
+            new = np.rint(new)
+        out.append(new.astype(v.dtype))
+    return out
+
+
+def member_outputs(views: Mapping[int, View], members: Sequence[int]) -> list[tuple[str, Any]]:
+    """The coalition's declared outputs, in order: (call and label, values)."""
+    return [(f"{m}:{call}:{label}", np.ravel(np.asarray(value)))
+            for m in sorted(members) for call, label, value in views[m].outputs]
+
+
+def _same_outputs(a: list[tuple[str, Any]], b: list[tuple[str, Any]]) -> bool:
+    if [k for k, _ in a] != [k for k, _ in b]:
+        return False
+    for (_, x), (_, y) in zip(a, b, strict=True):
+        if x.shape != y.shape:
+            return False
+        if x.dtype.kind == "f" or y.dtype.kind == "f":
+            if not np.allclose(x.astype(np.float64), y.astype(np.float64), rtol=1e-9,
+                               atol=1e-12):
+                return False
+        elif [int(v) for v in x.tolist()] != [int(v) for v in y.tolist()]:
+            return False
+    return True
+
+
 def check_alternatives(
     run: Callable[[Sequence[Party]], Mapping[int, View]],
     parties: Sequence[Party],
@@ -484,18 +609,43 @@ def check_alternatives(
     limit: int | None = None,
     reference: Mapping[int, View] | None = None,
 ) -> tuple[AuditResult | None, int]:
-    """Run ``parties`` with honest inputs redrawn (:func:`alternative_parties`) and compare
-    each run's pattern with the one on the given inputs (``reference``, else a run of
-    ``parties``). Returns the ``leak`` verdict at the first difference (None if none) and the
-    number of alternatives run."""
+    """Run ``parties`` with honest inputs redrawn (:func:`alternative_parties`, then
+    :func:`resplit_parties`) and compare each run's pattern with the one on the given inputs
+    (``reference``, else a run of ``parties``). Returns the ``leak`` verdict at the first
+    difference that the outputs do not explain (None if none) and the number of alternatives
+    run.
+
+    A difference under an alternative that gives the coalition other outputs may follow the
+    outputs (a stopping rule on the sum, a message when the sum passes a threshold), which a
+    simulator is given: it is a leak only when no re-split alternative kept the outputs. When
+    one did — the functionality is the sum's — the pattern is held to the re-splits alone,
+    which keep the outputs and still change every parity, high bit and residue of each honest
+    input. A run that aborted has no outputs to compare, and its difference is a leak.
+    """
     check = PatternCheck(members, method)
-    check.check(reference if reference is not None else run(parties))
+    reference = reference if reference is not None else run(parties)
+    check.check(reference)
+    expected = member_outputs(reference, members)
     ran = 0
-    for kind, variant in alternative_parties(parties, members, rng, n, limit):
+    deferred: AuditResult | None = None
+    kept_outputs = other_outputs = 0
+    for kind, variant in (*alternative_parties(parties, members, rng, n, limit),
+                          *resplit_parties(parties, members, rng, limit)):
         ran += 1
-        leak = check.check(run(variant), alternative=kind)
-        if leak is not None:
+        views = run(variant)
+        leak = check.check(views, alternative=kind)
+        stopped = aborted(views) is not None
+        same = not stopped and _same_outputs(member_outputs(views, members), expected)
+        if kind in RESPLIT_KINDS and not stopped:
+            kept_outputs += same
+            other_outputs += not same
+        if leak is None:
+            continue
+        if stopped or same:
             return leak, ran
+        deferred = deferred or leak
+    if deferred is not None and not (kept_outputs and not other_outputs):
+        return deferred, ran
     return None, ran
 
 
