@@ -99,3 +99,26 @@ def test_seeded_bits_attack_recovers_a_bit_of_the_honest_input() -> None:
         residual = (got[(1, "column_sum")] - sent[1] + got[(1, "share")]) % P61
         signed = residual - P61 if residual > P61 // 2 else residual
         assert (signed >= 3) is big
+
+
+# -- through a scenario's [[audit]] --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("name", "verdict"), [("seeded_shares", "not applicable"),
+                                               ("published_key", "leak"),
+                                               ("seeded_bits", "leak")])
+def test_a_scenario_exact_audit_tells_an_expansion_from_a_leak(
+        name: str, verdict: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The secure_sum entry's field program replaced by the planted one (the run itself
+    stays honest); ``[[audit]] method = "exact"`` runs it in GF(5)."""
+    monkeypatch.setattr("sim.privacy.secure_sum_program",
+                        lambda variant, label="x": getattr(pd, name))
+    from sim.runner import run_scenario
+
+    run = run_scenario({
+        "name": "seeded", "seed": 5, "network": {"parties": 3},
+        "data": {"source": "synthetic", "kind": "uniform", "rows": 9, "cols": 2},
+        "algorithm": {"name": "secure_sum", "variant": "explicit"},
+        "audit": [{"coalition": [0], "method": "exact", "prime": 5, "max_runs": 100000}]})
+    (entry,) = run.audits
+    assert entry.verdict == verdict, entry.details
