@@ -620,7 +620,9 @@ def check_alternatives(
     simulator is given: it is a leak only when no re-split alternative kept the outputs. When
     one did — the functionality is the sum's — the pattern is held to the re-splits alone,
     which keep the outputs and still change every parity, high bit and residue of each honest
-    input. A run that aborted has no outputs to compare, and its difference is a leak.
+    input. A run that aborted has no outputs to compare, and its difference is a leak. A
+    re-split that does not keep the outputs (an algorithm's run is no sum; data shifted below
+    zero may stop it) judges nothing: the other alternatives judge as they always did.
     """
     check = PatternCheck(members, method)
     reference = reference if reference is not None else run(parties)
@@ -640,6 +642,10 @@ def check_alternatives(
             kept_outputs += same
             other_outputs += not same
         if leak is None:
+            continue
+        if kind in RESPLIT_KINDS:  # they judge only where they kept the outputs
+            if same:
+                return leak, ran
             continue
         if stopped or same:
             return leak, ran
