@@ -73,12 +73,6 @@ shorter ones print it only if they are still running after a second."""
 MAX_BEAT_S = 10.0
 """The longest silence of a running simulation's progress on stderr (after its first second)."""
 
-OTHER_ROLES_MAX = 2
-"""Participants a run may have beyond its data-holding parties (CAPE's aggregator and noise
-generator; a dealer or a server elsewhere): ``--ranks`` above ``network.parties`` plus this
-would start ranks that host nobody."""
-
-
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         sys.stderr.write(f"error: {message} (see `mpcsim --help`)\n")
@@ -388,20 +382,40 @@ def _launch(ranks: int, argv: Sequence[str], scenario: str) -> int:
 
 
 def _check_ranks(ranks: int, scenario: str) -> None:
-    """Refuse more ranks than the scenario's participants could use (before any starts)."""
+    """Refuse more ranks than the scenario's participants could use (before any starts).
+
+    The participants are the ``network.parties`` data holders and the other roles the entry
+    declares for the scenario's ``[algorithm]`` keys (:meth:`sim.entry.Algorithm.participants`:
+    CAPE's aggregator and noise generator, a dealer, an aggregator, a server, an analyst); a
+    rank beyond them would host nobody. A scenario too malformed to tell is left to the run,
+    which names its mistake; an unknown algorithm or key is named here.
+    """
+    from sim import catalog
     from sim.checks import read_scenario_file
 
     raw = read_scenario_file(scenario)
     network = raw.get("network")
     parties = network.get("parties") if isinstance(network, dict) else None
-    if isinstance(parties, int) and not isinstance(parties, bool) and parties >= 1 \
-            and ranks > parties + OTHER_ROLES_MAX:
+    algorithm = raw.get("algorithm")
+    if not (isinstance(parties, int) and not isinstance(parties, bool) and parties >= 1
+            and isinstance(algorithm, dict)):
+        return
+    entry = catalog.get(algorithm.get("name"))  # a mistake here: named before any rank
+    roles = entry.other_roles(entry.validate(algorithm))
+    most = parties + len(roles)
+    if ranks > most:
+        others = f" and the {_listing(roles)}" if roles else ""
         raise InputError(
-            f"--ranks {ranks} is more than a run of network.parties = {parties} can use: it "
-            f"has at most {parties + OTHER_ROLES_MAX} participants ({parties} parties and up to "
-            f"{OTHER_ROLES_MAX} in other roles), and a rank beyond them hosts nobody; give "
-            f"--ranks {parties} (one party per rank) or fewer"
+            f"--ranks {ranks} is more than this run can use: {entry.name} with "
+            f"network.parties = {parties} has {most} participants ({parties} data "
+            f"part{'ies' if parties > 1 else 'y'}{others}), and a rank beyond them would host "
+            f"nobody; give --ranks {most} or fewer (at most {most})"
         )
+
+
+def _listing(names: Sequence[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def _run(args: argparse.Namespace, cap_memory: bool = False) -> int:

@@ -187,6 +187,11 @@ def data_only(inp: EstimateInput) -> Workload:
     return Workload(simulations=1, basis="no declared cost; data only")
 
 
+def no_other_roles(params: Mapping[str, Any]) -> tuple[str, ...]:
+    """The default roles beyond the data-holding parties: none."""
+    return ()
+
+
 @dataclass(frozen=True)
 class Algorithm:
     """A catalogue entry.
@@ -212,6 +217,12 @@ class Algorithm:
     attack : callable, optional
         ``attack(table, n_parties)`` checks the scenario's ``[attack]`` table (the entry's
         attack model); None: the entry has none and ``[attack]`` is refused.
+    other_roles : callable
+        ``other_roles(params) -> tuple of role names``: the participants a run of these
+        checked ``[algorithm]`` keys has beyond its ``network.parties`` data holders, in its
+        largest simulation (CAPE's aggregator and noise generator, NormedSecureSum's dealer,
+        SecAgg's aggregator, ...); none by default. ``--ranks`` is bounded by
+        :meth:`participants` (an MPI rank beyond them would host nobody).
     """
 
     name: str
@@ -225,6 +236,12 @@ class Algorithm:
     allow_missing: bool = False
     min_parties: int = 2
     attack: Callable[[Mapping[str, Any], int], dict[str, Any]] | None = None
+    other_roles: Callable[[Mapping[str, Any]], tuple[str, ...]] = no_other_roles
+
+    def participants(self, params: Mapping[str, Any], n_parties: int) -> int:
+        """The most participants any simulation of a run has: the data holders and
+        :attr:`other_roles` (``params``: the checked ``[algorithm]`` keys)."""
+        return n_parties + len(self.other_roles(params))
 
     def validate(self, given: Mapping[str, Any]) -> dict[str, Any]:
         """Check the ``[algorithm]`` table's keys; fill in defaults."""

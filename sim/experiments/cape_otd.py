@@ -41,6 +41,7 @@ from sim.experiments.cape_setup import (
     accounting,
     accounting_rows,
     cape_parties,
+    cape_roles,
     sweep_params,
     sweep_run,
     trial_rows,
@@ -268,6 +269,7 @@ CAPE_OTD = Algorithm(
     run=_run,
     estimate=_estimate,
     data_kind="mog",
+    other_roles=cape_roles,
 )
 
 CAPE_OTD_SWEEP = Algorithm(
@@ -278,4 +280,5 @@ CAPE_OTD_SWEEP = Algorithm(
     run=_run_sweep,
     estimate=_estimate,
     data_kind="mog",
+    other_roles=cape_roles,
 )

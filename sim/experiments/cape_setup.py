@@ -82,6 +82,11 @@ TRIAL_PARAMS: dict[str, Param] = {
 }
 
 
+def cape_roles(params: Mapping[str, Any]) -> tuple[str, ...]:
+    """The participants beyond the sites of a run that simulates the CAPE scheme."""
+    return ("aggregator", "noise generator")
+
+
 def scheme_param() -> Param:
     return Param("cape", choice(*SCHEMES), "cape | conventional")
 

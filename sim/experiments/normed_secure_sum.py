@@ -357,4 +357,5 @@ NORMED_SECURE_SUM = Algorithm(
     run=_run,
     estimate=_estimate,
     data_kind="uniform",
+    other_roles=lambda params: ("dealer",),
 )

@@ -31,7 +31,7 @@ local arithmetic of the sweeps and of the centralized reference.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -497,6 +497,17 @@ def _estimate_rri_nmf(inp: EstimateInput) -> Workload:
     return nmf_workload(inp, private=False)
 
 
+def pd_nmf_roles(params: Mapping[str, Any]) -> tuple[str, ...]:
+    """Participants beyond the data holders: SecAgg's aggregator, or the dealer of
+    ``init = "pd_svd"`` over NormedSecureSum (the two exclude each other: SecAgg needs a
+    public start)."""
+    if params.get("secure_sum") == "secagg":
+        return ("aggregator",)
+    if params.get("init") == "pd_svd" and params.get("svd_variant") == "normed":
+        return ("dealer",)
+    return ()
+
+
 PD_NMF = Algorithm(
     name="pd_nmf",
     summary="PD-NMF: PD-NMF-Init then PD-NMF-Iter over SecureSum; W^(m) never leaves party m",
@@ -514,6 +525,7 @@ PD_NMF = Algorithm(
     data_kind="topics",
     nonnegative=True,
     allow_missing=True,
+    other_roles=pd_nmf_roles,
 )
 
 RRI_NMF = Algorithm(

@@ -24,6 +24,7 @@ elements sent per party, and offline (dealer) elements per party.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from protocols.errors import ScenarioError
@@ -206,6 +207,11 @@ def _estimate(inp: EstimateInput) -> Workload:
                           "iterations")
 
 
+def _roles(params: Mapping[str, Any]) -> tuple[str, ...]:
+    """NormedSecureSum's dealer, in the normed variant."""
+    return ("dealer",) if params["variant"] == "normed" else ()
+
+
 PD_SVD = Algorithm(
     name="pd_svd",
     summary="PD-SVD: block power iteration over NormedSecureSum (Σ hidden) or SecureSum",
@@ -221,4 +227,5 @@ PD_SVD = Algorithm(
     run=_run,
     estimate=_estimate,
     data_kind="uniform",
+    other_roles=_roles,
 )
