@@ -422,19 +422,21 @@ def _run(args: argparse.Namespace, cap_memory: bool = False) -> int:
     from sim.checks import read_scenario_file
 
     read_scenario_file(args.scenario)  # a missing or malformed file: before the heavy imports
-    from sim.estimate import cap_allocations, out_of_memory
+    from sim.estimate import cap_allocations, out_of_memory, ranks_sharing_memory
 
     # the program (not a caller's process) caps its address space: a run the estimate
-    # misjudged ends in MemoryError and one error line, not in the OOM killer
-    cap = cap_allocations() if cap_memory else None
+    # misjudged ends in MemoryError and one error line, not in the OOM killer; the ranks of
+    # an MPI job on one host divide the memory between them
+    share = ranks_sharing_memory() if args.driver == "mpi" else 1
+    cap = cap_allocations(share=share) if cap_memory else None
     planned: list = []
     try:
-        return _run_checked(args, planned)
+        return _run_checked(args, planned, share)
     except MemoryError:
         raise out_of_memory(cap, planned[0].estimate if planned else None) from None
 
 
-def _run_checked(args: argparse.Namespace, planned: list) -> int:
+def _run_checked(args: argparse.Namespace, planned: list, share: int = 1) -> int:
     """:func:`_run` once the scenario file is read: ``--out`` checked and owned, then run."""
     from sim.ownership import OutputBusy, own_out_dir
 
@@ -463,15 +465,18 @@ def _run_checked(args: argparse.Namespace, planned: list) -> int:
                 sys.stderr.write(f"removed {len(owned.cleaned)} staging "
                                  f"director{'ies' if len(owned.cleaned) > 1 else 'y'} of "
                                  f"killed runs into {args.out}\n")
-        return _run_owned(args, reporting, planned)
+        return _run_owned(args, reporting, planned, share)
 
 
-def _run_owned(args: argparse.Namespace, reporting: bool, planned: list) -> int:
-    """:func:`_run` once ``--out`` is checked and owned."""
+def _run_owned(args: argparse.Namespace, reporting: bool, planned: list, share: int = 1) -> int:
+    """:func:`_run` once ``--out`` is checked and owned; ``share``: the processes (MPI ranks)
+    on this host that divide its memory, each planning the whole run."""
+    from sim.estimate import memory_limit
     from sim.report import to_json
     from sim.runner import plan_scenario
 
-    plan = plan_scenario(args.scenario, seed=args.seed)
+    plan = plan_scenario(args.scenario, seed=args.seed,
+                         memory_limit=memory_limit(share) if share > 1 else None)
     planned.append(plan)
     import sim.simulation  # noqa: F401 -- loaded before the clock starts, not during the run
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -51,7 +52,9 @@ __all__ = [
     "estimate_run",
     "human_bytes",
     "human_seconds",
+    "memory_limit",
     "out_of_memory",
+    "ranks_sharing_memory",
     "study_size",
 ]
 
@@ -373,27 +376,59 @@ touch (numba's LLVM, BLAS buffers, thread stacks; a NormedSecureSum run peaks at
 address space for 0.71 GB resident)."""
 
 
+LOCAL_RANKS_ENV = ("MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE", "PMI_SIZE")
+"""Where an MPI launcher says how many ranks share this host's memory: MPICH Hydra's count of
+the job's ranks on this host, Open MPI's, and (a bound from above) the job's size."""
+
+
+def ranks_sharing_memory(environ: Mapping[str, str] | None = None) -> int:
+    """How many processes of this MPI job share this host's memory: 1 outside MPI.
+
+    Read from the launcher's environment (:data:`LOCAL_RANKS_ENV`, the first that holds a
+    positive integer), so it is known before MPI is initialised. Under MPI every rank plans
+    the whole run (the data, and at the end every rank's views and ledger rows gathered), so
+    each may take its share of the memory only: :func:`memory_limit` and
+    :func:`allocation_cap` divide by this.
+    """
+    environ = os.environ if environ is None else environ
+    for name in LOCAL_RANKS_ENV:
+        value = environ.get(name, "")
+        if value.isdigit() and int(value) >= 1:
+            return int(value)
+    return 1
+
+
+def memory_limit(share: int = 1) -> float | None:
+    """Bytes a run may fill: :data:`MEMORY_FRACTION` of the available memory, divided among
+    ``share`` processes (the ranks on this host); None when the memory cannot be read."""
+    free = available_memory()
+    return None if free is None else MEMORY_FRACTION * free / max(share, 1)
+
+
 def allocation_cap(available: float | None = None, current: float | None = None,
-                   headroom: float | None = None) -> int | None:
-    """The address space a run may take: what it holds now, the memory it may fill, headroom.
+                   headroom: float | None = None, share: int = 1) -> int | None:
+    """The address space a run may take: what it holds now, its memory share, headroom.
 
     ``current`` is this process's address space (``/proc/self/statm``), ``available`` the
-    memory :func:`check_fits` allows (:data:`MEMORY_FRACTION` of :func:`available_memory`),
-    ``headroom`` :data:`VIRTUAL_HEADROOM` by default; None when either cannot be read.
+    memory :func:`check_fits` allows (:data:`MEMORY_FRACTION` of :func:`available_memory`)
+    for all the ``share`` processes on this host (MPI ranks: :func:`ranks_sharing_memory`),
+    of which this process may fill its ``1/share``; ``headroom`` :data:`VIRTUAL_HEADROOM` by
+    default (address space reserved, not filled: each process keeps its own). None when
+    either cannot be read.
     """
     headroom = VIRTUAL_HEADROOM if headroom is None else headroom
     if available is None:
-        free = available_memory()
-        available = None if free is None else MEMORY_FRACTION * free
+        available = memory_limit()
     if current is None:
         current = _address_space()
     if available is None or current is None:
         return None
-    return int(current + available + headroom)
+    return int(current + available / max(share, 1) + headroom)
 
 
-def cap_allocations(cap: int | None = None) -> int | None:
-    """Limit this process's address space (``RLIMIT_AS``) to ``cap`` (:func:`allocation_cap`).
+def cap_allocations(cap: int | None = None, share: int = 1) -> int | None:
+    """Limit this process's address space (``RLIMIT_AS``) to ``cap`` (:func:`allocation_cap`
+    with ``share``, the processes on this host that divide the memory, by default).
 
     A run the estimate let through that then grows past what the machine can hold ends with
     ``MemoryError`` in this process — which the command line turns into one ``error:`` line —
@@ -407,7 +442,7 @@ def cap_allocations(cap: int | None = None) -> int | None:
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
     if soft != resource.RLIM_INFINITY:
         return soft
-    cap = allocation_cap() if cap is None else cap
+    cap = allocation_cap(share=share) if cap is None else cap
     if cap is None:
         return None
     if hard != resource.RLIM_INFINITY:
