@@ -92,6 +92,13 @@ class Costs:
         Memory a coalition study keeps per coalition (its verdict, details, witness, table
         row; ≈ 20 kB measured on the linear study of 10 parties) and the linear audit's time
         per coalition decided (its elimination's Python overhead, ≈ 6.5 ms measured).
+    probe_message_s, probe_party_s, probe_message_bytes : float
+        The linear audit's probe runs (one-element messages, a tape for randomness, no
+        sealing): time per message and per party and run (its program's start and its
+        view), and memory kept per message (its pattern, recorded for the comparison of
+        every probe with the first). Fitted to SecureSum studies of sizes = [1] at
+        M = 10, 20, 30, 40 and d = 1 (``mpcsim run``, CPU time: 0.84, 4.1, 14.5, 41 s beyond
+        the interpreter; peak RSS 10, 27, 111, 334 MB beyond it).
     base_bytes, base_s : float
         The interpreter and its libraries: memory, and the time to load them.
     """
@@ -107,6 +114,9 @@ class Costs:
     audit_element_bytes: float = 64.0
     coalition_bytes: float = 20_000.0
     coalition_s: float = 6.5e-3
+    probe_message_s: float = 21e-6
+    probe_party_s: float = 0.4e-3
+    probe_message_bytes: float = 270.0
     base_bytes: float = 130e6
     base_s: float = 1.5
 
@@ -191,6 +201,8 @@ class AuditCost:
         keeps, the linear audit's affine map, a study's per-coalition results.
     seconds : float
         Beyond the re-runs' messages and elements: the linear audit's eliminations.
+    message_s : float, optional
+        Time per message of the re-runs; None: ``Costs.unsealed_message_s``.
     """
 
     messages: int = 0
@@ -198,6 +210,7 @@ class AuditCost:
     simulations: int = 0
     memory_bytes: float = 0.0
     seconds: float = 0.0
+    message_s: float | None = None
 
 
 def audit_cost(spec: AuditSpec, n_parties: int, length: int, costs: Costs = COSTS,
@@ -213,8 +226,10 @@ def audit_cost(spec: AuditSpec, n_parties: int, length: int, costs: Costs = COST
     SecureSums in the audit's prime (refused here when enumerating the honest inputs alone
     exceeds ``max_runs``: :func:`check_enumerable`); *linear* probes once for all coalitions —
     one run of the PRG SecureSum (M(M − 1) messages) per input element and per drawn element
-    (a pair stream of d elements per pair), plus ``probes`` — keeps the affine map (view
-    elements × variables) and decides each coalition by a vectorised elimination
+    (a pair stream of d elements per pair), plus ``probes`` — at ``costs.probe_message_s``
+    per message and ``costs.probe_party_s`` per party and run, keeps every probe's message
+    pattern (``costs.probe_message_bytes`` per message) and the affine map (view elements ×
+    variables), and decides each coalition by a vectorised elimination
     (``costs.coalition_s`` each, measured up to M = 10).
 
     Raises
@@ -233,8 +248,10 @@ def audit_cost(spec: AuditSpec, n_parties: int, length: int, costs: Costs = COST
         probe_call = n_parties * (n_parties - 1)  # a PRG SecureSum: M − 1 messages each
         view = probe_call * length  # elements received over all parties in one run
         map_bytes = 8.0 * view * (variables + 1)
-        return AuditCost(runs * probe_call, runs * view, runs, map_bytes + kept,
-                         coalitions * costs.coalition_s)
+        patterns = costs.probe_message_bytes * runs * probe_call
+        return AuditCost(runs * probe_call, runs * view, runs, map_bytes + patterns + kept,
+                         coalitions * costs.coalition_s + runs * n_parties * costs.probe_party_s,
+                         message_s=costs.probe_message_s)
     if spec.method in ("statistical", "simulation"):
         runs = 2 * spec.trials * coalitions
         views = 2 * spec.trials * members * (n_parties - 1) * length * 3
@@ -336,7 +353,8 @@ def estimate_run(scenario: Scenario, entry: Algorithm, params: dict[str, Any], n
         messages += audit.messages
         elements += audit.elements
         simulations += audit.simulations
-        seconds += costs.unsealed_message_s * audit.messages + audit.seconds
+        per_message = costs.unsealed_message_s if audit.message_s is None else audit.message_s
+        seconds += per_message * audit.messages + audit.seconds
         audit_bytes = max(audit_bytes, audit.memory_bytes)
     data_bytes = 8.0 * n_rows * n_cols * costs.data_copies
     run_bytes = ((costs.message_bytes + costs.pair_key_bytes) * agreement
