@@ -9,12 +9,14 @@ line::
 
 ``measured_s`` is the process's CPU time (user + system): on a single BLAS thread that is the
 single-core time the estimate predicts, and unlike wall time it does not grow when other
-processes share the cores (``wall_s`` is printed beside it). ``peak_rss_bytes`` is the
-process's peak resident memory (``ru_maxrss``). ``ratio`` and ``ratio_mem`` are estimate over
-measurement: above 1 the estimate is high. Each line also carries the workload the entry
-declared (``workload``: messages, elements, flops, simulations, seconds) and the estimate's
-totals (``messages``, ``elements``), which is what :mod:`sim.estimate`'s unit costs are fitted
-to (see its module docstring).
+processes share the cores (``wall_s`` is printed beside it). The project's bytecode is compiled
+first and the runs may use it, whatever ``PYTHONDONTWRITEBYTECODE`` says: an installed
+``mpcsim`` has it, and compiling the sources again in every run adds 2–3 s of CPU to each.
+``peak_rss_bytes`` is the process's peak resident memory (``ru_maxrss``). ``ratio`` and
+``ratio_mem`` are estimate over measurement: above 1 the estimate is high. Each line also
+carries the workload the entry declared (``workload``: messages, elements, flops, simulations,
+seconds) and the estimate's totals (``messages``, ``elements``), which is what
+:mod:`sim.estimate`'s unit costs are fitted to (see its module docstring).
 
 These are the figures behind the README's run times and :data:`sim.estimate.COSTS`.
 
@@ -25,6 +27,7 @@ Usage: ``python benchmarks/estimate_accuracy.py [--quick] [--over S] [SCENARIO .
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import subprocess
@@ -39,6 +42,8 @@ SINGLE_THREAD = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS
                                         "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
                                         "NUMBA_NUM_THREADS")}
 
+PACKAGES = ("protocols", "algorithms", "parties", "sim")
+
 
 def emit(**fields: Any) -> None:
     print(json.dumps(fields), flush=True)
@@ -49,7 +54,8 @@ def measure(path: Path) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="mpcsim-estimate-") as tmp:
         argv = [sys.executable, "-c", "import sys; from sim.cli import main; sys.exit(main())",
                 "run", str(path), "--quiet", "--out", str(Path(tmp) / "out")]
-        env = {**os.environ, **SINGLE_THREAD,
+        env = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+               **SINGLE_THREAD,
                "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT),
                                                             os.environ.get("PYTHONPATH")]))}
         start = time.perf_counter()
@@ -91,6 +97,8 @@ def main() -> None:
     args = parser.parse_args()
     limit = args.over if args.over is not None else (60.0 if args.quick else None)
     sys.path.insert(0, str(ROOT))
+    for package in PACKAGES:  # bytecode, as an installed mpcsim has it
+        compileall.compile_dir(ROOT / package, quiet=1)
     paths = [Path(p) for p in args.scenarios] or sorted((ROOT / "scenarios").glob("*.toml"))
     for path in paths:
         estimate, declared = planned(path)
