@@ -100,7 +100,11 @@ class Costs:
         M = 10, 20, 30, 40 and d = 1 (``mpcsim run``, CPU time: 0.84, 4.1, 14.5, 41 s beyond
         the interpreter; peak RSS 10, 27, 111, 334 MB beyond it).
     base_bytes, base_s : float
-        The interpreter and its libraries: memory, and the time to load them.
+        The interpreter and its libraries: memory, and the time to load them (peak RSS of a
+        quickstart or CAPE averaging run that writes its plots: 150–186 MB).
+    bundled_bytes : float
+        The libraries a bundled data set loads (scikit-learn for ``source = "digits"``:
+        ≈ 50 MB of RSS measured).
     """
 
     message_bytes: float = 2_000.0
@@ -117,8 +121,9 @@ class Costs:
     probe_message_s: float = 21e-6
     probe_party_s: float = 0.4e-3
     probe_message_bytes: float = 270.0
-    base_bytes: float = 130e6
+    base_bytes: float = 150e6
     base_s: float = 1.5
+    bundled_bytes: float = 50e6
 
 
 COSTS = Costs()
@@ -357,6 +362,8 @@ def estimate_run(scenario: Scenario, entry: Algorithm, params: dict[str, Any], n
         seconds += per_message * audit.messages + audit.seconds
         audit_bytes = max(audit_bytes, audit.memory_bytes)
     data_bytes = 8.0 * n_rows * n_cols * costs.data_copies
+    if scenario.data.get("source") not in ("synthetic", "file"):  # a bundled data set
+        data_bytes += costs.bundled_bytes
     run_bytes = ((costs.message_bytes + costs.pair_key_bytes) * agreement
                  / max(work.simulations, 1)  # pair keys: one per agreement message
                  + costs.message_bytes * work.messages / max(work.simulations, 1)
