@@ -17,10 +17,33 @@ command line also caps its own address space (:func:`cap_allocations`), so that 
 outgrows it ends in ``MemoryError`` and one ``error:`` line (:func:`out_of_memory`) rather
 than in the kernel's OOM killer.
 
-The costs are rough on purpose (within a factor of about two on this simulator, see
-``benchmarks/scenarios.py``, which prints estimated against measured figures, and
-``tests/sim/test_estimate_accuracy.py``, which holds them to it per entry): they exist
-to tell a minute from a day and a megabyte from a terabyte before the run, not to predict it.
+The costs are rough on purpose (within a factor of two of every shipped scenario, see below,
+and ``tests/sim/test_estimate_accuracy.py``, which holds them to it per entry at small size):
+they exist to tell a minute from a day and a megabyte from a terabyte before the run, not to
+predict it.
+
+Calibration
+-----------
+``python benchmarks/estimate_accuracy.py`` runs every scenario of ``scenarios/`` as a user
+would (``mpcsim run S --quiet --out TMP``, one process each, one after the other, BLAS on one
+thread, bytecode compiled) and prints, per scenario, the estimate against the process's CPU
+time and peak RSS (``ratio``, ``ratio_mem``: estimate / measured), with the counts behind the
+estimate (messages, elements) and the workload the entry declared. The unit costs are fitted
+to those lines, one at a time, on the scenarios where that cost dominates:
+
+* ``base_s``, ``base_bytes``: the smallest runs (``quickstart``, ``secagg_dropouts``,
+  ``secure_sum_crash``), whose messages are few;
+* ``message_s``, ``element_s``: runs dominated by SecureSum's messages and elements (PD-NMF,
+  the secure NMF entries), after the base; ``unsealed_message_s``: the audits' re-runs;
+* ``probe_*``: SecureSum studies of ``sizes = [1]`` with the linear method at M = 10..40;
+* ``flop_s``: the runs dominated by local arithmetic (the corrective NMF tables);
+* the entries' own constants (e.g. :data:`sim.experiments.cape_setup.TRIAL_COPIES`,
+  :data:`sim.experiments.cape_otd.STM_DOCUMENT_FLOPS`,
+  :data:`sim.experiments.secure_nmf_cost.STEP_S`), where one of their scenarios was off by
+  more than the others, each with the measurement it was fitted to in its docstring.
+
+CPU time, not wall time, is what the estimate predicts: on a shared machine the wall time of
+the same run varies threefold while its CPU time stays within about 20 %.
 """
 
 from __future__ import annotations
