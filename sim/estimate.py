@@ -150,7 +150,7 @@ class Costs:
 
 
 COSTS = Costs()
-"""The costs measured on the simulator (``benchmarks/scenarios.py``)."""
+"""The costs measured on the simulator (``benchmarks/estimate_accuracy.py``)."""
 
 MEMORY_FRACTION = 0.8
 """A run is refused when its memory estimate exceeds this fraction of the available memory."""
