@@ -98,9 +98,11 @@ class Costs:
         its randomness keeps for a key it uses again (``protocols.prg.StreamCiphers``,
         ≈ 1 KB measured); M(M − 1) of them in an M-party simulation.
     message_s, unsealed_message_s : float
-        Wall time per message: the driver's event, encoding, sealing (AES-GCM) and, for key
-        agreement, the X25519 exchange; without sealing (``network.sealing = false`` and the
-        audits' re-runs).
+        Wall time per message of a run: the driver's event, encoding, sealing (AES-GCM) and,
+        for key agreement, the X25519 exchange; without sealing (``network.sealing = false``).
+    audit_message_s : float
+        Wall time per message of an audit's re-run (simulation, statistical, exact): the
+        run's, its views kept and compared.
     element_s : float
         Wall time per element: encoding, masks (AES-CTR), field sums.
     flop_s : float
@@ -123,8 +125,9 @@ class Costs:
         M = 10, 20, 30, 40 and d = 1 (``mpcsim run``, CPU time: 0.84, 4.1, 14.5, 41 s beyond
         the interpreter; peak RSS 10, 27, 111, 334 MB beyond it).
     base_bytes, base_s : float
-        The interpreter and its libraries: memory, and the time to load them (peak RSS of a
-        quickstart or CAPE averaging run that writes its plots: 150–186 MB).
+        The interpreter and its libraries: memory, and the time to load them and write the
+        report (peak RSS of the small shipped runs that write their plots: 150–236 MB, 236
+        once numba's kernels are loaded; CPU time 1.3–2.7 s).
     bundled_bytes : float
         The libraries a bundled data set loads (scikit-learn for ``source = "digits"``:
         ≈ 50 MB of RSS measured).
@@ -134,8 +137,9 @@ class Costs:
     element_bytes: float = 16.0
     pair_key_bytes: float = 1_100.0
     message_s: float = 250e-6
-    unsealed_message_s: float = 80e-6
-    element_s: float = 0.1e-6
+    unsealed_message_s: float = 25e-6
+    audit_message_s: float = 80e-6
+    element_s: float = 0.05e-6
     flop_s: float = 1e-9
     data_copies: float = 4.0
     audit_element_bytes: float = 64.0
@@ -144,7 +148,7 @@ class Costs:
     probe_message_s: float = 21e-6
     probe_party_s: float = 0.4e-3
     probe_message_bytes: float = 270.0
-    base_bytes: float = 150e6
+    base_bytes: float = 200e6
     base_s: float = 1.5
     bundled_bytes: float = 50e6
 
@@ -230,7 +234,7 @@ class AuditCost:
     seconds : float
         Beyond the re-runs' messages and elements: the linear audit's eliminations.
     message_s : float, optional
-        Time per message of the re-runs; None: ``Costs.unsealed_message_s``.
+        Time per message of the re-runs; None: ``Costs.audit_message_s``.
     """
 
     messages: int = 0
@@ -381,7 +385,7 @@ def estimate_run(scenario: Scenario, entry: Algorithm, params: dict[str, Any], n
         messages += audit.messages
         elements += audit.elements
         simulations += audit.simulations
-        per_message = costs.unsealed_message_s if audit.message_s is None else audit.message_s
+        per_message = costs.audit_message_s if audit.message_s is None else audit.message_s
         seconds += per_message * audit.messages + audit.seconds
         audit_bytes = max(audit_bytes, audit.memory_bytes)
     data_bytes = 8.0 * n_rows * n_cols * costs.data_copies

@@ -199,7 +199,7 @@ def _estimate(inp: EstimateInput) -> Workload:
                             f"{inp.n_cols} columns)")
     layout = layout_for(nss_params({**p, "scale": 1.0}), inp.scenario.prime, inp.n_parties,
                         inp.n_cols, variant)
-    work = nss_workload(layout, k, p["iterations"]) + nss_loading()
+    work = nss_workload(layout, k, p["iterations"]) + nss_loading(inp.scenario.prime)
     flops = 4.0 * inp.n_rows * inp.n_cols * k * p["iterations"]
     return Workload(work.messages, work.elements, 1, flops, work.working_bytes,
                     seconds=work.seconds,
