@@ -126,8 +126,9 @@ class Costs:
         the interpreter; peak RSS 10, 27, 111, 334 MB beyond it).
     base_bytes, base_s : float
         The interpreter and its libraries: memory, and the time to load them and write the
-        report (peak RSS of the small shipped runs that write their plots: 150–236 MB, 236
-        once numba's kernels are loaded; CPU time 1.3–2.7 s).
+        report (peak RSS: 95 MB for a small run that plans and runs without plots, 150–236 MB
+        for the small shipped runs that write them, 236 once numba's kernels are loaded; CPU
+        time 1.3–2.7 s).
     bundled_bytes : float
         The libraries a bundled data set loads (scikit-learn for ``source = "digits"``:
         ≈ 50 MB of RSS measured).
@@ -148,7 +149,7 @@ class Costs:
     probe_message_s: float = 21e-6
     probe_party_s: float = 0.4e-3
     probe_message_bytes: float = 270.0
-    base_bytes: float = 200e6
+    base_bytes: float = 150e6
     base_s: float = 1.5
     bundled_bytes: float = 50e6
 
