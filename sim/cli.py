@@ -73,12 +73,6 @@ shorter ones print it only if they are still running after a second."""
 MAX_BEAT_S = 10.0
 """The longest silence of a running simulation's progress on stderr (after its first second)."""
 
-OTHER_ROLES_MAX = 2
-"""Participants a run may have beyond its data-holding parties (CAPE's aggregator and noise
-generator; a dealer or a server elsewhere): ``--ranks`` above ``network.parties`` plus this
-would start ranks that host nobody."""
-
-
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         sys.stderr.write(f"error: {message} (see `mpcsim --help`)\n")
@@ -388,39 +382,61 @@ def _launch(ranks: int, argv: Sequence[str], scenario: str) -> int:
 
 
 def _check_ranks(ranks: int, scenario: str) -> None:
-    """Refuse more ranks than the scenario's participants could use (before any starts)."""
+    """Refuse more ranks than the scenario's participants could use (before any starts).
+
+    The participants are the ``network.parties`` data holders and the other roles the entry
+    declares for the scenario's ``[algorithm]`` keys (:meth:`sim.entry.Algorithm.participants`:
+    CAPE's aggregator and noise generator, a dealer, an aggregator, a server, an analyst); a
+    rank beyond them would host nobody. A scenario too malformed to tell is left to the run,
+    which names its mistake; an unknown algorithm or key is named here.
+    """
+    from sim import catalog
     from sim.checks import read_scenario_file
 
     raw = read_scenario_file(scenario)
     network = raw.get("network")
     parties = network.get("parties") if isinstance(network, dict) else None
-    if isinstance(parties, int) and not isinstance(parties, bool) and parties >= 1 \
-            and ranks > parties + OTHER_ROLES_MAX:
+    algorithm = raw.get("algorithm")
+    if not (isinstance(parties, int) and not isinstance(parties, bool) and parties >= 1
+            and isinstance(algorithm, dict)):
+        return
+    entry = catalog.get(algorithm.get("name"))  # a mistake here: named before any rank
+    roles = entry.other_roles(entry.validate(algorithm))
+    most = parties + len(roles)
+    if ranks > most:
+        others = f" and the {_listing(roles)}" if roles else ""
         raise InputError(
-            f"--ranks {ranks} is more than a run of network.parties = {parties} can use: it "
-            f"has at most {parties + OTHER_ROLES_MAX} participants ({parties} parties and up to "
-            f"{OTHER_ROLES_MAX} in other roles), and a rank beyond them hosts nobody; give "
-            f"--ranks {parties} (one party per rank) or fewer"
+            f"--ranks {ranks} is more than this run can use: {entry.name} with "
+            f"network.parties = {parties} has {most} participants ({parties} data "
+            f"part{'ies' if parties > 1 else 'y'}{others}), and a rank beyond them would host "
+            f"nobody; give --ranks {most} or fewer (at most {most})"
         )
+
+
+def _listing(names: Sequence[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def _run(args: argparse.Namespace, cap_memory: bool = False) -> int:
     from sim.checks import read_scenario_file
 
     read_scenario_file(args.scenario)  # a missing or malformed file: before the heavy imports
-    from sim.estimate import cap_allocations, out_of_memory
+    from sim.estimate import cap_allocations, out_of_memory, ranks_sharing_memory
 
     # the program (not a caller's process) caps its address space: a run the estimate
-    # misjudged ends in MemoryError and one error line, not in the OOM killer
-    cap = cap_allocations() if cap_memory else None
+    # misjudged ends in MemoryError and one error line, not in the OOM killer; the ranks of
+    # an MPI job on one host divide the memory between them
+    share = ranks_sharing_memory() if args.driver == "mpi" else 1
+    cap = cap_allocations(share=share) if cap_memory else None
     planned: list = []
     try:
-        return _run_checked(args, planned)
+        return _run_checked(args, planned, share)
     except MemoryError:
         raise out_of_memory(cap, planned[0].estimate if planned else None) from None
 
 
-def _run_checked(args: argparse.Namespace, planned: list) -> int:
+def _run_checked(args: argparse.Namespace, planned: list, share: int = 1) -> int:
     """:func:`_run` once the scenario file is read: ``--out`` checked and owned, then run."""
     from sim.ownership import OutputBusy, own_out_dir
 
@@ -449,15 +465,18 @@ def _run_checked(args: argparse.Namespace, planned: list) -> int:
                 sys.stderr.write(f"removed {len(owned.cleaned)} staging "
                                  f"director{'ies' if len(owned.cleaned) > 1 else 'y'} of "
                                  f"killed runs into {args.out}\n")
-        return _run_owned(args, reporting, planned)
+        return _run_owned(args, reporting, planned, share)
 
 
-def _run_owned(args: argparse.Namespace, reporting: bool, planned: list) -> int:
-    """:func:`_run` once ``--out`` is checked and owned."""
+def _run_owned(args: argparse.Namespace, reporting: bool, planned: list, share: int = 1) -> int:
+    """:func:`_run` once ``--out`` is checked and owned; ``share``: the processes (MPI ranks)
+    on this host that divide its memory, each planning the whole run."""
+    from sim.estimate import memory_limit
     from sim.report import to_json
     from sim.runner import plan_scenario
 
-    plan = plan_scenario(args.scenario, seed=args.seed)
+    plan = plan_scenario(args.scenario, seed=args.seed,
+                         memory_limit=memory_limit(share) if share > 1 else None)
     planned.append(plan)
     import sim.simulation  # noqa: F401 -- loaded before the clock starts, not during the run
 

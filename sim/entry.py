@@ -177,14 +177,19 @@ class Workload:
 NUMBA_BYTES = 60_000_000
 """Memory numba and the simulator's field kernels add once loaded (≈ 57 MB measured): the
 GF(2^127 − 1) kernels of NormedSecureSum, and SecureSum on vectors of 1,024 elements or more."""
-NUMBA_S = 0.4
+NUMBA_S = 1.0
 """Time to import numba and load those kernels from its disk cache (≈ 0.5 s on an idle
-machine)."""
+machine, 1–1.5 s of CPU in the shipped GF(2^127 − 1) runs: ``pd_svd_secure_sum``)."""
 
 
 def data_only(inp: EstimateInput) -> Workload:
     """The default estimate: no declared cost, so only the data counts (and the basis says so)."""
     return Workload(simulations=1, basis="no declared cost; data only")
+
+
+def no_other_roles(params: Mapping[str, Any]) -> tuple[str, ...]:
+    """The default roles beyond the data-holding parties: none."""
+    return ()
 
 
 @dataclass(frozen=True)
@@ -212,6 +217,12 @@ class Algorithm:
     attack : callable, optional
         ``attack(table, n_parties)`` checks the scenario's ``[attack]`` table (the entry's
         attack model); None: the entry has none and ``[attack]`` is refused.
+    other_roles : callable
+        ``other_roles(params) -> tuple of role names``: the participants a run of these
+        checked ``[algorithm]`` keys has beyond its ``network.parties`` data holders, in its
+        largest simulation (CAPE's aggregator and noise generator, NormedSecureSum's dealer,
+        SecAgg's aggregator, ...); none by default. ``--ranks`` is bounded by
+        :meth:`participants` (an MPI rank beyond them would host nobody).
     """
 
     name: str
@@ -225,6 +236,12 @@ class Algorithm:
     allow_missing: bool = False
     min_parties: int = 2
     attack: Callable[[Mapping[str, Any], int], dict[str, Any]] | None = None
+    other_roles: Callable[[Mapping[str, Any]], tuple[str, ...]] = no_other_roles
+
+    def participants(self, params: Mapping[str, Any], n_parties: int) -> int:
+        """The most participants any simulation of a run has: the data holders and
+        :attr:`other_roles` (``params``: the checked ``[algorithm]`` keys)."""
+        return n_parties + len(self.other_roles(params))
 
     def validate(self, given: Mapping[str, Any]) -> dict[str, Any]:
         """Check the ``[algorithm]`` table's keys; fill in defaults."""

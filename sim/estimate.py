@@ -17,16 +17,40 @@ command line also caps its own address space (:func:`cap_allocations`), so that 
 outgrows it ends in ``MemoryError`` and one ``error:`` line (:func:`out_of_memory`) rather
 than in the kernel's OOM killer.
 
-The costs are rough on purpose (within a factor of about two on this simulator, see
-``benchmarks/scenarios.py``, which prints estimated against measured figures, and
-``tests/sim/test_estimate_accuracy.py``, which holds them to it per entry): they exist
-to tell a minute from a day and a megabyte from a terabyte before the run, not to predict it.
+The costs are rough on purpose (within a factor of two of every shipped scenario, see below,
+and ``tests/sim/test_estimate_accuracy.py``, which holds them to it per entry at small size):
+they exist to tell a minute from a day and a megabyte from a terabyte before the run, not to
+predict it.
+
+Calibration
+-----------
+``python benchmarks/estimate_accuracy.py`` runs every scenario of ``scenarios/`` as a user
+would (``mpcsim run S --quiet --out TMP``, one process each, one after the other, BLAS on one
+thread, bytecode compiled) and prints, per scenario, the estimate against the process's CPU
+time and peak RSS (``ratio``, ``ratio_mem``: estimate / measured), with the counts behind the
+estimate (messages, elements) and the workload the entry declared. The unit costs are fitted
+to those lines, one at a time, on the scenarios where that cost dominates:
+
+* ``base_s``, ``base_bytes``: the smallest runs (``quickstart``, ``secagg_dropouts``,
+  ``secure_sum_crash``), whose messages are few;
+* ``message_s``, ``element_s``: runs dominated by SecureSum's messages and elements (PD-NMF,
+  the secure NMF entries), after the base; ``unsealed_message_s``: the audits' re-runs;
+* ``probe_*``: SecureSum studies of ``sizes = [1]`` with the linear method at M = 10..40;
+* ``flop_s``: the runs dominated by local arithmetic (the corrective NMF tables);
+* the entries' own constants (e.g. :data:`sim.experiments.cape_setup.TRIAL_COPIES`,
+  :data:`sim.experiments.cape_otd.STM_DOCUMENT_FLOPS`,
+  :data:`sim.experiments.secure_nmf_cost.STEP_S`), where one of their scenarios was off by
+  more than the others, each with the measurement it was fitted to in its docstring.
+
+CPU time, not wall time, is what the estimate predicts: on a shared machine the wall time of
+the same run varies threefold while its CPU time stays within about 20 %.
 """
 
 from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -51,7 +75,9 @@ __all__ = [
     "estimate_run",
     "human_bytes",
     "human_seconds",
+    "memory_limit",
     "out_of_memory",
+    "ranks_sharing_memory",
     "study_size",
 ]
 
@@ -72,9 +98,11 @@ class Costs:
         its randomness keeps for a key it uses again (``protocols.prg.StreamCiphers``,
         ≈ 1 KB measured); M(M − 1) of them in an M-party simulation.
     message_s, unsealed_message_s : float
-        Wall time per message: the driver's event, encoding, sealing (AES-GCM) and, for key
-        agreement, the X25519 exchange; without sealing (``network.sealing = false`` and the
-        audits' re-runs).
+        Wall time per message of a run: the driver's event, encoding, sealing (AES-GCM) and,
+        for key agreement, the X25519 exchange; without sealing (``network.sealing = false``).
+    audit_message_s : float
+        Wall time per message of an audit's re-run (simulation, statistical, exact): the
+        run's, its views kept and compared.
     element_s : float
         Wall time per element: encoding, masks (AES-CTR), field sums.
     flop_s : float
@@ -89,27 +117,45 @@ class Costs:
         Memory a coalition study keeps per coalition (its verdict, details, witness, table
         row; ≈ 20 kB measured on the linear study of 10 parties) and the linear audit's time
         per coalition decided (its elimination's Python overhead, ≈ 6.5 ms measured).
+    probe_message_s, probe_party_s, probe_message_bytes : float
+        The linear audit's probe runs (one-element messages, a tape for randomness, no
+        sealing): time per message and per party and run (its program's start and its
+        view), and memory kept per message (its pattern, recorded for the comparison of
+        every probe with the first). Fitted to SecureSum studies of sizes = [1] at
+        M = 10, 20, 30, 40 and d = 1 (``mpcsim run``, CPU time: 0.84, 4.1, 14.5, 41 s beyond
+        the interpreter; peak RSS 10, 27, 111, 334 MB beyond it).
     base_bytes, base_s : float
-        The interpreter and its libraries: memory, and the time to load them.
+        The interpreter and its libraries: memory, and the time to load them and write the
+        report (peak RSS: 95 MB for a small run that plans and runs without plots, 150–236 MB
+        for the small shipped runs that write them, 236 once numba's kernels are loaded; CPU
+        time 1.3–2.7 s).
+    bundled_bytes : float
+        The libraries a bundled data set loads (scikit-learn for ``source = "digits"``:
+        ≈ 50 MB of RSS measured).
     """
 
     message_bytes: float = 2_000.0
     element_bytes: float = 16.0
     pair_key_bytes: float = 1_100.0
     message_s: float = 250e-6
-    unsealed_message_s: float = 80e-6
-    element_s: float = 0.1e-6
+    unsealed_message_s: float = 25e-6
+    audit_message_s: float = 80e-6
+    element_s: float = 0.05e-6
     flop_s: float = 1e-9
     data_copies: float = 4.0
     audit_element_bytes: float = 64.0
     coalition_bytes: float = 20_000.0
     coalition_s: float = 6.5e-3
-    base_bytes: float = 130e6
+    probe_message_s: float = 21e-6
+    probe_party_s: float = 0.4e-3
+    probe_message_bytes: float = 270.0
+    base_bytes: float = 150e6
     base_s: float = 1.5
+    bundled_bytes: float = 50e6
 
 
 COSTS = Costs()
-"""The costs measured on the simulator (``benchmarks/scenarios.py``)."""
+"""The costs measured on the simulator (``benchmarks/estimate_accuracy.py``)."""
 
 MEMORY_FRACTION = 0.8
 """A run is refused when its memory estimate exceeds this fraction of the available memory."""
@@ -188,6 +234,8 @@ class AuditCost:
         keeps, the linear audit's affine map, a study's per-coalition results.
     seconds : float
         Beyond the re-runs' messages and elements: the linear audit's eliminations.
+    message_s : float, optional
+        Time per message of the re-runs; None: ``Costs.audit_message_s``.
     """
 
     messages: int = 0
@@ -195,6 +243,7 @@ class AuditCost:
     simulations: int = 0
     memory_bytes: float = 0.0
     seconds: float = 0.0
+    message_s: float | None = None
 
 
 def audit_cost(spec: AuditSpec, n_parties: int, length: int, costs: Costs = COSTS,
@@ -210,8 +259,10 @@ def audit_cost(spec: AuditSpec, n_parties: int, length: int, costs: Costs = COST
     SecureSums in the audit's prime (refused here when enumerating the honest inputs alone
     exceeds ``max_runs``: :func:`check_enumerable`); *linear* probes once for all coalitions —
     one run of the PRG SecureSum (M(M − 1) messages) per input element and per drawn element
-    (a pair stream of d elements per pair), plus ``probes`` — keeps the affine map (view
-    elements × variables) and decides each coalition by a vectorised elimination
+    (a pair stream of d elements per pair), plus ``probes`` — at ``costs.probe_message_s``
+    per message and ``costs.probe_party_s`` per party and run, keeps every probe's message
+    pattern (``costs.probe_message_bytes`` per message) and the affine map (view elements ×
+    variables), and decides each coalition by a vectorised elimination
     (``costs.coalition_s`` each, measured up to M = 10).
 
     Raises
@@ -230,8 +281,10 @@ def audit_cost(spec: AuditSpec, n_parties: int, length: int, costs: Costs = COST
         probe_call = n_parties * (n_parties - 1)  # a PRG SecureSum: M − 1 messages each
         view = probe_call * length  # elements received over all parties in one run
         map_bytes = 8.0 * view * (variables + 1)
-        return AuditCost(runs * probe_call, runs * view, runs, map_bytes + kept,
-                         coalitions * costs.coalition_s)
+        patterns = costs.probe_message_bytes * runs * probe_call
+        return AuditCost(runs * probe_call, runs * view, runs, map_bytes + patterns + kept,
+                         coalitions * costs.coalition_s + runs * n_parties * costs.probe_party_s,
+                         message_s=costs.probe_message_s)
     if spec.method in ("statistical", "simulation"):
         runs = 2 * spec.trials * coalitions
         views = 2 * spec.trials * members * (n_parties - 1) * length * 3
@@ -333,9 +386,12 @@ def estimate_run(scenario: Scenario, entry: Algorithm, params: dict[str, Any], n
         messages += audit.messages
         elements += audit.elements
         simulations += audit.simulations
-        seconds += costs.unsealed_message_s * audit.messages + audit.seconds
+        per_message = costs.audit_message_s if audit.message_s is None else audit.message_s
+        seconds += per_message * audit.messages + audit.seconds
         audit_bytes = max(audit_bytes, audit.memory_bytes)
     data_bytes = 8.0 * n_rows * n_cols * costs.data_copies
+    if scenario.data.get("source") not in ("synthetic", "file"):  # a bundled data set
+        data_bytes += costs.bundled_bytes
     run_bytes = ((costs.message_bytes + costs.pair_key_bytes) * agreement
                  / max(work.simulations, 1)  # pair keys: one per agreement message
                  + costs.message_bytes * work.messages / max(work.simulations, 1)
@@ -373,27 +429,59 @@ touch (numba's LLVM, BLAS buffers, thread stacks; a NormedSecureSum run peaks at
 address space for 0.71 GB resident)."""
 
 
+LOCAL_RANKS_ENV = ("MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE", "PMI_SIZE")
+"""Where an MPI launcher says how many ranks share this host's memory: MPICH Hydra's count of
+the job's ranks on this host, Open MPI's, and (a bound from above) the job's size."""
+
+
+def ranks_sharing_memory(environ: Mapping[str, str] | None = None) -> int:
+    """How many processes of this MPI job share this host's memory: 1 outside MPI.
+
+    Read from the launcher's environment (:data:`LOCAL_RANKS_ENV`, the first that holds a
+    positive integer), so it is known before MPI is initialised. Under MPI every rank plans
+    the whole run (the data, and at the end every rank's views and ledger rows gathered), so
+    each may take its share of the memory only: :func:`memory_limit` and
+    :func:`allocation_cap` divide by this.
+    """
+    environ = os.environ if environ is None else environ
+    for name in LOCAL_RANKS_ENV:
+        value = environ.get(name, "")
+        if value.isdigit() and int(value) >= 1:
+            return int(value)
+    return 1
+
+
+def memory_limit(share: int = 1) -> float | None:
+    """Bytes a run may fill: :data:`MEMORY_FRACTION` of the available memory, divided among
+    ``share`` processes (the ranks on this host); None when the memory cannot be read."""
+    free = available_memory()
+    return None if free is None else MEMORY_FRACTION * free / max(share, 1)
+
+
 def allocation_cap(available: float | None = None, current: float | None = None,
-                   headroom: float | None = None) -> int | None:
-    """The address space a run may take: what it holds now, the memory it may fill, headroom.
+                   headroom: float | None = None, share: int = 1) -> int | None:
+    """The address space a run may take: what it holds now, its memory share, headroom.
 
     ``current`` is this process's address space (``/proc/self/statm``), ``available`` the
-    memory :func:`check_fits` allows (:data:`MEMORY_FRACTION` of :func:`available_memory`),
-    ``headroom`` :data:`VIRTUAL_HEADROOM` by default; None when either cannot be read.
+    memory :func:`check_fits` allows (:data:`MEMORY_FRACTION` of :func:`available_memory`)
+    for all the ``share`` processes on this host (MPI ranks: :func:`ranks_sharing_memory`),
+    of which this process may fill its ``1/share``; ``headroom`` :data:`VIRTUAL_HEADROOM` by
+    default (address space reserved, not filled: each process keeps its own). None when
+    either cannot be read.
     """
     headroom = VIRTUAL_HEADROOM if headroom is None else headroom
     if available is None:
-        free = available_memory()
-        available = None if free is None else MEMORY_FRACTION * free
+        available = memory_limit()
     if current is None:
         current = _address_space()
     if available is None or current is None:
         return None
-    return int(current + available + headroom)
+    return int(current + available / max(share, 1) + headroom)
 
 
-def cap_allocations(cap: int | None = None) -> int | None:
-    """Limit this process's address space (``RLIMIT_AS``) to ``cap`` (:func:`allocation_cap`).
+def cap_allocations(cap: int | None = None, share: int = 1) -> int | None:
+    """Limit this process's address space (``RLIMIT_AS``) to ``cap`` (:func:`allocation_cap`
+    with ``share``, the processes on this host that divide the memory, by default).
 
     A run the estimate let through that then grows past what the machine can hold ends with
     ``MemoryError`` in this process — which the command line turns into one ``error:`` line —
@@ -407,7 +495,7 @@ def cap_allocations(cap: int | None = None) -> int | None:
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
     if soft != resource.RLIM_INFINITY:
         return soft
-    cap = allocation_cap() if cap is None else cap
+    cap = allocation_cap(share=share) if cap is None else cap
     if cap is None:
         return None
     if hard != resource.RLIM_INFINITY:

@@ -352,7 +352,7 @@ def test_scenario_table_names_every_scenario_with_its_cpu_time() -> None:
     for name, row in rows.items():
         assert len(row) == 4 and re.fullmatch(r"\d+(\.\d+)?(–\d+)? (s|min)", row[3]), (name, row)
     section = README.split("## Scenarios", 1)[1].split("\n## ", 1)[0]
-    assert "benchmarks/scenarios.py" in section  # where the CPU times come from
+    assert "benchmarks/estimate_accuracy.py" in section  # where the CPU times come from
     assert not re.search(r"~\s*\d+\s*min", section)
 
 

@@ -27,7 +27,7 @@ Plot ``collusion.png``: residual variance / τ² against c, with the paper's thr
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Generator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from sim.console import table
@@ -262,6 +262,13 @@ def _estimate(inp: EstimateInput) -> Workload:
                     basis="CAPE's declared cost × trials")
 
 
+def _roles(params: Mapping[str, Any]) -> tuple[str, ...]:
+    """The aggregator, and the noise generator unless only the conventional scheme runs."""
+    if params["scheme"] == "conventional":
+        return ("aggregator",)
+    return ("aggregator", "noise generator")
+
+
 CAPE_MEAN = Algorithm(
     name="cape_mean",
     summary="CAPE averaging of the sites' means: aggregate vs pooled variance, site releases, "
@@ -271,4 +278,5 @@ CAPE_MEAN = Algorithm(
     run=_run,
     estimate=_estimate,
     data_kind="uniform",
+    other_roles=_roles,
 )

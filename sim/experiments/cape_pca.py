@@ -48,6 +48,7 @@ from sim.experiments.cape_setup import (
     accounting,
     accounting_rows,
     cape_parties,
+    cape_roles,
     sweep_params,
     sweep_run,
     trial_rows,
@@ -258,6 +259,7 @@ CAPE_PCA = Algorithm(
     run=_run,
     estimate=_estimate,
     data_kind="spiked",
+    other_roles=cape_roles,
 )
 
 CAPE_PCA_SWEEP = Algorithm(
@@ -268,4 +270,5 @@ CAPE_PCA_SWEEP = Algorithm(
     run=_run_sweep,
     estimate=_estimate,
     data_kind="spiked",
+    other_roles=cape_roles,
 )

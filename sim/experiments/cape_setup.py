@@ -82,6 +82,11 @@ TRIAL_PARAMS: dict[str, Param] = {
 }
 
 
+def cape_roles(params: Mapping[str, Any]) -> tuple[str, ...]:
+    """The participants beyond the sites of a run that simulates the CAPE scheme."""
+    return ("aggregator", "noise generator")
+
+
 def scheme_param() -> Param:
     return Param("cape", choice(*SCHEMES), "cape | conventional")
 
@@ -316,6 +321,11 @@ ELEMENT_OBJECT_BYTES = 40
 """Memory per field element of a simulation's views and ledger payloads held as Python
 integers (the fixed-point statistics of a CAPE release)."""
 
+TRIAL_COPIES = 8.0
+"""Copies of a trial's rows (S·N_s × D doubles) alive at its peak: drawn, prepared, cut into
+sites, and each method's centred or scaled copies. Fitted to ``cape_pca_synthetic_epsilon``
+and ``_samples`` (peak RSS 634 and 891 MB at 10,000 and 30,000 rows of D = 200 per trial)."""
+
 
 def cape_workload(inp: EstimateInput, length: Callable[[int], int],
                   trial_flops: Callable[[dict[str, Any], int], float],
@@ -329,17 +339,20 @@ def cape_workload(inp: EstimateInput, length: Callable[[int], int],
     elements); ``trial_flops(params, N)`` is the local arithmetic of one trial on N rows per
     site (moments, eigen- or tensor decompositions of every method compared). Three
     simulations' views are alive at the peak (the first trial's, kept for the report, and the
-    current pair). The report's accounting adds :data:`ACCOUNTING_S`.
+    current pair), and :data:`TRIAL_COPIES` copies of a trial's rows (S·N_s, or the whole
+    data when the sites use their shards). The report's accounting adds :data:`ACCOUNTING_S`.
     """
     S, D = inp.n_parties, inp.n_cols
     p = inp.params
     points = ([{**p, p["sweep"]: v} for v in p["values"]] if "sweep" in p else [p])
-    sims, flops = 0, 0.0
+    sims, flops, rows = 0, 0.0, 0
     for point in points:
         n = point.get("samples_per_site") or max(inp.n_rows // S, 1)
         sims += point["trials"] * simulations_per_trial
         flops += point["trials"] * trial_flops(point, n)
+        rows = max(rows, S * n)
     per = 3 * S * length(D)
     return Workload(messages=sims * 3 * S, elements=sims * per, simulations=sims, flops=flops,
-                    working_bytes=3 * per * ELEMENT_OBJECT_BYTES, seconds=ACCOUNTING_S,
+                    working_bytes=3 * per * ELEMENT_OBJECT_BYTES
+                    + int(TRIAL_COPIES * 8 * D * rows), seconds=ACCOUNTING_S,
                     basis=basis or f"CAPE's declared cost × {sims:,} simulations")

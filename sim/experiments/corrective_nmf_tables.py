@@ -563,8 +563,9 @@ FITS_PER_METHOD = {"1": 2, "2": 3, "both": 4}
 FIT_FLOPS = 1.5
 """Counted floating-point operations per user, item, rank and iteration of one centralized
 factorisation: the dense products run at BLAS speed, so fewer are counted than performed
-(calibrated with ``benchmarks/scenarios.py``: the shipped Table 1 and Table 2 scenarios took
-39 s and 65 s of CPU, 50 and 75 factorisations of 1,000 × 500 at k = 20, 50 iterations)."""
+(calibrated with ``benchmarks/estimate_accuracy.py``: the shipped Table 1 and Table 2
+scenarios took 39 s and 65 s of CPU, 50 and 75 factorisations of 1,000 × 500 at k = 20,
+50 iterations)."""
 
 
 def _estimate(inp: EstimateInput) -> Workload:

@@ -387,6 +387,7 @@ DP_NMF_OUTLIERS = Algorithm(
     data_kind="topics",
     nonnegative=True,
     min_parties=1,
+    other_roles=lambda params: ("analyst",),
 )
 
 DP_NMF_OUTLIERS_EPSILON = Algorithm(
@@ -399,4 +400,5 @@ DP_NMF_OUTLIERS_EPSILON = Algorithm(
     data_kind="topics",
     nonnegative=True,
     min_parties=1,
+    other_roles=lambda params: ("analyst",),
 )

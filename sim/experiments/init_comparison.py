@@ -21,13 +21,21 @@ and ``trials``. ``outputs.npz`` holds ``objective_<init>`` (trials × sweeps); t
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from protocols.errors import ScenarioError
 from sim.console import table
 from sim.entry import Algorithm, AlgorithmRun, EstimateInput, Param, RunInput, Workload, integer
-from sim.experiments.pd_nmf import NMF_PARAMS, NmfSetup, nmf_workload, public_start, run_pd_nmf
+from sim.experiments.pd_nmf import (
+    NMF_PARAMS,
+    NmfSetup,
+    nmf_workload,
+    pd_nmf_roles,
+    public_start,
+    run_pd_nmf,
+)
 
 COMPARED = ("random", "random_2x", "nndsvd", "pd_nmf_init")
 
@@ -121,6 +129,11 @@ def _estimate(inp: EstimateInput) -> Workload:
                            len(p["inits"]) * p["trials"])
 
 
+def _roles(params: Mapping[str, Any]) -> tuple[str, ...]:
+    """PD-NMF's roles under the initialisation that has the most."""
+    return max((pd_nmf_roles({**params, "init": init}) for init in params["inits"]), key=len)
+
+
 INIT_COMPARISON = Algorithm(
     name="pd_nmf_init_comparison",
     summary="objective vs sweep for each PD-NMF initialisation, mean ± sd over trials",
@@ -131,4 +144,5 @@ INIT_COMPARISON = Algorithm(
     data_kind="topics",
     nonnegative=True,
     allow_missing=True,
+    other_roles=_roles,
 )

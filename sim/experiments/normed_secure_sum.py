@@ -305,6 +305,12 @@ a time; GF(2^127 − 1) elements on two 64-bit limbs, sent and received copies):
 on the default scenario (600 MB for 12.8 million elements)."""
 
 
+WIDE_ELEMENT_S = 0.18e-6
+"""Time per GF(2^127 − 1) element beyond ``Costs.element_s`` (two 64-bit limbs through the
+kernels, the dealer's material, the openings): fitted to ``normed_secure_sum.toml``, 13 s of
+CPU for 45 million elements where the 61-bit cost per element said 5 s."""
+
+
 def nss_workload(layout: Layout, batch: int = 1, calls: int = 1) -> Workload:
     """``calls`` NormedSecureSum calls of ``batch`` instances, from the declared cost.
 
@@ -316,12 +322,16 @@ def nss_workload(layout: Layout, batch: int = 1, calls: int = 1) -> Workload:
 
     m = layout.n_parties
     cost = declared_cost(layout, batch)
-    return Workload(messages=calls * (cost.rounds * m * (m - 1) + m),
-                    elements=calls * m * (cost.sent + cost.offline))
+    elements = calls * m * (cost.sent + cost.offline)
+    return Workload(messages=calls * (cost.rounds * m * (m - 1) + m), elements=elements,
+                    seconds=WIDE_ELEMENT_S * elements if layout.prime.bit_length() > 64 else 0.0)
 
 
-def nss_loading() -> Workload:
-    """Loading numba's GF(2^127 − 1) kernels, which every NormedSecureSum run does."""
+def nss_loading(prime: int) -> Workload:
+    """Loading numba's GF(2^127 − 1) kernels, which every NormedSecureSum run in a field wider
+    than 64 bits does (``normed_secure_sum_p61_demo``: 1.3 s of CPU in all)."""
+    if prime.bit_length() <= 64:
+        return Workload(simulations=0)
     return Workload(simulations=0, working_bytes=NUMBA_BYTES, seconds=NUMBA_S)
 
 
@@ -331,7 +341,7 @@ def _estimate(inp: EstimateInput) -> Workload:
     m, d = inp.n_parties, inp.n_cols
     layout = layout_for(nss_params(inp.params), inp.scenario.prime, m, d,
                         inp.params["variant"])
-    work = nss_workload(layout) + nss_loading()
+    work = nss_workload(layout) + nss_loading(inp.scenario.prime)
     instances = inp.params["audit_instances"]
     if instances:
         runs = 2**m - 1
@@ -339,7 +349,7 @@ def _estimate(inp: EstimateInput) -> Workload:
         work = Workload(work.messages + runs * audit.messages,
                         work.elements + runs * audit.elements, 1 + runs,
                         working_bytes=2 * VIEW_ELEMENT_BYTES * audit.elements + NUMBA_BYTES,
-                        seconds=NUMBA_S)
+                        seconds=work.seconds + runs * audit.seconds)
     return work.described("NormedSecureSum's declared cost"
                           + (f"; scale-invariance audit of {2**m - 2} coalitions"
                              if instances else ""))
@@ -357,4 +367,5 @@ NORMED_SECURE_SUM = Algorithm(
     run=_run,
     estimate=_estimate,
     data_kind="uniform",
+    other_roles=lambda params: ("dealer",),
 )

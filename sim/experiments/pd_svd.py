@@ -24,6 +24,7 @@ elements sent per party, and offline (dealer) elements per party.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from protocols.errors import ScenarioError
@@ -198,12 +199,17 @@ def _estimate(inp: EstimateInput) -> Workload:
                             f"{inp.n_cols} columns)")
     layout = layout_for(nss_params({**p, "scale": 1.0}), inp.scenario.prime, inp.n_parties,
                         inp.n_cols, variant)
-    work = nss_workload(layout, k, p["iterations"]) + nss_loading()
+    work = nss_workload(layout, k, p["iterations"]) + nss_loading(inp.scenario.prime)
     flops = 4.0 * inp.n_rows * inp.n_cols * k * p["iterations"]
     return Workload(work.messages, work.elements, 1, flops, work.working_bytes,
                     seconds=work.seconds,
                     basis=f"NormedSecureSum's declared cost ({variant}) × {p['iterations']} "
                           "iterations")
+
+
+def _roles(params: Mapping[str, Any]) -> tuple[str, ...]:
+    """NormedSecureSum's dealer, in the normed variant."""
+    return ("dealer",) if params["variant"] == "normed" else ()
 
 
 PD_SVD = Algorithm(
@@ -221,4 +227,5 @@ PD_SVD = Algorithm(
     run=_run,
     estimate=_estimate,
     data_kind="uniform",
+    other_roles=_roles,
 )

@@ -186,4 +186,5 @@ SECAGG = Algorithm(
     run=_run,
     estimate=_estimate,
     data_kind="uniform",
+    other_roles=lambda params: ("aggregator",),
 )

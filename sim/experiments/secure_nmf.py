@@ -208,8 +208,10 @@ def _entry(name: str, summary: str, reference: str, params: dict[str, Param]) ->
     def estimate(inp: EstimateInput) -> Workload:
         return secure_workload(inp, name, inp.params.get("sketch_on", ""))
 
+    roles = ("server",) if name.startswith("asyn") else ()
     return Algorithm(name=name, summary=summary, reference=reference, params=params, run=run,
-                     estimate=estimate, data_kind="uniform", nonnegative=True)
+                     estimate=estimate, data_kind="uniform", nonnegative=True,
+                     other_roles=lambda params: roles)
 
 
 SKETCHED = {key: SKETCH_PARAMS[key] for key in SKETCH_PARAMS if key not in UNSKETCHED}

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from protocols.errors import ScenarioError
@@ -193,6 +194,13 @@ def _clip(curve: tuple[list[float], list[float]], budget: float) -> tuple[list, 
     return [times[i] for i in keep], [errors[i] for i in keep]
 
 
+def _roles(params: Mapping[str, Any]) -> tuple[str, ...]:
+    """The asynchronous methods' server, if any of them is compared."""
+    if any(METHODS[label][0].startswith("asyn") for label in params["methods"]):
+        return ("server",)
+    return ()
+
+
 SECURE_NMF_COMPARISON = Algorithm(
     name="secure_nmf_comparison",
     summary="relative error vs simulated time of the six secure NMF methods (Figs. 6, 7)",
@@ -202,4 +210,5 @@ SECURE_NMF_COMPARISON = Algorithm(
     estimate=_estimate,
     data_kind="uniform",
     nonnegative=True,
+    other_roles=_roles,
 )

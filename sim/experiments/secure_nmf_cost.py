@@ -95,7 +95,11 @@ def secure_workload(inp: EstimateInput, name: str, sketch_on: str, outer: int | 
         elements = (2 * updates + N) * m * k
         steps = updates * inner
         snapshots = updates * (m * k + n_r * k)
-    return Workload(messages=messages, elements=elements, flops=steps * per_step,
+    if p.get("allreduce", "secure_sum") == "plain":  # floats summed as they are: a flop each,
+        flops, elements = steps * per_step + elements, 0  # no field encoding or masks
+    else:
+        flops = steps * per_step
+    return Workload(messages=messages, elements=elements, flops=flops,
                     working_bytes=int(8 * SNAPSHOT_COPIES * snapshots),
                     seconds=STEP_S * steps,
                     basis=f"{name}: {steps:,} local iterations from the simulated clock")

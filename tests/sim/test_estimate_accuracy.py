@@ -27,7 +27,14 @@ SCENARIOS = ROOT / "scenarios"
 
 MEASURE = """\
 import json, resource, sys, time, tomllib
+import sim.simulation
 from sim.runner import plan_scenario
+most = [0]  # the most participants any simulation of the run had
+simulate = sim.simulation.Simulation.run
+def counted(self, parties, *args, **kwargs):
+    most[0] = max(most[0], len(parties))
+    return simulate(self, parties, *args, **kwargs)
+sim.simulation.Simulation.run = counted
 raw = tomllib.loads(open(sys.argv[1], encoding="utf-8").read())
 for table, keys in json.loads(sys.argv[2]).items():
     if table == "audit":
@@ -45,7 +52,9 @@ comm = run.report["communication"]
 print(json.dumps({"memory": plan.estimate.memory_bytes, "seconds": plan.estimate.seconds,
                   "messages": plan.estimate.messages, "rss": peak,
                   "cpu": usage.ru_utime + usage.ru_stime,
-                  "ledger_messages": comm["total_messages"]}))
+                  "ledger_messages": comm["total_messages"], "participants": most[0],
+                  "declared_participants": plan.entry.participants(plan.params,
+                                                                   plan.scenario.n_parties)}))
 """
 
 SMALL_NMF: dict[str, Any] = {"network": {"parties": 4}, "data": {"rows": 400, "cols": 60}}
@@ -166,6 +175,16 @@ def test_memory_estimate_is_within_two_times_the_measured_peak(
     assert 0.5 <= m["memory"] / m["rss"] <= 2.0, m
     if CASES[case][2]:  # the ledger holds the whole run: the work the time is counted from
         assert 0.5 <= m["messages"] / m["ledger_messages"] <= 2.0, m
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_declared_participants_are_the_most_any_simulation_had(
+        case: str, measured: dict[str, dict[str, float]]) -> None:
+    """``--ranks`` is bounded by the entry's declared participants: exactly the data parties
+    and other roles of its largest simulation, counted here as the run makes them (an entry
+    that simulates nothing, like centralized RRI-NMF, keeps its data parties' bound)."""
+    m = _measure(measured, case)
+    assert m["participants"] in (m["declared_participants"], 0), m
 
 
 @pytest.mark.slow

@@ -8,6 +8,7 @@ read from the estimator.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -19,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from protocols.errors import InputError, ScenarioError
-from sim.estimate import allocation_cap, study_size
+from sim.estimate import allocation_cap, ranks_sharing_memory, study_size
 from sim.runner import plan_scenario
 from sim.scenario import load_scenario
 
@@ -124,3 +125,58 @@ def test_a_run_that_outgrows_a_wrong_estimate_ends_with_one_error_line(tmp_path:
     assert done.returncode == 2, done.stderr
     assert len(lines) == 1 and lines[0].startswith("error: the run ran out of the memory")
     assert not out.exists()
+
+
+def test_ranks_on_one_host_divide_the_memory_a_run_may_fill() -> None:
+    """Three ranks on a host may each fill a third of what one process may (issue 29: every
+    rank had the whole cap); the headroom is address space, kept per process."""
+    assert allocation_cap(available=3e9, current=1e9, headroom=5e8, share=3) == int(2.5e9)
+    assert allocation_cap(available=3e9, current=1e9, headroom=5e8, share=1) == int(4.5e9)
+
+
+@pytest.mark.parametrize(("environ", "ranks"), [
+    ({}, 1), ({"MPI_LOCALNRANKS": "4", "PMI_SIZE": "8"}, 4),
+    ({"OMPI_COMM_WORLD_LOCAL_SIZE": "3"}, 3), ({"PMI_SIZE": "6"}, 6),
+    ({"MPI_LOCALNRANKS": "", "PMI_SIZE": "2"}, 2), ({"MPI_LOCALNRANKS": "0"}, 1)])
+def test_ranks_sharing_memory_reads_the_launcher(environ: dict[str, str], ranks: int) -> None:
+    assert ranks_sharing_memory(environ) == ranks
+
+
+def test_every_rank_of_an_mpi_run_takes_its_share_of_the_cap(tmp_path: Path) -> None:
+    """Under the installed mpiexec, each of 3 ranks caps its address space at what it holds,
+    headroom, and a third of the memory the run may fill (here said to be 600 MB), and
+    refuses a run whose estimate exceeds its third."""
+    import sysconfig
+
+    pytest.importorskip("mpi4py", reason="the mpi extra is not installed")
+    mpiexec = Path(sysconfig.get_path("scripts")) / "mpiexec"
+    program = (
+        "import argparse, json, resource, sim.estimate as e\n"
+        "e.available_memory = lambda: 750e6  # 80 %: 600 MB to divide\n"
+        "e.VIRTUAL_HEADROOM = 1e8\n"
+        "held = e._address_space()\n"
+        "from sim import cli\n"
+        "args = argparse.Namespace(scenario=" + repr(str(ROOT / "scenarios/quickstart.toml"))
+        + ", driver='mpi', seed=None, out=None, quiet=True, json=False, command='run')\n"
+        "seen = {}\n"
+        "def planned(a, p, share):\n"
+        "    seen['share'] = share\n"
+        "    seen['limit'] = e.memory_limit(share)\n"
+        "    return 0\n"
+        "cli._run_checked = planned\n"
+        "cli._run(args, cap_memory=True)\n"
+        "soft, _ = resource.getrlimit(resource.RLIMIT_AS)\n"
+        "import os\n"
+        f"with open(os.path.join({str(tmp_path)!r}, os.environ['PMI_RANK']), 'w') as fh:\n"
+        "    json.dump({'beyond': soft - held, **seen}, fh)\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    done = subprocess.run([str(mpiexec), "-n", "3", sys.executable, "-c", program], env=env,
+                          capture_output=True, text=True, timeout=300, check=False,
+                          preexec_fn=_no_inherited_cap)
+    assert done.returncode == 0, done.stderr
+    ranks = [json.loads(path.read_text()) for path in sorted(tmp_path.iterdir())]
+    assert len(ranks) == 3
+    for rank in ranks:
+        assert rank["share"] == 3 and rank["limit"] == pytest.approx(200e6)
+        # what the rank held at its cap (a few pages of imports since `held`) + 200 MB + 100 MB
+        assert 300e6 <= rank["beyond"] <= 300e6 + 50e6

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from protocols.errors import DataError, InputError
-from sim.cli import MAX_BEAT_S, OTHER_ROLES_MAX, StderrProgress, main
+from sim.cli import MAX_BEAT_S, StderrProgress, _check_ranks, main
 from sim.runner import plan_scenario, run_scenario
 
 REPO = Path(__file__).resolve().parents[2]
@@ -45,16 +45,50 @@ def test_driver_simpy_with_ranks_is_refused(capsys: pytest.CaptureFixture[str]) 
     assert "--driver simpy" in line and "--ranks 2" in line
 
 
+# scenario: (network.parties, the participants beyond them, from the protocols' papers)
+PARTICIPANTS = {
+    "quickstart.toml": (4, ()),  # SecureSum: the parties alone
+    "pd_svd_secure_sum.toml": (3, ()),  # PD-SVD over SecureSum: no dealer
+    "pd_svd.toml": (3, ("dealer",)),  # over NormedSecureSum: its offline dealer
+    "normed_secure_sum.toml": (3, ("dealer",)),
+    "secagg_dropouts.toml": (8, ("aggregator",)),  # SecAgg's server
+    "pd_nmf_secagg_dropout.toml": (4, ("aggregator",)),
+    "cape_mean.toml": (5, ("aggregator", "noise generator")),  # CAPE (seed 003, §3)
+    "dp_nmf_outliers.toml": (3, ("analyst",)),  # curators and the analyst (seed 000)
+}
+
+
+@pytest.mark.parametrize("name", list(PARTICIPANTS))
+def test_ranks_are_bounded_by_the_participants_of_the_entry(
+        name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """The bound is exact: the data parties and the roles the protocol adds, no more."""
+    scenario = REPO / "scenarios" / name
+    parties, roles = PARTICIPANTS[name]
+    assert f"parties = {parties}" in scenario.read_text()
+    most = parties + len(roles)
+    _check_ranks(most, str(scenario))  # one participant per rank: allowed
+    assert main(["run", str(scenario), "--ranks", str(most + 1)]) == 2
+    line = one_error_line(capsys)
+    assert f"--ranks {most + 1}" in line and f"at most {most}" in line
+    assert all(role in line for role in roles)
+
+
+def test_participants_follow_the_algorithm_keys() -> None:
+    """PD-SVD's dealer and CAPE's noise generator exist only where their protocol runs."""
+    from sim import catalog
+
+    pd_svd, cape_mean = catalog.get("pd_svd"), catalog.get("cape_mean")
+    assert pd_svd.participants(pd_svd.validate({"variant": "normed"}), 3) == 4
+    assert pd_svd.participants(pd_svd.validate({"variant": "secure_sum"}), 3) == 3
+    assert cape_mean.participants(cape_mean.validate({"scheme": "conventional"}), 5) == 6
+    assert cape_mean.participants(cape_mean.validate({}), 5) == 7
+
+
 def test_more_ranks_than_a_run_can_use_are_refused_before_any_start(
         capsys: pytest.CaptureFixture[str]) -> None:
-    parties = 4  # the quickstart's network.parties
-    assert f"parties = {parties}" in QUICKSTART.read_text()
-    too_many = parties + OTHER_ROLES_MAX + 1
     assert main(["run", str(QUICKSTART), "--ranks", "99"]) == 2
     line = one_error_line(capsys)
-    assert "--ranks 99" in line and f"give --ranks {parties}" in line
-    assert main(["run", str(QUICKSTART), "--ranks", str(too_many)]) == 2
-    one_error_line(capsys)
+    assert "--ranks 99" in line and "give --ranks 4 or fewer" in line
 
 
 def test_ranks_refusal_through_the_installed_entry_starts_no_mpiexec() -> None:
