@@ -64,6 +64,7 @@ from parties.audit.compare import compare, decide
 from parties.audit.functionality import AuditInputs, as_result, check_outputs
 from parties.audit.pattern import aborted_verdict, check_alternatives, declared_size_leak
 from parties.audit.randomness import ConditionedRandomness, Progress, Runner
+from parties.audit.rerun import scripts, simulated_rows
 from parties.audit.result import LEAK, NOT_APPLICABLE, PRIVATE, AuditResult
 from parties.party import SITE, Party
 from protocols.effects import Call
@@ -74,6 +75,7 @@ from protocols.simulator import (
     Simulator,
     SimulatorMismatch,
     declared_sizes,
+    is_program_simulator,
 )
 
 SIMULATORS: Mapping[str, Callable[[str | None], Simulator]] = MappingProxyType(
@@ -180,6 +182,7 @@ def simulation_audit(
     determined: list[int] = []
     judges = resolve(protocol)
     pattern_runs = 0  # runs with the honest inputs redrawn (the pattern check)
+    rerun: dict[str, Any] = {}  # program-rerun mode: the honest pattern and each trial's views
     for t in range(trials):
         views = runner(parties, ConditionedRandomness(ids, members, seed, t))
         if t == 0:
@@ -229,6 +232,11 @@ def simulation_audit(
                 return AuditResult(members, "simulation", LEAK, None, call.index, message, None,
                                    {"reason": reason, "declared_by": simulators[call].name})
             layout = full
+            if any(is_program_simulator(sim) for sim in simulators.values()):
+                rerun.update(plan=scripts(views, members), trials=[], simulators={
+                    c: sim for c in records if not isinstance(
+                        sim := simulators.get(c) or _judged(judges, c, variant),
+                        str | NoSimulator)})
         elif not full.matches(received):
             call, message = full.first_difference(received)
             return AuditResult(members, "simulation", LEAK, 0.0, call, message, None, {
@@ -243,6 +251,8 @@ def simulation_audit(
             return _not_applicable(members, chosen[0], _failed("the honest-input solver", exc))
         assert layout is not None
         rows.append(layout.row(received, field.dtype))
+        if rerun:
+            rerun["trials"].append({c: rec.view for c, rec in records.items()})
         signature = tuple(view_digest(records[c].view) for c in chosen)  # type: ignore[arg-type]
         if signature not in groups:
             groups[signature] = ({c: records[c].view for c in chosen}, 0)  # type: ignore[misc]
@@ -257,10 +267,18 @@ def simulation_audit(
     current: list[Call] = []
     broadcasts = _broadcasts(layout, x, members)
 
+    rerun_rows: list[np.ndarray] = []
+
     def y_block(c: int) -> np.ndarray:
         """Simulated views of call c: ratio per real trial, in the trials' own contexts."""
         call = chosen[c]
         current[:] = [call]
+        if rerun:  # whole simulated runs of the members' programs, once, sliced per call
+            if not rerun_rows:
+                rerun_rows.append(simulated_rows(
+                    runner, parties, members, sites, layout, rerun["plan"],
+                    rerun["simulators"], rerun["trials"], ratio, seed, rng))
+            return rerun_rows[0][:, layout.columns()[0] == c]
         try:
             blocks = [_simulated_block(simulators[call], groups[sig][0][call], full, layout, c,
                                        rng, groups[sig][1] * ratio, broadcasts[c])
@@ -276,6 +294,7 @@ def simulation_audit(
         "pattern_alternatives": pattern_runs,
         "determined_calls": len(determined), "view_elements": int(x.shape[1]),
         "contexts": len(order),
+        "simulated_runs": n_sim if rerun else 0,
         "protocols": sorted({f"{s.name} ({getattr(s, 'variant', None) or 'inferred'})"
                              for s in simulators.values()}),
         "judged_by": ("the audit target: " + ", ".join(judges.named) if judges.named

@@ -22,8 +22,8 @@ Every primitive works on arrays (any number of instances in the same rounds) and
 rounds, opened elements and dealer items as a ``cost`` function; a contract test holds the
 ledger to them.
 
-Randomness: input shares and dealer material are drawn from the party's own generator
-(``ctx.rng``, PCG64 spawned per party from the scenario seed), which is statistically uniform
-and replays exactly; the AES-CTR streams of :mod:`protocols.prg` serve the pairwise masks of
-SecureSum. A deployment would draw these from a cryptographic generator as well.
+Randomness: input shares and dealer material are drawn from a PCG64 generator seeded, per
+call, by the party's private AES-CTR mask stream (:mod:`protocols.mpc.coins`): statistically
+uniform, replays exactly, and an audit's injected randomness redraws them. A deployment would
+draw these from a cryptographic generator as well.
 """

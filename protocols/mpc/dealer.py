@@ -25,8 +25,9 @@ message per protocol invocation, in the offline phase (``ctx.in_phase("offline")
 :class:`Pool` and takes items in the order of the plan; taking anything the plan does not list
 at that point is an error, so the dealer and the parties can never silently disagree.
 
-Randomness: the dealer draws from its own generator (``ctx.rng``, spawned per party from the
-scenario seed), so a run replays exactly. Departure from the spec's optional bandwidth saving
+Randomness: the dealer draws from a generator seeded by its private mask stream of each
+invocation (:mod:`protocols.mpc.coins`), so a run replays exactly and an audit that redraws
+the dealer's streams redraws its material. Departure from the spec's optional bandwidth saving
 (PRG-seeded shares, one correction element per item to P_1, as CrypTen's TTP): the dealer sends
 every share explicitly, so the offline cost in the ledger is M × the material per party; the
 saving would not change the online phase that the cost formulas and Table 2.2 concern.
@@ -45,6 +46,7 @@ from protocols.effects import Call, Recv, SendEach
 from protocols.errors import MpcsimError
 from protocols.field import PrimeField
 from protocols.mersenne127 import ELEMENT127, mpc_field
+from protocols.mpc.coins import call_rng
 from protocols.mpc.public import constant
 from protocols.simulator import NoSimulator
 
@@ -187,8 +189,9 @@ def dealer(ctx: PartyContext, plans: Sequence[Sequence[Request]]
         for j, plan in enumerate(plans):
             if not plan:  # nothing to deal (e.g. a variant that opens its sum)
                 continue
-            shares = deal(field, ctx.rng, plan, ctx.n_parties)
-            yield SendEach(dict(zip(ctx.parties, shares, strict=True)), Call(PROTOCOL, j), STEP)
+            call = Call(PROTOCOL, j)
+            shares = deal(field, call_rng(ctx, call), plan, ctx.n_parties)
+            yield SendEach(dict(zip(ctx.parties, shares, strict=True)), call, STEP)
 
 
 def receive_material(ctx: PartyContext, instance: int) -> Generator[Any, Any, np.ndarray]:

@@ -32,6 +32,7 @@ from protocols.context import PartyContext
 from protocols.effects import Call, RecvEach, SendEach
 from protocols.field import PrimeField
 from protocols.mersenne127 import Mersenne127Field, concatenate
+from protocols.mpc.coins import call_rng
 from protocols.mpc.dealer import Pool
 from protocols.mpc.public import check_range, constant
 
@@ -130,14 +131,14 @@ def share_input(
 ) -> Generator[Any, Any, np.ndarray]:
     """P0 Share: every party shares its element array; returns shares of the sum, one round.
 
-    Party m draws M − 1 uniform elements for each coordinate as the others' shares and keeps
-    its value minus their sum; it sends d(M − 1) elements. The returned array holds this
+    Party m draws M − 1 uniform elements for each coordinate as the others' shares (from its
+    private stream of the call, :mod:`protocols.mpc.coins`) and keeps its value minus their sum; it sends d(M − 1) elements. The returned array holds this
     party's share of Σ_m values_m.
     """
     peers = ctx.peers
     if not peers:
         return values
-    masks = field.random(ctx.rng, (len(peers), *values.shape))
+    masks = field.random(call_rng(ctx, call), (len(peers), *values.shape))
     own = field.sub(values, field.sum(masks, axis=0))
     step = f"00.{INPUT}.share"
     yield SendEach({p: masks[i] for i, p in enumerate(peers)}, call, step)
