@@ -34,8 +34,8 @@ from protocols.simulator import (
     CallView,
     MessageKey,
     PerCallStandIn,
-    StandIn,
     SimulatorMismatch,
+    StandIn,
     is_program_simulator,
 )
 

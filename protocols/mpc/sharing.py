@@ -132,8 +132,9 @@ def share_input(
     """P0 Share: every party shares its element array; returns shares of the sum, one round.
 
     Party m draws M − 1 uniform elements for each coordinate as the others' shares (from its
-    private stream of the call, :mod:`protocols.mpc.coins`) and keeps its value minus their sum; it sends d(M − 1) elements. The returned array holds this
-    party's share of Σ_m values_m.
+    private stream of the call, :mod:`protocols.mpc.coins`) and keeps its value minus their
+    sum; it sends d(M − 1) elements. The returned array holds this party's share of
+    Σ_m values_m.
     """
     peers = ctx.peers
     if not peers:
