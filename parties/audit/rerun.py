@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from parties.audit.calls import Layout, split_run
+from parties.audit.calls import CallRecord, Layout, MessageId, split_run
 from parties.audit.randomness import ConditionedRandomness, Runner
 from parties.party import Party
 from parties.view import View
@@ -48,7 +48,7 @@ class Event:
     call: Call
     step: str
     peers: tuple[int, ...]
-    sizes: Mapping[int, int] = field(default_factory=dict)
+    shapes: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
 
 
 def scripts(views: Mapping[int, View], members: Sequence[int]) -> dict[int, list[Event]]:
@@ -68,13 +68,13 @@ def scripts(views: Mapping[int, View], members: Sequence[int]) -> dict[int, list
                 rnd, senders = recvs.get(key, (msg.round, []))
                 senders.append(msg.sender)
                 recvs[key] = (min(rnd, msg.round), senders)
-        sends: dict[tuple[Call, str], tuple[int, dict[int, int]]] = {}
+        sends: dict[tuple[Call, str], tuple[int, dict[int, tuple[int, ...]]]] = {}
         for m in sorted(member_set):
             for msg in views[m].received:
                 if msg.sender == h:
                     key = (Call(msg.protocol, msg.call), msg.step)
                     rnd, sizes = sends.get(key, (msg.round, {}))
-                    sizes[m] = int(np.size(msg.payload))
+                    sizes[m] = tuple(np.shape(msg.payload))
                     sends[key] = (min(rnd, msg.round), sizes)
         events = [(r, 0, c.index, c.protocol, s, Event("recv", c, s, tuple(sorted(set(p)))))
                   for (c, s), (r, p) in recvs.items()]
@@ -125,18 +125,20 @@ class HonestSide:
         for sender, payload in got.items():
             heard[(receiver, sender, step)] = np.asarray(payload)
 
-    def reply(self, call: Call, sender: int, step: str, sizes: Mapping[int, int]
-              ) -> dict[int, np.ndarray]:
-        """The payloads of honest ``sender`` to members in ``step`` (pads where undeclared)."""
+    def reply(self, call: Call, sender: int, step: str,
+              shapes: Mapping[int, tuple[int, ...]]) -> dict[int, np.ndarray]:
+        """The payloads of honest ``sender`` to members in ``step``, in the real messages'
+        shapes (one-time pads where the stand-in declares none)."""
         stand_in = self._stand_in(call)
+        sizes = {m: int(np.prod(shape, dtype=np.int64)) for m, shape in shapes.items()}
         made = {} if stand_in is None else stand_in.reply(
             sender, step, self.heard.get(call, {}), sizes)
         out = {}
-        for receiver, size in sizes.items():
+        for receiver, shape in shapes.items():
             value = made.get(receiver)
             if value is None:
-                value = self.field.random(self.rng, size)
-            out[receiver] = value
+                value = self.field.random(self.rng, sizes[receiver])
+            out[receiver] = np.asarray(value).reshape(shape)
         return out
 
 
@@ -151,10 +153,46 @@ def stand_in_program(script: Sequence[Event], side: HonestSide, me: int
                 got = yield RecvEach(event.peers, event.call, event.step)
                 side.hear(event.call, me, event.step, got)
             else:
-                yield SendEach(side.reply(event.call, me, event.step, event.sizes),
+                yield SendEach(side.reply(event.call, me, event.step, event.shapes),
                                event.call, event.step)
 
     return program
+
+
+def add_derived(records: Mapping[Call, CallRecord], simulators: Mapping[Call, Any]) -> None:
+    """Add to each call's received messages what its simulator derives from the view.
+
+    A simulator may declare ``derived(view, received) -> {message id: array}``: values the
+    coalition computes from its view (the MPC engine's opened values,
+    :func:`protocols.mpc.simulator.opened_values`). They are compared like messages — in the
+    real runs and the simulated ones alike — so the audit tests their law directly.
+    """
+    for call, record in records.items():
+        derive = getattr(simulators.get(call), "derived", None)
+        if derive is not None and record.view is not None:
+            record.received.update(derive(record.view, record.received))
+
+
+def by_step(layout: Layout) -> Layout:
+    """The same columns with each call cut into its steps (one hull group family per step).
+
+    A simulated run draws all calls jointly, so the comparison takes the whole simulated
+    matrix and tests relations between any two columns against it; the affine-hull tests then
+    run within each step of a call (an opening and the shares it is made of), which the trials
+    can saturate where a whole engine call — thousands of elements — could not.
+    """
+    calls, messages, sizes = [], [], []
+    for call, ids, widths in zip(layout.calls, layout.messages, layout.sizes, strict=True):
+        runs: dict[str, tuple[list[MessageId], list[int]]] = {}
+        for k, w in zip(ids, widths, strict=True):
+            runs.setdefault(k[2], ([], []))
+            runs[k[2]][0].append(k)
+            runs[k[2]][1].append(w)
+        for step_ids, step_sizes in runs.values():
+            calls.append(call)
+            messages.append(tuple(step_ids))
+            sizes.append(tuple(step_sizes))
+    return Layout(tuple(calls), tuple(messages), tuple(sizes))
 
 
 def simulated_rows(
@@ -170,7 +208,8 @@ def simulated_rows(
     seed: int,
     rng: np.random.Generator,
 ) -> np.ndarray:
-    """``ratio`` simulated view vectors per real trial: (len(trial_views)·ratio, width).
+    """``ratio`` simulated view vectors per real trial: (len(trial_views)·ratio, width), the
+    trials in turn (a hull test that reads the leading rows sees every trial's context).
 
     Trial t's runs use the members' real programs under the trial's randomness (their tapes)
     and the calls' views of that trial.
@@ -185,14 +224,15 @@ def simulated_rows(
     member_set = set(members)
     field_ = runner.field
     rows = []
-    for t, views in enumerate(trial_views):
-        for _ in range(ratio):
+    for _ in range(ratio):  # round-robin over the trials: any leading rows span them all
+        for t, views in enumerate(trial_views):
             side = HonestSide(simulators, views, rng, field_)
             cast = [p if p.id in member_set else
                     Party(p.id, stand_in_program(plan.get(p.id, ()), side, p.id), {}, p.role)
                     for p in parties]
             simulated = runner(cast, ConditionedRandomness(ids, members, seed, t))
             records = split_run(simulated, members, field_, sites)
+            add_derived(records, {c: simulators[c] for c in records if c in simulators})
             received = {call: rec.received for call, rec in records.items()}
             if not layout.matches(received):
                 call, message = layout.first_difference(received)

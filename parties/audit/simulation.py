@@ -64,7 +64,7 @@ from parties.audit.compare import compare, decide
 from parties.audit.functionality import AuditInputs, as_result, check_outputs
 from parties.audit.pattern import aborted_verdict, check_alternatives, declared_size_leak
 from parties.audit.randomness import ConditionedRandomness, Progress, Runner
-from parties.audit.rerun import scripts, simulated_rows
+from parties.audit.rerun import add_derived, by_step, scripts, simulated_rows
 from parties.audit.result import LEAK, NOT_APPLICABLE, PRIVATE, AuditResult
 from parties.party import SITE, Party
 from protocols.effects import Call
@@ -199,6 +199,7 @@ def simulation_audit(
         if finding is not None:
             return as_result(finding, members, "simulation")
         records = split_run(views, members, field, sites)
+        add_derived(records, simulators)
         received = {call: rec.received for call, rec in records.items()}
         if full is None:
             chosen = select_calls(records, calls)
@@ -231,6 +232,8 @@ def simulation_audit(
                 call, message, reason = revealed
                 return AuditResult(members, "simulation", LEAK, None, call.index, message, None,
                                    {"reason": reason, "declared_by": simulators[call].name})
+            add_derived(records, simulators)  # what the simulators derive from the view
+            full = Layout.of(received, chosen)
             layout = full
             if any(is_program_simulator(sim) for sim in simulators.values()):
                 rerun.update(plan=scripts(views, members), trials=[], simulators={
@@ -306,8 +309,13 @@ def simulation_audit(
         return AuditResult(members, "simulation", PRIVATE, None, None, None,
                            {"determined": True}, {**details, "reason": exact_reason})
     try:
-        comparison = compare(field, layout, x, y_block=y_block, alpha=alpha, seed=seed,
-                             linear=linear)
+        if rerun:  # simulated runs are joint over the calls: compare against the whole matrix
+            y_block(0)
+            comparison = compare(field, by_step(layout), x, rerun_rows[0], alpha=alpha,
+                                 seed=seed, linear=linear)
+        else:
+            comparison = compare(field, layout, x, y_block=y_block, alpha=alpha, seed=seed,
+                                 linear=linear)
     except SimulatorMismatch as exc:
         return _not_applicable(members, current[0], str(exc))
     decision = decide([comparison], alpha, field.p, ratio,

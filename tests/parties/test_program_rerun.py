@@ -10,7 +10,6 @@ derived by hand there.
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from auditing import F61, P, coalitions, field_inputs
 from planted_leaks import LEAKS, honest_explicit, simulation_flagged
@@ -70,5 +69,5 @@ def test_the_honest_script_follows_rounds() -> None:
         for step in steps:
             here = [k for k, s in kinds if s == step]
             assert here == sorted(here, key=lambda k: k != "recv"), kinds
-        assert all(np.all(np.array(list(e.sizes.values())) == 2)
+        assert all(set(e.shapes.values()) == {(2,)}
                    for e in plan[h] if e.kind == "send")
