@@ -42,9 +42,11 @@ from protocols.mpc.public import constant
 from protocols.mpc.sharing import BEAVER, INPUT, MASKED, OUTPUT
 from protocols.simulator import CallView, MessageKey, SimulatorMismatch
 
-OpeningLaw = Callable[[str, str, int, np.random.Generator], np.ndarray]
+OpeningLaw = Callable[[str, str, int, np.random.Generator], np.ndarray | None]
 """``law(kind, label, size, rng)``: ``size`` opened values of an opening, drawn from the law the
-simulator declares for it (an element array of the engine's field)."""
+simulator declares for it (an element array of the engine's field), or None for an opening
+the protocol does not declare — simulated as a one-time pad (uniform), so that a program that
+opens more than the protocol (a truncation's carry) shows a non-uniform opened value."""
 
 
 def parse_step(step: str) -> tuple[str, str]:
@@ -112,6 +114,8 @@ class OpeningStandIn:
                ) -> dict[int, np.ndarray]:
         n = next(iter(sizes.values()))
         opened = self.law(kind, label, n, self.rng)
+        if opened is None:  # an opening the protocol does not declare: a one-time pad
+            opened = self.field.random(self.rng, n)
         members = sorted({m for (r, m, s) in heard if r == sender and s == step})
         rest = opened
         for m in members:  # what the members' own shares leave for the honest parties
@@ -162,9 +166,7 @@ def opened_values(
 def uniform_law(field_: PrimeField) -> OpeningLaw:
     """The law of Beaver differences only (any other kind is not declared)."""
 
-    def law(kind: str, label: str, size: int, rng: np.random.Generator) -> np.ndarray:
-        if kind != BEAVER:
-            raise SimulatorMismatch(f"opening {kind}.{label} has no declared law")
-        return field_.random(rng, size)
+    def law(kind: str, label: str, size: int, rng: np.random.Generator) -> np.ndarray | None:
+        return field_.random(rng, size) if kind == BEAVER else None
 
     return law
