@@ -75,7 +75,7 @@ far in the call (``heard``). A per-call :class:`Simulator` is the simple case
 view, as above.
 
 A protocol for which no simulator is written declares a :class:`NoSimulator` with the reason
-(NormedSecureSum, its dealer, CAPE); the audit of a run that makes such a call answers "not
+(CAPE); the audit of a run that makes such a call answers "not
 applicable" and names the call — never "private".
 """
 

@@ -23,8 +23,7 @@ it flags it even then (a raw input sent to the coalition when it is the only hon
 A message the protocol sends but the program does not, a mask stream the simulator needs but
 the program did not draw, or a protocol with no simulator makes the method *not applicable*:
 the program does not implement what it declares. So does a call of a protocol that declares it
-has no simulator (:class:`~protocols.simulator.NoSimulator`: NormedSecureSum, its dealer,
-CAPE), naming the call; ``calls`` then restricts the audit to the others. A protocol that
+has no simulator (:class:`~protocols.simulator.NoSimulator`: CAPE), naming the call; ``calls`` then restricts the audit to the others. A protocol that
 reveals more than its declared outputs by construction (the plain All-Reduce, with two or more
 honest parties) says so through its simulator's ``reveals``, and the audit answers "leak" at
 that call without sampling.
@@ -39,6 +38,14 @@ simulators. A call whose outputs determine the honest inputs (one honest party o
 simulated with those inputs, computed from the outputs and the coalition's inputs, and compared
 like any other (issue 27, item 4); and an undeclared message that an honest party broadcasts to
 several members is held to one pad, not one per receiver.
+
+A simulator in the program-rerun form (:class:`~protocols.simulator.ProgramSimulator`:
+NormedSecureSum and its dealer) is not asked call by call: the audit runs, for each real trial,
+``ratio`` simulated runs of the members' own programs against honest stand-ins
+(:mod:`parties.audit.rerun`), and compares the real views with the whole simulated matrix —
+relations between any two columns tested against it, as the calls are simulated jointly — with
+the affine-hull tests within each step of a call. Values a simulator ``derived`` from the view
+(the engine's opened values) are compared like messages.
 """
 
 from __future__ import annotations

@@ -16,6 +16,8 @@ bits         BitDec (P4), prefix-OR (P5), Sklansky networks        1 + ⌈log₂
 normalize    top bit pair → secret 2^e, 4^e, zero flag            2⌈log₂ ℓ⌉ + 1
 inv_sqrt     quadratic seed + Newton for 1/√x on [1/4, 1)         3 + 4t
 public       integer views of public values, range checks         —
+coins        local coins seeded by the party's private stream      —
+simulator    the honest openings, simulated (ideal world)          —
 ============ =================================================== ========================
 
 Every primitive works on arrays (any number of instances in the same rounds) and states its

@@ -16,6 +16,11 @@ Every opening declares what it is:
   outside that range raises :class:`~protocols.errors.FieldOverflowError` naming the bound;
 * ``output`` — a declared output, checked against its signed bound.
 
+What the simulator draws for each kind (:mod:`protocols.mpc.simulator`): ``beaver`` uniform,
+``masked`` the masked law with the secret set to 0 (within 2^−κ), ``output`` the declared
+output; the honest shares complete the drawn value. ``input`` shares an honest party sends
+are its fresh masks: uniform and independent.
+
 The step name of the opening, ``"<n>.<kind>.<label>"`` (n counts the call's openings), is the
 message tag the ledger records, so a report or an audit can tell the openings apart.
 """
