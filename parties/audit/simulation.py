@@ -23,10 +23,11 @@ it flags it even then (a raw input sent to the coalition when it is the only hon
 A message the protocol sends but the program does not, a mask stream the simulator needs but
 the program did not draw, or a protocol with no simulator makes the method *not applicable*:
 the program does not implement what it declares. So does a call of a protocol that declares it
-has no simulator (:class:`~protocols.simulator.NoSimulator`: CAPE), naming the call; ``calls`` then restricts the audit to the others. A protocol that
-reveals more than its declared outputs by construction (the plain All-Reduce, with two or more
-honest parties) says so through its simulator's ``reveals``, and the audit answers "leak" at
-that call without sampling.
+has no simulator (:class:`~protocols.simulator.NoSimulator`: CAPE), naming the call;
+``calls`` then restricts the audit to the others. A protocol that reveals more than its
+declared outputs by construction (the plain All-Reduce, with two or more honest parties) says
+so through its simulator's ``reveals``, and the audit answers "leak" at that call without
+sampling.
 
 Before anything is compared, every output declared to a member is checked against the ideal
 functionality of the protocol that judges its call (:mod:`parties.audit.functionality`): an
