@@ -173,16 +173,23 @@ def add_derived(records: Mapping[Call, CallRecord], simulators: Mapping[Call, An
             record.received.update(derive(record.view, record.received))
 
 
-def by_step(layout: Layout) -> Layout:
-    """The same columns with each call cut into its steps (one hull group family per step).
+def by_step(layout: Layout, whole_below: int = 0) -> Layout:
+    """The same columns with each wide call cut into its steps (hull groups per step).
 
     A simulated run draws all calls jointly, so the comparison takes the whole simulated
     matrix and tests relations between any two columns against it; the affine-hull tests then
     run within each step of a call (an opening and the shares it is made of), which the trials
-    can saturate where a whole engine call — thousands of elements — could not.
+    can saturate where a whole engine call — thousands of elements — could not. A call of
+    fewer than ``whole_below`` elements (one the trials saturate whole) stays one group, so
+    relations between its steps (a mask reused across steps) are still tested.
     """
     calls, messages, sizes = [], [], []
     for call, ids, widths in zip(layout.calls, layout.messages, layout.sizes, strict=True):
+        if sum(widths) < whole_below:
+            calls.append(call)
+            messages.append(ids)
+            sizes.append(widths)
+            continue
         runs: dict[str, tuple[list[MessageId], list[int]]] = {}
         for k, w in zip(ids, widths, strict=True):
             runs.setdefault(k[2], ([], []))

@@ -319,8 +319,8 @@ def simulation_audit(
     try:
         if rerun:  # simulated runs are joint over the calls: compare against the whole matrix
             y_block(0)
-            comparison = compare(field, by_step(layout), x, rerun_rows[0], alpha=alpha,
-                                 seed=seed, linear=linear)
+            comparison = compare(field, by_step(layout, trials - 4), x, rerun_rows[0],
+                                 alpha=alpha, seed=seed, linear=linear)
         else:
             comparison = compare(field, layout, x, y_block=y_block, alpha=alpha, seed=seed,
                                  linear=linear)
