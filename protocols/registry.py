@@ -72,7 +72,7 @@ REGISTRY: Mapping[str, Declaration] = MappingProxyType({d.name: d for d in (
     Declaration("all_reduce", all_reduce.functionality, all_reduce.AllReduceSimulator,
                 all_reduce.honest_inputs, uses=("secure_sum",)),
     Declaration("normed_secure_sum", normed_secure_sum.functionality,
-                _fixed(normed_secure_sum.SIMULATOR), uses=("dealer",)),
+                normed_secure_sum.NormedSecureSumSimulator, uses=("dealer",)),
     Declaration("dealer", no_outputs, _fixed(dealer.SIMULATOR)),
     Declaration("cape", correlated_noise.functionality, _fixed(correlated_noise.SIMULATOR)),
     Declaration("secagg", secagg.functionality, _fixed(secagg.SIMULATOR)),

@@ -57,8 +57,25 @@ Set ``uniform_on_hull = False`` when the simulated messages are not
 uniform on their affine hull over GF(p) (e.g. Gaussian noise): the audit's linear tests bound
 their false-alarm rate by that uniformity and are skipped otherwise.
 
+Re-running the coalition's programs
+-----------------------------------
+The call-by-call form above fits protocols whose members' sent messages are functions of their
+inputs and randomness alone (SecureSum). In an MPC engine they are not: NormedSecureSum's
+openings depend on earlier openings through the coalition's own shares, so the members' sent
+messages vary with the honest parties' messages, and no simulator fed the real ``sent`` can
+reproduce the joint law. The general form is the ideal-world simulator of the papers: it gets
+the coalition's inputs, its randomness tape, the functionality's output and the coalition's own
+party programs, and *plays the honest parties* while those programs run unmodified. A
+:class:`ProgramSimulator` gives, per call and per simulated run, a :class:`StandIn`; the audit
+(:mod:`parties.audit.rerun`) runs the members' real programs on their real tapes against
+honest stand-in programs that, at each message an honest party sends to a member, ask the
+call's stand-in for the payload given everything the members have sent to honest parties so
+far in the call (``heard``). A per-call :class:`Simulator` is the simple case
+(:class:`PerCallStandIn`): it draws all of a call's honest messages at once from the call's
+view, as above.
+
 A protocol for which no simulator is written declares a :class:`NoSimulator` with the reason
-(NormedSecureSum, its dealer, CAPE); the audit of a run that makes such a call answers "not
+(CAPE); the audit of a run that makes such a call answers "not
 applicable" and names the call — never "private".
 """
 
@@ -249,6 +266,105 @@ class NoSimulator:
     def determined(self, view: CallView) -> bool:
         """Never: nothing is simulated."""
         return False
+
+
+class StandIn(Protocol):
+    """The honest side of one call in one simulated run (a :class:`ProgramSimulator` makes it).
+    """
+
+    def reply(
+        self, sender: int, step: str, heard: Mapping[MessageKey, np.ndarray],
+        sizes: Mapping[int, int],
+    ) -> dict[int, np.ndarray]:
+        """The payloads honest ``sender`` sends to members in ``step``: receiver → array.
+
+        ``heard`` holds every message a member has sent to an honest party in the call so
+        far in this simulated run, keyed (honest receiver, member, step); ``sizes`` the
+        element count of each message ``sender`` sends in ``step`` (the public pattern). A
+        receiver left out gets a one-time pad (a message the protocol does not declare).
+        """
+        ...
+
+
+class ProgramSimulator(Protocol):
+    """A simulator that plays the honest parties against the coalition's own programs."""
+
+    name: str
+    uniform_on_hull: bool
+
+    def stand_in(self, view: CallView, rng: np.random.Generator) -> StandIn:
+        """A fresh honest side of the call for one simulated run (draws only from ``rng``)."""
+        ...
+
+    def determined(self, view: CallView) -> bool:
+        """Whether the coalition's inputs and the outputs determine the honest inputs."""
+        ...
+
+
+def is_program_simulator(simulator: Any) -> bool:
+    """Whether ``simulator`` has the program-rerun form (a ``stand_in`` method)."""
+    return callable(getattr(simulator, "stand_in", None))
+
+
+@dataclass
+class PerCallStandIn:
+    """The per-call form as a stand-in: one draw of every honest message of the call at once.
+
+    The first reply draws ``simulator.simulate(view, rng, 1)`` from the call's view of the real
+    trial (the members' sent messages there are functions of their inputs and tape, so they are
+    what the members send in the simulated run too); every reply then hands out its part.
+    """
+
+    simulator: Simulator
+    view: CallView
+    rng: np.random.Generator
+    _drawn: dict[MessageKey, np.ndarray] | None = None
+
+    def reply(
+        self, sender: int, step: str, heard: Mapping[MessageKey, np.ndarray],
+        sizes: Mapping[int, int],
+    ) -> dict[int, np.ndarray]:
+        if self._drawn is None:
+            self._drawn = self.simulator.simulate(self.view, self.rng, 1)
+        out = {}
+        for receiver in sizes:
+            value = self._drawn.get((receiver, sender, step))
+            if value is not None:
+                out[receiver] = np.asarray(value)[0]
+        return out
+
+
+@dataclass(frozen=True)
+class ProgramForm:
+    """A per-call :class:`Simulator` in the program-rerun form (its simple case).
+
+    ``stand_in`` wraps the simulator in a :class:`PerCallStandIn`; the audit then re-runs the
+    coalition's programs against it. For a protocol whose members' messages depend only on
+    their inputs and tape, both forms give the same law, hence the same verdicts.
+    """
+
+    simulator: Simulator
+
+    @property
+    def name(self) -> str:
+        return self.simulator.name
+
+    @property
+    def uniform_on_hull(self) -> bool:
+        return self.simulator.uniform_on_hull
+
+    def stand_in(self, view: CallView, rng: np.random.Generator) -> StandIn:
+        return PerCallStandIn(self.simulator, view, rng)
+
+    def determined(self, view: CallView) -> bool:
+        return self.simulator.determined(view)
+
+    def sizes(self, view: CallView) -> Mapping[MessageKey, int] | None:
+        return declared_sizes(self.simulator, view)
+
+    def reveals(self, view: CallView) -> str | None:
+        reveals = getattr(self.simulator, "reveals", None)
+        return None if reveals is None else reveals(view)
 
 
 def uniform_with_sum(

@@ -166,7 +166,7 @@ class AuditTarget:
     parties : tuple of Party
         The parties of the user's run (programs and inputs); the simulation method replays
         them.
-    protocol : str or tuple of str
+    protocol : str or tuple of (str or Declaration)
         The protocol(s) under audit, named by the algorithm's experiment, not by its party
         programs: their declarations (:mod:`protocols.registry`) judge every call — outputs
         against the functionality, messages against the simulator — and a call of any other
@@ -181,7 +181,7 @@ class AuditTarget:
     """
 
     parties: tuple[Party, ...]
-    protocol: str | tuple[str, ...] = "secure_sum"
+    protocol: str | tuple[Any, ...] = "secure_sum"
     variant: str | None = None
     field_program: FieldProgram | None = None
     field_inputs: tuple[np.ndarray, ...] | None = None
@@ -247,7 +247,7 @@ def run_audit(
                             **common)
     if target.variant:
         named = (target.protocol if isinstance(target.protocol, str)
-                 else " + ".join(target.protocol))
+                 else " + ".join(getattr(p, "name", p) for p in target.protocol))
         result.details.setdefault("protocol", f"{named} ({target.variant})")
     return result
 

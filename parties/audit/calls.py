@@ -22,6 +22,7 @@ from parties.view import View
 from protocols.effects import Call
 from protocols.errors import InputError
 from protocols.field import PrimeField
+from protocols.mersenne127 import ELEMENT127
 from protocols.simulator import CallView
 
 MessageId = tuple[int, int, str, int]
@@ -45,7 +46,10 @@ class CallRecord:
 
 
 def _payload(value: Any) -> np.ndarray:
-    return np.ravel(np.asarray(value))
+    arr = np.ravel(np.asarray(value))
+    if arr.dtype == ELEMENT127:  # the MPC engine's GF(2^127 − 1) records: as Python ints
+        return arr["lo"].astype(object) | (arr["hi"].astype(object) << 64)
+    return arr
 
 
 def split_run(

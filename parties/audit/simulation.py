@@ -23,11 +23,11 @@ it flags it even then (a raw input sent to the coalition when it is the only hon
 A message the protocol sends but the program does not, a mask stream the simulator needs but
 the program did not draw, or a protocol with no simulator makes the method *not applicable*:
 the program does not implement what it declares. So does a call of a protocol that declares it
-has no simulator (:class:`~protocols.simulator.NoSimulator`: NormedSecureSum, its dealer,
-CAPE), naming the call; ``calls`` then restricts the audit to the others. A protocol that
-reveals more than its declared outputs by construction (the plain All-Reduce, with two or more
-honest parties) says so through its simulator's ``reveals``, and the audit answers "leak" at
-that call without sampling.
+has no simulator (:class:`~protocols.simulator.NoSimulator`: CAPE), naming the call;
+``calls`` then restricts the audit to the others. A protocol that reveals more than its
+declared outputs by construction (the plain All-Reduce, with two or more honest parties) says
+so through its simulator's ``reveals``, and the audit answers "leak" at that call without
+sampling.
 
 Before anything is compared, every output declared to a member is checked against the ideal
 functionality of the protocol that judges its call (:mod:`parties.audit.functionality`): an
@@ -39,6 +39,14 @@ simulators. A call whose outputs determine the honest inputs (one honest party o
 simulated with those inputs, computed from the outputs and the coalition's inputs, and compared
 like any other (issue 27, item 4); and an undeclared message that an honest party broadcasts to
 several members is held to one pad, not one per receiver.
+
+A simulator in the program-rerun form (:class:`~protocols.simulator.ProgramSimulator`:
+NormedSecureSum and its dealer) is not asked call by call: the audit runs, for each real trial,
+``ratio`` simulated runs of the members' own programs against honest stand-ins
+(:mod:`parties.audit.rerun`), and compares the real views with the whole simulated matrix —
+relations between any two columns tested against it, as the calls are simulated jointly — with
+the affine-hull tests within each step of a call. Values a simulator ``derived`` from the view
+(the engine's opened values) are compared like messages.
 """
 
 from __future__ import annotations
@@ -69,6 +77,7 @@ from parties.audit.pattern import (
     redrawn_inputs_required,
 )
 from parties.audit.randomness import ConditionedRandomness, Progress, Runner
+from parties.audit.rerun import add_derived, by_step, scripts, simulated_rows
 from parties.audit.result import LEAK, NOT_APPLICABLE, PRIVATE, AuditResult
 from parties.party import SITE, Party
 from protocols.effects import Call
@@ -79,6 +88,7 @@ from protocols.simulator import (
     Simulator,
     SimulatorMismatch,
     declared_sizes,
+    is_program_simulator,
 )
 
 SIMULATORS: Mapping[str, Callable[[str | None], Simulator]] = MappingProxyType(
@@ -186,6 +196,7 @@ def simulation_audit(
     determined: list[int] = []
     judges = resolve(protocol)
     pattern_runs = 0  # runs with the honest inputs redrawn (the pattern check)
+    rerun: dict[str, Any] = {}  # program-rerun mode: the honest pattern and each trial's views
     for t in range(trials):
         views = runner(parties, ConditionedRandomness(ids, members, seed, t))
         if t == 0:
@@ -202,6 +213,7 @@ def simulation_audit(
         if finding is not None:
             return as_result(finding, members, "simulation")
         records = split_run(views, members, field, sites)
+        add_derived(records, simulators)
         received = {call: rec.received for call, rec in records.items()}
         if full is None:
             chosen = select_calls(records, calls)
@@ -234,7 +246,14 @@ def simulation_audit(
                 call, message, reason = revealed
                 return AuditResult(members, "simulation", LEAK, None, call.index, message, None,
                                    {"reason": reason, "declared_by": simulators[call].name})
+            add_derived(records, simulators)  # what the simulators derive from the view
+            full = Layout.of(received, chosen)
             layout = full
+            if any(is_program_simulator(sim) for sim in simulators.values()):
+                rerun.update(plan=scripts(views, members), trials=[], simulators={
+                    c: sim for c in records if not isinstance(
+                        sim := simulators.get(c) or _judged(judges, c, variant),
+                        str | NoSimulator)})
         elif not full.matches(received):
             call, message = full.first_difference(received)
             return AuditResult(members, "simulation", LEAK, 0.0, call, message, None, {
@@ -249,6 +268,8 @@ def simulation_audit(
             return _not_applicable(members, chosen[0], _failed("the honest-input solver", exc))
         assert layout is not None
         rows.append(layout.row(received, field.dtype))
+        if rerun:
+            rerun["trials"].append({c: rec.view for c, rec in records.items()})
         signature = tuple(view_digest(records[c].view) for c in chosen)  # type: ignore[arg-type]
         if signature not in groups:
             groups[signature] = ({c: records[c].view for c in chosen}, 0)  # type: ignore[misc]
@@ -263,10 +284,18 @@ def simulation_audit(
     current: list[Call] = []
     broadcasts = _broadcasts(layout, x, members)
 
+    rerun_rows: list[np.ndarray] = []
+
     def y_block(c: int) -> np.ndarray:
         """Simulated views of call c: ratio per real trial, in the trials' own contexts."""
         call = chosen[c]
         current[:] = [call]
+        if rerun:  # whole simulated runs of the members' programs, once, sliced per call
+            if not rerun_rows:
+                rerun_rows.append(simulated_rows(
+                    runner, parties, members, sites, layout, rerun["plan"],
+                    rerun["simulators"], rerun["trials"], ratio, seed, rng))
+            return rerun_rows[0][:, layout.columns()[0] == c]
         try:
             blocks = [_simulated_block(simulators[call], groups[sig][0][call], full, layout, c,
                                        rng, groups[sig][1] * ratio, broadcasts[c])
@@ -282,6 +311,7 @@ def simulation_audit(
         "pattern_alternatives": pattern_runs,
         "determined_calls": len(determined), "view_elements": int(x.shape[1]),
         "contexts": len(order),
+        "simulated_runs": n_sim if rerun else 0,
         "protocols": sorted({f"{s.name} ({getattr(s, 'variant', None) or 'inferred'})"
                              for s in simulators.values()}),
         "judged_by": ("the audit target: " + ", ".join(judges.named) if judges.named
@@ -293,8 +323,13 @@ def simulation_audit(
         return AuditResult(members, "simulation", PRIVATE, None, None, None,
                            {"determined": True}, {**details, "reason": exact_reason})
     try:
-        comparison = compare(field, layout, x, y_block=y_block, alpha=alpha, seed=seed,
-                             linear=linear)
+        if rerun:  # simulated runs are joint over the calls: compare against the whole matrix
+            y_block(0)
+            comparison = compare(field, by_step(layout, trials - 4), x, rerun_rows[0],
+                                 alpha=alpha, seed=seed, linear=linear)
+        else:
+            comparison = compare(field, layout, x, y_block=y_block, alpha=alpha, seed=seed,
+                                 linear=linear)
     except SimulatorMismatch as exc:
         return _not_applicable(members, current[0], str(exc))
     decision = decide([comparison], alpha, field.p, ratio,

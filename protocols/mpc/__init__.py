@@ -16,14 +16,16 @@ bits         BitDec (P4), prefix-OR (P5), Sklansky networks        1 + ⌈log₂
 normalize    top bit pair → secret 2^e, 4^e, zero flag            2⌈log₂ ℓ⌉ + 1
 inv_sqrt     quadratic seed + Newton for 1/√x on [1/4, 1)         3 + 4t
 public       integer views of public values, range checks         —
+coins        local coins seeded by the party's private stream      —
+simulator    the honest openings, simulated (ideal world)          —
 ============ =================================================== ========================
 
 Every primitive works on arrays (any number of instances in the same rounds) and states its
 rounds, opened elements and dealer items as a ``cost`` function; a contract test holds the
 ledger to them.
 
-Randomness: input shares and dealer material are drawn from the party's own generator
-(``ctx.rng``, PCG64 spawned per party from the scenario seed), which is statistically uniform
-and replays exactly; the AES-CTR streams of :mod:`protocols.prg` serve the pairwise masks of
-SecureSum. A deployment would draw these from a cryptographic generator as well.
+Randomness: input shares and dealer material are drawn from a PCG64 generator seeded, per
+call, by the party's private AES-CTR mask stream (:mod:`protocols.mpc.coins`): statistically
+uniform, replays exactly, and an audit's injected randomness redraws them. A deployment would
+draw these from a cryptographic generator as well.
 """

@@ -19,6 +19,11 @@ q_i = γ_i + b_i + G_{i−1} − 2G_i locally.
 
 **Prefix-OR** with OR(a, b) = a + b − ab: 1 product per node.
 
+Simulation (:mod:`protocols.mpc.simulator`): C is drawn as 2^(ℓ+κ) − U with U uniform on
+[0, 2^(ℓ+κ)) — the real law with Q = 0, at statistical distance Q/2^(ℓ+κ) < 2^−κ (R + 2^ℓ·h
+is uniform on [0, 2^(ℓ+κ)): ℓ uniform bits and a κ-bit mask). The carry and prefix-OR
+networks open only Beaver differences (:mod:`protocols.mpc.multiply`): uniform.
+
 Every function works on a batch: the last axis holds the bits, leading axes are independent
 instances.
 

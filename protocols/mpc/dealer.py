@@ -25,8 +25,9 @@ message per protocol invocation, in the offline phase (``ctx.in_phase("offline")
 :class:`Pool` and takes items in the order of the plan; taking anything the plan does not list
 at that point is an error, so the dealer and the parties can never silently disagree.
 
-Randomness: the dealer draws from its own generator (``ctx.rng``, spawned per party from the
-scenario seed), so a run replays exactly. Departure from the spec's optional bandwidth saving
+Randomness: the dealer draws from a generator seeded by its private mask stream of each
+invocation (:mod:`protocols.mpc.coins`), so a run replays exactly and an audit that redraws
+the dealer's streams redraws its material. Departure from the spec's optional bandwidth saving
 (PRG-seeded shares, one correction element per item to P_1, as CrypTen's TTP): the dealer sends
 every share explicitly, so the offline cost in the ledger is M × the material per party; the
 saving would not change the online phase that the cost formulas and Table 2.2 concern.
@@ -34,7 +35,7 @@ saving would not change the online phase that the cost formulas and Table 2.2 co
 
 from __future__ import annotations
 
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,16 +46,59 @@ from protocols.effects import Call, Recv, SendEach
 from protocols.errors import MpcsimError
 from protocols.field import PrimeField
 from protocols.mersenne127 import ELEMENT127, mpc_field
+from protocols.mpc.coins import call_rng
 from protocols.mpc.public import constant
-from protocols.simulator import NoSimulator
+from protocols.simulator import CallView, MessageKey, SimulatorMismatch
 
 PROTOCOL = "dealer"
 
-SIMULATOR = NoSimulator(PROTOCOL, (
-    "the dealer's material (shares of random triples, masks and bits) is consumed by the "
-    "arithmetic-sharing engine's openings, which have no simulator here (see "
-    "protocols.normed_secure_sum.SIMULATOR)"))
-"""No simulator (:mod:`protocols.simulator`): whole-run audits answer "not applicable"."""
+
+
+@dataclass(frozen=True)
+class MaterialStandIn:
+    """The dealer's side in a simulated run: every member's material share, uniform."""
+
+    field: PrimeField
+    rng: np.random.Generator
+
+    def reply(self, sender: int, step: str, heard: Mapping[MessageKey, np.ndarray],
+              sizes: Mapping[int, int]) -> dict[int, np.ndarray]:
+        return {m: self.field.random(self.rng, n) for m, n in sizes.items()}
+
+
+@dataclass(frozen=True)
+class DealerSimulator:
+    """Simulator of the dealer's offline messages (program-rerun form, :mod:`protocols.simulator`).
+
+    :func:`deal` splits every item into M − 1 uniform shares and a last one that completes
+    it, so the shares of any proper subset of the data holders are uniform and independent of
+    the material — and of everything else: the material is drawn before inputs exist. The
+    stand-in therefore hands each member a fresh uniform vector of the message's size. A
+    coalition of *every* data holder sees the material itself; it has no honest input to
+    protect and is outside this simulator (its runs fail the output check). The dealer in the
+    coalition *with* a data holder knows every triple and mask: NormedSecureSum's simulator
+    declares that it reveals everything (:class:`protocols.normed_secure_sum.
+    NormedSecureSumSimulator`).
+    """
+
+    name: str = PROTOCOL
+    uniform_on_hull: bool = True
+
+    def stand_in(self, view: CallView, rng: np.random.Generator) -> MaterialStandIn:
+        return MaterialStandIn(mpc_field(view.field.p), rng)
+
+    def determined(self, view: CallView) -> bool:
+        return False
+
+    def simulate(self, view: CallView, rng: np.random.Generator, n: int
+                 ) -> dict[MessageKey, np.ndarray]:
+        """Not drawn call by call: the audit re-runs the members' programs (``stand_in``)."""
+        raise SimulatorMismatch("the dealer's material is simulated by re-running the "
+                                "coalition's programs (DealerSimulator.stand_in)")
+
+
+SIMULATOR = DealerSimulator()
+"""The dealer's simulator (:class:`DealerSimulator`)."""
 ROLE = "dealer"
 OFFLINE = "offline"
 STEP = "material"
@@ -187,8 +231,9 @@ def dealer(ctx: PartyContext, plans: Sequence[Sequence[Request]]
         for j, plan in enumerate(plans):
             if not plan:  # nothing to deal (e.g. a variant that opens its sum)
                 continue
-            shares = deal(field, ctx.rng, plan, ctx.n_parties)
-            yield SendEach(dict(zip(ctx.parties, shares, strict=True)), Call(PROTOCOL, j), STEP)
+            call = Call(PROTOCOL, j)
+            shares = deal(field, call_rng(ctx, call), plan, ctx.n_parties)
+            yield SendEach(dict(zip(ctx.parties, shares, strict=True)), call, STEP)
 
 
 def receive_material(ctx: PartyContext, instance: int) -> Generator[Any, Any, np.ndarray]:

@@ -19,6 +19,10 @@ The relative error after a step is e′ = −(3/2)e² − (1/2)e³, so the itera
 and rounding noise does not build up (the reason to prefer Newton on 1/√x over Goldschmidt).
 Max relative error in exact arithmetic: 2.4e-2, 8.7e-4, 1.15e-6, 1.97e-12 after t = 0..3.
 
+Simulation: each step opens Beaver differences (uniform) and TruncPr values at the stated K
+(2F + 2, 2F + 4, 2F + 4, 2F + 5): 3 + 6t masked-or-uniform values per instance, the masked ones
+within 2^−(κ+1) each (:mod:`protocols.mpc.truncate`).
+
 Declared cost (:func:`cost`) per instance: 3 + 4t rounds; 3 + 9t opened elements; dealer:
 1 square pair, 2 + 3t truncation pairs and 3t triples.
 """

@@ -6,6 +6,10 @@ square pair ([a], [a²]) they open ε = x − a only and compute [x²] = [a²] +
 opened differences are one-time pads with fresh uniform masks: uniform and independent of the
 secrets (perfect security). Products are vectorised: any number of them cost one round.
 
+Simulation (:mod:`protocols.mpc.simulator`): ε and δ are drawn uniform on F_p — their real
+law exactly, independent of x, y and every other opening (perfect, distance 0) — and the
+honest shares complete them against the members' own shares.
+
 Declared cost (:func:`cost`): 1 round; 2 opened elements per product, 1 per square; one
 triple per product, one square pair per square.
 """

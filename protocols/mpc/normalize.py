@@ -9,6 +9,10 @@ Spec ``normed_secure_sum.md`` §2.3 (c1), (c2). For a shared Q ∈ [0, 2^ℓ) (�
    With e_j = ℓ/2 − 1 − j, locally [V] = Σ 2^(e_j)[z_j], [V₂] = Σ 4^(e_j)[z_j] (V₂ = V²
    exactly, because z is one-hot) and [ζ] = 1 − Σ [z_j].
 
+Simulation: the only openings are BitDec's masked C and Beaver differences
+(:mod:`protocols.mpc.bits`, :mod:`protocols.mpc.multiply`); e, V and ζ are never opened, so
+the simulator needs nothing of Q but its bit length ℓ.
+
 So Q·V₂ ∈ [2^(ℓ−2), 2^ℓ) and S·V is S scaled by the matching power of two, while e itself is
 never opened. Declared cost per instance (:func:`cost`): 2⌈log₂ ℓ⌉ + 1 rounds,
 1 + 4B(ℓ) + ℓ + 2B(ℓ/2) opened elements.

@@ -16,6 +16,11 @@ Every opening declares what it is:
   outside that range raises :class:`~protocols.errors.FieldOverflowError` naming the bound;
 * ``output`` — a declared output, checked against its signed bound.
 
+What the simulator draws for each kind (:mod:`protocols.mpc.simulator`): ``beaver`` uniform,
+``masked`` the masked law with the secret set to 0 (within 2^−κ), ``output`` the declared
+output; the honest shares complete the drawn value. ``input`` shares an honest party sends
+are its fresh masks: uniform and independent.
+
 The step name of the opening, ``"<n>.<kind>.<label>"`` (n counts the call's openings), is the
 message tag the ledger records, so a report or an audit can tell the openings apart.
 """
@@ -32,6 +37,7 @@ from protocols.context import PartyContext
 from protocols.effects import Call, RecvEach, SendEach
 from protocols.field import PrimeField
 from protocols.mersenne127 import Mersenne127Field, concatenate
+from protocols.mpc.coins import call_rng
 from protocols.mpc.dealer import Pool
 from protocols.mpc.public import check_range, constant
 
@@ -130,14 +136,15 @@ def share_input(
 ) -> Generator[Any, Any, np.ndarray]:
     """P0 Share: every party shares its element array; returns shares of the sum, one round.
 
-    Party m draws M − 1 uniform elements for each coordinate as the others' shares and keeps
-    its value minus their sum; it sends d(M − 1) elements. The returned array holds this
-    party's share of Σ_m values_m.
+    Party m draws M − 1 uniform elements for each coordinate as the others' shares (from its
+    private stream of the call, :mod:`protocols.mpc.coins`) and keeps its value minus their
+    sum; it sends d(M − 1) elements. The returned array holds this party's share of
+    Σ_m values_m.
     """
     peers = ctx.peers
     if not peers:
         return values
-    masks = field.random(ctx.rng, (len(peers), *values.shape))
+    masks = field.random(call_rng(ctx, call), (len(peers), *values.shape))
     own = field.sub(values, field.sum(masks, axis=0))
     step = f"00.{INPUT}.share"
     yield SendEach({p: masks[i] for i, p in enumerate(peers)}, call, step)

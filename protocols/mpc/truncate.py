@@ -14,6 +14,12 @@ O4 (:func:`dither_open`): open c = v + 2^(K−1) + r_lo with no high mask and re
 ⌊c/2^m⌋ − 2^(K−1−m) — the same value TruncPr followed by an opening gives, and the same
 information (§2.4), in one round and needing only K + 1 ≤ ⌊log₂ p⌋.
 
+Simulation (:mod:`protocols.mpc.simulator`): c is drawn as 2^(K−1) + r with r uniform on
+[0, 2^(K+κ)) — the real law with v = 0; the two laws are shifts of one uniform law by |v| <
+2^(K−1), so their statistical distance is |v|/2^(K+κ) ≤ 2^−(κ+1) per value (headroom κ: the
+declared ``kappa``). O4's opening is the declared output (the simulator reads it from the
+output), not simulated from a mask.
+
 Declared cost: 1 round, 1 opened element and 1 truncation pair per value.
 """
 

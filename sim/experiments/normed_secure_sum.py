@@ -96,6 +96,21 @@ def nss_params(params: dict[str, Any]) -> NssParams:
     return preset(params["preset"], **overrides)
 
 
+def nss_declaration(params: NssParams) -> Any:
+    """NormedSecureSum's registered declaration, its simulator given the run's parameters.
+
+    The parameters are public but not in the views; the simulator needs them for the law of
+    each masked opening (:class:`protocols.normed_secure_sum.NormedSecureSumSimulator`).
+    """
+    from dataclasses import replace
+
+    from protocols.normed_secure_sum import NormedSecureSumSimulator
+    from protocols.registry import REGISTRY
+
+    return replace(REGISTRY["normed_secure_sum"],
+                   simulator=lambda variant: NormedSecureSumSimulator(variant, params))
+
+
 def with_dealer(parties: list[Party], calls: list[tuple[int, int]], variant: str,
                 params: NssParams) -> list[Party]:
     """The data holders plus the dealer (id M) that deals material for ``calls``."""
@@ -269,9 +284,9 @@ def _run(inp: RunInput) -> AlgorithmRun:
         result=result,
         outputs={"direction": np.asarray(result.outputs[0])},
         metrics=metrics,
-        # a whole-run audit answers "not applicable": NormedSecureSum declares no simulator
-        # (protocols.normed_secure_sum.SIMULATOR); the scale-invariance audit is its own
-        audit_target=AuditTarget(tuple(parties), "normed_secure_sum", variant),
+        # whole-run audits: NormedSecureSum's simulator re-runs the coalition's programs, with
+        # this run's public parameters (the scale-invariance audit is its own method)
+        audit_target=AuditTarget(tuple(parties), (nss_declaration(params),), variant),
         tables=[cost_table(layout, 1, 1, measured,
                            f"NormedSecureSum ({variant}), M = {m}, d = {d}, ℓ = {layout.ell}")],
         communication_by_phase=True,

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from protocols.errors import ScenarioError
@@ -48,6 +49,7 @@ from sim.experiments.normed_secure_sum import (
     call_cost,
     cost_table,
     layout_for,
+    nss_declaration,
     nss_loading,
     nss_params,
     nss_workload,
@@ -176,15 +178,65 @@ def _run(inp: RunInput) -> AlgorithmRun:
         outputs=outputs,
         metrics=metrics,
         tables=tables,
-        # whole-run audits: SecureSum calls are simulated; NormedSecureSum's declare no
-        # simulator (protocols.normed_secure_sum.SIMULATOR), so they answer "not applicable".
-        # The target names both protocols the algorithm uses: the program names neither judge.
-        audit_target=AuditTarget(tuple(parties), ("secure_sum", "normed_secure_sum")),
+        # whole-run audits: SecureSum calls are simulated call by call, NormedSecureSum's by
+        # re-running the coalition's programs (with this run's parameters); the baseline's
+        # Gram SecureSum is declared as revealing Σ. The target names both protocols the
+        # algorithm uses: the program names neither judge.
+        audit_target=AuditTarget(tuple(parties), (
+            gram_revealing() if variant == "sigma_revealing" else "secure_sum",
+            nss_declaration(params))),
         plots={"convergence": lambda: plots.convergence(
             {f"pd_svd ({variant})": history},
             f"PD-SVD, M = {m}, d = {d}, k = {k}: largest principal angle to numpy's V_k")},
         communication_by_phase=True,
     )
+
+
+@dataclass(frozen=True)
+class GramRevealingSimulator:
+    """SecureSum's simulator for PD-SVD's ``sigma_revealing`` baseline: its Gram call reveals Σ.
+
+    The baseline's SecureSum of the Gram matrices X^(m)ᵀX^(m) is a correct SecureSum — its
+    messages are simulated from the sum — but its *output* S = XᵀX is more than PD-SVD
+    declares: it gives Σ (every singular value) and V to every party. So for the call whose
+    input is labelled ``gram`` the simulator declares, through ``reveals``, that the call
+    reveals Σ, and the audit answers "leak" there, naming it; every other call is SecureSum.
+    """
+
+    inner: Any
+    name: str = "secure_sum"
+
+    @property
+    def uniform_on_hull(self) -> bool:
+        return bool(self.inner.uniform_on_hull)
+
+    def simulate(self, view: Any, rng: Any, n: int) -> Any:
+        return self.inner.simulate(view, rng, n)
+
+    def determined(self, view: Any) -> bool:
+        return bool(self.inner.determined(view))
+
+    def sizes(self, view: Any) -> Any:
+        return self.inner.sizes(view)
+
+    def reveals(self, view: Any) -> str | None:
+        labels = {label for records in view.inputs.values() for label, _ in records}
+        if "gram" not in labels:
+            return None
+        return ("revealing Σ: variant sigma_revealing opens S = Σ_m X^(m)ᵀX^(m) = XᵀX by a "
+                "SecureSum of the Gram matrices, which gives every party Σ (all singular "
+                "values) and V — beyond PD-SVD's declared outputs")
+
+
+def gram_revealing() -> Any:
+    """SecureSum's declaration with :class:`GramRevealingSimulator` as its simulator."""
+    from dataclasses import replace
+
+    from protocols.registry import REGISTRY
+
+    declared = REGISTRY["secure_sum"]
+    return replace(declared, simulator=lambda variant: GramRevealingSimulator(
+        declared.simulator(variant)))
 
 
 def _estimate(inp: EstimateInput) -> Workload:

@@ -6,9 +6,11 @@
   input). The test reads the views itself: the flagged message *is* the honest input, and
   the A/B method, which knows nothing of the declaration, flags the same coalitions.
 * Its simulator's draws keep the declared sum (checked with Python integers mod p).
-* NormedSecureSum, its dealer and CAPE declare :class:`protocols.simulator.NoSimulator`: the
-  audit of a run that calls them answers "not applicable", naming the call — never "private" —
-  from the Python API and from a scenario; PD-SVD's SecureSum variant is audited whole.
+* CAPE declares :class:`protocols.simulator.NoSimulator`: the audit of a run that calls it
+  answers "not applicable", naming the call — never "private". NormedSecureSum and its dealer
+  are simulated by re-running the coalition's programs: PD-SVD's ``normed`` run is audited
+  whole (``private`` with power), its SecureSum variant too, and the ``sigma_revealing``
+  baseline is a ``leak`` named as revealing Σ.
 """
 
 from __future__ import annotations
@@ -113,15 +115,28 @@ def _scenario(name: str, **algorithm) -> dict:
     }
 
 
-@pytest.mark.parametrize("name,algorithm", [
-    pytest.param("normed_secure_sum", {}, marks=pytest.mark.slow),
-    ("pd_svd", {"k": 2, "iterations": 2}),
+@pytest.mark.parametrize("name,algorithm,prime", [
+    pytest.param("normed_secure_sum", {}, "2^127-1", marks=pytest.mark.slow),
+    pytest.param("pd_svd", {"k": 2, "iterations": 2}, "2^127-1", marks=pytest.mark.slow),
+    ("pd_svd", {"k": 2, "iterations": 2, "preset": "p61-demo"}, "2^61-1"),
 ])
-def test_normed_secure_sum_runs_answer_not_applicable(name: str, algorithm: dict) -> None:
-    (entry,) = run_scenario(_scenario(name, **algorithm)).report["privacy"]
-    assert entry["verdict"] == "not applicable", entry
-    assert "has no simulator" in entry["details"]["reason"]
-    assert entry["call"] is not None
+def test_normed_secure_sum_runs_are_audited_whole(name: str, algorithm: dict,
+                                                  prime: str) -> None:
+    """NormedSecureSum's simulator re-runs the coalition's programs (issue 28)."""
+    spec = _scenario(name, **algorithm)
+    spec["field"] = {"prime": prime}
+    (entry,) = run_scenario(spec).report["privacy"]
+    assert entry["verdict"] == "private", entry
+    assert entry["power"] is not None
+    assert entry["details"]["simulated_runs"] > 0
+
+
+def test_pd_svd_sigma_revealing_is_reported_as_revealing_sigma() -> None:
+    spec = _scenario("pd_svd", k=2, iterations=2, variant="sigma_revealing")
+    spec["field"] = {"prime": "2^61-1"}
+    (entry,) = run_scenario(spec).report["privacy"]
+    assert entry["verdict"] == "leak", entry
+    assert entry["details"]["reason"].startswith("revealing Σ"), entry
 
 
 def test_pd_svd_over_secure_sum_is_audited_whole() -> None:

@@ -1,0 +1,180 @@
+"""Planted leaks in NormedSecureSum and its MPC engine, for the simulation audit.
+
+Each plant is the honest ``normed`` pipeline of :mod:`protocols.normed_secure_sum` (same
+primitives, same dealer plan, same outputs) with one primitive replaced:
+
+``unmasked_trunc``
+    TruncPr opens c = v + 2^(K−1) + r_lo without the high mask 2^m·r_hi: c lies in a window of
+    2^m above v, so its high bits *are* v (an opening without its statistical mask). The
+    truncated result is still right (c mod 2^m is unchanged), so the outputs do not show it.
+    The first TruncPr is x = TruncPr(Q′, ℓ + 1, ℓ − F): the coalition learns ⌊Q′/2^(ℓ−F)⌋,
+    the normalised squared norm.
+``open_carry``
+    After each TruncPr, the parties also open v − 2^m·⌊v/2^m⌋_u — the remainder and
+    stochastic-rounding carry of the truncation (a truncation that opens its carry), labelled
+    ``<label>.carry``: the low m bits of the secret.
+``repeated_triples``
+    The dealer deals one triple and one square pair per request and repeats it for every item
+    (a dealer whose triples repeat): two Beaver differences of one opening share the mask, so
+    ε_i − ε_j = x_i − x_j. In the first opening (squares of S) that is S_i − S_j — with one
+    honest party, the difference of two coordinates of its input.
+``reused_input_mask``
+    A data holder sends the same input-sharing mask to every peer: two colluders receive
+    equal shares, which the protocol's fresh masks never are (harmless to one member alone).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Sequence
+from typing import Any
+
+import numpy as np
+
+from protocols.context import PartyContext
+from protocols.effects import Call, Input, Output, RecvEach, SendEach
+from protocols.mersenne127 import mpc_field
+from protocols.mpc import dealer as dealer_mod
+from protocols.mpc.coins import call_rng
+from protocols.mpc.dealer import Pool, receive_material
+from protocols.mpc.inv_sqrt import inv_sqrt
+from protocols.mpc.multiply import multiply, square
+from protocols.mpc.normalize import pair_normalizer
+from protocols.mpc.public import low_bits, signed, small
+from protocols.mpc.sharing import INPUT, MASKED, Session, concat, share_input
+from protocols.mpc.truncate import inverse_power_of_two, trunc_pr
+from protocols.normed_secure_sum import (
+    PROTOCOL,
+    check_layout,
+    dealer_plan,
+    encode_inputs,
+    preset,
+)
+
+PARAMS = preset("p61-demo")
+
+
+def _unmasked_trunc(sess: Session, v: np.ndarray, K: int, m: int, label: str
+                    ) -> Generator[Any, Any, np.ndarray]:
+    field = sess.field
+    shape = np.shape(v)
+    flat = np.asarray(v).reshape(-1)
+    r_lo, _r = sess.pool.take("trunc", flat.size, bits=K + sess.kappa, m=m)
+    c_share = sess.add_public(field.add(flat, r_lo), sess.const(1 << (K - 1)))  # BUG: no r_hi
+    c = yield from sess.open(c_share, MASKED, label, bound=(1 << (K + sess.kappa)) + (1 << K))
+    low = low_bits(field, c, m)
+    t = field.add(field.sub(flat, low), r_lo) if sess.leader else field.add(flat, r_lo)
+    return field.mul(t, sess.const(inverse_power_of_two(m, field.p))).reshape(shape)
+
+
+def _carry_trunc(sess: Session, v: np.ndarray, K: int, m: int, label: str
+                 ) -> Generator[Any, Any, np.ndarray]:
+    field = sess.field
+    result = yield from trunc_pr(sess, v, K, m, label)
+    rest = field.sub(np.asarray(v).reshape(-1),
+                     field.mul(result.reshape(-1), sess.const(1 << m)))
+    yield from sess.open(rest, MASKED, f"{label}.carry")  # BUG: opens the carry and low bits
+    return result
+
+
+def _reused_share(ctx: PartyContext, field: Any, call: Any, values: np.ndarray
+                  ) -> Generator[Any, Any, np.ndarray]:
+    peers = ctx.peers
+    one = field.random(call_rng(ctx, call), values.shape)
+    masks = np.stack([one] * len(peers))  # BUG: one mask for every peer
+    own = field.sub(values, field.sum(masks, axis=0))
+    step = f"00.{INPUT}.share"
+    yield SendEach({p: masks[i] for i, p in enumerate(peers)}, call, step)
+    received = yield RecvEach(peers, call, step)
+    return field.sum(np.stack([own, *(received[p] for p in peers)]), axis=0)
+
+
+def planted_nss(leak: str | None, params: Any = PARAMS):
+    """The ``normed`` NormedSecureSum party program with the plant ``leak`` (None: honest)."""
+    trunc = {"unmasked_trunc": _unmasked_trunc, "open_carry": _carry_trunc}.get(leak, trunc_pr)
+    share = _reused_share if leak == "reused_input_mask" else share_input
+
+    def program(ctx: PartyContext, x: np.ndarray) -> Generator[Any, Any, np.ndarray]:
+        rows = np.asarray(x, dtype=np.float64).reshape(1, -1)
+        layout = check_layout(params, ctx.field.p, ctx.n_parties, rows.shape[1], "normed")
+        field = mpc_field(ctx.field.p)
+        call = ctx.new_call(PROTOCOL)
+        yield Input("x", np.asarray(x, dtype=np.float64), call)
+        s = yield from share(ctx, field, call, small(field, encode_inputs(rows, params)))
+        plan = dealer_plan(layout, 1)
+        material = yield from receive_material(ctx, 0)
+        sess = Session(ctx, field, call, Pool(field, plan, material), params.kappa)
+        ell, F = layout.ell, params.work_bits
+        sq = yield from square(sess, s, "norm_sq")
+        q = field.sum(np.moveaxis(sq, -1, 0), axis=0)
+        v, v2, zeta = yield from pair_normalizer(sess, q, ell)
+        dim = rows.shape[1]
+        prod = yield from multiply(sess, concat(field, [q, s]),
+                                   concat(field, [v2, np.repeat(v, dim)]), "scale")
+        q_scaled = field.add(prod[:1], sess.scale(zeta, 3 << (ell - 2)))
+        xs = yield from trunc(sess, q_scaled, ell + 1, ell - F, "x")
+        u = yield from inv_sqrt(sess, xs, F, params.newton_steps)
+        w = yield from multiply(sess, prod[1:].reshape(1, dim), np.repeat(u, dim).reshape(1, dim),
+                                "output")
+        K, m = layout.output_trunc
+        y_sh = yield from trunc_pr(sess, w, K, m, "output")
+        y = yield from sess.open(y_sh, "output", "direction", bound=1 << (params.out_bits + 1))
+        out = (signed(field, y).astype(np.float64) / float(1 << params.out_bits)).reshape(-1)
+        yield Output("direction", out, call)
+        return out
+
+    return program
+
+
+def _repeated_values(field: Any, rng: np.random.Generator, plan: Sequence[Any]) -> np.ndarray:
+    """The dealer's material with one triple and one square pair per request, repeated."""
+    parts = []
+    for r in plan:
+        n = r.count
+        if r.kind == "triple":
+            a, b = field.random(rng, 1), field.random(rng, 1)
+            parts += [np.repeat(a, n), np.repeat(b, n), np.repeat(field.mul(a, b), n)]
+        elif r.kind == "square":
+            a = field.random(rng, 1)
+            parts += [np.repeat(a, n), np.repeat(field.mul(a, a), n)]
+        else:
+            parts.append(dealer_mod.material_values(field, rng, (r,)))
+    return np.concatenate(parts)
+
+
+def planted_dealer(leak: str | None, params: Any = PARAMS):
+    """The dealer's program; with ``repeated_triples`` its triples and square pairs repeat."""
+
+    def program(ctx: PartyContext, calls: Sequence[tuple[int, int]]
+                ) -> Generator[Any, Any, None]:
+        field = mpc_field(ctx.field.p)
+        with ctx.in_phase(dealer_mod.OFFLINE):
+            for j, (batch, dim) in enumerate(calls):
+                plan = dealer_plan(check_layout(params, ctx.field.p, ctx.n_parties, dim,
+                                                "normed"), batch)
+                call = Call(dealer_mod.PROTOCOL, j)
+                rng = call_rng(ctx, call)
+                if leak == "repeated_triples":
+                    values = _repeated_values(field, rng, plan)
+                else:
+                    values = dealer_mod.material_values(field, rng, plan)
+                masks = field.random(rng, (ctx.n_parties - 1, len(values)))
+                shares = [*masks, field.sub(values, field.sum(masks, axis=0))]
+                yield SendEach(dict(zip(ctx.parties, shares, strict=True)), call,
+                               dealer_mod.STEP)
+
+    return program
+
+
+LEAKS = ("unmasked_trunc", "open_carry", "repeated_triples", "reused_input_mask")
+
+
+def nss_parties(leak: str | None, inputs: Sequence[np.ndarray], params: Any = PARAMS):
+    """The data holders and the dealer of one planted (or honest) NormedSecureSum call."""
+    from parties.party import Party, site_parties
+    from protocols.mpc.dealer import ROLE
+
+    sites = site_parties(planted_nss(leak, params), [{"x": x} for x in inputs])
+    dim = int(np.size(inputs[0]))
+    return [*sites, Party(len(sites), planted_dealer(leak, params), {"calls": [(1, dim)]},
+                          role=ROLE)]
+
