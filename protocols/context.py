@@ -39,7 +39,7 @@ import numpy as np
 from protocols.effects import Call
 from protocols.errors import MpcsimError
 from protocols.field import FixedPoint, PrimeField
-from protocols.prg import SignedKeys, StreamCiphers
+from protocols.prg import SignedKeys, StreamCiphers, field_stream
 
 STREAMS_PER_CALL = 1 << 16
 
@@ -69,6 +69,17 @@ class Randomness(Protocol):
         self, peers: tuple[int, ...], call: Call, half: int, sub: int = 0
     ) -> np.ndarray:
         """The net pairwise mask: :func:`pairwise_mask_from_streams` of the 2·half streams."""
+        ...
+
+    def expand(self, seed: bytes, call: Call, n: int) -> np.ndarray:
+        """PRG(seed) for ``call``: n elements of the stream a 32-byte seed stands for.
+
+        A random oracle in the protocols' proofs (SecAgg's PRG(b_u) and PRG(s_{u,v}),
+        Bonawitz et al. CCS 2017, §6): every party that holds the seed gets the same stream,
+        whoever drew the seed. The default (:class:`AesRandomness`) is AES-256-CTR keyed by
+        the seed, stream ``call.index`` (:func:`protocols.prg.field_stream`); an audit may
+        program it (:func:`expand_stream` is the default's one definition).
+        """
         ...
 
 
@@ -139,6 +150,30 @@ def add_one_stream_mask(
         return randomness.add_pairwise_signed_sum(x_hat, peers, call, sub)
     return field.add(x_hat, one_stream_mask(randomness, party, peers, call, len(x_hat), field,
                                             sub))
+
+
+def expand_stream(seed: bytes, call: Call, n: int, field: PrimeField,
+                  ciphers: StreamCiphers | None = None) -> np.ndarray:
+    """The default :meth:`Randomness.expand`: AES-256-CTR keyed by ``seed``, stream
+    ``call.index`` (:func:`protocols.prg.field_stream`), through ``ciphers`` when given."""
+    if ciphers is None:
+        return field_stream(seed, call.index, n, field)
+    return ciphers.field_stream(seed, call.index, n, field)
+
+
+def expand_many(randomness: Randomness, seeds: list[bytes], call: Call, n: int,
+                field: PrimeField) -> np.ndarray:
+    """Row k is ``randomness.expand(seeds[k], call, n)``; shape (len(seeds), n).
+
+    The default :class:`AesRandomness` draws the rows in one batch
+    (:func:`protocols.prg.field_streams`); any other source is asked seed by seed, so that it
+    serves (and may record or program) every expansion.
+    """
+    if not seeds:
+        return field.zeros((0, n))
+    if type(randomness) is AesRandomness:
+        return randomness.ciphers.field_streams(seeds, call.index, n, field)
+    return np.stack([randomness.expand(s, call, n) for s in seeds])
 
 
 def stream_number(call: Call, sub: int) -> int:
@@ -214,6 +249,10 @@ class AesRandomness:
         stream = stream_number(call, sub)
         self._claim(-1, stream)
         return self.ciphers.field_stream(self._private_key, stream, n, self.field)
+
+    def expand(self, seed: bytes, call: Call, n: int) -> np.ndarray:
+        """:func:`expand_stream`: AES-256-CTR keyed by ``seed``, stream ``call.index``."""
+        return expand_stream(seed, call, n, self.field, self.ciphers)
 
     def pairwise(self, peer: int, call: Call, n: int, sub: int = 0) -> np.ndarray:
         seed = self._pair_seeds.get(peer)

@@ -70,12 +70,11 @@ import numpy as np
 
 from protocols import shamir
 from protocols.channels import agree, keypair
-from protocols.context import PartyContext
+from protocols.context import PartyContext, Randomness, expand_many
 from protocols.effects import Call, Input, Output, Recv, RecvWithin, Send, SendEach
 from protocols.errors import InputError, MpcsimError
 from protocols.field import PrimeField
 from protocols.functionality import CallInstance, Ideal, field_sum
-from protocols.prg import field_stream, field_streams
 from protocols.simulator import NoSimulator
 
 PROTOCOL = "secagg"
@@ -236,26 +235,38 @@ def secret_key(elements: np.ndarray) -> bytes:
     return digest.digest()
 
 
-def self_mask(field: PrimeField, b: np.ndarray, call: Call, length: int) -> np.ndarray:
-    """PRG(b_u): ``length`` elements of the self-mask stream of seed b_u."""
-    return field_stream(secret_key(b), call.index, length, field)
+def self_mask(randomness: Randomness, b: np.ndarray, call: Call, length: int) -> np.ndarray:
+    """PRG(b_u): ``length`` elements of the self-mask stream of seed b_u.
+
+    Drawn through the party's randomness (:meth:`protocols.context.Randomness.expand`, the
+    random oracle of Bonawitz et al.'s proof) keyed by SHA-256 of b_u's elements: the site that
+    drew b_u and the aggregator that reconstructs it get the same stream.
+    """
+    return randomness.expand(secret_key(b), call, length)
+
+
+def pair_seeds(sk: np.ndarray, me: int, peer_keys: Mapping[int, bytes]) -> dict[int, bytes]:
+    """s_{me,v} for the peers v of ``peer_keys``: X25519 of me's mask key (derived from the
+    secret ``sk``) with v's public key, through HKDF (:func:`protocols.channels.agree`)."""
+    private, _ = keypair(secret_key(sk))
+    return {v: agree(private, peer_keys[v], me, v).mask_seed for v in sorted(peer_keys)}
 
 
 def pair_masks(
-    field: PrimeField, sk: np.ndarray, me: int, peer_keys: Mapping[int, bytes], call: Call,
-    length: int,
+    randomness: Randomness, field: PrimeField, sk: np.ndarray, me: int,
+    peer_keys: Mapping[int, bytes], call: Call, length: int,
 ) -> np.ndarray:
     """Σ_v ±PRG(s_{me,v}) over the peers v of ``peer_keys`` (+ if me < v), as ``me`` adds it.
 
     ``sk`` is me's secret (field elements) from which its X25519 mask key is derived;
-    ``peer_keys`` maps each peer to its public mask key. All streams are drawn in one batch.
+    ``peer_keys`` maps each peer to its public mask key. Every stream is an expansion through
+    ``randomness`` (:func:`protocols.context.expand_many`, one batch by default).
     """
     if not peer_keys:
         return field.zeros(length)
-    private, _ = keypair(secret_key(sk))
-    peers = sorted(peer_keys)
-    seeds = [agree(private, peer_keys[v], me, v).mask_seed for v in peers]
-    streams = field_streams(seeds, call.index, length, field)
+    seeds = pair_seeds(sk, me, peer_keys)
+    peers = sorted(seeds)
+    streams = expand_many(randomness, [seeds[v] for v in peers], call, length, field)
     plus = [row for v, row in zip(peers, streams, strict=True) if me < v]
     minus = [row for v, row in zip(peers, streams, strict=True) if me > v]
     if not plus:
@@ -340,8 +351,8 @@ def secagg_field(ctx: PartyContext, x_hat: np.ndarray, config: Config, label: st
     for v in u2:
         held[v] = np.asarray((yield Recv(v, call, "shares")))
     # round 3: masked input
-    masks = [x_hat, self_mask(field, b, call, d),
-             pair_masks(field, sk, me, {v: keys[v] for v in u2}, call, d)]
+    masks = [x_hat, self_mask(ctx.randomness, b, call, d),
+             pair_masks(ctx.randomness, field, sk, me, {v: keys[v] for v in u2}, call, d)]
     yield Send(agg, field.sum_arrays(masks), call, "masked_input")
     # round 4: unmasking — for each v, the share of b_v or of s_v^SK, never both
     u3 = set(_ids((yield Recv(agg, call, "survivors_3"))))
@@ -410,11 +421,11 @@ def secagg_aggregator(ctx: PartyContext, length: int, config: Config
         points = [x for x, _ in shares[v]]
         secrets[v] = shamir.reconstruct(field, points, [s for _, s in shares[v]], t)
     terms = [np.asarray(masked[u]) for u in sorted(u3)]
-    minus = [self_mask(field, secrets[u], call, length) for u in sorted(u3)]
+    minus = [self_mask(ctx.randomness, secrets[u], call, length) for u in sorted(u3)]
     for v in sorted(u2 - u3):  # v dropped after sharing: cancel u's term ±PRG(s_{u,v}) by
         # adding v's own term, recomputed from v's reconstructed s_v^SK and u's public key
-        terms.append(pair_masks(field, secrets[v], v, {u: public[u] for u in nbrs[v] if u in u3},
-                                call, length))
+        terms.append(pair_masks(ctx.randomness, field, secrets[v], v,
+                                {u: public[u] for u in nbrs[v] if u in u3}, call, length))
     total = field.combine(terms, minus)
     survivors = tuple(sorted(u3))
     yield SendEach(dict.fromkeys(survivors, total), call, "sum")

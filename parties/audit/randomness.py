@@ -37,6 +37,7 @@ from parties.view import View
 from protocols.context import (
     AesRandomness,
     Randomness,
+    expand_stream,
     pairwise_mask_from_streams,
     stream_number,
 )
@@ -227,6 +228,12 @@ class PairsFromStreams:
 
     def pairwise(self, peer: int, call: Call, n: int, sub: int = 0) -> np.ndarray:
         raise NotImplementedError
+
+    def expand(self, seed: bytes, call: Call, n: int) -> np.ndarray:
+        """The random oracle PRG(seed) as every party computes it (AES-256-CTR keyed by the
+        seed, :func:`protocols.context.expand_stream`): the same seed gives every party the
+        same stream, and a seed drawn afresh in a trial gives a fresh one."""
+        return expand_stream(seed, call, n, self.field)
 
     def pairwise_many(
         self, peers: tuple[int, ...], call: Call, n: int, sub: int = 0

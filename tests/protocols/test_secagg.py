@@ -310,9 +310,9 @@ def test_planted_leak_pair_masks_dropped_with_self_mask_known_is_caught(
     y_u = x_u + constant for the honest sites."""
     field = prime_field(P61)
     monkeypatch.setattr(secagg, "pair_masks",
-                        lambda f, sk, me, keys, call, length: f.zeros(length))
+                        lambda r, f, sk, me, keys, call, length: f.zeros(length))
     monkeypatch.setattr(secagg, "self_mask",
-                        lambda f, b, call, length: field.elements(np.arange(length)))
+                        lambda r, b, call, length: field.elements(np.arange(length)))
     assert audit((1, 4), trials=20) == "leak"
 
 
