@@ -42,6 +42,7 @@ from protocols.errors import ProtocolAbort
 from protocols.field import PrimeField, prime_field
 from protocols.registry import Target
 from protocols.secure_sum import secure_sum_field
+from sim.faults import FaultPlan
 from sim.network import Network
 from sim.scenario import AuditSpec
 from sim.simulation import Simulation
@@ -70,12 +71,16 @@ class SimPyRunner:
         Seed of the parties' local coins.
     network : Network, optional
         The network (complete by default); views do not depend on its timing.
+    faults : FaultPlan, optional
+        Faults to inject in every run (a scenario's ``[[fault]]`` crashes: the audited run
+        has the user's dropouts).
     """
 
     prime: int | str
     frac_bits: int = 0
     seed: int = 0
     network: Network | None = None
+    faults: FaultPlan | None = None
     _field: PrimeField = field(init=False, repr=False, compare=False)
     _networks: dict[int, Network] = field(init=False, repr=False, compare=False)
 
@@ -95,7 +100,7 @@ class SimPyRunner:
             network = self._networks.setdefault(len(parties), Network.build(len(parties)))
         simulation = Simulation(network, prime=self._field.p, frac_bits=self.frac_bits,
                                 seed=self.seed, sealing=False, keys="none", record_draws=True,
-                                randomness=randomness)
+                                randomness=randomness, faults=self.faults)
         try:
             return simulation.run(parties).views
         except ProtocolAbort as abort:
@@ -177,6 +182,8 @@ class AuditTarget:
         output is their sum (None when the algorithm has none).
     field_inputs : tuple of ndarray, optional
         The field inputs of the user's run of ``field_program``.
+    faults : FaultPlan, optional
+        The run's injected faults, replayed in every run the simulation method records.
     """
 
     parties: tuple[Party, ...]
@@ -184,6 +191,7 @@ class AuditTarget:
     variant: str | None = None
     field_program: FieldProgram | None = None
     field_inputs: tuple[np.ndarray, ...] | None = None
+    faults: FaultPlan | None = None
 
 
 def run_audit(
@@ -202,7 +210,7 @@ def run_audit(
     common = {"trials": spec.trials, "alpha": spec.alpha, "seed": audit_seed,
               "calls": spec.calls, "progress": progress}
     if spec.method == "simulation":
-        runner = SimPyRunner(prime, frac_bits, seed, network)
+        runner = SimPyRunner(prime, frac_bits, seed, network, target.faults)
         result = audit_with(target.parties, None, spec.coalition, runner=runner,
                             method="simulation", protocol=target.protocol,
                             variant=target.variant, **common)
