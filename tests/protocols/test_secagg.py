@@ -327,12 +327,14 @@ def test_an_aggregator_crash_aborts_every_site_naming_the_fault() -> None:
         "stopped by the notice 'party 4 aborted'"}
 
 
-def test_a_whole_run_audit_says_not_applicable_never_private() -> None:
-    """SecAgg declares no simulator: the simulation method must not answer "private"."""
+def test_a_whole_run_audit_judges_secagg_by_its_simulator() -> None:
+    """SecAgg declares a simulator: the simulation method judges its calls (the threshold read
+    from a member's sharing coefficients when no variant names it); four trials cannot saturate
+    the view, so it is never "private" here."""
     from sim.privacy import audit as whole_run_audit
 
     inputs = random_inputs(P61, 4)
     result = whole_run_audit(parties_for(inputs, Config(threshold=3)), None, (0, 4),
                              prime=P61, trials=4, seed=1)
-    assert result.verdict == "not applicable", result.details
-    assert result.call == 0 and "secagg, which has no simulator" in result.details["reason"]
+    assert result.verdict == "inconclusive", result.details
+    assert result.details["protocols"] == ["secagg (inferred)"]
