@@ -21,7 +21,7 @@ from protocols.field import prime_field
 from protocols.secagg import Config, SecAggSimulator, config_of, variant_of
 from sim.faults import parse_faults
 from sim.network import Network
-from sim.privacy import SimPyRunner, audit
+from sim.privacy import SimPyRunner
 from sim.simulation import Simulation
 
 P61 = 2**61 - 1
