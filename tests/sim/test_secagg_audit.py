@@ -39,7 +39,8 @@ def test_the_secagg_entry_accepts_a_simulation_audit_of_its_dropout_run(tmp_path
 @pytest.mark.slow
 def test_a_secagg_study_with_the_aggregator_is_private_with_power(tmp_path) -> None:
     """Four sites (t = 3) and the aggregator (party 4), site 2 dropping before masking (the
-    second dropout removed: two of four would leave fewer than t): every coalition of one participant is private with power."""
+    second dropout removed: two of four would leave fewer than t): every coalition of one
+    participant is private with power."""
     path = with_audit(
         tmp_path, "secagg_dropouts.toml", 'method = "simulation"\nsizes = [1]\ntrials = 300',
         {"parties = 8": "parties = 4", "rows = 160": "rows = 40", "cols = 16": "cols = 3",
