@@ -23,6 +23,15 @@ program with one departure, selected by ``leak``:
     second call after sharing, the aggregator reconstructs s_0^SK there, and with b_0
     reconstructed in the first call it unmasks the first call's y_0
     (:func:`recover_from_reused_key`).
+``omitted_pair``
+    Site 0's masked input leaves out its pair mask with site 1 (site 1 adds its own): the
+    aggregator's output is Σ x̂ + PRG(s_{0,1}), not the sum — an output beyond the
+    functionality, which every coalition that receives it holds.
+``omitted_pairs_both_sides``
+    Site 0 and each of its peers leave out their pair mask, on both sides, so the sum is
+    right: y_0 = x̂_0 + PRG(b_0), and the aggregator reads x̂_0 once it reconstructs b_0
+    (:func:`recover_from_omitted_pairs`). The relation passes through the PRG: value tests do
+    not see it (a known limit of the simulation method, tested as such).
 """
 
 from __future__ import annotations
@@ -52,8 +61,10 @@ from protocols.secagg import (
     self_mask,
 )
 
-LEAKS = ("both_secrets", "share_to_aggregator", "reused_seed", "reused_key")
+LEAKS = ("both_secrets", "share_to_aggregator", "reused_seed", "reused_key", "omitted_pair",
+         "omitted_pairs_both_sides")
 LEAKER = 0
+OMITTED_PEER = 1
 WRONG_HOLDER = 3
 
 
@@ -94,8 +105,9 @@ def site_round(ctx: PartyContext, x_hat: np.ndarray, config: Config, leak: str |
     held = {me: shares[-1]}
     for v in u2:
         held[v] = np.asarray((yield Recv(v, call, "shares")))
+    peers = [v for v in u2 if not _omits(leak, me, v)]
     y = field.sum_arrays([x_hat, self_mask(ctx.randomness, b, call, d),
-                          pair_masks(ctx.randomness, field, sk, me, {v: keys[v] for v in u2},
+                          pair_masks(ctx.randomness, field, sk, me, {v: keys[v] for v in peers},
                                      call, d)])
     yield Send(agg, y, call, "masked_input")
     u3 = set(_ids((yield Recv(agg, call, "survivors_3"))))
@@ -107,6 +119,15 @@ def site_round(ctx: PartyContext, x_hat: np.ndarray, config: Config, leak: str |
     yield Recv(agg, call, "survivors")
     yield Output("sum", total, call)
     return total
+
+
+def _omits(leak: str | None, me: int, peer: int) -> bool:
+    """Whether ``me`` leaves out its pair mask with ``peer``."""
+    if leak == "omitted_pair":
+        return me == LEAKER and peer == OMITTED_PEER
+    if leak == "omitted_pairs_both_sides":
+        return LEAKER in (me, peer)
+    return False
 
 
 def leaky_parties(inputs: list[np.ndarray], config: Config, leak: str | None,
@@ -232,3 +253,18 @@ def recover_from_reused_key(field: PrimeField, agg_view: Any, m: int, t: int,
     b0 = shamir.reconstruct(field, [x for x, _ in b_shares[:t]], [s for _, s in b_shares[:t]], t)
     public = {u: bytes(one[(u, "public_key")][0]) for u in range(m)}
     return _unmask_x0(field, first, one[(LEAKER, "masked_input")][0], b0, sk0, public)
+
+
+def recover_from_omitted_pairs(field: PrimeField, agg_view: Any, m: int, t: int,
+                               call_index: int) -> np.ndarray:
+    """The aggregator alone on ``omitted_pairs_both_sides``: b_0 from the unmasking shares,
+    x̂_0 = y_0 − PRG(b_0)."""
+    from protocols.effects import Call
+
+    lsec = secret_length(field)
+    got = _by_step(agg_view, call_index)
+    b_shares = [(w + 1, got[(w, "unmask")][0].reshape(m, lsec)[LEAKER]) for w in range(m)]
+    b0 = shamir.reconstruct(field, [x for x, _ in b_shares[:t]], [s for _, s in b_shares[:t]], t)
+    prg = AesRandomness(field, bytes(32))
+    y0 = got[(LEAKER, "masked_input")][0]
+    return field.sub(y0, self_mask(prg, b0, Call(PROTOCOL, call_index), len(y0)))
