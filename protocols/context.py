@@ -29,6 +29,7 @@ boundary", lists the guarantees and the tests in ``tests/isolation`` that attack
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from types import MappingProxyType
@@ -71,14 +72,16 @@ class Randomness(Protocol):
         """The net pairwise mask: :func:`pairwise_mask_from_streams` of the 2·half streams."""
         ...
 
-    def expand(self, seed: bytes, call: Call, n: int) -> np.ndarray:
-        """PRG(seed) for ``call``: n elements of the stream a 32-byte seed stands for.
+    def expand(self, seed: Seed, call: Call, n: int) -> np.ndarray:
+        """PRG(seed) for ``call``: n elements of the stream a seed stands for.
 
-        A random oracle in the protocols' proofs (SecAgg's PRG(b_u) and PRG(s_{u,v}),
-        Bonawitz et al. CCS 2017, §6): every party that holds the seed gets the same stream,
-        whoever drew the seed. The default (:class:`AesRandomness`) is AES-256-CTR keyed by
-        the seed, stream ``call.index`` (:func:`protocols.prg.field_stream`); an audit may
-        program it (:func:`expand_stream` is the default's one definition).
+        ``seed`` is 32 bytes, or a vector of field elements (a Shamir-shared secret), which
+        stands for the key :func:`seed_key` (SHA-256 of its values). A random oracle in the
+        protocols' proofs (SecAgg's PRG(b_u) and PRG(s_{u,v}), Bonawitz et al. CCS 2017, §6):
+        every party that holds the seed gets the same stream, whoever drew the seed. The
+        default (:class:`AesRandomness`) is AES-256-CTR keyed by the seed, stream
+        ``call.index`` (:func:`expand_stream` is its one definition); an audit may program it
+        (:class:`parties.audit.randomness.AffineOracle`).
         """
         ...
 
@@ -152,13 +155,44 @@ def add_one_stream_mask(
                                             sub))
 
 
-def expand_stream(seed: bytes, call: Call, n: int, field: PrimeField,
+Seed = bytes | np.ndarray
+"""What :meth:`Randomness.expand` expands: 32 key bytes, or a vector of field elements."""
+
+
+def seed_key(elements: np.ndarray) -> bytes:
+    """The 32-byte key a vector of field elements stands for: SHA-256 of their values, each
+    as 32 big-endian bytes."""
+    digest = hashlib.sha256()
+    for v in np.asarray(elements).tolist():
+        digest.update(int(v).to_bytes(32, "big"))
+    return digest.digest()
+
+
+def expand_stream(seed: Seed, call: Call, n: int, field: PrimeField,
                   ciphers: StreamCiphers | None = None) -> np.ndarray:
-    """The default :meth:`Randomness.expand`: AES-256-CTR keyed by ``seed``, stream
-    ``call.index`` (:func:`protocols.prg.field_stream`), through ``ciphers`` when given."""
+    """The default :meth:`Randomness.expand`: AES-256-CTR keyed by ``seed`` (a vector of
+    elements: by :func:`seed_key`), stream ``call.index`` (:func:`protocols.prg.field_stream`),
+    through ``ciphers`` when given."""
+    key = seed if isinstance(seed, bytes) else seed_key(seed)
     if ciphers is None:
-        return field_stream(seed, call.index, n, field)
-    return ciphers.field_stream(seed, call.index, n, field)
+        return field_stream(key, call.index, n, field)
+    return ciphers.field_stream(key, call.index, n, field)
+
+
+def affine_expansion(seed: np.ndarray, call: Call, n: int, field: PrimeField) -> np.ndarray:
+    """G·seed over GF(p): a PRG that is linear in a seed of field elements.
+
+    G (n × len(seed)) is public, the same for every party: field elements of the AES stream
+    of the all-zero key, stream ``call.index``. An audit may program :meth:`Randomness.expand`
+    with it (:class:`parties.audit.randomness.AffineOracle`): a seed drawn afresh still
+    gives fresh masks on G's column space, and what a coalition unmasks with a reconstructed
+    seed becomes affine in the shares it holds, which the linear tests can see.
+    """
+    seed = np.asarray(seed)
+    g = field_stream(bytes(32), call.index, n * len(seed), field).reshape(n, len(seed))
+    terms = [field.mul(g[:, j], np.full(n, seed[j], dtype=field.dtype))
+             for j in range(len(seed))]
+    return field.sum_arrays(terms) if terms else field.zeros(n)
 
 
 def expand_many(randomness: Randomness, seeds: list[bytes], call: Call, n: int,
@@ -250,7 +284,7 @@ class AesRandomness:
         self._claim(-1, stream)
         return self.ciphers.field_stream(self._private_key, stream, n, self.field)
 
-    def expand(self, seed: bytes, call: Call, n: int) -> np.ndarray:
+    def expand(self, seed: Seed, call: Call, n: int) -> np.ndarray:
         """:func:`expand_stream`: AES-256-CTR keyed by ``seed``, stream ``call.index``."""
         return expand_stream(seed, call, n, self.field, self.ciphers)
 

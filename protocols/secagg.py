@@ -58,7 +58,6 @@ as O(log M + d).
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Generator, Mapping
 from dataclasses import dataclass
@@ -70,7 +69,15 @@ import numpy as np
 
 from protocols import shamir
 from protocols.channels import agree, keypair
-from protocols.context import PartyContext, Randomness, expand_many, expand_stream
+from protocols.context import (
+    PartyContext,
+    Randomness,
+    Seed,
+    affine_expansion,
+    expand_many,
+    expand_stream,
+    seed_key,
+)
 from protocols.effects import Call, Input, Output, Recv, RecvWithin, Send, SendEach
 from protocols.errors import InputError, MpcsimError
 from protocols.field import PrimeField
@@ -220,11 +227,9 @@ def declared_cost(
 
 
 def secret_key(elements: np.ndarray) -> bytes:
-    """The 32-byte key a secret of field elements stands for: SHA-256 of their values."""
-    digest = hashlib.sha256()
-    for v in np.asarray(elements).tolist():
-        digest.update(int(v).to_bytes(32, "big"))
-    return digest.digest()
+    """The 32-byte key a secret of field elements stands for: SHA-256 of their values
+    (:func:`protocols.context.seed_key`)."""
+    return seed_key(elements)
 
 
 def self_mask(randomness: Randomness, b: np.ndarray, call: Call, length: int) -> np.ndarray:
@@ -234,7 +239,7 @@ def self_mask(randomness: Randomness, b: np.ndarray, call: Call, length: int) ->
     random oracle of Bonawitz et al.'s proof) keyed by SHA-256 of b_u's elements: the site that
     drew b_u and the aggregator that reconstructs it get the same stream.
     """
-    return randomness.expand(secret_key(b), call, length)
+    return randomness.expand(np.asarray(b), call, length)
 
 
 def pair_seeds(sk: np.ndarray, me: int, peer_keys: Mapping[int, bytes]) -> dict[int, bytes]:
@@ -445,12 +450,15 @@ def functionality(inst: CallInstance) -> dict[str, Ideal]:
 # -- the simulator (protocols.simulator) ----------------------------------------------------------
 
 
-def variant_of(config: Config) -> str:
+def variant_of(config: Config, oracle: str = "aes") -> str:
     """The variant string an audit passes to :class:`SecAggSimulator` for ``config``:
-    ``"t=3"`` (complete graph) or ``"t=3,harary,k=4"``."""
+    ``"t=3"`` (complete graph) or ``"t=3,harary,k=4"``; ``oracle="affine"`` adds
+    ``",oracle=affine"`` (the audited runs' PRG programmed by the audit:
+    :class:`parties.audit.randomness.AffineOracle`)."""
+    text = f"t={config.threshold}"
     if config.graph == "harary":
-        return f"t={config.threshold},harary,k={config.degree}"
-    return f"t={config.threshold}"
+        text += f",harary,k={config.degree}"
+    return text + (f",oracle={oracle}" if oracle != "aes" else "")
 
 
 def config_of(variant: str) -> Config:
@@ -469,9 +477,11 @@ def config_of(variant: str) -> Config:
     except ValueError:
         raise InputError(f"SecAgg variant {variant!r} must read 't=<threshold>' or "
                          "'t=<threshold>,harary,k=<degree>'") from None
-    if set(fields) - {"t", "harary", "complete", "k"}:
+    if set(fields) - {"t", "harary", "complete", "k", "oracle"} or fields.get(
+            "oracle", "aes") not in ("aes", "affine"):
         raise InputError(f"SecAgg variant {variant!r} has unknown fields; use "
-                         "'t=<threshold>' or 't=<threshold>,harary,k=<degree>'")
+                         "'t=<threshold>' or 't=<threshold>,harary,k=<degree>' (and "
+                         "',oracle=affine')")
     return Config(threshold, graph, degree)  # type: ignore[arg-type]
 
 
@@ -551,6 +561,7 @@ class SecAggSimulator:
     def __init__(self, variant: str | None = None) -> None:
         self.variant = variant
         self.config = None if variant is None else config_of(variant)
+        self.affine = variant is not None and "oracle=affine" in variant.replace(" ", "")
 
     # -- the schedule ---------------------------------------------------------------------------
 
@@ -662,7 +673,7 @@ class SecAggSimulator:
     ) -> dict[MessageKey, np.ndarray]:
         field, call = view.field, view.call
         lsec, t, agg = secret_length(field), sch.threshold, sch.aggregator
-        prg = _Oracle(field)
+        prg = _Oracle(field, self.affine)
         secrets: dict[int, tuple[np.ndarray, np.ndarray | None, np.ndarray | None]] = {}
         for u in sorted(sch.u1):
             if u in member_secrets:
@@ -710,8 +721,8 @@ class SecAggSimulator:
             return pair_masks(prg, field, sk, v, {u: public[u] for u in sch.nbrs[v]
                                                   if u in alive}, call, d)
 
-        masked = {w: field.sum_arrays([view.input(w), prg.expand(secret_key(secrets[w][1]),
-                                                                  call, d), pairs(w, sch.u2)])
+        masked = {w: field.sum_arrays([view.input(w), prg.expand(secrets[w][1], call, d),
+                                       pairs(w, sch.u2)])
                   for w in sorted(sch.u3 & members)}
         honest = [u for u in sorted(sch.u3) if u not in members]
         if honest:  # Hybrids 4-8: the honest y_u − PRG(b_u), uniform subject to the sum
@@ -719,12 +730,12 @@ class SecAggSimulator:
                 raise SimulatorMismatch(f"the aggregator declared no sum in "
                                         f"{call.tag('').rstrip('.')}")
             known = [pairs(v, sch.u3) for v in sorted(sch.u2 - sch.u3)]
-            known += [field.sub(masked[w], prg.expand(secret_key(secrets[w][1]), call, d))
+            known += [field.sub(masked[w], prg.expand(secrets[w][1], call, d))
                       for w in masked]
             rest = field.sub(np.asarray(total), field.sum_arrays(known)) if known else total
             free = uniform_with_sum(field, rng, 1, field.zeros((len(honest), d)), rest)[0]
             for u, value in zip(honest, free, strict=True):
-                masked[u] = field.add(value, prg.expand(secret_key(secrets[u][1]), call, d))
+                masked[u] = field.add(value, prg.expand(secrets[u][1], call, d))
         for u, y in masked.items():
             out[(agg, u, "masked_input")] = y
         for u in sorted(sch.u4):  # unmasking: b_v's share for survivors, s_v^SK's otherwise
@@ -736,12 +747,18 @@ class SecAggSimulator:
 
 
 class _Oracle:
-    """The simulator's PRG: the default random oracle (:func:`protocols.context.expand_stream`)."""
+    """The simulator's PRG: the random oracle the audited runs used — the default AES
+    expansion (:func:`protocols.context.expand_stream`), or, with ``oracle=affine`` in the
+    variant, the audit's programmed one (:func:`protocols.context.affine_expansion` for
+    seeds of field elements)."""
 
-    def __init__(self, field: PrimeField) -> None:
+    def __init__(self, field: PrimeField, affine: bool = False) -> None:
         self.field = field
+        self.affine = affine
 
-    def expand(self, seed: bytes, call: Call, n: int) -> np.ndarray:
+    def expand(self, seed: Seed, call: Call, n: int) -> np.ndarray:
+        if self.affine and not isinstance(seed, bytes):
+            return affine_expansion(seed, call, n, self.field)
         return expand_stream(seed, call, n, self.field)
 
 

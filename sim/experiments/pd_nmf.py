@@ -416,8 +416,9 @@ def _run_pd_nmf_secagg(inp: RunInput, setup: NmfSetup, T0: np.ndarray | None) ->
     outputs = {"T": T_private, **{f"W_{u}": result.outputs[u].W for u in survivors}}
     return AlgorithmRun(result=result, outputs=outputs, metrics=metrics,
                         communication_by_phase=True,
-                        audit_target=AuditTarget(tuple(parties), "secagg", variant_of(config),
-                                                 faults=inp.scenario.faults))
+                        audit_target=AuditTarget(tuple(parties), "secagg",
+                                                 variant_of(config, "affine"),
+                                                 faults=inp.scenario.faults, oracle="affine"))
 
 
 def _secagg_site(T0: np.ndarray, setup: NmfSetup, config: SecAggConfig) -> Any:

@@ -10,7 +10,9 @@ Scenario keys (``[algorithm]``): ``threshold`` (t; default ⌊M/2⌋ + 1), ``gra
 round, simulated seconds).
 
 ``[[audit]]`` with ``method = "simulation"`` replays the sites and the aggregator with the
-run's ``[[fault]]`` dropouts and judges every SecAgg call by
+run's ``[[fault]]`` dropouts, their PRG programmed by the audit (affine in a seed of field
+elements, :class:`parties.audit.randomness.AffineOracle`, as the simulator of Bonawitz et al.
+programs its random oracle), and judges every SecAgg call by
 :class:`protocols.secagg.SecAggSimulator` (a coalition study over ``coalitions = "all"`` or
 ``sizes`` includes the aggregator, party M).
 
@@ -119,8 +121,8 @@ def _run(inp: RunInput) -> AlgorithmRun:
         outputs={"sum": np.asarray(total), "survivors": np.asarray(survivors, dtype=np.int64)},
         # the simulation method replays these parties with the run's dropouts
         # (protocols.secagg.SecAggSimulator); the other methods need a field program
-        audit_target=AuditTarget(tuple(parties), "secagg", variant_of(config),
-                                 faults=inp.scenario.faults),
+        audit_target=AuditTarget(tuple(parties), "secagg", variant_of(config, "affine"),
+                                 faults=inp.scenario.faults, oracle="affine"),
         metrics={
             "survivors": list(survivors),
             "dropped": [u for u in range(m) if u not in survivors],

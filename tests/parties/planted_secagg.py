@@ -30,8 +30,8 @@ program with one departure, selected by ``leak``:
 ``omitted_pairs_both_sides``
     Site 0 and each of its peers leave out their pair mask, on both sides, so the sum is
     right: y_0 = x̂_0 + PRG(b_0), and the aggregator reads x̂_0 once it reconstructs b_0
-    (:func:`recover_from_omitted_pairs`). The relation passes through the PRG: value tests do
-    not see it (a known limit of the simulation method, tested as such).
+    (:func:`recover_from_omitted_pairs`). The relation passes through the PRG: value tests
+    see it only when the audit programs the oracle (``SimPyRunner(..., oracle="affine")``).
 """
 
 from __future__ import annotations

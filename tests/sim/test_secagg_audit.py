@@ -33,7 +33,7 @@ def test_the_secagg_entry_accepts_a_simulation_audit_of_its_dropout_run(tmp_path
     assert [a.coalition for a in run.audits] == [(0,), (0, 1)]
     for a in run.audits:  # 20 trials cannot saturate the view: never private, never refused
         assert a.verdict == "inconclusive", a.details
-        assert a.details["protocols"] == ["secagg (t=5)"]
+        assert a.details["protocols"] == ["secagg (t=5,oracle=affine)"]
 
 
 @pytest.mark.slow
@@ -60,4 +60,4 @@ def test_pd_nmf_over_secagg_accepts_a_whole_run_simulation_audit(tmp_path) -> No
     (result,) = run_scenario(path).audits
     assert result.verdict == "inconclusive", result.details
     assert result.details["calls"] == 18
-    assert result.details["protocols"] == ["secagg (t=3)"]
+    assert result.details["protocols"] == ["secagg (t=3,oracle=affine)"]
