@@ -10,7 +10,12 @@ Prints JSON lines:
   SecAgg round at M sites (t = ⌊M/2⌋ + 1), the audit's wall time on one core and one plain
   run's (so that the cost at another M can be read off: trials × runs + the hull ranks).
 
-``--quick`` runs the size rows only, at M = 10.
+* ``{"bench": "run", "m", "graph", "degree", "run_seconds"}`` — one audited run (injected
+  randomness) at M = 100: the unit of an audit's cost there.
+
+The verdict rows run with the real AES expansion and with the audit's programmed oracle
+(``oracle = "affine"``); the size rows with the programmed one (the scenarios' default).
+``--quick`` runs the size and run rows only.
 """
 
 from __future__ import annotations
@@ -45,11 +50,11 @@ def inputs(m: int, d: int) -> list[np.ndarray]:
     return [F.elements(rng.integers(0, 1000, d)) for _ in range(m)]
 
 
-def audit_row(parties, coalition, config, trials, seed=2):
-    runner = SimPyRunner(P61, 0, 0, Network.build(len(parties)))
+def audit_row(parties, coalition, config, trials, seed=2, oracle="aes"):
+    runner = SimPyRunner(P61, 0, 0, Network.build(len(parties)), None, oracle)
     start = time.perf_counter()
     r = simulation_audit(runner, parties, coalition, trials=trials, seed=seed,
-                         protocol="secagg", variant=variant_of(config))
+                         protocol="secagg", variant=variant_of(config, oracle))
     return r, time.perf_counter() - start
 
 
@@ -57,22 +62,24 @@ def verdict_rows() -> None:
     config = Config(threshold=3)
     cases = [("both_secrets", (4,), 1), ("share_to_aggregator", (1, 2, 4), 1),
              ("reused_seed", (1,), 2), ("reused_seed", (4,), 2), ("reused_key", (4,), 2),
+             ("omitted_pair", (0,), 1), ("omitted_pairs_both_sides", (4,), 1),
              (None, (0,), 1), (None, (0, 1), 1), (None, (4,), 1), (None, (0, 4), 1),
              (None, (0, 3, 4), 1)]
-    for leak, coalition, calls in cases:
-        trials = 300 if 4 in coalition and leak is None else 150
-        r, seconds = audit_row(ps.leaky_parties(inputs(4, 3), config, leak, calls),
-                               coalition, config, trials)
-        print(json.dumps({"bench": "verdict", "leak": leak or "honest",
-                          "coalition": list(coalition), "calls": calls, "trials": trials,
-                          "verdict": r.verdict, "call": r.call, "message": r.message,
-                          "seconds": round(seconds, 1)}), flush=True)
+    for oracle in ("aes", "affine"):
+        for leak, coalition, calls in cases:
+            trials = 300 if 4 in coalition and leak in (None, "omitted_pairs_both_sides") else 150
+            r, seconds = audit_row(ps.leaky_parties(inputs(4, 3), config, leak, calls),
+                                   coalition, config, trials, oracle=oracle)
+            print(json.dumps({"bench": "verdict", "oracle": oracle, "leak": leak or "honest",
+                              "coalition": list(coalition), "calls": calls, "trials": trials,
+                              "verdict": r.verdict, "call": r.call, "message": r.message,
+                              "seconds": round(seconds, 1)}), flush=True)
 
 
-def size_rows(m: int, d: int) -> None:
+def size_rows(m: int, d: int, aggregator_trials: int) -> None:
     for graph, degree, coalition, trials in (
-        ("harary", 2, (0,), 120), ("harary", 2, (m,), 200), ("complete", 0, (0,), 200),
-        ("complete", 0, (m,), 200),
+        ("harary", 2, (0,), 120), ("complete", 0, (0,), 200),
+        ("complete", 0, (m,), aggregator_trials),
     ):
         config = Config(threshold=2 if graph == "harary" else m // 2 + 1, graph=graph,
                         degree=degree)
@@ -81,7 +88,7 @@ def size_rows(m: int, d: int) -> None:
         start = time.perf_counter()
         runner(parties, ConditionedRandomness(list(range(m + 1)), coalition, 0, 0))
         run_seconds = time.perf_counter() - start
-        r, seconds = audit_row(parties, coalition, config, trials)
+        r, seconds = audit_row(parties, coalition, config, trials, oracle="affine")
         power = r.power or {}
         print(json.dumps({"bench": "size", "m": m, "graph": graph, "degree": degree,
                           "coalition": list(coalition), "d": d, "trials": trials,
@@ -97,11 +104,29 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--m", type=int, default=10)
     parser.add_argument("--d", type=int, default=16)
+    parser.add_argument("--aggregator-trials", type=int, default=420)
+    parser.add_argument("--runs-only", type=int, nargs="*", default=[100],
+                        help="sizes M at which only one plain run is timed")
     args = parser.parse_args()
     with threadpool_limits(1):
         if not args.quick:
             verdict_rows()
-        size_rows(args.m, args.d)
+        size_rows(args.m, args.d, args.aggregator_trials)
+        for m in args.runs_only:
+            run_row(m, args.d)
+
+
+def run_row(m: int, d: int) -> None:
+    """One plain audited-style run (injected randomness, no sealing) at M sites."""
+    for graph, degree in (("complete", 0), ("harary", 2 * int(np.ceil(np.log2(m))))):
+        config = Config(threshold=m // 2 + 1 if graph == "complete" else degree // 2 + 1,
+                        graph=graph, degree=degree)
+        parties = ps.leaky_parties(inputs(m, d), config, None)
+        runner = SimPyRunner(P61, 0, 0, Network.build(m + 1), None, "affine")
+        start = time.perf_counter()
+        runner(parties, ConditionedRandomness(list(range(m + 1)), (0,), 0, 0))
+        print(json.dumps({"bench": "run", "m": m, "graph": graph, "degree": degree, "d": d,
+                          "run_seconds": round(time.perf_counter() - start, 2)}), flush=True)
 
 
 if __name__ == "__main__":

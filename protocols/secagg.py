@@ -49,6 +49,13 @@ Departures, and why:
 * The sum is sent to the survivors (round 5) so that every remaining site can use it, as the
   thesis's SecureSum gives it to every party.
 
+Randomness and audit: every draw — s_u^SK, b_u, the sharing coefficients — comes from the
+party's private streams, and every PRG expansion — PRG(b_u), PRG(s_{u,v}) — goes through
+:meth:`protocols.context.Randomness.expand` (AES-256-CTR keyed by the seed by default), so an
+audit injects all of it: :class:`SecAggSimulator` is the simulator of Bonawitz et al.'s
+Thm 6.3 for whole-run audits (:mod:`parties.audit.simulation`), and the audit may program the
+oracle (:class:`parties.audit.randomness.AffineOracle`) as that proof's simulator does.
+
 Declared cost (no dropouts; :data:`COST_FORMULAS`, :func:`declared_cost`): a site u with
 k_u neighbours sends 1 + k_u + 1 + 1 + 1 messages and d + (3k_u + 1)L + 1 elements (L field
 elements per secret); the aggregator sends 5M messages and M(d + M) + 2Σ_u k_u elements. With

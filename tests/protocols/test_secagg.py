@@ -275,8 +275,12 @@ def _constant_key(_: np.ndarray) -> bytes:
 
 def test_planted_leak_public_mask_seeds_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     """Mask keys derived from nothing secret: the aggregator's view is the input plus a
-    constant, so its distribution follows the input."""
+    constant, so its distribution follows the input. (The self-mask's seed b_u reaches the
+    PRG as its elements, keyed by :func:`protocols.context.seed_key`: that is patched too.)"""
+    from protocols import context
+
     monkeypatch.setattr(secagg, "secret_key", _constant_key)
+    monkeypatch.setattr(context, "seed_key", _constant_key)
     assert audit((4,), trials=20) == "leak"
 
 
