@@ -29,6 +29,7 @@ boundary", lists the guarantees and the tests in ``tests/isolation`` that attack
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from types import MappingProxyType
@@ -39,7 +40,7 @@ import numpy as np
 from protocols.effects import Call
 from protocols.errors import MpcsimError
 from protocols.field import FixedPoint, PrimeField
-from protocols.prg import SignedKeys, StreamCiphers
+from protocols.prg import SignedKeys, StreamCiphers, field_stream
 
 STREAMS_PER_CALL = 1 << 16
 
@@ -69,6 +70,19 @@ class Randomness(Protocol):
         self, peers: tuple[int, ...], call: Call, half: int, sub: int = 0
     ) -> np.ndarray:
         """The net pairwise mask: :func:`pairwise_mask_from_streams` of the 2·half streams."""
+        ...
+
+    def expand(self, seed: Seed, call: Call, n: int) -> np.ndarray:
+        """PRG(seed) for ``call``: n elements of the stream a seed stands for.
+
+        ``seed`` is 32 bytes, or a vector of field elements (a Shamir-shared secret), which
+        stands for the key :func:`seed_key` (SHA-256 of its values). A random oracle in the
+        protocols' proofs (SecAgg's PRG(b_u) and PRG(s_{u,v}), Bonawitz et al. CCS 2017, §6):
+        every party that holds the seed gets the same stream, whoever drew the seed. The
+        default (:class:`AesRandomness`) is AES-256-CTR keyed by the seed, stream
+        ``call.index`` (:func:`expand_stream` is its one definition); an audit may program it
+        (:class:`parties.audit.randomness.AffineOracle`).
+        """
         ...
 
 
@@ -139,6 +153,61 @@ def add_one_stream_mask(
         return randomness.add_pairwise_signed_sum(x_hat, peers, call, sub)
     return field.add(x_hat, one_stream_mask(randomness, party, peers, call, len(x_hat), field,
                                             sub))
+
+
+Seed = bytes | np.ndarray
+"""What :meth:`Randomness.expand` expands: 32 key bytes, or a vector of field elements."""
+
+
+def seed_key(elements: np.ndarray) -> bytes:
+    """The 32-byte key a vector of field elements stands for: SHA-256 of their values, each
+    as 32 big-endian bytes."""
+    digest = hashlib.sha256()
+    for v in np.asarray(elements).tolist():
+        digest.update(int(v).to_bytes(32, "big"))
+    return digest.digest()
+
+
+def expand_stream(seed: Seed, call: Call, n: int, field: PrimeField,
+                  ciphers: StreamCiphers | None = None) -> np.ndarray:
+    """The default :meth:`Randomness.expand`: AES-256-CTR keyed by ``seed`` (a vector of
+    elements: by :func:`seed_key`), stream ``call.index`` (:func:`protocols.prg.field_stream`),
+    through ``ciphers`` when given."""
+    key = seed if isinstance(seed, bytes) else seed_key(seed)
+    if ciphers is None:
+        return field_stream(key, call.index, n, field)
+    return ciphers.field_stream(key, call.index, n, field)
+
+
+def affine_expansion(seed: np.ndarray, call: Call, n: int, field: PrimeField) -> np.ndarray:
+    """G·seed over GF(p): a PRG that is linear in a seed of field elements.
+
+    G (n × len(seed)) is public, the same for every party: field elements of the AES stream
+    of the all-zero key, stream ``call.index``. An audit may program :meth:`Randomness.expand`
+    with it (:class:`parties.audit.randomness.AffineOracle`): a seed drawn afresh still
+    gives fresh masks on G's column space, and what a coalition unmasks with a reconstructed
+    seed becomes affine in the shares it holds, which the linear tests can see.
+    """
+    seed = np.asarray(seed)
+    g = field_stream(bytes(32), call.index, n * len(seed), field).reshape(n, len(seed))
+    terms = [field.mul(g[:, j], np.full(n, seed[j], dtype=field.dtype))
+             for j in range(len(seed))]
+    return field.sum_arrays(terms) if terms else field.zeros(n)
+
+
+def expand_many(randomness: Randomness, seeds: list[bytes], call: Call, n: int,
+                field: PrimeField) -> np.ndarray:
+    """Row k is ``randomness.expand(seeds[k], call, n)``; shape (len(seeds), n).
+
+    The default :class:`AesRandomness` draws the rows in one batch
+    (:func:`protocols.prg.field_streams`); any other source is asked seed by seed, so that it
+    serves (and may record or program) every expansion.
+    """
+    if not seeds:
+        return field.zeros((0, n))
+    if type(randomness) is AesRandomness:
+        return randomness.ciphers.field_streams(seeds, call.index, n, field)
+    return np.stack([randomness.expand(s, call, n) for s in seeds])
 
 
 def stream_number(call: Call, sub: int) -> int:
@@ -214,6 +283,10 @@ class AesRandomness:
         stream = stream_number(call, sub)
         self._claim(-1, stream)
         return self.ciphers.field_stream(self._private_key, stream, n, self.field)
+
+    def expand(self, seed: Seed, call: Call, n: int) -> np.ndarray:
+        """:func:`expand_stream`: AES-256-CTR keyed by ``seed``, stream ``call.index``."""
+        return expand_stream(seed, call, n, self.field, self.ciphers)
 
     def pairwise(self, peer: int, call: Call, n: int, sub: int = 0) -> np.ndarray:
         seed = self._pair_seeds.get(peer)

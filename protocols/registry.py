@@ -75,7 +75,7 @@ REGISTRY: Mapping[str, Declaration] = MappingProxyType({d.name: d for d in (
                 normed_secure_sum.NormedSecureSumSimulator, uses=("dealer",)),
     Declaration("dealer", no_outputs, _fixed(dealer.SIMULATOR)),
     Declaration("cape", correlated_noise.functionality, _fixed(correlated_noise.SIMULATOR)),
-    Declaration("secagg", secagg.functionality, _fixed(secagg.SIMULATOR)),
+    Declaration("secagg", secagg.functionality, secagg.SecAggSimulator),
 )})
 """Protocol name → its declaration: every protocol of this package."""
 

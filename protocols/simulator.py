@@ -148,6 +148,11 @@ class CallView:
         The honest parties' inputs to the call when its outputs and the coalition's inputs
         determine them (one honest party of a sum: S − Σ_{m∈C} x_m), computed by the audit
         from those alone (:attr:`protocols.registry.Declaration.honest_inputs`); else empty.
+    senders : mapping of str to tuple of int
+        Per step, every party whose message of that step in the call reached its receiver:
+        the network's schedule (who was still there), which the ideal-world simulator of a
+        dropout-tolerant protocol is given (SecAgg's U1, U2, U3: Bonawitz et al., Thm 6.3).
+        The audit's pattern check holds it independent of the honest inputs.
     """
 
     call: Call
@@ -159,6 +164,7 @@ class CallView:
     draws: Mapping[StreamKey, np.ndarray] = field(default_factory=dict)
     sent: Mapping[MessageKey, np.ndarray] = field(default_factory=dict)
     honest_inputs: Mapping[int, np.ndarray] = field(default_factory=dict)
+    senders: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
 
     @property
     def honest(self) -> tuple[int, ...]:

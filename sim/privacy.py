@@ -35,6 +35,7 @@ from parties.audit import (
 from parties.audit import audit as audit_with
 from parties.audit.functionality import functionality_audit, judged_inputs
 from parties.audit.linear import linear_audits
+from parties.audit.randomness import affine_oracle
 from parties.party import Party, Program, site_parties
 from parties.view import AbortedRun, View
 from protocols.context import PartyContext
@@ -42,6 +43,7 @@ from protocols.errors import InputError, ProtocolAbort
 from protocols.field import PrimeField, prime_field
 from protocols.registry import Target
 from protocols.secure_sum import secure_sum_field
+from sim.faults import FaultPlan
 from sim.network import Network
 from sim.scenario import AuditSpec
 from sim.simulation import Simulation
@@ -70,12 +72,20 @@ class SimPyRunner:
         Seed of the parties' local coins.
     network : Network, optional
         The network (complete by default); views do not depend on its timing.
+    faults : FaultPlan, optional
+        Faults to inject in every run (a scenario's ``[[fault]]`` crashes: the audited run
+        has the user's dropouts).
+    oracle : {"aes", "affine"}
+        The parties' PRG expansions: the real AES one, or the audit's programmed one
+        (:class:`parties.audit.randomness.AffineOracle`; its simulator must use it too).
     """
 
     prime: int | str
     frac_bits: int = 0
     seed: int = 0
     network: Network | None = None
+    faults: FaultPlan | None = None
+    oracle: str = "aes"
     _field: PrimeField = field(init=False, repr=False, compare=False)
     _networks: dict[int, Network] = field(init=False, repr=False, compare=False)
 
@@ -93,9 +103,11 @@ class SimPyRunner:
         network = self.network
         if network is None:
             network = self._networks.setdefault(len(parties), Network.build(len(parties)))
+        if self.oracle == "affine":
+            randomness = affine_oracle(randomness)
         simulation = Simulation(network, prime=self._field.p, frac_bits=self.frac_bits,
                                 seed=self.seed, sealing=False, keys="none", record_draws=True,
-                                randomness=randomness)
+                                randomness=randomness, faults=self.faults)
         try:
             return simulation.run(parties).views
         except ProtocolAbort as abort:
@@ -178,6 +190,11 @@ class AuditTarget:
         output is their sum (None when the algorithm has none).
     field_inputs : tuple of ndarray, optional
         The field inputs of the user's run of ``field_program``.
+    faults : FaultPlan, optional
+        The run's injected faults, replayed in every run the simulation method records.
+    oracle : {"aes", "affine"}
+        The PRG expansions of the runs the simulation method records (:class:`SimPyRunner`):
+        ``"affine"`` when the protocol's simulator programs the oracle (SecAgg).
     """
 
     parties: tuple[Party, ...]
@@ -185,6 +202,8 @@ class AuditTarget:
     variant: str | None = None
     field_program: FieldProgram | None = None
     field_inputs: tuple[np.ndarray, ...] | None = None
+    faults: FaultPlan | None = None
+    oracle: str = "aes"
 
 
 def run_audit(
@@ -203,7 +222,7 @@ def run_audit(
     common = {"trials": spec.trials, "alpha": spec.alpha, "seed": audit_seed,
               "calls": spec.calls, "progress": progress}
     if spec.method == "simulation":
-        runner = SimPyRunner(prime, frac_bits, seed, network)
+        runner = SimPyRunner(prime, frac_bits, seed, network, target.faults, target.oracle)
         result = audit_with(target.parties, None, spec.coalition, runner=runner,
                             method="simulation", protocol=target.protocol,
                             variant=target.variant, **common)

@@ -252,6 +252,10 @@ class _RecordingRandomness:
         streams = self.pairwise_many(peers, call, 2 * half, sub)  # recorded stream by stream
         return pairwise_mask_from_streams(self.inner.field, self.party, peers, streams, half)
 
+    def expand(self, seed: Any, call: Call, n: int) -> np.ndarray:
+        # not a draw: a function of the seed, which the view holds as a draw or a message
+        return self.inner.expand(seed, call, n)
+
     def set_pair_seed(self, peer: int, seed: bytes) -> None:
         setter = getattr(self.inner, "set_pair_seed", None)
         if setter is not None:

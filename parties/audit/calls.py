@@ -95,10 +95,12 @@ def split_run(
                     part(call)[kind].setdefault(m, []).append((label, value))
         for key, values in view.draws:
             part(Call(key[-3], key[-2]))["draws"][key] = values
+    senders: dict[Call, dict[str, set[int]]] = {}  # the schedule: who sent each step
     for p, view in views.items():
         for msg in view.received:
+            call = Call(msg.protocol, msg.call)
+            senders.setdefault(call, {}).setdefault(msg.step, set()).add(msg.sender)
             if msg.sender in member_set:
-                call = Call(msg.protocol, msg.call)
                 part(call)["sent"][(p, msg.sender, msg.step)] = _payload(msg.payload)
     for call, record in records.items():
         got = parts[call]
@@ -107,6 +109,8 @@ def split_run(
             inputs={m: tuple(v) for m, v in got["inputs"].items()},
             outputs={m: tuple(v) for m, v in got["outputs"].items()},
             draws=got["draws"], sent=got["sent"],
+            senders={step: tuple(sorted(who))
+                     for step, who in senders.get(call, {}).items()},
         )
     return records
 
@@ -130,6 +134,7 @@ def view_digest(view: CallView) -> str:
         h.update(repr(key).encode() + _bytes(view.draws[key]))
     for key in sorted(view.sent, key=repr):
         h.update(repr(key).encode() + _bytes(view.sent[key]))
+    h.update(repr(sorted(view.senders.items())).encode())
     return h.hexdigest()
 
 

@@ -37,6 +37,9 @@ from parties.view import View
 from protocols.context import (
     AesRandomness,
     Randomness,
+    Seed,
+    affine_expansion,
+    expand_stream,
     pairwise_mask_from_streams,
     stream_number,
 )
@@ -228,6 +231,12 @@ class PairsFromStreams:
     def pairwise(self, peer: int, call: Call, n: int, sub: int = 0) -> np.ndarray:
         raise NotImplementedError
 
+    def expand(self, seed: Seed, call: Call, n: int) -> np.ndarray:
+        """The random oracle PRG(seed) as every party computes it (AES-256-CTR keyed by the
+        seed, :func:`protocols.context.expand_stream`): the same seed gives every party the
+        same stream, and a seed drawn afresh in a trial gives a fresh one."""
+        return expand_stream(seed, call, n, self.field)
+
     def pairwise_many(
         self, peers: tuple[int, ...], call: Call, n: int, sub: int = 0
     ) -> np.ndarray:
@@ -321,3 +330,50 @@ def tape_factory(
 ) -> RandomnessFactory:
     """A factory of :class:`TapeRandomness` reading ``tape`` (or discovering streams)."""
     return lambda party, field_: TapeRandomness(party, field_, tape, discovered)
+
+
+class AffineOracle:
+    """A party's randomness whose PRG is programmed by the audit: affine in a seed of field
+    elements (:func:`protocols.context.affine_expansion`), AES for key bytes.
+
+    Bonawitz et al.'s simulator (Thm 6.3) programs the random oracle; the audit does the same
+    so that what a coalition unmasks with a seed it reconstructs (SecAgg's y_u − PRG(b_u))
+    is affine in the shares it holds: a masked input that leaves out its pair masks then shows
+    as a GF(p)-affine relation. Every other draw is ``inner``'s. The simulator must expand with
+    the same oracle (SecAgg: ``oracle=affine`` in the variant).
+    """
+
+    def __init__(self, inner: Randomness, field_: PrimeField) -> None:
+        self.inner = inner
+        self.field = field_
+        self.party = getattr(inner, "party", 0)
+
+    @property
+    def pair_seeds(self) -> Mapping[int, bytes]:
+        return getattr(self.inner, "pair_seeds", {})
+
+    def expand(self, seed: Seed, call: Call, n: int) -> np.ndarray:
+        if isinstance(seed, bytes):
+            return self.inner.expand(seed, call, n)
+        return affine_expansion(seed, call, n, self.field)
+
+    def private(self, call: Call, n: int, sub: int = 0) -> np.ndarray:
+        return self.inner.private(call, n, sub)
+
+    def pairwise(self, peer: int, call: Call, n: int, sub: int = 0) -> np.ndarray:
+        return self.inner.pairwise(peer, call, n, sub)
+
+    def pairwise_many(
+        self, peers: tuple[int, ...], call: Call, n: int, sub: int = 0
+    ) -> np.ndarray:
+        return self.inner.pairwise_many(peers, call, n, sub)
+
+    def pairwise_mask(
+        self, peers: tuple[int, ...], call: Call, half: int, sub: int = 0
+    ) -> np.ndarray:
+        return self.inner.pairwise_mask(peers, call, half, sub)
+
+
+def affine_oracle(factory: RandomnessFactory) -> RandomnessFactory:
+    """``factory`` with every party's PRG programmed by :class:`AffineOracle`."""
+    return lambda party, field_: AffineOracle(factory(party, field_), field_)

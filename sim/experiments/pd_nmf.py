@@ -375,9 +375,10 @@ def _run_pd_nmf_secagg(inp: RunInput, setup: NmfSetup, T0: np.ndarray | None) ->
     from algorithms.nmf.row_blocks import as_row_block
     from algorithms.nmf.rri import rri_sweep
     from parties.party import Party
-    from protocols.secagg import AGGREGATOR
+    from protocols.secagg import AGGREGATOR, variant_of
     from protocols.secagg import Config as SecAggConfig
     from protocols.secagg import check_config as check_secagg
+    from sim.privacy import AuditTarget
 
     if T0 is None:
         raise ScenarioError(f"algorithm.secure_sum = 'secagg' needs a public start; init = "
@@ -414,7 +415,10 @@ def _run_pd_nmf_secagg(inp: RunInput, setup: NmfSetup, T0: np.ndarray | None) ->
     }
     outputs = {"T": T_private, **{f"W_{u}": result.outputs[u].W for u in survivors}}
     return AlgorithmRun(result=result, outputs=outputs, metrics=metrics,
-                        communication_by_phase=True)
+                        communication_by_phase=True,
+                        audit_target=AuditTarget(tuple(parties), "secagg",
+                                                 variant_of(config, "affine"),
+                                                 faults=inp.scenario.faults, oracle="affine"))
 
 
 def _secagg_site(T0: np.ndarray, setup: NmfSetup, config: SecAggConfig) -> Any:

@@ -9,6 +9,13 @@ Scenario keys (``[algorithm]``): ``threshold`` (t; default ⌊M/2⌋ + 1), ``gra
 ("complete" | "harary"), ``degree`` (k, for harary), ``timeout_s`` (the aggregator's wait per
 round, simulated seconds).
 
+``[[audit]]`` with ``method = "simulation"`` replays the sites and the aggregator with the
+run's ``[[fault]]`` dropouts, their PRG programmed by the audit (affine in a seed of field
+elements, :class:`parties.audit.randomness.AffineOracle`, as the simulator of Bonawitz et al.
+programs its random oracle), and judges every SecAgg call by
+:class:`protocols.secagg.SecAggSimulator` (a coalition study over ``coalitions = "all"`` or
+``sizes`` includes the aggregator, party M).
+
 Metrics: ``survivors`` and ``dropped`` (site ids), ``max_abs_error`` (the aggregator's and every
 surviving site's output against numpy's sum of the survivors' column sums; the fixed-point
 bound is M·2^−(f+1)), and the comparison with the thesis's SecureSum (PRG variant, seed 001
@@ -83,8 +90,9 @@ def _run(inp: RunInput) -> AlgorithmRun:
     import numpy as np
 
     from parties.party import site_parties
-    from protocols.secagg import Config, check_config
+    from protocols.secagg import Config, check_config, variant_of
     from protocols.secure_sum import secure_sum
+    from sim.privacy import AuditTarget
     from sim.simulation import Simulation
 
     params = inp.params
@@ -93,7 +101,8 @@ def _run(inp: RunInput) -> AlgorithmRun:
     threshold = params["threshold"] or m // 2 + 1
     config = check_config(Config(threshold, params["graph"], params["degree"],
                                  params["timeout_s"]), m, inp.simulation.field.p)
-    result = inp.simulation.run(secagg_parties(column_sums, config), seed=inp.seed)
+    parties = secagg_parties(column_sums, config)
+    result = inp.simulation.run(parties, seed=inp.seed)
     total, survivors = result.outputs[m]
     expected = np.sum([column_sums[u] for u in survivors], axis=0)
     finished = [p for p in result.outputs if p == m or p in survivors]
@@ -110,6 +119,10 @@ def _run(inp: RunInput) -> AlgorithmRun:
     return AlgorithmRun(
         result=result,
         outputs={"sum": np.asarray(total), "survivors": np.asarray(survivors, dtype=np.int64)},
+        # the simulation method replays these parties with the run's dropouts
+        # (protocols.secagg.SecAggSimulator); the other methods need a field program
+        audit_target=AuditTarget(tuple(parties), "secagg", variant_of(config, "affine"),
+                                 faults=inp.scenario.faults, oracle="affine"),
         metrics={
             "survivors": list(survivors),
             "dropped": [u for u in range(m) if u not in survivors],

@@ -21,7 +21,7 @@ import pytest
 from Crypto.Cipher import AES
 
 from parties.party import site_parties
-from protocols.context import PartyContext
+from protocols.context import AesRandomness, PartyContext
 from protocols.effects import Input, Output
 from protocols.field import prime_field
 from protocols.secure_sum import secure_sum_field
@@ -315,8 +315,10 @@ def test_the_aggregator_recovers_a_site_input_from_its_private_key() -> None:
     public = {u: bytes(got[(u, "public_key")].payload) for u in range(4)}
     sk_arr = F61.elements(np.array(sk, dtype=object))
     b_arr = F61.elements(np.array(b, dtype=object))
-    masks = F61.add(secagg.self_mask(F61, b_arr, call, 2),
-                    secagg.pair_masks(F61, sk_arr, 1, {v: public[v] for v in (0, 2, 3)}, call, 2))
+    prg = AesRandomness(F61, bytes(32))  # the default random oracle: AES-CTR keyed by the seed
+    masks = F61.add(secagg.self_mask(prg, b_arr, call, 2),
+                    secagg.pair_masks(prg, F61, sk_arr, 1, {v: public[v] for v in (0, 2, 3)},
+                                      call, 2))
     x1 = F61.sub(np.asarray(got[(1, "masked_input")].payload), masks)
     assert [int(v) for v in x1] == [int(v) for v in SECAGG_INPUTS[1]]
 

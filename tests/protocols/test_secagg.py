@@ -275,8 +275,12 @@ def _constant_key(_: np.ndarray) -> bytes:
 
 def test_planted_leak_public_mask_seeds_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     """Mask keys derived from nothing secret: the aggregator's view is the input plus a
-    constant, so its distribution follows the input."""
+    constant, so its distribution follows the input. (The self-mask's seed b_u reaches the
+    PRG as its elements, keyed by :func:`protocols.context.seed_key`: that is patched too.)"""
+    from protocols import context
+
     monkeypatch.setattr(secagg, "secret_key", _constant_key)
+    monkeypatch.setattr(context, "seed_key", _constant_key)
     assert audit((4,), trials=20) == "leak"
 
 
@@ -310,9 +314,9 @@ def test_planted_leak_pair_masks_dropped_with_self_mask_known_is_caught(
     y_u = x_u + constant for the honest sites."""
     field = prime_field(P61)
     monkeypatch.setattr(secagg, "pair_masks",
-                        lambda f, sk, me, keys, call, length: f.zeros(length))
+                        lambda r, f, sk, me, keys, call, length: f.zeros(length))
     monkeypatch.setattr(secagg, "self_mask",
-                        lambda f, b, call, length: field.elements(np.arange(length)))
+                        lambda r, b, call, length: field.elements(np.arange(length)))
     assert audit((1, 4), trials=20) == "leak"
 
 
@@ -327,12 +331,14 @@ def test_an_aggregator_crash_aborts_every_site_naming_the_fault() -> None:
         "stopped by the notice 'party 4 aborted'"}
 
 
-def test_a_whole_run_audit_says_not_applicable_never_private() -> None:
-    """SecAgg declares no simulator: the simulation method must not answer "private"."""
+def test_a_whole_run_audit_judges_secagg_by_its_simulator() -> None:
+    """SecAgg declares a simulator: the simulation method judges its calls (the threshold read
+    from a member's sharing coefficients when no variant names it); four trials cannot saturate
+    the view, so it is never "private" here."""
     from sim.privacy import audit as whole_run_audit
 
     inputs = random_inputs(P61, 4)
     result = whole_run_audit(parties_for(inputs, Config(threshold=3)), None, (0, 4),
                              prime=P61, trials=4, seed=1)
-    assert result.verdict == "not applicable", result.details
-    assert result.call == 0 and "secagg, which has no simulator" in result.details["reason"]
+    assert result.verdict == "inconclusive", result.details
+    assert result.details["protocols"] == ["secagg (inferred)"]
