@@ -25,7 +25,14 @@ from types import MappingProxyType
 
 import numpy as np
 
-from protocols import all_reduce, correlated_noise, normed_secure_sum, secagg, secure_sum
+from protocols import (
+    all_reduce,
+    cape_simulator,
+    correlated_noise,
+    normed_secure_sum,
+    secagg,
+    secure_sum,
+)
 from protocols.errors import InputError
 from protocols.functionality import Functionality, no_outputs
 from protocols.mpc import dealer
@@ -74,7 +81,7 @@ REGISTRY: Mapping[str, Declaration] = MappingProxyType({d.name: d for d in (
     Declaration("normed_secure_sum", normed_secure_sum.functionality,
                 _fixed(normed_secure_sum.SIMULATOR), uses=("dealer",)),
     Declaration("dealer", no_outputs, _fixed(dealer.SIMULATOR)),
-    Declaration("cape", correlated_noise.functionality, _fixed(correlated_noise.SIMULATOR)),
+    Declaration("cape", correlated_noise.functionality, _fixed(cape_simulator.SIMULATOR)),
     Declaration("secagg", secagg.functionality, _fixed(secagg.SIMULATOR)),
 )})
 """Protocol name → its declaration: every protocol of this package."""

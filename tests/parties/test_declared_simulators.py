@@ -6,7 +6,8 @@
   input). The test reads the views itself: the flagged message *is* the honest input, and
   the A/B method, which knows nothing of the declaration, flags the same coalitions.
 * Its simulator's draws keep the declared sum (checked with Python integers mod p).
-* NormedSecureSum, its dealer and CAPE declare :class:`protocols.simulator.NoSimulator`: the
+* NormedSecureSum and its dealer declare :class:`protocols.simulator.NoSimulator` (CAPE's
+  simulator needs the declared noise plan, :mod:`protocols.cape_simulator`): the
   audit of a run that calls them answers "not applicable", naming the call — never "private" —
   from the Python API and from a scenario; PD-SVD's SecureSum variant is audited whole.
 """
@@ -19,6 +20,7 @@ from auditing import F61, P, coalitions, field_inputs, run_views
 
 from parties.audit.calls import CallRecord, select_calls, split_run
 from protocols.all_reduce import AllReduceSimulator, all_reduce, all_reduce_field
+from protocols.cape_simulator import declaration
 from protocols.correlated_noise import cape_aggregator, cape_noise_generator, cape_plan, cape_site
 from protocols.effects import Call
 from protocols.errors import InputError
@@ -88,7 +90,9 @@ def test_a_plain_all_reduce_of_real_numbers_is_audited_too() -> None:
     assert determined.verdict == "private", determined.details
 
 
-def test_cape_answers_not_applicable_and_names_the_call() -> None:
+def test_cape_without_a_declared_plan_answers_not_applicable_and_says_what_to_declare() -> None:
+    """CAPE's simulator draws from the declared noise law: the registry's own declaration has
+    none, so it names the call and the declaration to pass; with it the run is audited."""
     plan = cape_plan(0.5, 3)
     rng = np.random.default_rng(1)
     parties = cape_parties(
@@ -99,7 +103,10 @@ def test_cape_answers_not_applicable_and_names_the_call() -> None:
     )
     result = audit(parties, None, (0, 1), prime=P, frac_bits=20, trials=10)
     assert result.verdict == "not applicable" and result.call == 0
-    assert "differential privacy" in result.details["reason"]
+    assert "declaration(plan, frac_bits)" in result.details["reason"]
+    declared = audit(parties, None, (0, 1), prime=P, frac_bits=20, trials=60,
+                     protocol=declaration(plan, 20))
+    assert declared.verdict == "private", declared.details
 
 
 def _scenario(name: str, **algorithm) -> dict:
