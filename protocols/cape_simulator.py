@@ -130,6 +130,8 @@ class _Model:
     known_offsets: list[tuple[str, int]]
     gain: np.ndarray  # (R, K)
     cov: np.ndarray  # (R, R)
+    gain_before: np.ndarray  # (R, K): the same given the noise alone (zero on the output)
+    var_before: np.ndarray  # (R,)
 
 
 @dataclass(frozen=True)
@@ -215,13 +217,22 @@ class CapeSimulator:
 
     def residuals(
         self, view: CallView, received: Mapping[MessageKey, np.ndarray]
-    ) -> dict[MessageKey, np.ndarray]:
+    ) -> tuple[dict[MessageKey, np.ndarray], dict[MessageKey, np.ndarray]]:
         """The received Gaussian messages whitened by their declared conditional law.
 
-        Message by message (in :attr:`_Model.keys` order), each element minus its mean given
-        the coalition's knowledge and the messages before it, over its conditional std: i.i.d.
-        N(0, 1) under the declared law. A message that the law determines gives no residual
-        when it holds (within the grid's rounding) and ``inf`` for each element that does not.
+        Returns
+        -------
+        marginal : dict of (receiver, sender, step) to ndarray
+            Each message's elements minus their mean given the noise the coalition holds
+            (not the output), over their conditional std: N(0, 1) each under the declared law
+            (a message's own law, so that a deviation is located at the message that carries
+            it). A message that
+            the law determines gives no residual when it holds (within the grid's rounding)
+            and ``inf`` for each element that does not.
+        joint : dict of (receiver, sender, step) to ndarray
+            Each message whitened given the ones before it (sequential conditioning): all of
+            them i.i.d. N(0, 1) together, so a correlation the plan does not have (noise that
+            does not cancel) shows in their squares; ``inf`` where a determined value fails.
 
         Parameters
         ----------
@@ -233,13 +244,16 @@ class CapeSimulator:
         model = self._model(view, roles)
         d = self._length(view, roles)
         if not model.keys:
-            return {}
+            return {}, {}
         mean = self._conditional_mean(view, roles, model, d)
+        before = self._conditional_mean(view, roles, model, d, before_output=True)
         y = np.stack([fixed.decode(np.asarray(received[k])).reshape(-1) for k in model.keys])
-        out: dict[MessageKey, np.ndarray] = {}
+        marginal: dict[MessageKey, np.ndarray] = {}
+        joint: dict[MessageKey, np.ndarray] = {}
         cov = model.cov
         kept: list[int] = []
-        scale = float(np.max(np.abs(np.diag(cov)), initial=0.0))
+        floor = 1e-9 * max(float(np.max(np.abs(np.diag(cov)), initial=0.0)), 1e-300)
+        tol = GRID_SLACK * len(roles.sites) / fixed.scale
         for i, key in enumerate(model.keys):
             if kept:
                 sub = cov[np.ix_(kept, kept)]
@@ -248,14 +262,16 @@ class CapeSimulator:
                 var = float(cov[i, i] - cov[i, kept] @ coef)
             else:
                 cm, var = mean[i], float(cov[i, i])
-            if var > 1e-9 * max(scale, 1e-300):
-                out[key] = (y[i] - cm) / np.sqrt(var)
+            if var > floor:
+                joint[key] = (y[i] - cm) / np.sqrt(var)
                 kept.append(i)
             else:
-                tol = GRID_SLACK * len(roles.sites) / fixed.scale
-                off = np.abs(y[i] - cm) > tol
-                out[key] = np.full(int(off.sum()), np.inf)  # empty when the value holds
-        return out
+                joint[key] = np.full(int(np.sum(np.abs(y[i] - cm) > tol)), np.inf)
+            if model.var_before[i] > floor:
+                marginal[key] = (y[i] - before[i]) / np.sqrt(model.var_before[i])
+            else:
+                marginal[key] = np.full(int(np.sum(np.abs(y[i] - before[i]) > tol)), np.inf)
+        return marginal, joint
 
     def reveals(self, view: CallView) -> str | None:
         """Why the coalition's view is not each honest site's declared mechanism, or None.
@@ -465,20 +481,19 @@ class CapeSimulator:
         known_forms, known = self._known(roles, plan)
         sd2 = self._variances(plan)
         F = np.array(forms) if forms else np.zeros((0, 3 * S))
-        c_rr = (F * sd2) @ F.T
-        c_rk = (F * sd2) @ known_forms.T
-        c_kk = (known_forms * sd2) @ known_forms.T
-        pinv = np.linalg.pinv(c_kk, rcond=1e-10, hermitian=True) if len(known) else c_kk
-        gain = c_rk @ pinv if len(known) else np.zeros((len(keys), 0))
-        cov = c_rr - gain @ c_rk.T if len(known) else c_rr
-        cov = (cov + cov.T) / 2.0
+        gain, cov = _condition(F, known_forms, sd2)
+        noise_only = np.array([w != AGGREGATE for w, _ in known], dtype=bool)
+        gain_before = np.zeros_like(gain)
+        part, cov_before = _condition(F, known_forms[noise_only], sd2)
+        gain_before[:, noise_only] = part
         known_offsets = [("agg", -1) if w == AGGREGATE else ("", -1) for w, _ in known]
-        model = _Model(keys, F, offsets, known, known_forms, known_offsets, gain, cov)
+        model = _Model(keys, F, offsets, known, known_forms, known_offsets, gain, cov,
+                       gain_before, np.diag(cov_before).copy())
         self._cache[key] = model
         return model
 
     def _conditional_mean(self, view: CallView, roles: _Roles, model: _Model,
-                          d: int) -> np.ndarray:
+                          d: int, before_output: bool = False) -> np.ndarray:
         plan = self.plan
         assert plan is not None
         stats = self._statistics(view, roles, d)
@@ -490,7 +505,7 @@ class CapeSimulator:
             values.append(v)
         centred = np.stack(values) if values else np.zeros((0, d))
         base = np.stack([stats[s] if kind == "x" else np.zeros(d) for kind, s in model.offsets])
-        return base + model.gain @ centred
+        return base + (model.gain_before if before_output else model.gain) @ centred
 
     def _statistics(self, view: CallView, roles: _Roles, d: int) -> dict[int, np.ndarray]:
         stats: dict[int, np.ndarray] = {}
@@ -524,6 +539,20 @@ class CapeSimulator:
             table = np.asarray(_input(view, owner, what, flat=False), dtype=np.float64)
             return table.reshape(len(roles.sites), -1)[s]
         raise SimulatorMismatch(f"the coalition does not hold {what} of site {s}")
+
+
+def _condition(forms: np.ndarray, known: np.ndarray,
+               sd2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Gain and covariance of the forms' values given the known forms' (Gaussian conditioning,
+    a pseudo-inverse for exact constraints), independent latents with variances ``sd2``."""
+    c_rr = (forms * sd2) @ forms.T
+    if len(known) == 0:
+        return np.zeros((len(forms), 0)), c_rr
+    c_rk = (forms * sd2) @ known.T
+    c_kk = (known * sd2) @ known.T
+    gain = c_rk @ np.linalg.pinv(c_kk, rcond=1e-10, hermitian=True)
+    cov = c_rr - gain @ c_rk.T
+    return gain, (cov + cov.T) / 2.0
 
 
 def _aggregate(view: CallView) -> np.ndarray:

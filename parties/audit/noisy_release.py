@@ -27,6 +27,7 @@ and a determined value that does not hold (``inf`` residual) is a rejection at p
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -84,13 +85,10 @@ def gaussian_comparison(
     contexts : sequence of mapping
         Per trial, each call's :class:`CallView`.
     """
-    p_list: list[float] = []
-    where: list[int] = []
-    families: list[str] = []
-    pooled: dict[tuple[int, int, str], list[np.ndarray]] = {}
-    first_col: dict[tuple[int, int, str], int] = {}
+    tests = _Tests()
+    streams: dict[tuple[int, int, str], list[tuple[int, list[np.ndarray]]]] = {}
+    joints: list[tuple[int, dict[tuple[int, int, str], np.ndarray]]] = []
     offset = 0
-    sizes_seen: list[int] = []
     for call, ids, sizes in zip(layout.calls, layout.messages, layout.sizes, strict=True):
         sim = simulators.get(call)
         starts = np.concatenate([[0], np.cumsum(sizes)]).astype(int) + offset
@@ -99,53 +97,102 @@ def gaussian_comparison(
         if whiten is None:
             continue
         per_key: dict[tuple[int, int, str], list[np.ndarray]] = {}
+        joint: dict[tuple[int, int, str], list[np.ndarray]] = {}
         for t, ctx in enumerate(contexts):
             received = {k[:3]: x[t, starts[j]:starts[j + 1]] for j, k in enumerate(ids)
                         if k[3] == 0}
-            for key, z in whiten(ctx[call], received).items():
+            marginal, together = whiten(ctx[call], received)
+            for key, z in marginal.items():
                 per_key.setdefault(key, []).append(np.ravel(z))
+            for key, z in together.items():
+                joint.setdefault(key, []).append(np.ravel(z))
+        column = {k[:3]: int(starts[j]) for j, k in enumerate(ids) if k[3] == 0}
         for key, zs in per_key.items():
-            j = next(i for i, k in enumerate(ids) if k[:3] == key and k[3] == 0)
-            z = np.concatenate(zs)
-            for fam, pv in _tests(z):
-                p_list.append(pv)
-                where.append(int(starts[j]))
-                families.append(fam)
-            pooled.setdefault(key, []).append(z)
-            first_col.setdefault(key, int(starts[j]))
-            sizes_seen.append(z.size)
-    if not p_list:
+            tests.add(np.concatenate(zs), column[key], "")
+            streams.setdefault(key, []).append((column[key], zs))
+        if joint:
+            parts = {key: np.concatenate(zs) for key, zs in joint.items()}
+            z = np.concatenate(list(parts.values()))
+            tests.add(z, column[_worst(parts)], "joint ", ks=False)
+            joints.append((column[_worst(parts)], parts))
+    if not tests.p:
         return None
-    n_calls = sum(1 for c in layout.calls if getattr(simulators.get(c), "residuals", None))
-    pooled_n = []
-    if n_calls > 1:
-        for key, zs in pooled.items():
-            z = np.concatenate(zs)
-            pooled_n.append(z.size)
-            for fam, pv in _tests(z):
-                p_list.append(pv)
-                where.append(first_col[key])
-                families.append(fam + " (all calls)")
+    pooled_n = 0
+    if len(joints) > 1:
+        for per_call in streams.values():
+            z = np.concatenate([np.concatenate(zs) for _, zs in per_call])
+            pooled_n = z.size if not pooled_n else min(pooled_n, z.size)
+            tests.add(z, per_call[0][0], "", suffix=" (all calls)")
+            tests.correlation(per_call)
+        at, _ = min(joints, key=lambda j: _extremity(np.concatenate(list(j[1].values()))))
+        everything = np.concatenate([z for _, parts in joints for z in parts.values()])
+        tests.add(everything, at, "joint ", suffix=" (all calls)", ks=False)
     n = len(contexts)
     return Comparison(
-        layout, n, n, p_values=np.array(p_list), columns=np.array(where, dtype=np.int64),
-        families=families, tests=len(p_list), families_run=(),
-        notes={"gaussian_tests": len(p_list),
-               "gaussian_elements_per_message": min(sizes_seen) if sizes_seen else 0,
-               "gaussian_elements_pooled": min(pooled_n) if pooled_n else 0},
+        layout, n, n, p_values=np.array(tests.p), columns=np.array(tests.at, dtype=np.int64),
+        families=tests.families, tests=len(tests.p), families_run=(),
+        notes={"gaussian_tests": len(tests.p),
+               "gaussian_elements_per_message": tests.smallest,
+               "gaussian_elements_pooled": pooled_n},
     )
 
 
-def _tests(z: np.ndarray) -> list[tuple[str, float]]:
-    if z.size == 0:  # a determined message that holds
-        return []
+def _extremity(z: np.ndarray) -> float:
+    """How far the squares of ``z`` are from χ²: minus the |z-score| of Σ z² (smaller is
+    worse; −inf for a failed determined value)."""
+    if z.size == 0:
+        return 0.0
     if not np.all(np.isfinite(z)):
-        return [("gauss determined", 0.0)]
-    n = z.size
-    q = float(z @ z)
-    var_p = float(min(1.0, 2.0 * min(stats.chi2.cdf(q, n), stats.chi2.sf(q, n))))
-    ks_p = float(stats.kstest(z, "norm").pvalue)
-    return [("gauss var", var_p), ("gauss ks", ks_p)]
+        return -math.inf
+    return -abs(float(z @ z) - z.size) / math.sqrt(2.0 * z.size)
+
+
+def _worst(parts: Mapping[tuple[int, int, str], np.ndarray]) -> tuple[int, int, str]:
+    """The message whose sequential residuals stray furthest from the declared law."""
+    return min(parts, key=lambda k: _extremity(parts[k]))
+
+
+class _Tests:
+    """The p-values of the whitened tests, with the column each one points at."""
+
+    def __init__(self) -> None:
+        self.p: list[float] = []
+        self.at: list[int] = []
+        self.families: list[str] = []
+        self.smallest = 0
+
+    def _put(self, p: float, at: int, family: str) -> None:
+        self.p.append(p)
+        self.at.append(at)
+        self.families.append(family)
+
+    def add(self, z: np.ndarray, at: int, kind: str, suffix: str = "", ks: bool = True) -> None:
+        if z.size == 0:  # a determined message that holds
+            return
+        if not np.all(np.isfinite(z)):
+            self._put(0.0, at, f"gauss {kind}determined{suffix}")
+            return
+        if not kind and not suffix:
+            self.smallest = z.size if not self.smallest else min(self.smallest, z.size)
+        n = z.size
+        q = float(z @ z)
+        self._put(float(min(1.0, 2.0 * min(stats.chi2.cdf(q, n), stats.chi2.sf(q, n)))), at,
+                  f"gauss {kind}var{suffix}")
+        if ks:
+            self._put(float(stats.kstest(z, "norm").pvalue), at, f"gauss {kind}ks{suffix}")
+
+    def correlation(self, per_call: list[tuple[int, list[np.ndarray]]]) -> None:
+        """One stream's residuals in consecutive calls, trial by trial: uncorrelated under the
+        declared law (fresh noise in every call); Σ z_c·z_{c+1}/√N is N(0, 1)."""
+        total, count = 0.0, 0
+        for (_, a), (_, b) in itertools.pairwise(per_call):
+            for za, zb in zip(a, b, strict=True):
+                if za.shape == zb.shape and np.all(np.isfinite(za)) and np.all(np.isfinite(zb)):
+                    total += float(za @ zb)
+                    count += za.size
+        if count:
+            p = float(2.0 * stats.norm.sf(abs(total) / math.sqrt(count)))
+            self._put(p, per_call[1][0], "gauss corr (across calls)")
 
 
 def gaussian_power(comparison: Comparison, tests: int, alpha: float) -> dict[str, Any]:
