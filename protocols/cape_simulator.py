@@ -43,14 +43,24 @@ message), which the audit tests per message and across every call (χ² of the s
 residuals and a KS test against N(0, 1)) — a wrong variance, a correlation the plan does not
 have (noise that does not cancel), a determined value that differs are each caught there.
 
-DP, beyond the law: Theorem 1's guarantee is that the noise on an honest site's release which
-the coalition cannot remove has variance at least τ_h². :meth:`CapeSimulator.reveals` computes
-that residual (the variance of e_h + f_h + g_h given the coalition's noise shares) and, when it
-is below τ_h² — a coalition holding the noise generator, or the aggregator with colluding
-sites — says that the view is not the site's declared (ε, δ) mechanism: the audit answers
-``leak`` at that call. This criterion is the release-alone one of Theorem 1; the paper's
-collusion condition S_C ≤ ⌈S/3⌉ − 1 (spec §2.3) rests on an effective-δ diagnostic instead,
-which :mod:`parties.cape_collusion` measures.
+DP, beyond the law: the simulator reproduces the declared mechanism; whether that mechanism
+is (ε, δ)-DP *against this coalition* is a second question, answered by
+:meth:`CapeSimulator.reveals` (the audit answers ``leak`` at the call when it fails). With a
+declared :class:`Budget` (each site's ε_s, δ_s and sensitivity Δ_s), the coalition's whole
+Gaussian view of an honest statistic f(x_h) — its release, the aggregate and the other honest
+releases, whose data a DP adversary may know, given every noise share the coalition holds — is
+a Gaussian mechanism with μ_h = Δ_h·√(aᵀ Σ⁺ a) (spec §2.3's effective-δ construction with every
+share explicit), and its exact δ at ε_h (Balle & Wang 2018, Thm. 8) must not exceed δ_h.
+Without a budget the check is Theorem 1's per-release argument: the noise on a release that
+the coalition cannot remove must keep variance τ_h². With S = 5, ε = 1, δ = 0.01 the aggregator
+with up to two sites passes (the paper's condition S_C ≤ ⌈S/3⌉ − 1 allows one), three sites or
+the noise generator (which the paper trusts) do not.
+
+Coverage of the comparison, stated: the per-message and joint tests are within one call and
+along one message stream across consecutive calls; a dependence between different streams of
+different calls, or a non-Gaussian law with the right first two moments on every residual,
+is left to the two-sample element tests (KS and residues per element), whose power the audit
+states with the rest.
 """
 
 from __future__ import annotations
