@@ -376,8 +376,8 @@ class CapeSimulator:
         if self.plan is None:
             raise SimulatorMismatch(
                 "CAPE's simulator draws the releases from the declared noise plan, and none is "
-                "declared: audit with protocol = protocols.cape_simulator.declaration(plan, "
-                "frac_bits) (the scenario's cape_* entries do)")
+                "declared: audit with protocol = protocols.registry.cape_declaration(plan, "
+                "frac_bits) (the scenario's cape_mean entry does)")
         if len(view.parties) != self.plan.n_sites:
             raise SimulatorMismatch(
                 f"{view.call.tag('').rstrip('.')} has {len(view.parties)} sites; the declared "
@@ -608,20 +608,6 @@ def _encode(fixed: FixedPoint, values: np.ndarray) -> np.ndarray:
     if isinstance(fixed.field, Mersenne61Field):
         return fixed.field.from_signed(ints)
     return fixed.field.elements(ints)
-
-
-def declaration(plan: NoisePlan, frac_bits: int, aggregator: int | None = None,
-                generator: int | None = None, budget: Budget | None = None) -> Any:
-    """CAPE's :class:`~protocols.registry.Declaration` with the declared noise plan.
-
-    The audit target passes it as ``protocol=``: the plan it declares — not the program's —
-    is the law the releases are held to.
-    """
-    from protocols import correlated_noise
-    from protocols.registry import Declaration
-
-    sim = CapeSimulator(plan, frac_bits, aggregator, generator, budget)
-    return Declaration(PROTOCOL, correlated_noise.functionality, lambda variant: sim)
 
 
 SIMULATOR = CapeSimulator()

@@ -87,6 +87,18 @@ REGISTRY: Mapping[str, Declaration] = MappingProxyType({d.name: d for d in (
 """Protocol name → its declaration: every protocol of this package."""
 
 
+def cape_declaration(plan: correlated_noise.NoisePlan, frac_bits: int,
+                     budget: cape_simulator.Budget | None = None, aggregator: int | None = None,
+                     generator: int | None = None) -> Declaration:
+    """CAPE's declaration with the declared noise plan (and budget): pass it as ``protocol=``.
+
+    The audit target, not the program, declares the law the releases are held to
+    (:class:`protocols.cape_simulator.CapeSimulator`).
+    """
+    sim = cape_simulator.CapeSimulator(plan, frac_bits, aggregator, generator, budget)
+    return Declaration("cape", correlated_noise.functionality, _fixed(sim))
+
+
 def with_declaration(
     declaration: Declaration, registry: Mapping[str, Declaration] = REGISTRY
 ) -> Mapping[str, Declaration]:

@@ -122,13 +122,14 @@ def cape_audit_target(parties: Sequence[Party], plan: Any, frac_bits: int, epsil
     """
     import numpy as np
 
-    from protocols.cape_simulator import Budget, declaration
+    from protocols.cape_simulator import Budget
+    from protocols.registry import cape_declaration
     from sim.privacy import AuditTarget
 
     S = plan.n_sites
     budget = Budget(np.full(S, float(epsilon)), np.full(S, float(delta)),
                     np.broadcast_to(np.asarray(sensitivities, dtype=np.float64), (S,)).copy())
-    return AuditTarget(tuple(parties), declaration(plan, frac_bits, budget=budget))
+    return AuditTarget(tuple(parties), cape_declaration(plan, frac_bits, budget=budget))
 
 
 def trial_seed(seed: int, trial: int) -> int:

@@ -23,7 +23,7 @@ from planted_cape import LEAKY, leaky_generator, leaky_site
 
 from parties.audit.randomness import ConditionedRandomness
 from parties.cape_collusion import analytic_residual
-from protocols.cape_simulator import Budget, CapeSimulator, declaration
+from protocols.cape_simulator import Budget, CapeSimulator
 from protocols.correlated_noise import (
     cape_aggregator,
     cape_noise_generator,
@@ -32,6 +32,7 @@ from protocols.correlated_noise import (
     gaussian_noise_scale,
 )
 from protocols.field import FixedPoint, prime_field
+from protocols.registry import cape_declaration
 from sim.experiments.cape_setup import cape_parties
 from sim.privacy import SimPyRunner, audit
 
@@ -70,7 +71,7 @@ def _parties(S: int, d: int, calls: int, site: Callable[..., Any] | None = None,
 def _audit(parties: list, plan: Any, coalition: tuple[int, ...], trials: int = 100,
            budget: bool = True) -> Any:
     S = plan.n_sites
-    protocol = declaration(plan, FRAC, budget=Budget.uniform(S, EPSILON, DELTA, SENSITIVITY)
+    protocol = cape_declaration(plan, FRAC, budget=Budget.uniform(S, EPSILON, DELTA, SENSITIVITY)
                            if budget else None)
     return audit(parties, None, coalition, prime=P, frac_bits=FRAC, trials=trials,
                  protocol=protocol)

@@ -20,10 +20,10 @@ from auditing import F61, P, coalitions, field_inputs, run_views
 
 from parties.audit.calls import CallRecord, select_calls, split_run
 from protocols.all_reduce import AllReduceSimulator, all_reduce, all_reduce_field
-from protocols.cape_simulator import declaration
 from protocols.correlated_noise import cape_aggregator, cape_noise_generator, cape_plan, cape_site
 from protocols.effects import Call
 from protocols.errors import InputError
+from protocols.registry import cape_declaration
 from sim.experiments.cape_setup import cape_parties
 from sim.privacy import audit
 from sim.runner import run_scenario
@@ -103,9 +103,9 @@ def test_cape_without_a_declared_plan_answers_not_applicable_and_says_what_to_de
     )
     result = audit(parties, None, (0, 1), prime=P, frac_bits=20, trials=10)
     assert result.verdict == "not applicable" and result.call == 0
-    assert "declaration(plan, frac_bits)" in result.details["reason"]
+    assert "cape_declaration(plan, frac_bits)" in result.details["reason"]
     declared = audit(parties, None, (0, 1), prime=P, frac_bits=20, trials=60,
-                     protocol=declaration(plan, 20))
+                     protocol=cape_declaration(plan, 20))
     assert declared.verdict == "private", declared.details
 
 
