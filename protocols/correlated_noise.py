@@ -79,24 +79,16 @@ from typing import Any, Literal
 import numpy as np
 
 from protocols.context import PartyContext
-from protocols.effects import Input, Output, Recv, RecvEach, Send, SendEach
+from protocols.effects import Call, Input, Output, Recv, RecvEach, Send, SendEach
 from protocols.errors import InputError
 from protocols.field import FixedPoint, Mersenne61Field
 from protocols.functionality import CallInstance, FunctionalityMismatch, Ideal
-from protocols.simulator import NoSimulator
 
 PROTOCOL = "cape"
 AGGREGATOR = "aggregator"
 NOISE_GENERATOR = "noise_generator"
 SCHEMES: tuple[str, ...] = ("cape", "conventional")
 NOISE_KINDS: tuple[str, ...] = ("float", "discrete")
-
-SIMULATOR = NoSimulator(PROTOCOL, (
-    "a CAPE release is f(x_s) + noise: its guarantee is (epsilon, delta)-differential privacy "
-    "(Theorem 1), not simulation from the aggregate, so every release carries information "
-    "about its site's data by design (and its Gaussians come from the parties' local coins, "
-    "which an audit holds fixed); study collusion with parties.cape_collusion"))
-"""No simulator (:mod:`protocols.simulator`): whole-run audits answer "not applicable"."""
 
 CONSTRUCTIONS: tuple[str, ...] = ("centred", "reference")
 
@@ -542,6 +534,26 @@ def role_id(ctx: PartyContext, role: str) -> int:
     return ids[0]
 
 
+NOISE_SEED_BITS = 256
+"""Bits of the party's private stream that seed one call's noise generator."""
+
+
+def noise_rng(ctx: PartyContext, call: Call) -> np.random.Generator:
+    """The generator of one call's Gaussian noise, seeded from the party's private stream.
+
+    Every noise term of CAPE (g_s at a site, f_s at the aggregator, e_s at the noise
+    generator) is drawn from a numpy Generator whose seed is the first 256 bits' worth of
+    field elements of the party's private AES-CTR stream of the call
+    (:meth:`~protocols.context.Randomness.private`), not from its local coins: the stream is
+    keyed by the party's private key, so the noise is as unpredictable as the masks, replays
+    exactly for a seed, and an audit that injects the randomness draws the honest parties'
+    noise afresh while holding the coalition's fixed (:mod:`protocols.cape_simulator`).
+    """
+    count = max(1, math.ceil(NOISE_SEED_BITS / max(ctx.field.bits - 1, 1)))
+    words = ctx.randomness.private(call, count)
+    return np.random.default_rng(np.random.SeedSequence([int(w) for w in np.ravel(words)]))
+
+
 def _n_summands(plan: NoisePlan) -> int:
     return 3 * plan.n_sites  # every encoded value is one of at most 3S terms that get added
 
@@ -581,7 +593,7 @@ def cape_site(
     call = ctx.new_call(PROTOCOL)
     yield Input(label, values, call)
     m = len(values) if noise_length is None else noise_length
-    g = draw_noise(ctx.rng, float(plan.tau_g[site]), m, noise, ctx.fixed)
+    g = draw_noise(noise_rng(ctx, call), float(plan.tau_g[site]), m, noise, ctx.fixed)
     if noise_map is not None:
         g = np.asarray(noise_map(g), dtype=np.float64).ravel()
         if noise == "discrete":  # the projection leaves the grid; return to it
@@ -610,7 +622,7 @@ def cape_noise_generator(
 ) -> Generator[Any, Any, None]:
     """Party program of the trusted NG: send each site its share e_s of zero-sum noise."""
     call = ctx.new_call(PROTOCOL)
-    e = zero_sum_noise(ctx.rng, plan, length, noise, ctx.fixed)
+    e = zero_sum_noise(noise_rng(ctx, call), plan, length, noise, ctx.fixed)
     yield Input("correlated_noise", e, call)
     n_sum = _n_summands(plan)
     payloads = {
@@ -634,7 +646,8 @@ def cape_aggregator(
     n_sum = _n_summands(plan)
     f_field = None
     if plan.uses_aggregator_noise:
-        f = np.stack([draw_noise(ctx.rng, float(plan.tau_f[s]), length, noise, ctx.fixed)
+        rng = noise_rng(ctx, call)
+        f = np.stack([draw_noise(rng, float(plan.tau_f[s]), length, noise, ctx.fixed)
                       for s in sites])
         f_field = {s: ctx.fixed.encode(f[s], n_summands=n_sum, what="CAPE aggregator noise")
                    for s in sites}

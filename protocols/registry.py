@@ -25,7 +25,14 @@ from types import MappingProxyType
 
 import numpy as np
 
-from protocols import all_reduce, correlated_noise, normed_secure_sum, secagg, secure_sum
+from protocols import (
+    all_reduce,
+    cape_simulator,
+    correlated_noise,
+    normed_secure_sum,
+    secagg,
+    secure_sum,
+)
 from protocols.errors import InputError
 from protocols.functionality import Functionality, no_outputs
 from protocols.mpc import dealer
@@ -74,10 +81,22 @@ REGISTRY: Mapping[str, Declaration] = MappingProxyType({d.name: d for d in (
     Declaration("normed_secure_sum", normed_secure_sum.functionality,
                 normed_secure_sum.NormedSecureSumSimulator, uses=("dealer",)),
     Declaration("dealer", no_outputs, _fixed(dealer.SIMULATOR)),
-    Declaration("cape", correlated_noise.functionality, _fixed(correlated_noise.SIMULATOR)),
+    Declaration("cape", correlated_noise.functionality, _fixed(cape_simulator.SIMULATOR)),
     Declaration("secagg", secagg.functionality, secagg.SecAggSimulator),
 )})
 """Protocol name → its declaration: every protocol of this package."""
+
+
+def cape_declaration(plan: correlated_noise.NoisePlan, frac_bits: int,
+                     budget: cape_simulator.Budget | None = None, aggregator: int | None = None,
+                     generator: int | None = None) -> Declaration:
+    """CAPE's declaration with the declared noise plan (and budget): pass it as ``protocol=``.
+
+    The audit target, not the program, declares the law the releases are held to
+    (:class:`protocols.cape_simulator.CapeSimulator`).
+    """
+    sim = cape_simulator.CapeSimulator(plan, frac_bits, aggregator, generator, budget)
+    return Declaration("cape", correlated_noise.functionality, _fixed(sim))
 
 
 def with_declaration(

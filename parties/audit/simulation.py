@@ -58,7 +58,7 @@ from typing import Any
 
 import numpy as np
 
-from parties.audit import keyflow
+from parties.audit import keyflow, noisy_release
 from parties.audit.calls import (
     CallRecord,
     Layout,
@@ -197,6 +197,7 @@ def simulation_audit(
     judges = resolve(protocol)
     pattern_runs = 0  # runs with the honest inputs redrawn (the pattern check)
     rerun: dict[str, Any] = {}  # program-rerun mode: the honest pattern and each trial's views
+    contexts: list[dict[Call, CallView]] = []  # per trial, for noisy-release calls
     for t in range(trials):
         views = runner(parties, ConditionedRandomness(ids, members, seed, t))
         if t == 0:
@@ -266,6 +267,9 @@ def simulation_audit(
             return _not_applicable(members, chosen[0], str(exc))
         except MALFORMED as exc:  # a solver that fails on a malformed call: a verdict
             return _not_applicable(members, chosen[0], _failed("the honest-input solver", exc))
+        if noisy_release.releasing(simulators):  # a randomized functionality's inputs
+            noisy_release.give_statistics(records, views, simulators)
+            contexts.append({c: records[c].view for c in chosen})  # type: ignore[misc]
         assert layout is not None
         rows.append(layout.row(received, field.dtype))
         if rerun:
@@ -330,10 +334,15 @@ def simulation_audit(
         else:
             comparison = compare(field, layout, x, y_block=y_block, alpha=alpha, seed=seed,
                                  linear=linear)
+        gaussian = noisy_release.gaussian_comparison(layout, x, contexts, simulators)
     except SimulatorMismatch as exc:
-        return _not_applicable(members, current[0], str(exc))
-    decision = decide([comparison], alpha, field.p, ratio,
+        return _not_applicable(members, current[0] if current else chosen[0], str(exc))
+    decision = decide([comparison] if gaussian is None else [comparison, gaussian], alpha,
+                      field.p, ratio,
                       LINEAR_COVERS if linear else "none (a simulator is not uniform on its hull)")
+    if gaussian is not None:
+        decision.power["gaussian"] = noisy_release.gaussian_power(
+            gaussian, decision.details["tests"], alpha)
     if decision.verdict != LEAK and comparison.notes.get("informative_columns") == 0:
         # every element is one constant in every real trial and every simulated draw, the
         # same in both: the laws agree exactly (no statistical power is needed)

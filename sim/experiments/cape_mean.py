@@ -49,6 +49,7 @@ from sim.experiments.cape_setup import (
     PRIVACY_PARAMS,
     accounting,
     accounting_rows,
+    cape_audit_target,
     cape_parties,
     scheme_param,
 )
@@ -56,6 +57,7 @@ from sim.experiments.cape_setup import (
 if TYPE_CHECKING:
     import numpy as np
 
+    from parties.party import Party
     from protocols.context import PartyContext
     from protocols.correlated_noise import (
         NoisePlan,
@@ -124,15 +126,18 @@ def mean_plan(sizes: np.ndarray, bound: float, epsilon: float, delta: float, sch
 
 
 def _simulate(inp: RunInput, means: list[np.ndarray], plan: NoisePlan, seed: int) -> Result:
+    return inp.simulation.run(_parties(inp, means, plan), seed=seed)
+
+
+def _parties(inp: RunInput, means: list[np.ndarray], plan: NoisePlan) -> list[Party]:
     p = inp.params
     d = len(means[0])
-    parties = cape_parties(
+    return cape_parties(
         _site, [{"x": m, "plan": plan, "trials": p["trials"], "noise": p["noise"]} for m in means],
         (_aggregator, {"plan": plan, "length": d, "trials": p["trials"], "noise": p["noise"]}),
         (_generator, {"plan": plan, "length": d, "trials": p["trials"], "noise": p["noise"]})
         if plan.uses_generator else None,
     )
-    return inp.simulation.run(parties, seed=seed)
 
 
 def _run(inp: RunInput) -> AlgorithmRun:
@@ -203,6 +208,8 @@ def _run(inp: RunInput) -> AlgorithmRun:
         outputs={"aggregates": aggregates, "conventional_aggregates": conv_aggregates,
                  "pooled_mean": pooled_mean},
         metrics=metrics, plots=plot_builders, tables=tables,
+        audit_target=cape_audit_target(_parties(inp, means, plan), plan, fixed.frac_bits,
+                                       p["epsilon"], p["delta"], 2 * bound / sizes),
     )
 
 

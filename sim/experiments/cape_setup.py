@@ -117,6 +117,26 @@ def cape_parties(
     return parties
 
 
+def cape_audit_target(parties: Sequence[Party], plan: Any, frac_bits: int, epsilon: float,
+                      delta: float, sensitivities: Any) -> Any:
+    """What a CAPE run's ``[[audit]]`` examines: its parties, judged by CAPE's declaration
+    with the run's noise plan and the sites' (ε, δ, Δ_s) (:mod:`protocols.cape_simulator`).
+
+    The plan and the budget come from the scenario, not from the programs: the releases are
+    held to the law the scenario declares.
+    """
+    import numpy as np
+
+    from protocols.cape_simulator import Budget
+    from protocols.registry import cape_declaration
+    from sim.privacy import AuditTarget
+
+    S = plan.n_sites
+    budget = Budget(np.full(S, float(epsilon)), np.full(S, float(delta)),
+                    np.broadcast_to(np.asarray(sensitivities, dtype=np.float64), (S,)).copy())
+    return AuditTarget(tuple(parties), cape_declaration(plan, frac_bits, budget=budget))
+
+
 def trial_seed(seed: int, trial: int) -> int:
     """The seed of trial ``trial`` (trial 0 runs with the scenario seed itself)."""
     import numpy as np

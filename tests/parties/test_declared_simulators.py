@@ -6,11 +6,11 @@
   input). The test reads the views itself: the flagged message *is* the honest input, and
   the A/B method, which knows nothing of the declaration, flags the same coalitions.
 * Its simulator's draws keep the declared sum (checked with Python integers mod p).
-* CAPE declares :class:`protocols.simulator.NoSimulator`: the audit of a run that calls it
-  answers "not applicable", naming the call — never "private". NormedSecureSum and its dealer
-  are simulated by re-running the coalition's programs: PD-SVD's ``normed`` run is audited
-  whole (``private`` with power), its SecureSum variant too, and the ``sigma_revealing``
-  baseline is a ``leak`` named as revealing Σ.
+* NormedSecureSum and its dealer are simulated by re-running the coalition's programs:
+  PD-SVD's ``normed`` run is audited whole (``private`` with power), its SecureSum variant
+  too, and the ``sigma_revealing`` baseline is a ``leak`` named as revealing Σ. CAPE's
+  simulator needs the declared noise plan (:mod:`protocols.cape_simulator`): without it the
+  audit of a run that calls CAPE answers "not applicable", naming the call — never "private".
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from protocols.all_reduce import AllReduceSimulator, all_reduce, all_reduce_fiel
 from protocols.correlated_noise import cape_aggregator, cape_noise_generator, cape_plan, cape_site
 from protocols.effects import Call
 from protocols.errors import InputError
+from protocols.registry import cape_declaration
 from sim.experiments.cape_setup import cape_parties
 from sim.privacy import audit
 from sim.runner import run_scenario
@@ -90,7 +91,9 @@ def test_a_plain_all_reduce_of_real_numbers_is_audited_too() -> None:
     assert determined.verdict == "private", determined.details
 
 
-def test_cape_answers_not_applicable_and_names_the_call() -> None:
+def test_cape_without_a_declared_plan_answers_not_applicable_and_says_what_to_declare() -> None:
+    """CAPE's simulator draws from the declared noise law: the registry's own declaration has
+    none, so it names the call and the declaration to pass; with it the run is audited."""
     plan = cape_plan(0.5, 3)
     rng = np.random.default_rng(1)
     parties = cape_parties(
@@ -101,7 +104,10 @@ def test_cape_answers_not_applicable_and_names_the_call() -> None:
     )
     result = audit(parties, None, (0, 1), prime=P, frac_bits=20, trials=10)
     assert result.verdict == "not applicable" and result.call == 0
-    assert "differential privacy" in result.details["reason"]
+    assert "cape_declaration(plan, frac_bits)" in result.details["reason"]
+    declared = audit(parties, None, (0, 1), prime=P, frac_bits=20, trials=60,
+                     protocol=cape_declaration(plan, 20))
+    assert declared.verdict == "private", declared.details
 
 
 def _scenario(name: str, **algorithm) -> dict:
