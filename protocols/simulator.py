@@ -168,7 +168,8 @@ class CallView:
         if len(values) != len(self.members):
             raise SimulatorMismatch(
                 f"not every member of {list(self.members)} declared the output {label!r} of "
-                f"{self._where()}"
+                f"{self._where()} (an Output yielded without call= belongs to no call: give it "
+                "call=, the Call that ctx.new_call returned)"
             )
         if any(not np.array_equal(v, values[0]) for v in values[1:]):
             raise SimulatorMismatch(

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from protocols.errors import InputError, ScenarioError
-from protocols.field import FixedPoint, parse_prime, prime_field
+from protocols.field import FRAC_BITS, FixedPoint, parse_prime, prime_field
 from sim.checks import (
     MAX_PARTIES,
     check_choice,
@@ -341,7 +341,8 @@ def _validate_network(net: dict[str, Any]) -> dict[str, Any]:
 def _validate_field(fld: dict[str, Any]) -> tuple[int, int]:
     _unknown("field", fld, FIELD_KEYS)
     prime = check_prime("field.prime", fld.get("prime", "2^61-1"))
-    frac_bits = check_int("field.frac_bits", fld.get("frac_bits", 24), 0, prime.bit_length() - 2)
+    frac_bits = check_int("field.frac_bits", fld.get("frac_bits", FRAC_BITS), 0,
+                          prime.bit_length() - 2)
     try:
         FixedPoint(prime_field(prime), frac_bits)
     except InputError as exc:
