@@ -19,6 +19,7 @@ import numpy as np
 
 from parties.audit import AuditResult, Progress, linear_audits
 from parties.audit import audit as audit_with
+from parties.audit.arguments import check_audit_inputs
 from parties.audit.coalitions import CoalitionStudy, enumerate_coalitions
 from parties.audit.functionality import functionality_audit, judged_inputs
 from parties.party import SITE, Program
@@ -180,6 +181,7 @@ def coalition_study(
     threshold_of = DECLARED_THRESHOLDS.get(protocol) if isinstance(protocol, str) else None
     threshold = threshold_of(len(sites)) if threshold_of else None
     runner = SimPyRunner(prime, frac_bits, seed=seed)
+    check_audit_inputs(inputs, runner.field, field_only=method != "simulation")
     check_representable(inputs, runner.frac_bits)
     check_defined_outputs(runner, program, inputs)
     if method == "linear":

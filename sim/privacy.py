@@ -34,6 +34,7 @@ from parties.audit import (
     keyflow,
 )
 from parties.audit import audit as audit_with
+from parties.audit.arguments import check_audit_inputs
 from parties.audit.functionality import functionality_audit, judged_inputs
 from parties.audit.linear import linear_audits
 from parties.party import Party, Program, site_parties
@@ -153,6 +154,7 @@ def audit(
     """
     runner = SimPyRunner(prime, frac_bits, seed, network)
     if callable(program) and inputs is not None:
+        check_audit_inputs(inputs, runner.field, field_only=method != "simulation")
         check_representable(inputs, runner.frac_bits)
         check_defined_outputs(runner, program, inputs)
     return audit_with(program, inputs, coalition, runner=runner, method=method, trials=trials,
