@@ -271,6 +271,7 @@ def _party_program(
         if agree_keys:
             with ctx.in_phase("setup"):
                 yield from key_agreement(ctx)
+            ctx.end_setup()
         return (yield from program(ctx, **inputs))
 
     return run

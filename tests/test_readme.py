@@ -108,6 +108,7 @@ CHECKED = {
     "schema            1": "test_report_schema_lists_the_report_keys",
     "# key flow": "test_key_flow_example_names_the_seed",
     "# audit inputs": "test_audit_inputs_example_is_a_leak",
+    "# your own protocol": "test_own_protocol_example_is_private_and_its_bug_a_leak",
 }
 
 
@@ -209,6 +210,12 @@ def test_audit_inputs_example_is_a_leak() -> None:
     namespace: dict[str, object] = {}
     exec(compile(block("# audit inputs").text, "README", "exec"), namespace)  # asserts inside
     assert namespace["r"].message == "secure_sum#0.sum output at 0"  # type: ignore[attr-defined]
+
+
+def test_own_protocol_example_is_private_and_its_bug_a_leak() -> None:
+    namespace: dict[str, object] = {}
+    exec(compile(block("# your own protocol").text, "README", "exec"), namespace)  # asserts
+    assert namespace["bug"].message.startswith("my_sum#0.column_sum from ")  # type: ignore
 
 
 def test_runner_example_writes_what_it_says(tmp_path, monkeypatch) -> None:
