@@ -158,7 +158,7 @@ class Scenario:
 
     @property
     def algorithm_name(self) -> str:
-        return str(self.algorithm["name"])
+        return str(self.algorithm.get("name", self.algorithm.get("program")))
 
     def with_seed(self, seed: int | None) -> Scenario:
         if seed is None:
@@ -268,8 +268,9 @@ def _validate(raw: dict[str, Any], base: Path, default_name: str) -> Scenario:
     data = _validate_data(_table(raw, "data", required=True), base, n_parties)
 
     alg = _table(raw, "algorithm", required=True)
-    if "name" not in alg:
-        raise ScenarioError("[algorithm] needs 'name'; `mpcsim list` shows the algorithms")
+    if "name" not in alg and "program" not in alg:
+        raise ScenarioError("[algorithm] needs 'name' (`mpcsim list` shows the algorithms) or "
+                            "'program' (\"package.module:function\", your own program)")
 
     audits_raw = raw.get("audit", [])
     if isinstance(audits_raw, dict):
