@@ -137,3 +137,42 @@ def test_an_output_without_call_is_named_as_such() -> None:
     from protocols.simulator import CallView  # the message a simulator gives, when it asks
 
     assert "without call=" in CallView.output.__code__.co_consts.__repr__()
+
+
+def test_a_verdicts_call_number_is_the_ledgers() -> None:
+    """The issue: key agreement was call 0 of a normal run, so an audit's call 1 was the
+    ledger's call 2. Now the program's calls count from 0 in both."""
+    from protocols.effects import Recv, Send
+
+    def two_sums(ctx: PartyContext, x: Any) -> Generator[Any, Any, Any]:
+        yield from secure_sum_field(ctx, x)
+        total = yield from secure_sum_field(ctx, x)
+        call = ctx.new_call("secure_sum")  # planted: party 1 hands party 0 its input
+        if ctx.party == 1:
+            yield Send(0, x, call, "debug")
+        elif ctx.party == 0:
+            yield Recv(1, call, "debug")
+        return total
+
+    inputs = [F.elements([1 + m, 2]) for m in range(3)]
+    run = Simulation(Network.build(3), seed=2, sealing=False).run(
+        site_parties(two_sums, [{"x": v} for v in inputs]))
+    (debug,) = [r for r in run.ledger if r.step == "debug"]
+    assert (debug.protocol, debug.call) == ("secure_sum", 2)
+    verdict = audit(two_sums, inputs, [0], prime="2^61-1", trials=50)
+    # the planted call records no input, so its simulator cannot judge it: the verdict
+    # names it — by the ledger's number
+    assert verdict.verdict == "not applicable" and verdict.call == debug.call
+    assert f"secure_sum#{debug.call}" in verdict.details["reason"]
+
+
+def test_a_failure_before_the_first_call_is_not_blamed_on_key_agreement() -> None:
+    def refuses(ctx: PartyContext, x: Any) -> Generator[Any, Any, Any]:
+        if ctx.party == 2:
+            raise ValueError("refused before any call")
+        return (yield from secure_sum(ctx, x))
+
+    with pytest.raises(Exception) as info:
+        Simulation(Network.build(3), seed=1).run(site_parties(refuses, [{"x": [1.0]}] * 3))
+    assert info.value.call == ""  # type: ignore[attr-defined]
+    assert "before its first call" in str(info.value.notice(2, info.value.call))  # type: ignore
