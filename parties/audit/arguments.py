@@ -6,8 +6,10 @@ program's signature, and a program with several inputs is given a mapping per pa
 (``[{"value": 1.0, "weight": 0.5}, ...]``), passed by keyword. :func:`check_audit_inputs`
 refuses, before anything runs, inputs that would otherwise fail inside a party's program and
 end as an abort: NaN or infinity, and — for the methods that re-run the program on field
-vectors (statistical, exact, linear) — anything but flat vectors of elements of the audit's
-field. Each refusal is an :class:`~protocols.errors.InputError` naming the argument.
+vectors (statistical, exact, linear) — a vector that is not of elements of the audit's field
+(a list, reals, values outside 0..p − 1). Each refusal is an
+:class:`~protocols.errors.InputError` naming the argument. Keyword inputs (a mapping per
+party) are a program those methods do not apply to: they answer "not applicable" and say so.
 """
 
 from __future__ import annotations
@@ -78,13 +80,8 @@ def check_audit_inputs(inputs: Any, field: PrimeField, *, field_only: bool) -> N
     if isinstance(inputs, str | bytes | Mapping) or not isinstance(inputs, Sequence):
         raise InputError(f"inputs = {inputs!r:.60} must be a list with one input per party")
     for m, value in enumerate(inputs):
-        if isinstance(value, Mapping):
-            if field_only:
-                raise InputError(f"inputs[{m}] is a mapping; the statistical, exact and linear "
-                                 "methods re-run program(ctx, x) on flat vectors of field "
-                                 "elements — give one vector per party, or use method = "
-                                 "'simulation'")
-            for key, item in value.items():
+        if isinstance(value, Mapping):  # keyword inputs: a method on field vectors answers
+            for key, item in value.items():  # "not applicable" itself, naming why
                 _check_finite(f"inputs[{m}][{key!r}]", item)
             continue
         name = f"inputs[{m}]"
