@@ -13,7 +13,9 @@ protocol = "weighted.average:DECLARATION"   # optional: the Declaration its audi
 Every data holder m runs ``function(ctx, X)`` on its own rows ``X`` of the scenario's data
 (the same row blocks a built-in entry gets), and what it returns is its output (``outputs.npz``
 holds ``party_<m>``). The module is imported from the scenario file's directory first, then
-from the environment. ``protocol`` names the protocol under audit (a
+from the environment. The run also prints each call's cost fitted in d — the number of
+columns — by dry runs (:mod:`sim.cost_fit`) beside the ledger. ``protocol`` names the protocol
+under audit (a
 :class:`~protocols.registry.Declaration`, or a registered name); without it each call is judged
 by the declaration registered under its own name, and a call of an unknown name is "not
 applicable" — never "private".
@@ -112,6 +114,7 @@ def program_entry(table: Mapping[str, Any], base_dir: Path | None) -> Algorithm:
         return AlgorithmRun(
             result=result, outputs=outputs, metrics={"outputs_agree": bool(agree)},
             audit_target=AuditTarget(tuple(parties), protocol),  # type: ignore[arg-type]
+            tables=[_fitted_cost_table(program, inp, result)],
         )
 
     return Algorithm(
@@ -124,3 +127,35 @@ def program_entry(table: Mapping[str, Any], base_dir: Path | None) -> Algorithm:
                 "name": Param(name, lambda k, v: v, "the name reports use")},
         run=run,
     )
+
+
+def _fitted_cost_table(program: Any, inp: RunInput, result: Any) -> str:
+    """The program's cost per call, fitted in d (the data's columns) by dry runs at d, d + 1
+    and d + 2 columns (zeros appended, on a fault-free copy of the network), beside the
+    run's ledger (:mod:`sim.cost_fit`)."""
+    import numpy as np
+
+    from parties.party import site_parties
+    from protocols.errors import MpcsimError
+    from sim.console import table
+    from sim.cost_fit import cost_table, fit_costs
+    from sim.simulation import Simulation
+
+    d = int(np.shape(inp.shards[0])[1]) if np.ndim(inp.shards[0]) == 2 else 1
+    sim = inp.simulation
+
+    def run_at(cols: int) -> Any:
+        shards = [np.hstack([np.asarray(s), np.zeros((np.shape(s)[0], cols - d))])
+                  for s in inp.shards]
+        dry = Simulation(sim.network, prime=sim.field.p, frac_bits=sim.fixed.frac_bits,
+                         seed=inp.seed, sealing=sim.sealing)
+        return dry.run(site_parties(lambda ctx, X: program(ctx, X), [{"X": s} for s in shards]))
+
+    title = (f"cost per call, fitted in d = columns by dry runs at d = {d}, {d + 1}, {d + 2} "
+             f"(M = {len(inp.shards)}), beside the ledger")
+    try:
+        lines = fit_costs(run_at, (d, d + 1, d + 2))
+    except (MpcsimError, ValueError) as exc:
+        return f"{title}: not fitted ({type(exc).__name__}: {exc})"
+    return table(["call", "party", "quantity", "fitted", f"at d = {d}", "measured"],
+                 cost_table(lines, result, d), title)
