@@ -393,11 +393,9 @@ class PartyContext:
         return call
 
     def end_setup(self) -> None:
-        """The driver's setup (key agreement) is over: the program's calls are numbered from 0,
-        as in a run without it (an audit's), so a call number means the same call in the
-        ledger, the views and an audit's verdict; a failure before the program's first call
-        is no longer the setup's."""
-        self._calls = 0
+        """The driver's setup (key agreement) is over: a failure before the program's first
+        call is no longer the setup's (:meth:`failing_call`). The call counter runs on, so
+        a run's ledger and views stay byte-identical to earlier versions."""
         self._setup_call = self._newest
 
     def failing_call(self, last: Call | None) -> Call | None:

@@ -221,7 +221,7 @@ def test_the_run_seed_attack_of_the_review_now_recovers_nothing() -> None:
         as_party_1 = AesRandomness(ctx.field, bytes(32), party=1)
         as_party_1.set_pair_seed(0, ctx.mask_seeds[1])
         as_party_1.set_pair_seed(2, mask_seed_12)
-        net_mask = one_stream_mask(as_party_1, 1, (0, 2), Call("secure_sum", 0), d, ctx.field)
+        net_mask = one_stream_mask(as_party_1, 1, (0, 2), Call("secure_sum", 1), d, ctx.field)
         return ctx.fixed.decode(ctx.field.sub(column_sum_1, net_mask))
 
     def curious(ctx: PartyContext, x: np.ndarray) -> Generator[Any, Any, Any]:

@@ -294,7 +294,7 @@ def test_contract_abort_reaches_every_waiting_peer(prime: int, frac_bits: int, m
     assert "planted failure" in abort.reason
     assert isinstance(abort.__cause__, RuntimeError)
     assert sorted(seen) == [p for p in range(m) if p != bad]
-    assert abort.call == "secure_sum#0"  # the program's calls count from 0 after key agreement
+    assert abort.call == "secure_sum#1"  # key agreement was call 0
     for peer_abort in seen.values():  # a notice: who aborted in which call, no reason
         assert (peer_abort.party, peer_abort.round, peer_abort.reason, peer_abort.call) == (
             abort.party, None, "", abort.call)

@@ -53,7 +53,7 @@ def run(X: np.ndarray, T0: np.ndarray, faults: list) -> object:
 def test_a_party_dropping_between_sweeps_leaves_the_survivors_model() -> None:
     X, T0 = data()
     params = RRIParams(form="plain")
-    first_call = (DROP_AT - 1) * K  # the program's calls count from 0; one SecAgg per topic
+    first_call = 1 + (DROP_AT - 1) * K  # key agreement is call 0; one SecAgg per topic
     result = run(X, T0, [{"kind": "crash", "party": 2, "call": f"secagg#{first_call}",
                           "step": "public_key"}])
     survivors = [0, 1, 3]
