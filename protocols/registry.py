@@ -11,8 +11,8 @@ which :func:`sim.contract.check_declared_cost` holds a run's ledger to).
 A user's own protocol is declared the same way, with one call — :func:`declare_protocol` — and
 reaches the audits by one of two routes, neither of which writes any shared state:
 
-* passed explicitly: ``audit(..., protocol=DECLARATION)`` (or a list of them), or a registry
-  built with :func:`with_declaration`;
+* passed explicitly: ``audit(..., protocol=DECLARATION)`` (or a list of them); the judges
+  themselves come from ``resolve(target, with_declaration(DECLARATION))``;
 * installed: a distribution that names it in the entry-point group ``mpcsim.protocols``
   (``[project.entry-points."mpcsim.protocols"] weighted_average = "pkg.module:DECLARATION"``)
   is found by :func:`default_registry`, which every audit reads when given no registry.
