@@ -423,6 +423,8 @@ class PartyContext:
         self.mask_seeds: dict[int, bytes] = {}
         self.phase = ""
         self._calls = 0
+        self._newest: Call | None = None  # the last call new_call made
+        self._setup_call: Call | None = None  # the setup's last call, once it is over
         self._peers: tuple[int, tuple[int, ...], tuple[int, ...]] | None = None
 
     def __repr__(self) -> str:
@@ -460,7 +462,19 @@ class PartyContext:
         """Start a protocol invocation: advances the call counter (identically everywhere)."""
         call = Call(protocol, self._calls)
         self._calls += 1
+        self._newest = call
         return call
+
+    def end_setup(self) -> None:
+        """The driver's setup (key agreement) is over: a failure before the program's first
+        call is no longer the setup's (:meth:`failing_call`). The call counter runs on, so
+        a run's ledger and views stay byte-identical to earlier versions."""
+        self._setup_call = self._newest
+
+    def failing_call(self, last: Call | None) -> Call | None:
+        """The call a failure belongs to, given the last call the driver saw an effect of:
+        None (before the program's first call) when that was the finished setup's."""
+        return None if last is not None and last is self._setup_call else last
 
     @contextmanager
     def in_phase(self, label: str) -> Iterator[None]:

@@ -754,6 +754,17 @@ def prime_field(p: int | str) -> PrimeField:
     return GaloisField(prime)
 
 
+FRAC_BITS = 24
+"""The one default of fixed-point fractional bits: :class:`~sim.simulation.Simulation`, the
+audits (:func:`sim.privacy.audit`), coalition studies and scenarios (``field.frac_bits``) all
+start from it (:func:`default_frac_bits` caps it for a field too small to hold it)."""
+
+
+def default_frac_bits(field: PrimeField) -> int:
+    """:data:`FRAC_BITS`, or ``bits(p) − 2`` for a field too small for it (GF(7): 1)."""
+    return max(0, min(FRAC_BITS, field.bits - 2))
+
+
 @dataclass(frozen=True)
 class FixedPoint:
     """Fixed-point encoding of reals with ``frac_bits`` fractional bits into ``field``.

@@ -4,9 +4,23 @@ Each protocol registers one :class:`Declaration`: its *ideal functionality* (wha
 outputs must equal given every party's inputs to the call, :mod:`protocols.functionality`),
 its *simulator* (the view a coalition must be able to produce from its inputs and those
 outputs, :mod:`protocols.simulator`), how the outputs determine the honest inputs when they do
-(one honest party of a sum), and the protocols it calls in turn (NormedSecureSum draws on a
-dealer). A user's own protocol writes a :class:`Declaration` the same way and hands it to the
-audit (``protocol=Declaration(...)``, or ``registry=with_declaration(...)``).
+(one honest party of a sum), the protocols it calls in turn (NormedSecureSum draws on a
+dealer) and, optionally, its declared cost (rounds, messages and elements per party per call,
+which :func:`sim.contract.check_declared_cost` holds a run's ledger to).
+
+A user's own protocol is declared the same way, with one call — :func:`declare_protocol` — and
+reaches the audits by one of two routes, neither of which writes any shared state:
+
+* passed explicitly: ``audit(..., protocol=DECLARATION)`` (or a list of them); the judges
+  themselves come from ``resolve(target, with_declaration(DECLARATION))``;
+* installed: a distribution that names it in the entry-point group ``mpcsim.protocols``
+  (``[project.entry-points."mpcsim.protocols"] weighted_average = "pkg.module:DECLARATION"``)
+  is found by :func:`default_registry`, which every audit reads when given no registry.
+
+There is deliberately no ``register()``: a registry that modules write to at import time would
+make a verdict depend on which modules happened to be imported before the audit, replays on
+what ran earlier in the process, and would let a program install its own judge. An entry point
+may not replace a built-in declaration.
 
 The program never picks its own judge. A program names its calls (``ctx.new_call(name)``), but
 the *audit target* names the protocol under audit (:func:`resolve`): the calls of that protocol
@@ -19,9 +33,11 @@ its own name, and a name the registry does not know is "not applicable" — neve
 
 from __future__ import annotations
 
+import importlib.metadata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 
@@ -40,6 +56,14 @@ from protocols.simulator import CallView, Simulator
 
 HonestInputs = Callable[[CallView], Mapping[int, np.ndarray] | None]
 """``solve(view)``: the honest parties' inputs to a call when its outputs determine them."""
+
+DeclaredCost = Callable[..., Any]
+"""``cost(n_parties, **params)``: what one party sends in one call — an object with integer
+attributes ``rounds``, ``messages_sent`` and ``elements_sent`` (:class:`protocols.secure_sum.
+Cost`); ``params`` are the call's sizes (``length=d``), as the protocol documents them."""
+
+ENTRY_POINT_GROUP = "mpcsim.protocols"
+"""The entry-point group through which an installed distribution declares protocols."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +84,9 @@ class Declaration:
         determine them (else None); the simulator of such a call is given them.
     uses : tuple of str
         Protocols whose calls are part of this one (a dealer, an inner SecureSum).
+    cost : callable, optional
+        ``cost(n_parties, **params)``, the declared cost of one call per party
+        (:data:`DeclaredCost`); None when the protocol declares none.
     """
 
     name: str
@@ -67,6 +94,7 @@ class Declaration:
     simulator: Callable[[str | None], Simulator]
     honest_inputs: HonestInputs | None = None
     uses: tuple[str, ...] = ()
+    cost: DeclaredCost | None = None
 
 
 def _fixed(sim: Simulator) -> Callable[[str | None], Simulator]:
@@ -75,7 +103,7 @@ def _fixed(sim: Simulator) -> Callable[[str | None], Simulator]:
 
 REGISTRY: Mapping[str, Declaration] = MappingProxyType({d.name: d for d in (
     Declaration("secure_sum", secure_sum.functionality, secure_sum.SecureSumSimulator,
-                secure_sum.honest_inputs),
+                secure_sum.honest_inputs, cost=secure_sum.call_cost),
     Declaration("all_reduce", all_reduce.functionality, all_reduce.AllReduceSimulator,
                 all_reduce.honest_inputs, uses=("secure_sum",)),
     Declaration("normed_secure_sum", normed_secure_sum.functionality,
@@ -99,11 +127,111 @@ def cape_declaration(plan: correlated_noise.NoisePlan, frac_bits: int,
     return Declaration("cape", correlated_noise.functionality, _fixed(sim))
 
 
-def with_declaration(
-    declaration: Declaration, registry: Mapping[str, Declaration] = REGISTRY
+def declare_protocol(
+    name: str,
+    *,
+    functionality: Functionality,
+    simulator: Simulator | Callable[[str | None], Simulator],
+    cost: DeclaredCost | None = None,
+    honest_inputs: HonestInputs | None = None,
+    uses: Sequence[str] = (),
+) -> Declaration:
+    """Declare a protocol: the one call a user's module (or a built-in one) makes.
+
+    Parameters
+    ----------
+    name : str
+        The name its calls carry (``ctx.new_call(name)``).
+    functionality : callable
+        ``ideal(instance) -> {label: Ideal}``: what each declared output must equal
+        (:mod:`protocols.functionality`); the audits check every output against it.
+    simulator : Simulator or callable
+        A simulator (:mod:`protocols.simulator`), or ``factory(variant) -> Simulator``.
+    cost : callable, optional
+        ``cost(n_parties, **params)`` with ``rounds``, ``messages_sent`` and
+        ``elements_sent`` per party per call (:func:`sim.contract.check_declared_cost`).
+    honest_inputs : callable, optional
+        ``solve(view)``: the honest inputs when the outputs determine them.
+    uses : sequence of str
+        Protocols whose calls are part of this one.
+
+    Returns
+    -------
+    Declaration
+        Pass it to an audit as ``protocol=``, or name it in an ``mpcsim.protocols`` entry
+        point.
+
+    Raises
+    ------
+    InputError
+        Naming the argument that is not what it must be.
+    """
+    if not isinstance(name, str) or not name.isidentifier():
+        raise InputError(f"name = {name!r} must be an identifier (the name the program passes "
+                         "to ctx.new_call)")
+    if not callable(functionality):
+        raise InputError(f"functionality = {functionality!r} must be a callable "
+                         "ideal(instance) -> {label: Ideal}")
+    if isinstance(simulator, type) or not hasattr(simulator, "simulate"):
+        if not callable(simulator):
+            raise InputError(f"simulator = {simulator!r} must be a Simulator (an object with "
+                             "simulate(view, rng, n)) or a factory(variant) -> Simulator")
+        factory = simulator
+    else:
+        factory = _fixed(simulator)
+    for argument, value in (("cost", cost), ("honest_inputs", honest_inputs)):
+        if value is not None and not callable(value):
+            raise InputError(f"{argument} = {value!r} must be a callable or None")
+    if isinstance(uses, str) or not all(isinstance(u, str) for u in uses):
+        raise InputError(f"uses = {uses!r} must be a sequence of protocol names")
+    return Declaration(name, functionality, factory, honest_inputs, tuple(uses), cost)
+
+
+def installed_declarations(
+    entry_points: Sequence[importlib.metadata.EntryPoint] | None = None,
 ) -> Mapping[str, Declaration]:
-    """A registry with ``declaration`` added (or replacing the one of its name)."""
-    return MappingProxyType({**registry, declaration.name: declaration})
+    """The declarations installed distributions name in the ``mpcsim.protocols`` group.
+
+    Read afresh on every call (the environment is the state; nothing is cached here).
+
+    Raises
+    ------
+    InputError
+        When an entry point does not load, does not name a :class:`Declaration` of its own
+        name, or would replace a built-in protocol.
+    """
+    found = (importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
+             if entry_points is None else entry_points)
+    out: dict[str, Declaration] = {}
+    for point in found:
+        where = f"entry point {point.name} = {point.value!r} ({ENTRY_POINT_GROUP})"
+        try:
+            declared = point.load()
+        except Exception as exc:  # an installed package's import error is the user's to fix
+            raise InputError(f"{where} does not load: {type(exc).__name__}: {exc}") from exc
+        if not isinstance(declared, Declaration) or declared.name != point.name:
+            raise InputError(f"{where} must name a Declaration (declare_protocol) whose name is "
+                             f"{point.name!r}, got {declared!r:.80}")
+        if point.name in REGISTRY:
+            raise InputError(f"{where} would replace the built-in protocol {point.name!r}; "
+                             "choose another name")
+        out[point.name] = declared
+    return MappingProxyType(out)
+
+
+def default_registry() -> Mapping[str, Declaration]:
+    """The built-in declarations and those installed distributions declare."""
+    installed = installed_declarations()
+    return MappingProxyType({**REGISTRY, **installed}) if installed else REGISTRY
+
+
+def with_declaration(
+    declaration: Declaration, registry: Mapping[str, Declaration] | None = None
+) -> Mapping[str, Declaration]:
+    """A registry with ``declaration`` added (or replacing the one of its name); by default
+    on :func:`default_registry`."""
+    base = default_registry() if registry is None else registry
+    return MappingProxyType({**base, declaration.name: declaration})
 
 
 Target = str | Declaration | Sequence[str | Declaration] | None
@@ -145,16 +273,19 @@ class Judges:
                 "protocol = ... (a registered name or a Declaration)")
 
 
-def resolve(target: Target, registry: Mapping[str, Declaration] = REGISTRY) -> Judges:
+def resolve(target: Target, registry: Mapping[str, Declaration] | None = None) -> Judges:
     """The judges of an audit target (module docstring for the rule).
 
-    An unknown name judges nothing: the audit of its calls says "not applicable".
+    An unknown name judges nothing: the audit of its calls says "not applicable". With no
+    ``registry``, the :func:`default_registry` (built-in and installed declarations).
 
     Raises
     ------
     InputError
         If ``target`` is not a name, a Declaration, or a non-empty sequence of them.
     """
+    if registry is None:
+        registry = default_registry()
     if target is None:
         return Judges(registry, (), None)
     items = [target] if isinstance(target, str | Declaration) else (

@@ -107,6 +107,12 @@ def declared_cost(variant: str, n_parties: int, length: int) -> Cost:
     return Cost(rounds=1, messages_sent=m1, elements_sent=m1 * length)
 
 
+def call_cost(n_parties: int, *, length: int, variant: str = "prg") -> Cost:
+    """:func:`declared_cost` in the registry's form ``cost(n_parties, **params)``
+    (:data:`protocols.registry.DeclaredCost`)."""
+    return declared_cost(variant, n_parties, length)
+
+
 def check_variant(variant: str) -> str:
     if variant not in ALL_VARIANTS:
         raise InputError(f"SecureSum variant {variant!r} is unknown; use one of {ALL_VARIANTS}")
@@ -174,7 +180,18 @@ def secure_sum(
 def secure_sum_field(
     ctx: PartyContext, x_hat: np.ndarray, variant: Variant = "prg", label: str = "x"
 ) -> Generator[Any, Any, np.ndarray]:
-    """Party program on field elements: returns Σ_m x̂^(m) (flat array) at every party."""
+    """Party program on field elements: returns Σ_m x̂^(m) (flat array) at every party.
+
+    Raises
+    ------
+    InputError
+        Before any message, if ``x_hat`` is not an array of elements of ``ctx.field`` (a list
+        of ints, reals: encode them, or give ``field.elements(...)``).
+    """
+    if not isinstance(x_hat, np.ndarray) or x_hat.dtype != ctx.field.dtype:
+        raise InputError(f"SecureSum {label} = {x_hat!r:.60} is not an array of elements of "
+                         f"{ctx.field.name} (dtype {ctx.field.dtype}); give "
+                         "field.elements([...]), or use secure_sum for real values")
     call, column_sums = yield from _column_sums(ctx, x_hat, variant, label)
     total = reconstruct(ctx.field, column_sums)
     yield Output("sum", total, call)

@@ -50,9 +50,12 @@ sends the inputs in the clear) has no simulator from the outputs alone; it says 
 optional ``reveals(view) -> str | None``, the reason when the call's messages cannot be
 simulated for this coalition, and the audit answers "leak" at that call without sampling.
 
-Declare it in :mod:`protocols.registry` (a :class:`~protocols.registry.Declaration` with the
-protocol's ideal functionality) under the protocol name the program passes to
-``ctx.new_call``; the audit target, not the program, names the protocol under audit.
+Declare it with :func:`protocols.registry.declare_protocol` (with the protocol's ideal
+functionality, and optionally its cost) under the protocol name the program passes to
+``ctx.new_call``, and hand the :class:`~protocols.registry.Declaration` to the audit
+(``protocol=``) or name it in an ``mpcsim.protocols`` entry point of an installed package;
+there is no registry to write to. The audit target, not the program, names the protocol
+under audit.
 Set ``uniform_on_hull = False`` when the simulated messages are not
 uniform on their affine hull over GF(p) (e.g. Gaussian noise): the audit's linear tests bound
 their false-alarm rate by that uniformity and are skipped otherwise.
@@ -191,7 +194,8 @@ class CallView:
         if len(values) != len(self.members):
             raise SimulatorMismatch(
                 f"not every member of {list(self.members)} declared the output {label!r} of "
-                f"{self._where()}"
+                f"{self._where()} (an Output yielded without call= belongs to no call: give it "
+                "call=, the Call that ctx.new_call returned)"
             )
         if any(not np.array_equal(v, values[0]) for v in values[1:]):
             raise SimulatorMismatch(

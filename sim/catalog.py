@@ -1,21 +1,70 @@
 """The catalogue of runnable algorithms: what ``[algorithm] name = ...`` may say.
 
 The entries (:class:`sim.entry.Algorithm`) are defined in :mod:`sim.experiments`, one module
-per algorithm or experiment; this module only looks them up by name.
+per algorithm or experiment; this module only looks them up by name. An installed distribution
+adds entries through the entry-point group ``mpcsim.algorithms`` (each names an
+:class:`~sim.entry.Algorithm`), read afresh on every look-up; a scenario may also run a user's
+own program (``[algorithm] program = "pkg.module:function"``,
+:mod:`sim.experiments.user_program`) without any entry.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from protocols.errors import ScenarioError
 from sim.entry import Algorithm
 from sim.experiments import ENTRIES
 
+ENTRY_POINT_GROUP = "mpcsim.algorithms"
+
+
+def installed(
+    entry_points: Sequence[importlib.metadata.EntryPoint] | None = None,
+) -> dict[str, Algorithm]:
+    """The entries installed distributions add (``mpcsim.algorithms`` entry points).
+
+    Raises
+    ------
+    ScenarioError
+        When one does not load, is not an Algorithm of its entry point's name, or would
+        replace a built-in entry.
+    """
+    found = (importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
+             if entry_points is None else entry_points)
+    builtin = {entry.name for entry in ENTRIES}
+    out: dict[str, Algorithm] = {}
+    for point in found:
+        where = f"entry point {point.name} = {point.value!r} ({ENTRY_POINT_GROUP})"
+        try:
+            entry = point.load()
+        except Exception as exc:  # an installed package's import error, named
+            raise ScenarioError(f"{where} does not load: {type(exc).__name__}: {exc}") from exc
+        if not isinstance(entry, Algorithm) or entry.name != point.name:
+            raise ScenarioError(f"{where} must name a sim.entry.Algorithm called "
+                                f"{point.name!r}, got {entry!r:.80}")
+        if point.name in builtin:
+            raise ScenarioError(f"{where} would replace the built-in entry {point.name!r}")
+        out[point.name] = entry
+    return out
+
 
 def algorithms() -> dict[str, Algorithm]:
-    """Every runnable algorithm, by name, in the order of :data:`sim.experiments.ENTRIES`."""
-    return {entry.name: entry for entry in ENTRIES}
+    """Every runnable algorithm, by name: :data:`sim.experiments.ENTRIES`, then the installed."""
+    return {**{entry.name: entry for entry in ENTRIES}, **installed()}
+
+
+def entry_for(table: Mapping[str, Any], base_dir: Path | None = None) -> Algorithm:
+    """The entry a scenario's ``[algorithm]`` table runs: ``program = ...`` (a user's own
+    program, imported from ``base_dir`` first) or ``name = ...`` (:func:`get`)."""
+    if "program" in table:
+        from sim.experiments.user_program import program_entry
+
+        return program_entry(table, base_dir)
+    return get(table.get("name"))
 
 
 def get(name: Any) -> Algorithm:

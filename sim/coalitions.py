@@ -19,10 +19,13 @@ import numpy as np
 
 from parties.audit import AuditResult, Progress, linear_audits
 from parties.audit import audit as audit_with
+from parties.audit.arguments import check_audit_inputs
 from parties.audit.coalitions import CoalitionStudy, enumerate_coalitions
 from parties.audit.functionality import functionality_audit, judged_inputs
 from parties.party import SITE, Program
 from protocols.errors import InputError
+from protocols.registry import Target
+from sim.fixed_point_checks import check_defined_outputs, check_representable
 from sim.network import Network
 from sim.privacy import (
     AuditTarget,
@@ -53,7 +56,12 @@ def _coalitions(
         raise InputError(f"coalitions = {requested!r} must be 'all' or a list of coalitions")
     out = []
     for c in requested:
+        if isinstance(c, str | bytes) or not isinstance(c, Sequence) or any(
+                isinstance(m, bool) or not isinstance(m, int | np.integer) for m in c):
+            raise InputError(f"coalition {c!r:.60} must be a list of party ids")
         members = tuple(sorted({int(m) for m in c}))
+        if len(members) != len(c):
+            raise InputError(f"coalition {list(c)} names a party twice; name each member once")
         unknown = sorted(set(members) - set(participants))
         if not members or unknown or set(sites) <= set(members):
             raise InputError(f"coalition {list(c)} must name 1 or more of the participants "
@@ -121,8 +129,9 @@ def coalition_study(
     prime: int | str,
     method: str = "linear",
     sizes: Sequence[int] | None = None,
-    protocol: str | None = None,
+    protocol: Target = None,
     seed: int = 0,
+    frac_bits: int | None = None,
     progress: Progress | None = None,
     **options: Any,
 ) -> CoalitionStudy:
@@ -142,10 +151,14 @@ def coalition_study(
         Any audit method (``linear`` decides every coalition from one set of probes).
     sizes : sequence of int, optional
         With ``coalitions = "all"``: only these sizes.
-    protocol : str, optional
-        The protocol whose declared threshold to compare with (e.g. ``"secure_sum"``).
+    protocol : str, Declaration or sequence of them, optional
+        The protocol under audit; a built-in name also gives the declared threshold to
+        compare with (e.g. ``"secure_sum"``).
     seed : int
         Seed of the audits.
+    frac_bits : int, optional
+        Fixed-point fractional bits for programs on reals (default 24, as everywhere); real
+        inputs are checked as :func:`sim.privacy.audit` checks them.
     **options
         Passed to :func:`sim.privacy.audit` (``trials``, ``alpha``, ``probes``, ...).
 
@@ -161,13 +174,16 @@ def coalition_study(
     >>> study.largest_private_t, study.declared_threshold
     (2, 2)
     """
-    if len(inputs) < 2:
+    if isinstance(inputs, str | bytes) or not isinstance(inputs, Sequence) or len(inputs) < 2:
         raise InputError("inputs must hold one input per party, for at least 2 parties")
     sites = tuple(range(len(inputs)))
     chosen = _coalitions(coalitions, sizes, sites, sites)
-    threshold_of = DECLARED_THRESHOLDS.get(protocol or "")
+    threshold_of = DECLARED_THRESHOLDS.get(protocol) if isinstance(protocol, str) else None
     threshold = threshold_of(len(sites)) if threshold_of else None
-    runner = SimPyRunner(prime, seed=seed)
+    runner = SimPyRunner(prime, frac_bits, seed=seed)
+    check_audit_inputs(inputs, runner.field, field_only=method != "simulation")
+    check_representable(inputs, runner.frac_bits)
+    check_defined_outputs(runner, program, inputs)
     if method == "linear":
         values = [np.asarray(x) for x in inputs]
         results = linear_audits(runner, field_builder(program), [x.size for x in values],
@@ -182,15 +198,32 @@ def coalition_study(
                           threshold)
 
 
+def private_t_text(study: CoalitionStudy) -> str:
+    """"largest private t = …", or why a study that skipped small sizes cannot say.
+
+    t counts every coalition of size ≤ t, so a study without size 1 (``sizes = [2]``)
+    determines no t: it says which sizes it audited and how many of them were private,
+    rather than "t = 0" over coalitions it never audited.
+    """
+    studied = sorted({len(r.coalition) for r in study.results})
+    t = study.largest_private_t
+    if t > 0 or not studied or studied[0] == 1:
+        return f"largest private t = {t}"
+    missing = ", ".join(str(s) for s in range(1, studied[0]))
+    private = sum(r.verdict == "private" for r in study.results)
+    return (f"largest private t not determined (size {missing} not audited; "
+            f"{private} of {len(study.results)} coalitions of size "
+            f"{', '.join(map(str, studied))} private)")
+
+
 def study_table(index: int, study: CoalitionStudy) -> str:
     """The console summary of a study: verdict counts by coalition size, and t."""
     counts = study.counts()
     rows = [[size, sum(c.values()), *(c.get(v, 0) for v in VERDICT_COLOURS)]
             for size, c in counts.items()]
     threshold = study.declared_threshold
-    title = (f"coalition study [[audit]] {index} ({study.method}): largest private t = "
-             f"{study.largest_private_t}, declared "
-             f"{'none' if threshold is None else threshold}")
+    title = (f"coalition study [[audit]] {index} ({study.method}): {private_t_text(study)}, "
+             f"declared {'none' if threshold is None else threshold}")
     return table(["size", "coalitions", *VERDICT_COLOURS], rows, title)
 
 
@@ -237,8 +270,8 @@ def heat_map(study: CoalitionStudy, title: str = "") -> Any:
     threshold = ("none declared" if study.declared_threshold is None
                  else str(study.declared_threshold))
     ax.set_title(f"{title + ': ' if title else ''}{study.method} audit of "
-                 f"{len(study.results)} coalitions — largest private t = "
-                 f"{study.largest_private_t}, declared {threshold}", fontsize=9)
+                 f"{len(study.results)} coalitions — {private_t_text(study)}, declared "
+                 f"{threshold}", fontsize=9)
     present = sorted({r.verdict for r in study.results}, key=verdicts.index)
     ax.legend(handles=[Patch(color=VERDICT_COLOURS[v], label=v) for v in present],
               loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7)

@@ -30,9 +30,11 @@ from parties.audit import (
     AuditResult,
     Progress,
     RandomnessFactory,
+    input_name,
     keyflow,
 )
 from parties.audit import audit as audit_with
+from parties.audit.arguments import check_audit_inputs
 from parties.audit.functionality import functionality_audit, judged_inputs
 from parties.audit.linear import linear_audits
 from parties.audit.randomness import affine_oracle
@@ -40,10 +42,11 @@ from parties.party import Party, Program, site_parties
 from parties.view import AbortedRun, View
 from protocols.context import PartyContext
 from protocols.errors import InputError, ProtocolAbort
-from protocols.field import PrimeField, prime_field
+from protocols.field import PrimeField, default_frac_bits, prime_field
 from protocols.registry import Target
 from protocols.secure_sum import secure_sum_field
 from sim.faults import FaultPlan
+from sim.fixed_point_checks import check_defined_outputs, check_representable
 from sim.network import Network
 from sim.scenario import AuditSpec
 from sim.simulation import Simulation
@@ -66,8 +69,9 @@ class SimPyRunner:
     ----------
     prime : int or str
         The field.
-    frac_bits : int
-        Fixed-point fractional bits (for programs on real values).
+    frac_bits : int, optional
+        Fixed-point fractional bits (for programs on real values); default
+        :func:`protocols.field.default_frac_bits` (24, the same as a :class:`Simulation`).
     seed : int
         Seed of the parties' local coins.
     network : Network, optional
@@ -81,7 +85,7 @@ class SimPyRunner:
     """
 
     prime: int | str
-    frac_bits: int = 0
+    frac_bits: int | None = None
     seed: int = 0
     network: Network | None = None
     faults: FaultPlan | None = None
@@ -91,6 +95,8 @@ class SimPyRunner:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_field", prime_field(self.prime))
+        if self.frac_bits is None:
+            object.__setattr__(self, "frac_bits", default_frac_bits(self._field))
         object.__setattr__(self, "_networks", {})  # complete networks by size, built once
 
     @property
@@ -135,7 +141,7 @@ def audit(
     calls: Sequence[int] | None = None,
     pairs: int = 6,
     max_runs: int = 100_000,
-    frac_bits: int = 0,
+    frac_bits: int | None = None,
     network: Network | None = None,
     progress: Progress | None = None,
 ) -> AuditResult:
@@ -143,7 +149,12 @@ def audit(
 
     :func:`parties.audit.audit` with a :class:`SimPyRunner` in GF(``prime``) whose local coins
     come from ``seed``; see there for the arguments. ``frac_bits`` is the fixed-point
-    precision for programs that encode real values.
+    precision for programs that encode real values (default 24, as a :class:`Simulation`'s).
+
+    A real-valued program is checked before it is audited (:mod:`sim.fixed_point_checks`): an
+    input the encoding cannot represent (a nonzero value that rounds to 0 at ``frac_bits``),
+    or an output of a run on the audit's inputs that is NaN or infinite, is an
+    :class:`~protocols.errors.InputError` naming the value — an audit of garbage is no verdict.
 
     >>> from protocols.secure_sum import secure_sum_field
     >>> from protocols.field import prime_field
@@ -155,6 +166,10 @@ def audit(
     'private'
     """
     runner = SimPyRunner(prime, frac_bits, seed, network)
+    if callable(program) and inputs is not None:
+        check_audit_inputs(inputs, runner.field, field_only=method != "simulation")
+        check_representable(inputs, runner.frac_bits)
+        check_defined_outputs(runner, program, inputs)
     return audit_with(program, inputs, coalition, runner=runner, method=method, trials=trials,
                       alpha=alpha, seed=seed, protocol=protocol, variant=variant, calls=calls,
                       pairs=pairs, max_runs=max_runs, progress=progress)
@@ -272,8 +287,10 @@ def run_audit(
 
 
 def field_builder(program: FieldProgram) -> Callable[[Sequence[np.ndarray]], list[Party]]:
-    """``make_parties(inputs)``: data holders 0..M−1 running ``program(ctx, x)``."""
-    return lambda values: site_parties(program, [{"x": v} for v in values])
+    """``make_parties(inputs)``: data holders 0..M−1 running ``program(ctx, x)`` (its input
+    passed under the name its signature gives, :func:`parties.audit.input_name`)."""
+    name = input_name(program)
+    return lambda values: site_parties(program, [{name: v} for v in values])
 
 
 def audit_seed_of(seed: int, index: int) -> int:

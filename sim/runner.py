@@ -247,7 +247,7 @@ def plan_scenario(
 
     scenario = source if isinstance(source, Scenario) else load_scenario(source)  # type: ignore[arg-type]
     scenario = scenario.with_seed(seed)
-    entry = catalog.get(scenario.algorithm.get("name"))
+    entry = catalog.entry_for(scenario.algorithm, scenario.base_dir)
     params = entry.validate(scenario.algorithm)
     if scenario.n_parties < entry.min_parties:
         why = " (a secure computation needs M ≥ 2)" if entry.min_parties == 2 else ""

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from protocols.errors import InputError, ScenarioError
-from protocols.field import FixedPoint, parse_prime, prime_field
+from protocols.field import FRAC_BITS, FixedPoint, parse_prime, prime_field
 from sim.checks import (
     MAX_PARTIES,
     check_choice,
@@ -158,7 +158,7 @@ class Scenario:
 
     @property
     def algorithm_name(self) -> str:
-        return str(self.algorithm["name"])
+        return str(self.algorithm.get("name", self.algorithm.get("program")))
 
     def with_seed(self, seed: int | None) -> Scenario:
         if seed is None:
@@ -268,8 +268,9 @@ def _validate(raw: dict[str, Any], base: Path, default_name: str) -> Scenario:
     data = _validate_data(_table(raw, "data", required=True), base, n_parties)
 
     alg = _table(raw, "algorithm", required=True)
-    if "name" not in alg:
-        raise ScenarioError("[algorithm] needs 'name'; `mpcsim list` shows the algorithms")
+    if "name" not in alg and "program" not in alg:
+        raise ScenarioError("[algorithm] needs 'name' (`mpcsim list` shows the algorithms) or "
+                            "'program' (\"package.module:function\", your own program)")
 
     audits_raw = raw.get("audit", [])
     if isinstance(audits_raw, dict):
@@ -341,7 +342,8 @@ def _validate_network(net: dict[str, Any]) -> dict[str, Any]:
 def _validate_field(fld: dict[str, Any]) -> tuple[int, int]:
     _unknown("field", fld, FIELD_KEYS)
     prime = check_prime("field.prime", fld.get("prime", "2^61-1"))
-    frac_bits = check_int("field.frac_bits", fld.get("frac_bits", 24), 0, prime.bit_length() - 2)
+    frac_bits = check_int("field.frac_bits", fld.get("frac_bits", FRAC_BITS), 0,
+                          prime.bit_length() - 2)
     try:
         FixedPoint(prime_field(prime), frac_bits)
     except InputError as exc:

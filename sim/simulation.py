@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 from Crypto.Cipher import AES
 
-from parties.party import Party, Program, check_parties
+from parties.party import SITE, Party, Program, check_parties
 from parties.view import Coalition, View, another_sparse, frozen, is_immutable
 from protocols.context import (
     AesRandomness,
@@ -58,7 +58,7 @@ from protocols.context import (
 )
 from protocols.effects import Call
 from protocols.errors import InputError, PartyInputError, ProtocolAbort
-from protocols.field import FixedPoint, PrimeField, prime_field
+from protocols.field import FixedPoint, PrimeField, default_frac_bits, prime_field
 from protocols.key_agreement import key_agreement
 from sim.drivers.simpy import DriverOutcome, Interceptor, SimPyDriver
 from sim.faults import FaultPlan
@@ -275,6 +275,7 @@ def _party_program(
         if agree_keys:
             with ctx.in_phase("setup"):
                 yield from key_agreement(ctx)
+            ctx.end_setup()
         return (yield from program(ctx, **inputs))
 
     return run
@@ -318,8 +319,9 @@ class Simulation:
         by default. Participants missing from it are added (linked to everyone).
     prime : int or str
         The field prime (``"2^61-1"`` by default: the fast path).
-    frac_bits : int
-        Fixed-point fractional bits.
+    frac_bits : int, optional
+        Fixed-point fractional bits; default :data:`protocols.field.FRAC_BITS` (24), capped at
+        bits(p) − 2 for a small field (:func:`~protocols.field.default_frac_bits`).
     seed : int, optional
         The scenario seed; fresh entropy (recorded in the result) when omitted.
     sealing : bool
@@ -360,7 +362,7 @@ class Simulation:
         network: Network | None = None,
         *,
         prime: int | str = "2^61-1",
-        frac_bits: int = 24,
+        frac_bits: int | None = None,
         seed: int | None = None,
         sealing: bool = True,
         keys: str = "x25519",
@@ -374,7 +376,8 @@ class Simulation:
     ) -> None:
         self.network = network
         self.field = prime_field(prime)
-        self.fixed = FixedPoint(self.field, frac_bits)
+        self.fixed = FixedPoint(self.field, default_frac_bits(self.field) if frac_bits is None
+                                else frac_bits)
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
             raise InputError(f"seed = {seed!r} must be a non-negative integer")
         self.seed = seed
@@ -563,6 +566,14 @@ class Simulation:
         if network is None:
             network = self.network = Network.build(len(roles))
         missing = [pid for pid in sorted(roles) if pid not in network.graph]
+        sites = [pid for pid in missing if roles[pid] == SITE]
+        if sites:  # only other roles (an aggregator, a dealer) join a given network
+            held = sorted(p for p in network.graph if isinstance(p, int))
+            raise InputError(
+                f"the network has parties {held[0] if held else ''}..{held[-1] if held else ''} "
+                f"but the run has {len([r for r in roles.values() if r == SITE])} data-holding "
+                f"parties (party {sites[0]} is not in it); build the network for as many "
+                "parties as there are inputs, e.g. Network.build(len(inputs))")
         if missing:  # extra roles join a copy, so the configured network stays as given
             network = Network(network.graph.copy(), network.topology)
             for pid in missing:

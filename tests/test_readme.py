@@ -109,6 +109,7 @@ CHECKED = {
     "# key flow": "test_key_flow_example_names_the_seed",
     "# audit inputs": "test_audit_inputs_example_is_a_leak",
     "# program rerun": "test_program_rerun_example_is_private",
+    "# your own protocol": "test_own_protocol_example_is_private_and_its_bug_a_leak",
 }
 
 
@@ -216,6 +217,12 @@ def test_program_rerun_example_is_private() -> None:
     namespace: dict[str, object] = {}
     exec(compile(block("# program rerun").text, "README", "exec"), namespace)  # asserts inside
     assert namespace["result"].details["simulated_runs"] == 40 * 8  # type: ignore[attr-defined]
+
+
+def test_own_protocol_example_is_private_and_its_bug_a_leak() -> None:
+    namespace: dict[str, object] = {}
+    exec(compile(block("# your own protocol").text, "README", "exec"), namespace)  # asserts
+    assert namespace["bug"].message.startswith("my_sum#0.column_sum from ")  # type: ignore
 
 
 def test_runner_example_writes_what_it_says(tmp_path, monkeypatch) -> None:

@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from parties.audit import keyflow
+from parties.audit.arguments import check_audit_inputs, input_name
 from parties.audit.exact import exact_audit
 from parties.audit.functionality import functionality_audit, judged_inputs, output_judge
 from parties.audit.linear import linear_audits
@@ -94,6 +95,7 @@ __all__ = [
     "audit",
     "exact_audit",
     "honest_parties",
+    "input_name",
     "linear_audits",
     "simulation_audit",
     "statistical_audit",
@@ -105,11 +107,32 @@ def _party_builder(
     program: Program, inputs: Sequence[Any]
 ) -> Callable[[Sequence[Any]], list[Party]]:
     keyword = all(isinstance(x, Mapping) for x in inputs)
+    name = "" if keyword else input_name(program)
 
     def build(values: Sequence[Any]) -> list[Party]:
-        return site_parties(program, [dict(v) if keyword else {"x": v} for v in values])
+        return site_parties(program, [dict(v) if keyword else {name: v} for v in values])
 
     return build
+
+
+def _check_coalition(coalition: Any, parties: Sequence[Party]) -> list[int]:
+    """The coalition's members, sorted: distinct party ids of the run (InputError otherwise)."""
+    ids = sorted(p.id for p in parties)
+    span = f"0..{ids[-1]}" if ids else "(none)"
+    if isinstance(coalition, str | bytes | Mapping) or not isinstance(coalition, Sequence):
+        raise InputError(f"coalition = {coalition!r:.60} must be a list of party ids in {span}")
+    bad = [m for m in coalition if isinstance(m, bool) or not isinstance(m, int | np.integer)]
+    if bad:
+        raise InputError(f"coalition = {list(coalition)!r:.60} must hold party ids (integers in "
+                         f"{span}); {bad[0]!r} is not one")
+    members = [int(m) for m in coalition]
+    if len(set(members)) != len(members):
+        raise InputError(f"coalition = {members} names a party twice; name each member once")
+    unknown = [m for m in members if m not in ids]
+    if not members or unknown:
+        raise InputError(f"coalition = {members} must name 1 to M − 1 of the parties {span}"
+                         + (f"; {unknown[0]} is not one" if unknown else ""))
+    return sorted(members)
 
 
 def audit(
@@ -198,11 +221,9 @@ def audit(
         parties = list(program)
         make_parties = None
     sites = sorted(p.id for p in parties if p.role == "site")
-    members = sorted({int(m) for m in coalition})
-    unknown = [m for m in members if m not in {p.id for p in parties}]
-    if not members or unknown:
-        raise InputError(f"coalition = {list(coalition)} must name 1 to M − 1 of the parties "
-                         f"0..{len(parties) - 1}")
+    members = _check_coalition(coalition, parties)
+    if callable(program) and inputs is not None:
+        check_audit_inputs(inputs, runner.field, field_only=method != "simulation")
     if len([m for m in members if m in sites]) >= len(sites):
         raise InputError(f"coalition = {members} holds every data-holding party; t-privacy "
                          f"concerns coalitions of at most M − 1 = {len(sites) - 1}")

@@ -887,7 +887,7 @@ class _Run(ReceivedRecords):
         ``at`` orders failures across ranks (the earliest is the run's); a deadlock found
         once the run is over comes after every real failure and tells nobody.
         """
-        call = self.last_call.get(pid)
+        call = self.contexts[pid].failing_call(self.last_call.get(pid))
         abort = ProtocolAbort(pid, self.max_round[pid], f"{type(exc).__name__}: {exc}",
                               f"{call.protocol}#{call.index}" if call else "")
         abort.__cause__ = exc

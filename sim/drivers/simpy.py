@@ -923,7 +923,7 @@ class _Run(ReceivedRecords):
 
     def _fail(self, pid: int, exc: BaseException) -> None:
         if self.abort is None:
-            call = self.last_call.get(pid)
+            call = self.contexts[pid].failing_call(self.last_call.get(pid))
             self.abort = ProtocolAbort(pid, self.max_round[pid], f"{type(exc).__name__}: {exc}",
                                        f"{call.protocol}#{call.index}" if call else "")
             self.abort.__cause__ = exc

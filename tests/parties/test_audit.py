@@ -589,9 +589,9 @@ def test_audit_refuses_bad_coalitions() -> None:
 
 def test_methods_that_need_field_inputs_say_so() -> None:
     floats = [np.array([0.5, 1.5]) for _ in range(3)]
-    for method in ("statistical", "exact"):
-        r = audit(secure_sum_program("prg"), floats, (0,), prime=P, method=method)
-        assert r.verdict == "not applicable" and "field elements" in r.details["reason"]
+    for method in ("statistical", "exact"):  # issue 30: an error naming the argument
+        with pytest.raises(InputError, match=r"inputs\[0\] has dtype float64, not field"):
+            audit(secure_sum_program("prg"), floats, (0,), prime=P, method=method)
     parties = site_parties(secure_sum_program("prg"), [{"x": x}
                                                        for x in field_inputs(F61, 3, 2, 0)])
     r = audit_with(parties, None, (0,), runner=SimPyRunner(P), method="statistical")

@@ -195,9 +195,9 @@ def test_bad_arguments_are_input_errors():
     with pytest.raises(InputError, match="probes"):
         audit_with(secure_sum_program("prg"), inputs, [0], runner=runner, method="linear",
                    probes=0)
-    floats = [np.array([0.5]), np.array([1.5]), np.array([2.5])]
-    result = audit_with(secure_sum_program("prg"), floats, [0], runner=runner, method="linear")
-    assert result.verdict == "not applicable"
+    floats = [np.array([0.5]), np.array([1.5]), np.array([2.5])]  # issue 30: named, no verdict
+    with pytest.raises(InputError, match=r"inputs\[0\] has dtype float64, not field elements"):
+        audit_with(secure_sum_program("prg"), floats, [0], runner=runner, method="linear")
 
 
 def test_parties_of_a_run_are_not_applicable():

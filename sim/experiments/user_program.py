@@ -1,0 +1,161 @@
+"""Catalogue entry for a user's own party program: ``[algorithm] program = "pkg.module:function"``.
+
+A researcher's protocol runs from a scenario file like a built-in entry — under SimPy or
+``--driver mpi``, with ``[[audit]]``, ``[[fault]]`` and the cost tables — without being added
+to the catalogue:
+
+```toml
+[algorithm]
+program = "weighted.average:program"   # a module importable from the scenario's directory
+protocol = "weighted.average:DECLARATION"   # optional: the Declaration its audits judge by
+```
+
+Every data holder m runs ``function(ctx, X)`` on its own rows ``X`` of the scenario's data
+(the same row blocks a built-in entry gets), and what it returns is its output (``outputs.npz``
+holds ``party_<m>``). The module is imported from the scenario file's directory first, then
+from the environment. The run also prints each call's cost fitted in d — the number of
+columns — by dry runs (:mod:`sim.cost_fit`) beside the ledger. ``protocol`` names the protocol
+under audit (a
+:class:`~protocols.registry.Declaration`, or a registered name); without it each call is judged
+by the declaration registered under its own name, and a call of an unknown name is "not
+applicable" — never "private".
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from protocols.errors import ScenarioError
+from sim.entry import Algorithm, AlgorithmRun, Param, RunInput
+
+PROGRAM_KEYS = ("program", "protocol", "name")
+
+
+def load_object(reference: Any, key: str, base_dir: Path | None) -> Any:
+    """The object ``"package.module:attribute"`` names, imported from ``base_dir`` first.
+
+    ``base_dir`` is put in front of ``sys.path`` for the import only, and taken out again.
+
+    Raises
+    ------
+    ScenarioError
+        Naming the key, the reference and why it does not load.
+    """
+    if not isinstance(reference, str) or reference.count(":") != 1:
+        raise ScenarioError(f"algorithm.{key} = {reference!r} must be 'package.module:name'")
+    module_name, attribute = reference.split(":")
+    if not module_name or not all(p.isidentifier() for p in module_name.split(".")) or (
+            not attribute.isidentifier()):
+        raise ScenarioError(f"algorithm.{key} = {reference!r} must be 'package.module:name' "
+                            "(dotted identifiers)")
+    added = base_dir is not None and str(base_dir) not in sys.path
+    if added:
+        sys.path.insert(0, str(base_dir))
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:  # the user's module: any failure to import is theirs to see
+        where = f" (looked in {base_dir} and the environment)" if base_dir else ""
+        raise ScenarioError(f"algorithm.{key} = {reference!r}: module {module_name!r} does not "
+                            f"import{where}: {type(exc).__name__}: {exc}") from exc
+    finally:
+        if added:
+            sys.path.remove(str(base_dir))
+    if not hasattr(module, attribute):
+        raise ScenarioError(f"algorithm.{key} = {reference!r}: module {module_name!r} has no "
+                            f"{attribute!r}")
+    return getattr(module, attribute)
+
+
+def program_entry(table: Mapping[str, Any], base_dir: Path | None) -> Algorithm:
+    """The catalogue entry of the scenario's ``[algorithm] program = ...`` (module docstring).
+
+    Raises
+    ------
+    ScenarioError
+        If the program does not load or is not callable, or ``protocol`` does not name a
+        Declaration or a registered protocol.
+    """
+    from protocols.registry import Declaration
+
+    reference = table["program"]
+    program = load_object(reference, "program", base_dir)
+    if not callable(program):
+        raise ScenarioError(f"algorithm.program = {reference!r} is not a function "
+                            "program(ctx, X)")
+    protocol: Any = table.get("protocol")
+    if isinstance(protocol, str) and ":" in protocol:
+        protocol = load_object(protocol, "protocol", base_dir)
+        if not isinstance(protocol, Declaration):
+            raise ScenarioError(f"algorithm.protocol = {table['protocol']!r} must name a "
+                                "protocols.registry.Declaration (declare_protocol)")
+    elif protocol is not None and not isinstance(protocol, str):
+        raise ScenarioError(f"algorithm.protocol = {protocol!r} must be a protocol name or "
+                            "'package.module:DECLARATION'")
+    name = str(table.get("name", reference))
+
+    def run(inp: RunInput) -> AlgorithmRun:
+        import numpy as np
+
+        from parties.party import site_parties
+        from sim.privacy import AuditTarget
+
+        parties = site_parties(lambda ctx, X: program(ctx, X),
+                               [{"X": shard} for shard in inp.shards])
+        result = inp.simulation.run(parties, seed=inp.seed)
+        outputs = {f"party_{m}": np.asarray(result.outputs[m]) for m in result.sites
+                   if result.outputs.get(m) is not None}
+        first = next(iter(outputs.values()), None)
+        agree = first is not None and all(
+            v.shape == first.shape and np.array_equal(v, first) for v in outputs.values())
+        return AlgorithmRun(
+            result=result, outputs=outputs, metrics={"outputs_agree": bool(agree)},
+            audit_target=AuditTarget(tuple(parties), protocol),  # type: ignore[arg-type]
+            tables=[_fitted_cost_table(program, inp, result)],
+        )
+
+    return Algorithm(
+        name=name,
+        summary=f"the user's program {reference}",
+        reference=f"{reference} (scenario [algorithm] program)",
+        params={"program": Param(reference, lambda k, v: v, "package.module:function"),
+                "protocol": Param(table.get("protocol"), lambda k, v: v,
+                                  "the Declaration (package.module:NAME) or protocol name"),
+                "name": Param(name, lambda k, v: v, "the name reports use")},
+        run=run,
+    )
+
+
+def _fitted_cost_table(program: Any, inp: RunInput, result: Any) -> str:
+    """The program's cost per call, fitted in d (the data's columns) by dry runs at d, d + 1
+    and d + 2 columns (zeros appended, on a fault-free copy of the network), beside the
+    run's ledger (:mod:`sim.cost_fit`)."""
+    import numpy as np
+
+    from parties.party import site_parties
+    from protocols.errors import MpcsimError
+    from sim.console import table
+    from sim.cost_fit import cost_table, fit_costs
+    from sim.simulation import Simulation
+
+    d = int(np.shape(inp.shards[0])[1]) if np.ndim(inp.shards[0]) == 2 else 1
+    sim = inp.simulation
+
+    def run_at(cols: int) -> Any:
+        shards = [np.hstack([np.asarray(s), np.zeros((np.shape(s)[0], cols - d))])
+                  for s in inp.shards]
+        dry = Simulation(sim.network, prime=sim.field.p, frac_bits=sim.fixed.frac_bits,
+                         seed=inp.seed, sealing=sim.sealing)
+        return dry.run(site_parties(lambda ctx, X: program(ctx, X), [{"X": s} for s in shards]))
+
+    title = (f"cost per call, fitted in d = columns by dry runs at d = {d}, {d + 1}, {d + 2} "
+             f"(M = {len(inp.shards)}), beside the ledger")
+    try:
+        lines = fit_costs(run_at, (d, d + 1, d + 2))
+    except (MpcsimError, ValueError) as exc:
+        return f"{title}: not fitted ({type(exc).__name__}: {exc})"
+    return table(["call", "party", "quantity", "fitted", f"at d = {d}", "measured"],
+                 cost_table(lines, result, d), title)
