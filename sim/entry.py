@@ -177,9 +177,9 @@ class Workload:
 NUMBA_BYTES = 60_000_000
 """Memory numba and the simulator's field kernels add once loaded (≈ 57 MB measured): the
 GF(2^127 − 1) kernels of NormedSecureSum, and SecureSum on vectors of 1,024 elements or more."""
-NUMBA_S = 1.0
+NUMBA_S = 0.4
 """Time to import numba and load those kernels from its disk cache (≈ 0.5 s on an idle
-machine, 1–1.5 s of CPU in the shipped GF(2^127 − 1) runs: ``pd_svd_secure_sum``)."""
+machine)."""
 
 
 def data_only(inp: EstimateInput) -> Workload:
