@@ -39,7 +39,7 @@ from parties.audit.randomness import affine_oracle
 from parties.party import Party, Program, site_parties
 from parties.view import AbortedRun, View
 from protocols.context import PartyContext
-from protocols.errors import ProtocolAbort
+from protocols.errors import InputError, ProtocolAbort
 from protocols.field import PrimeField, prime_field
 from protocols.registry import Target
 from protocols.secure_sum import secure_sum_field
@@ -137,12 +137,17 @@ def audit(
     frac_bits: int = 0,
     network: Network | None = None,
     progress: Progress | None = None,
+    oracle: str | None = None,
 ) -> AuditResult:
     """Audit ``program`` on ``inputs`` for ``coalition``, run on the SimPy driver.
 
     :func:`parties.audit.audit` with a :class:`SimPyRunner` in GF(``prime``) whose local coins
     come from ``seed``; see there for the arguments. ``frac_bits`` is the fixed-point
-    precision for programs that encode real values.
+    precision for programs that encode real values. ``oracle`` is the PRG expansion of the
+    audited runs (:class:`SimPyRunner`); by default the simulation method of a SecAgg target
+    programs it (``"affine"``, :func:`default_oracle`): with the real AES expansion a masked
+    input that leaves out its pair masks on both sides is related to what the aggregator
+    unmasks only through the PRG, which no value test sees.
 
     >>> from protocols.secure_sum import secure_sum_field
     >>> from protocols.field import prime_field
@@ -153,10 +158,34 @@ def audit(
     >>> result.verdict
     'private'
     """
-    runner = SimPyRunner(prime, frac_bits, seed, network)
+    oracle, variant = default_oracle(method, protocol, variant, oracle)
+    runner = SimPyRunner(prime, frac_bits, seed, network, oracle=oracle)
     return audit_with(program, inputs, coalition, runner=runner, method=method, trials=trials,
                       alpha=alpha, seed=seed, protocol=protocol, variant=variant, calls=calls,
                       pairs=pairs, max_runs=max_runs, progress=progress)
+
+
+def default_oracle(method: str, protocol: Target, variant: str | None,
+                   oracle: str | None) -> tuple[str, str | None]:
+    """The audited runs' PRG expansion and the simulator's variant to match it.
+
+    An explicit ``oracle`` is kept (``"aes"`` or ``"affine"``). Otherwise the simulation
+    method of a target that names SecAgg programs the oracle, as Bonawitz et al.'s simulator
+    does (Thm. 6.3), and tells the simulator through the variant (``",oracle=affine"``); every
+    other audit runs the real AES expansion.
+    """
+    if oracle is not None:
+        if oracle not in ("aes", "affine"):
+            raise InputError(f"oracle = {oracle!r} must be 'aes' or 'affine'")
+        chosen = oracle
+    else:
+        names = [protocol] if isinstance(protocol, str) or protocol is None else (
+            [protocol.name] if hasattr(protocol, "name") else list(protocol))
+        secagg_named = any(getattr(n, "name", n) == "secagg" for n in names)
+        chosen = "affine" if method == "simulation" and secagg_named else "aes"
+    if chosen == "affine" and "oracle=" not in (variant or ""):
+        variant = "oracle=affine" if not variant else f"{variant},oracle=affine"
+    return chosen, variant
 
 
 def secure_sum_program(variant: str, label: str = "x") -> FieldProgram:
