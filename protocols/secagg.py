@@ -558,8 +558,9 @@ class SecAggSimulator:
     Parameters
     ----------
     variant : str, optional
-        The configuration (:func:`variant_of`). None: the complete graph, with t read from a
-        member site's sharing coefficients (an aggregator alone must name it).
+        The configuration (:func:`variant_of`). None (or only ``"oracle=affine"``): the
+        complete graph, with t read from a member site's sharing coefficients (an aggregator
+        alone must name it).
     """
 
     name = PROTOCOL
@@ -567,8 +568,10 @@ class SecAggSimulator:
 
     def __init__(self, variant: str | None = None) -> None:
         self.variant = variant
-        self.config = None if variant is None else config_of(variant)
-        self.affine = variant is not None and "oracle=affine" in variant.replace(" ", "")
+        text = "" if variant is None else variant.replace(" ", "")
+        only_oracle = text in ("oracle=affine", "oracle=aes")  # t read from the sharing
+        self.config = None if variant is None or only_oracle else config_of(variant)
+        self.affine = "oracle=affine" in text
 
     # -- the schedule ---------------------------------------------------------------------------
 

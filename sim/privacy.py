@@ -144,6 +144,7 @@ def audit(
     frac_bits: int | None = None,
     network: Network | None = None,
     progress: Progress | None = None,
+    oracle: str | None = None,
 ) -> AuditResult:
     """Audit ``program`` on ``inputs`` for ``coalition``, run on the SimPy driver.
 
@@ -156,6 +157,11 @@ def audit(
     or an output of a run on the audit's inputs that is NaN or infinite, is an
     :class:`~protocols.errors.InputError` naming the value — an audit of garbage is no verdict.
 
+    ``oracle`` is the PRG expansion of the audited runs (:class:`SimPyRunner`); by default the
+    simulation method of a SecAgg target programs it (``"affine"``, :func:`default_oracle`):
+    with the real AES expansion a masked input that leaves out its pair masks on both sides is
+    related to what the aggregator unmasks only through the PRG, which no value test sees.
+
     >>> from protocols.secure_sum import secure_sum_field
     >>> from protocols.field import prime_field
     >>> F = prime_field(2**61 - 1)
@@ -165,7 +171,8 @@ def audit(
     >>> result.verdict
     'private'
     """
-    runner = SimPyRunner(prime, frac_bits, seed, network)
+    oracle, variant = default_oracle(method, protocol, variant, oracle)
+    runner = SimPyRunner(prime, frac_bits, seed, network, oracle=oracle)
     if callable(program) and inputs is not None:
         check_audit_inputs(inputs, runner.field, field_only=method != "simulation")
         check_representable(inputs, runner.frac_bits)
@@ -173,6 +180,29 @@ def audit(
     return audit_with(program, inputs, coalition, runner=runner, method=method, trials=trials,
                       alpha=alpha, seed=seed, protocol=protocol, variant=variant, calls=calls,
                       pairs=pairs, max_runs=max_runs, progress=progress)
+
+
+def default_oracle(method: str, protocol: Target, variant: str | None,
+                   oracle: str | None) -> tuple[str, str | None]:
+    """The audited runs' PRG expansion and the simulator's variant to match it.
+
+    An explicit ``oracle`` is kept (``"aes"`` or ``"affine"``). Otherwise the simulation
+    method of a target that names SecAgg programs the oracle, as Bonawitz et al.'s simulator
+    does (Thm. 6.3), and tells the simulator through the variant (``",oracle=affine"``); every
+    other audit runs the real AES expansion.
+    """
+    if oracle is not None:
+        if oracle not in ("aes", "affine"):
+            raise InputError(f"oracle = {oracle!r} must be 'aes' or 'affine'")
+        chosen = oracle
+    else:
+        names = [protocol] if isinstance(protocol, str) or protocol is None else (
+            [protocol.name] if hasattr(protocol, "name") else list(protocol))
+        secagg_named = any(getattr(n, "name", n) == "secagg" for n in names)
+        chosen = "affine" if method == "simulation" and secagg_named else "aes"
+    if chosen == "affine" and "oracle=" not in (variant or ""):
+        variant = "oracle=affine" if not variant else f"{variant},oracle=affine"
+    return chosen, variant
 
 
 def secure_sum_program(variant: str, label: str = "x") -> FieldProgram:

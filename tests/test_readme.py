@@ -110,6 +110,7 @@ CHECKED = {
     "# audit inputs": "test_audit_inputs_example_is_a_leak",
     "# program rerun": "test_program_rerun_example_is_private",
     "# your own protocol": "test_own_protocol_example_is_private_and_its_bug_a_leak",
+    "# secagg audit": "test_secagg_audit_example_is_private",
 }
 
 
@@ -205,6 +206,12 @@ def test_key_flow_example_names_the_seed() -> None:
     exec(compile(block("# key flow").text, "README", "exec"), namespace)  # asserts inside
     result = namespace["result"]
     assert result.message == "secure_sum#0.column_sum from 1 to 0"  # type: ignore[attr-defined]
+
+
+def test_secagg_audit_example_is_private() -> None:
+    namespace: dict[str, object] = {}
+    exec(compile(block("# secagg audit").text, "README", "exec"), namespace)  # asserts inside
+    assert namespace["result"].details["protocols"] == ["secagg (t=2)"]  # type: ignore[attr-defined]
 
 
 def test_audit_inputs_example_is_a_leak() -> None:

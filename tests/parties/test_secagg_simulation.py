@@ -206,6 +206,27 @@ def test_pair_masks_left_out_on_both_sides_are_caught_with_the_programmed_oracle
     assert r.message.startswith("secagg#0.unmask from ")
 
 
+def test_the_public_audit_of_secagg_programs_the_oracle_by_default() -> None:
+    """``sim.privacy.audit`` with a SecAgg target and no ``oracle`` audits with the programmed
+    one, so the leak that the AES expansion hides from every value test is caught; an explicit
+    ``oracle="aes"`` is kept (and answers what that oracle can see)."""
+    from sim.privacy import audit, default_oracle
+
+    assert default_oracle("simulation", "secagg", None, None) == ("affine", "oracle=affine")
+    assert default_oracle("simulation", ("secure_sum", "secagg"), "t=3", None) == (
+        "affine", "t=3,oracle=affine")
+    assert default_oracle("statistical", "secagg", None, None) == ("aes", None)
+    assert default_oracle("simulation", "secure_sum", None, None) == ("aes", None)
+    assert default_oracle("simulation", "secagg", "t=3", "aes") == ("aes", "t=3")
+    with pytest.raises(InputError, match="oracle"):
+        default_oracle("simulation", "secagg", None, "sha")
+    parties = ps.leaky_parties(inputs_for(), CONFIG, "omitted_pairs_both_sides")
+    r = audit(parties, None, [AGG], prime=P61, trials=300, seed=2, protocol="secagg",
+              variant=variant_of(CONFIG))
+    assert r.verdict == "leak" and r.call == 0, r.details
+    assert r.message.startswith("secagg#0.unmask from ")
+
+
 def test_honest_secagg_is_private_with_the_programmed_oracle() -> None:
     r = run_audit(ps.leaky_parties(inputs_for(), CONFIG, None), (AGG,), trials=300,
                   oracle="affine", faults=DROP_BEFORE_UNMASK)
