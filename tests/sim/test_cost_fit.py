@@ -32,7 +32,7 @@ def runner(program, m: int):
 def test_secure_sum_fits_the_thesis_formulas(variant: str, m: int) -> None:
     (line,) = fit_costs(runner(lambda ctx, x: secure_sum(ctx, x, variant), m), (2, 5, 9))
     rounds, per = (2, 2) if variant == "explicit" else (1, 1)
-    assert (line.protocol, line.call, line.party) == ("secure_sum", 0, None)
+    assert (line.protocol, line.call, line.party) == ("secure_sum", 1, None)  # 0: key agreement
     assert line.fitted["rounds"].a == rounds and line.fitted["rounds"].b == 0
     assert line.fitted["messages_sent"].a == per * (m - 1)
     assert (line.fitted["elements_sent"].a, line.fitted["elements_sent"].b) == (
