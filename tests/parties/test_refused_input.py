@@ -15,7 +15,8 @@ import pytest
 from protocols.errors import InputError
 from protocols.field import prime_field
 from protocols.secure_sum import secure_sum_field
-from sim.privacy import audit
+from parties.audit import audit as audit_with_runner
+from sim.privacy import SimPyRunner, audit
 
 F61 = prime_field(2**61 - 1)
 F5 = prime_field(5)
@@ -36,7 +37,13 @@ def test_a_refused_input_is_an_error_naming_the_party(method: str) -> None:
     else:
         inputs, prime = [F61.elements([1, 2]), F61.elements([5000, 4]),
                          F61.elements([5, 6])], 2**61 - 1
+    # the audit's runs themselves: the party that refused is named
     with pytest.raises(InputError, match=r"party 1 refused its input.*exceeds the bound"):
+        audit_with_runner(bounded, inputs, [0], runner=SimPyRunner(prime), method=method,
+                          trials=20)
+    # sim.privacy.audit checks the inputs before any audit run, naming the input
+    with pytest.raises(InputError,
+                       match=r"inputs\[1\] is refused by the program.*exceeds the bound"):
         audit(bounded, inputs, [0], prime=prime, method=method, trials=20)
 
 
