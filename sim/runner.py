@@ -34,7 +34,7 @@ from protocols.errors import InputError, ProtocolAbort, ScenarioError
 from sim import catalog, report
 from sim.entry import Algorithm, AlgorithmRun, RunInput
 from sim.estimate import Estimate, check_fits, estimate_run
-from sim.scenario import Scenario, load_scenario
+from sim.scenario import Scenario, check_role_ids, load_scenario
 
 if TYPE_CHECKING:
     import numpy as np
@@ -255,6 +255,7 @@ def plan_scenario(
             f"network.parties = {scenario.n_parties}: {entry.name} needs at least "
             f"{entry.min_parties} data-holding parties{why}"
         )
+    check_role_ids(scenario.audits, scenario.n_parties, entry.other_roles(params))
     attack = None
     if scenario.attack:
         if entry.attack is None:

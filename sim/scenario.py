@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import errno
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -462,7 +462,7 @@ def _validate_audit(i: int, audit: Any, n_parties: int) -> AuditSpec:
     coalitions: tuple[tuple[int, ...], ...] | str | None = None
     sizes: tuple[int, ...] | None = None
     if "coalition" in audit:
-        coalition = _coalition(f"{where}.coalition", audit["coalition"], n_parties)
+        coalition = _coalition(f"{where}.coalition", audit["coalition"], n_parties, roles=True)
     elif "sizes" in audit:
         value = audit["sizes"]
         if (not isinstance(value, list) or not value or not all(
@@ -474,7 +474,7 @@ def _validate_audit(i: int, audit: Any, n_parties: int) -> AuditSpec:
     elif audit["coalitions"] == "all":
         coalitions = "all"
     elif isinstance(audit["coalitions"], list) and audit["coalitions"]:
-        coalitions = tuple(_coalition(f"{where}.coalitions[{j}]", c, n_parties)
+        coalitions = tuple(_coalition(f"{where}.coalitions[{j}]", c, n_parties, roles=True)
                            for j, c in enumerate(audit["coalitions"]))
     else:
         raise ScenarioError(f"{where}.coalitions = {audit['coalitions']!r} must be \"all\" or "
@@ -491,13 +491,19 @@ def _validate_audit(i: int, audit: Any, n_parties: int) -> AuditSpec:
                      coalitions, sizes)
 
 
-def _coalition(where: str, coalition: Any, n_parties: int) -> tuple[int, ...]:
-    """A list of distinct party ids 0..M−1, not all of them."""
+def _coalition(where: str, coalition: Any, n_parties: int,
+               roles: bool = False) -> tuple[int, ...]:
+    """A list of distinct party ids, not every data-holding party.
+
+    Data holders are 0..M−1. With ``roles`` (an ``[[audit]]``), ids from M on name the run's
+    other participants (an aggregator, a noise generator, a dealer: party M, M + 1, ...), which
+    :func:`check_role_ids` checks once the algorithm's entry is known.
+    """
     if not isinstance(coalition, list) or not coalition or not all(
         isinstance(c, int) and not isinstance(c, bool) for c in coalition
     ):
         raise ScenarioError(f"{where} = {coalition!r} must be a list of party ids")
-    missing = sorted({c for c in coalition if not 0 <= c < n_parties})
+    missing = sorted({c for c in coalition if c < 0 or (not roles and c >= n_parties)})
     if missing:
         raise ScenarioError(
             f"{where} names part{'ies' if len(missing) > 1 else 'y'} {missing}, "
@@ -505,12 +511,44 @@ def _coalition(where: str, coalition: Any, n_parties: int) -> tuple[int, ...]:
         )
     if len(set(coalition)) != len(coalition):
         raise ScenarioError(f"{where} = {coalition} repeats a party")
-    if len(coalition) >= n_parties:
+    if len({c for c in coalition if c < n_parties}) >= n_parties:
         raise ScenarioError(
-            f"{where} has all {n_parties} parties; t-privacy concerns coalitions of "
-            f"at most M − 1 = {n_parties - 1}"
+            f"{where} has all {n_parties} data-holding parties; t-privacy concerns coalitions "
+            f"of at most M − 1 = {n_parties - 1}"
         )
     return tuple(sorted(coalition))
+
+
+def check_role_ids(audits: Sequence[AuditSpec], n_parties: int,
+                   roles: Sequence[str]) -> None:
+    """Every ``[[audit]]`` coalition's ids name a participant of the run.
+
+    Parameters
+    ----------
+    audits : sequence of AuditSpec
+    n_parties : int
+        The data-holding parties 0..M−1.
+    roles : sequence of str
+        The run's other participants in id order from M (the entry's ``other_roles``).
+
+    Raises
+    ------
+    ScenarioError
+        Naming the audit, the id and who the participants are.
+    """
+    total = n_parties + len(roles)
+    named = ", ".join(f"{role} {n_parties + i}" for i, role in enumerate(roles))
+    who = f"0..{n_parties - 1} hold data" + (f"; {named}" if named else "")
+    for i, spec in enumerate(audits):
+        listed = [("coalition", spec.coalition)] if spec.coalition else []
+        if isinstance(spec.coalitions, tuple):
+            listed += [(f"coalitions[{j}]", c) for j, c in enumerate(spec.coalitions)]
+        for key, coalition in listed:
+            beyond = sorted(c for c in coalition if c >= total)
+            if beyond:
+                raise ScenarioError(
+                    f"audit[{i}].{key} names part{'ies' if len(beyond) > 1 else 'y'} {beyond}, "
+                    f"but the run's participants are 0..{total - 1} ({who})")
 
 
 def _check_coalition(where: str, coalition: Any, n_parties: int) -> tuple[int, ...]:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from protocols.errors import ScenarioError
 from sim.runner import run_scenario
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
@@ -61,3 +62,29 @@ def test_pd_nmf_over_secagg_accepts_a_whole_run_simulation_audit(tmp_path) -> No
     assert result.verdict == "inconclusive", result.details
     assert result.details["calls"] == 18
     assert result.details["protocols"] == ["secagg (t=3,oracle=affine)"]
+
+
+def test_a_scenario_coalition_names_the_aggregator_by_its_id(tmp_path) -> None:
+    """Party M is the aggregator: ``coalition = [8]`` and ``coalitions = [[0, 8]]`` reach it,
+    and an id beyond the run's participants names who they are."""
+    path = with_audit(tmp_path, "secagg_dropouts.toml",
+                      'method = "simulation"\ncoalitions = [[8], [0, 8]]\ntrials = 20')
+    run = run_scenario(path)
+    assert [a.coalition for a in run.audits] == [(8,), (0, 8)]
+    for a in run.audits:  # 20 trials cannot saturate the view: never private, never refused
+        assert a.verdict == "inconclusive", a.details
+    (tmp_path / "bad").mkdir()
+    bad = with_audit(tmp_path / "bad", "secagg_dropouts.toml",
+                     'method = "simulation"\ncoalition = [9]\ntrials = 20')
+    with pytest.raises(ScenarioError, match=r"audit\[0\]\.coalition names party \[9\], but the "
+                       r"run's participants are 0\.\.8 \(0\.\.7 hold data; aggregator 8\)"):
+        run_scenario(bad)
+
+
+def test_an_entry_without_other_roles_refuses_an_id_beyond_its_data_holders(tmp_path) -> None:
+    text = (SCENARIOS / "quickstart.toml").read_text()
+    path = tmp_path / "q.toml"
+    path.write_text(f'{text}\n[[audit]]\nmethod = "simulation"\ncoalition = [7]\n')
+    with pytest.raises(ScenarioError, match=r"names party \[7\], but the run's participants "
+                       r"are 0\.\.\d+ \(0\.\.\d+ hold data\)$"):
+        run_scenario(path)
