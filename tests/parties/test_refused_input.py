@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
+from parties.audit import audit as audit_with_runner
 from protocols.errors import InputError
 from protocols.field import prime_field
 from protocols.secure_sum import secure_sum_field
-from parties.audit import audit as audit_with_runner
 from sim.privacy import SimPyRunner, audit
 
 F61 = prime_field(2**61 - 1)
