@@ -196,8 +196,12 @@ def default_oracle(method: str, protocol: Target, variant: str | None,
             raise InputError(f"oracle = {oracle!r} must be 'aes' or 'affine'")
         chosen = oracle
     else:
-        names = [protocol] if isinstance(protocol, str) or protocol is None else (
-            [protocol.name] if hasattr(protocol, "name") else list(protocol))
+        if isinstance(protocol, str) or hasattr(protocol, "name"):
+            names: list[Any] = [protocol]
+        elif isinstance(protocol, Sequence):
+            names = list(protocol)
+        else:  # None, or a malformed target the audit itself refuses
+            names = []
         secagg_named = any(getattr(n, "name", n) == "secagg" for n in names)
         chosen = "affine" if method == "simulation" and secagg_named else "aes"
     if chosen == "affine" and "oracle=" not in (variant or ""):

@@ -211,7 +211,7 @@ def test_key_flow_example_names_the_seed() -> None:
 def test_secagg_audit_example_is_private() -> None:
     namespace: dict[str, object] = {}
     exec(compile(block("# secagg audit").text, "README", "exec"), namespace)  # asserts inside
-    assert namespace["result"].details["protocols"] == ["secagg (t=2)"]  # type: ignore[attr-defined]
+    assert namespace["result"].details["protocols"] == ["secagg (t=2,oracle=affine)"]  # type: ignore[attr-defined]
 
 
 def test_audit_inputs_example_is_a_leak() -> None:
