@@ -513,8 +513,8 @@ def _coalition(where: str, coalition: Any, n_parties: int,
         raise ScenarioError(f"{where} = {coalition} repeats a party")
     if len({c for c in coalition if c < n_parties}) >= n_parties:
         raise ScenarioError(
-            f"{where} has all {n_parties} data-holding parties; t-privacy concerns coalitions "
-            f"of at most M − 1 = {n_parties - 1}"
+            f"{where} has all {n_parties}{' data-holding' if roles else ''} parties; "
+            f"t-privacy concerns coalitions of at most M − 1 = {n_parties - 1}"
         )
     return tuple(sorted(coalition))
 
