@@ -318,27 +318,29 @@ def _init_ranking(runs: Runs, name: str, k: int) -> list[tuple[str, float]]:
 
 
 def c12(runs: Runs) -> Outcome:
-    topics = _init_ranking(runs, "pd_nmf_init_comparison", 5)
+    topics5 = _init_ranking(runs, "pd_nmf_init_comparison", 5)
+    topics10 = _init_ranking(runs, "pd_nmf_init_comparison", 10)
     ratings5 = _init_ranking(runs, "pd_nmf_init_comparison_ratings", 5)
-    ratings50 = _init_ranking(runs, "pd_nmf_init_comparison_ratings", 50)
-    order50 = [i for i, _ in ratings50]
     checks = {
-        "topics k = 5: WR-NMF best": topics[0][0] in ("pd_nmf_init",),
+        "topics k = 5: WR-NMF best": topics5[0][0] == "pd_nmf_init",
+        "topics k = 10: WR-NMF best": topics10[0][0] == "pd_nmf_init",
         "ratings k = 5: random / random_2x best": ratings5[0][0] in ("random", "random_2x"),
-        "ratings k = 50: nndsvd / PD-SVD best": order50[0] in ("nndsvd", "pd_svd"),
-        "ratings k = 50: WR-NMF > random_2x": order50.index("pd_nmf_init")
-        < order50.index("random_2x"),
     }
 
     def names(r: list[tuple[str, float]]) -> str:
-        return " < ".join(i.replace("pd_nmf_init", "WR-NMF") for i, _ in r)
+        return " < ".join(i.replace("pd_nmf_init", "WR-NMF").replace("pd_svd", "PD-SVD")
+                          for i, _ in r)
 
     failed = [c for c, ok in checks.items() if not ok]
+    spread = topics5[-1][1] / topics5[0][1] - 1
     return Outcome(
-        _status(not failed, partial=len(failed) < len(checks)),
+        _status(not failed, partial=True),
         f"final objective, best first ({INIT_TRIALS} trials, M = 9): topics k = 5: "
-        f"{names(topics)}; ratings k = 5: {names(ratings5)}; ratings k = 50: {names(ratings50)}",
-        ("not reproduced: " + "; ".join(failed)) if failed else "",
+        f"{names(topics5)} (all within {spread:.1%}); topics k = 10: {names(topics10)}; "
+        f"ratings k = 5: {names(ratings5)}",
+        ("not reproduced: " + "; ".join(failed) + ". " if failed else "")
+        + "Not run: k = 50 (a 3-trial comparison of the five starts at k = 50 did not finish in "
+        "10 minutes on our machine, and random starts overflow 2^61 − 1 at 24 fractional bits)",
     )
 
 
@@ -422,13 +424,16 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("C10", "001", "§3.4, Figs. 3.9–3.10", "KSDP p rises with party size; PD-SVD p > "
           "Σ-revealing p; Σ-revealing p ≫ 0.05", ("tests/sim/test_ksdp.py",), c10),
     Claim("C11", "001", "§3.3, Fig. 3.7", "uplift positive for all party sizes, largest for "
-          "small ones; DP-PD-NMF RMSE near random", ("tests/sim/test_uplift.py",), c11),
+          "small ones; DP-PD-NMF RMSE near random",
+          ("tests/sim/test_experiments.py::test_uplift_topic_scenario_reproduces_the_thesis_"
+           "trend", "tests/sim/test_experiments.py::test_uplift_on_ratings_uses_the_rmse"), c11),
     Claim("Fig. 3.8", "001", "§3.3, Fig. 3.8", "PD-SVD's global basis lowers a party's "
           "held-out LRA error", ("tests/algorithms/svd/test_pd_svd.py::test_lra_error_with_the_"
                                  "global_basis_is_never_below_the_local_optimum",), fig38),
     Claim("C12", "001", "§2.4, Figs. 2.4–2.5", "topics → WR-NMF best; ratings k = 5 → random / "
           "random_2x; ratings k = 50 → nndsvd / PD-SVD, WR-NMF > random_2x",
-          ("tests/sim/test_init_comparison.py",), c12),
+          ("tests/sim/test_experiments.py::test_init_ranking_of_the_thesis_on_the_comparison_"
+           "scenarios",), c12),
     Claim("C13", "001", "§1.5, Tables 1.4–1.5", "NMF rows: six 'best' measures, mean ∆ 61.89",
           (), c13),
     Claim("C14", "000", "§3.2", "∆_A = 2/N, ∆_B = 4/N (2/N without outliers); "
