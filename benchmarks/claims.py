@@ -426,7 +426,8 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("C11", "001", "§3.3, Fig. 3.7", "uplift positive for all party sizes, largest for "
           "small ones; DP-PD-NMF RMSE near random",
           ("tests/sim/test_experiments.py::test_uplift_topic_scenario_reproduces_the_thesis_"
-           "trend", "tests/sim/test_experiments.py::test_uplift_on_ratings_uses_the_rmse"), c11),
+           "trend", "tests/sim/test_experiments.py::test_uplift_ratings_scenario_reproduces_"
+           "the_thesis_trend"), c11),
     Claim("Fig. 3.8", "001", "§3.3, Fig. 3.8", "PD-SVD's global basis lowers a party's "
           "held-out LRA error", ("tests/algorithms/svd/test_pd_svd.py::test_lra_error_with_the_"
                                  "global_basis_is_never_below_the_local_optimum",), fig38),
