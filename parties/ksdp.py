@@ -17,7 +17,10 @@ What is here
   them is max_k B(k; n − 1, p) (digest §1.9.1, with the typo of item 24 corrected).
   :func:`one_bit_sum_pmfs` builds both laws by convolving the n Bernoulli laws (no binomial
   formula), :func:`one_bit_sum_ks` takes the largest CDF gap; the tests hold it to
-  ``scipy.stats.binom``.
+  ``scipy.stats.binom``. The (ε, δ) view of the same mechanism (eqs. 3.2–3.3, Fig. 3.4):
+  :func:`one_bit_sum_delta_min`, :func:`one_bit_sum_epsilon_at_delta_min` (exp ε = p(n−1)/q)
+  and :func:`one_bit_sum_epsilon` / :func:`one_bit_sum_epsilon_curve` for vanishing δ by the
+  thesis's normal approximation.
 * The statistic for **PD-NMF** (§3.4.1, digest item 28): the *document-weighted topic
   weights* σ = Σ_t a_t w²_t with a = argmin_{u ∈ [0, 1]^k} ‖x − uT‖² (box-constrained least
   squares) and w² the victim's k-vector ‖W^(v)_:t‖² (SumWW_t minus the adversary's own share,
@@ -41,8 +44,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.optimize import lsq_linear
-from scipy.stats import ks_2samp
+from scipy.stats import ks_2samp, norm
 
 from protocols.errors import InputError
 
@@ -138,6 +142,64 @@ def one_bit_sum_ks(n: int, p: float) -> float:
     """KS(F_0, F_1) = max_k |F_0(k) − F_1(k)| for the one-bit sum (exact)."""
     pmf0, pmf1 = one_bit_sum_pmfs(n, p)
     return float(np.max(np.abs(np.cumsum(pmf0) - np.cumsum(pmf1))))
+
+
+def one_bit_sum_delta_min(n: int, p: float) -> float:
+    """δ_min(n) = 1 − (1 − q^(n−1))(1 − p^(n−1)): the smallest δ with a finite ε (eq. 3.3).
+
+    The mass the two laws do not share is f(X^n_0) = 0 (all other bits 0, probability
+    q^(n−1)) and f(X^n_1) = n (all other bits 1, probability p^(n−1)); the thesis's δ_min is the
+    probability that either of these events happens.
+    """
+    _check_bits(n, p)
+    q = 1.0 - p
+    return float(1.0 - (1.0 - q ** (n - 1)) * (1.0 - p ** (n - 1)))
+
+
+def one_bit_sum_mass_ratio(n: int, p: float, k: ArrayLike) -> np.ndarray:
+    """r(n, k) = B(k; n−1, p)/B(k−1; n−1, p) = p(n − k)/(q k), real-valued k as in §3.1."""
+    _check_bits(n, p)
+    k = np.asarray(k, dtype=np.float64)
+    return p * (n - k) / ((1.0 - p) * k)
+
+
+def one_bit_sum_epsilon_at_delta_min(n: int, p: float) -> float:
+    """ε with δ = δ_min: exp(ε) = r(n, 1) = p(n − 1)/q (eq. 3.3; r(n, 1) is the largest ratio)."""
+    return float(np.log(one_bit_sum_mass_ratio(n, p, 1.0)))
+
+
+def one_bit_sum_epsilon(n: int, p: float, delta: float) -> float:
+    """ε for a vanishing δ by the thesis's normal approximation (§3.1, Fig. 3.4).
+
+    k_l = µ + σΦ⁻¹(δ/2) and k_u = µ + σΦ⁻¹(1 − δ/2) with µ = np, σ = sqrt(np(1 − p)) bound
+    the central mass; ε = max{|log r(n, k_l)|, |log r(n, k_u)|}. The thesis requires
+    1 ≤ k_l ≤ k_u ≤ n − 1: outside that range ε is undefined and NaN is returned (n = 10 with
+    δ = 10⁻³ gives k_l < 0).
+    """
+    _check_bits(n, p)
+    if not 0.0 < float(delta) < 1.0:
+        raise InputError(f"delta = {delta!r} must lie in (0, 1)")
+    mu, sigma = n * p, np.sqrt(n * p * (1.0 - p))
+    k_l = mu + sigma * norm.ppf(delta / 2.0)
+    k_u = mu + sigma * norm.ppf(1.0 - delta / 2.0)
+    if k_l < 1.0 or k_u > n - 1:
+        return float("nan")
+    return float(np.max(np.abs(np.log(one_bit_sum_mass_ratio(n, p, [k_l, k_u])))))
+
+
+DELTA_SCHEDULES: dict[str, Callable[[int], float]] = {
+    "const": lambda n: 1e-3,
+    "lin": lambda n: 1.0 / n,
+    "quad": lambda n: 1.0 / n**2,
+    "cube": lambda n: 1.0 / n**3,
+}
+"""Fig. 3.4's four vanishing δ's: 10⁻³, 1/n, 1/n², 1/n³."""
+
+
+def one_bit_sum_epsilon_curve(sizes: Sequence[int], p: float = 0.5) -> dict[str, list[float]]:
+    """Fig. 3.4: ε against n for each of :data:`DELTA_SCHEDULES` (NaN where undefined)."""
+    return {name: [one_bit_sum_epsilon(int(n), p, rule(int(n))) for n in sizes]
+            for name, rule in DELTA_SCHEDULES.items()}
 
 
 # -- PD-NMF (§3.4.1) -----------------------------------------------------------------------------

@@ -4,8 +4,10 @@ Figures 2.4/2.5 of the thesis (seed 001) plot, for each initialisation of PD-NMF
 objective against the iteration, as mean ± one standard deviation of the mean over 10 trials,
 with M = 9 parties. The initialisations compared here are ``random``, ``random_2x`` (random
 run for twice the sweeps: the benchmark every initialisation should beat), ``nndsvd``
-(centralized, non-private) and ``pd_nmf_init`` (WR-NMF through SecureSum, Algorithm 8).
-PD-SVD-based nndsvd is not available (PD-SVD is not implemented yet).
+(centralized, non-private), ``pd_nmf_init`` (WR-NMF through SecureSum, Algorithm 8) and
+``pd_svd`` (nndsvd from PD-SVD's V_k and the parties' U^(m), :mod:`algorithms.svd.pd_svd`; the
+thesis's "PD-SVD" line, Algorithms 9–10; ``svd_variant`` and ``svd_iterations`` as in
+``pd_nmf``).
 
 Every trial is a real simulation of PD-NMF among the scenario's parties, seeded from the
 scenario seed and the trial number; the randomness that differs between trials is the random
@@ -37,7 +39,9 @@ from sim.experiments.pd_nmf import (
     run_pd_nmf,
 )
 
-COMPARED = ("random", "random_2x", "nndsvd", "pd_nmf_init")
+COMPARED = ("random", "random_2x", "nndsvd", "pd_nmf_init", "pd_svd")
+DEFAULT_INITS = COMPARED[:4]
+"""What ``inits`` compares when the scenario does not say (``pd_svd`` is opt-in)."""
 
 
 MAX_TRIALS = 1000
@@ -62,7 +66,7 @@ class InitsCheck:
 
 
 PARAMS = {**NMF_PARAMS,
-          "inits": Param(list(COMPARED), InitsCheck(), "initialisations to compare"),
+          "inits": Param(list(DEFAULT_INITS), InitsCheck(), "initialisations to compare"),
           "trials": Param(10, integer(1, MAX_TRIALS), "trials per initialisation")}
 
 

@@ -14,6 +14,10 @@ from parties.ksdp import (
     SVD_STATISTICS,
     estimated_sigma2,
     measure,
+    one_bit_sum_delta_min,
+    one_bit_sum_epsilon,
+    one_bit_sum_epsilon_at_delta_min,
+    one_bit_sum_epsilon_curve,
     one_bit_sum_ks,
     one_bit_sum_pmfs,
     svd_statistics,
@@ -163,3 +167,69 @@ def test_svd_statistics_match_their_formulas():
     X_a = rng.uniform(size=(6, 5))
     est = estimated_sigma2(X_a, V, 3)
     np.testing.assert_allclose(est, (9 / 6) * np.linalg.norm(X_a @ V, axis=0) ** 2)
+
+
+# -- the one-bit sum's (ε, δ) (§3.1, eqs. 3.2–3.3, Fig. 3.4; digest C9) -------------------------
+
+
+def _hockey_stick(a: np.ndarray, b: np.ndarray, eps: float) -> float:
+    """The smallest δ with P_a(S) ≤ e^ε P_b(S) + δ for every event S: Σ_k max(0, a_k − e^ε b_k)."""
+    return float(np.sum(np.maximum(0.0, a - np.exp(eps) * b)))
+
+
+@pytest.mark.parametrize(("n", "p"), list(itertools.product([5, 10, 20, 57], [0.5, 0.75, 0.95])))
+def test_epsilon_at_delta_min_is_the_largest_mass_ratio_of_the_binomial_laws(n: int, p: float):
+    k = np.arange(n + 1)
+    f1, f0 = binom.pmf(k - 1, n - 1, p), binom.pmf(k, n - 1, p)  # victim's bit 1 / 0
+    both = (f0 > 0) & (f1 > 0)
+    ratios = np.concatenate([f1[both] / f0[both], f0[both] / f1[both]])
+    eps = one_bit_sum_epsilon_at_delta_min(n, p)
+    assert eps == pytest.approx(np.log(ratios.max()), rel=1e-9)
+    unshared = f0[~both].sum() + f1[~both].sum()  # f(X_0) = 0 and f(X_1) = n
+    q = 1 - p
+    assert unshared == pytest.approx(q ** (n - 1) + p ** (n - 1), rel=1e-9)
+    delta = one_bit_sum_delta_min(n, p)
+    either = 1 - (1 - binom.pmf(0, n - 1, p)) * (1 - binom.pmf(n - 1, n - 1, p))
+    assert delta == pytest.approx(either, rel=1e-9)
+    # at this ε the only mass that escapes the ratio bound is the unshared mass (≤ δ_min);
+    # any smaller ε lets shared mass escape too
+    sides = (_hockey_stick(f1, f0, eps), _hockey_stick(f0, f1, eps))
+    np.testing.assert_allclose(sides, (p ** (n - 1), q ** (n - 1)), rtol=1e-9)
+    assert max(sides) <= delta * (1 + 1e-9) + 1e-15
+    tighter = eps - 0.05
+    assert _hockey_stick(f0, f1, tighter) > sides[1] * (1 + 1e-6)
+
+
+def test_delta_min_and_exact_epsilon_match_the_digests_reference_values():
+    assert round(one_bit_sum_delta_min(10, 0.5), 4) == 0.0039
+    assert one_bit_sum_delta_min(20, 0.5) == pytest.approx(3.8e-6, rel=0.02)
+    assert round(one_bit_sum_epsilon_at_delta_min(100, 0.5), 3) == 4.595  # exp ε = n − 1
+    # ε ∈ O(log n) with δ_min: ε(n) − log(n − 1) is log(p/q), constant in n
+    for n in (10, 100, 1000):
+        assert one_bit_sum_epsilon_at_delta_min(n, 0.75) - np.log(n - 1) == pytest.approx(
+            np.log(3.0), rel=1e-12)
+
+
+FIG_3_4 = {  # digest §1.9.1 (DERIVED, p = 1/2): ε for δ = 10⁻³, 1/n, 1/n², 1/n³
+    100: (0.684, 0.527, 0.821, 1.070),
+    1000: (0.209, 0.209, 0.312, 0.391),
+    10000: (0.066, 0.078, 0.115, 0.143),
+}
+
+
+def test_figure_3_4_vanishing_delta_matches_the_reference_values_and_rate():
+    curve = one_bit_sum_epsilon_curve(sorted(FIG_3_4))
+    for i, n in enumerate(sorted(FIG_3_4)):
+        got = [curve[name][i] for name in ("const", "lin", "quad", "cube")]
+        np.testing.assert_allclose(got, FIG_3_4[n], atol=6e-4)
+    # n = 10: δ = 1/n gives k_l = 2.40, ε = 1.153; δ = 10⁻³ and 1/n³ leave k_l < 0 (undefined)
+    assert one_bit_sum_epsilon(10, 0.5, 0.1) == pytest.approx(1.153, abs=6e-4)
+    assert np.isnan(one_bit_sum_epsilon(10, 0.5, 1e-3))
+    assert np.isnan(one_bit_sum_epsilon(10, 0.5, 1e-3))  # 1/n³ = 10⁻³ at n = 10
+    # ε ∈ O(1/√n) at a constant δ: ε·√n is flat over two decades
+    scaled = [one_bit_sum_epsilon(n, 0.5, 1e-3) * np.sqrt(n) for n in (100, 1000, 10000)]
+    assert max(scaled) / min(scaled) < 1.05
+    # larger |p − 1/2| gives a larger ε at the same n and δ
+    assert one_bit_sum_epsilon(1000, 0.75, 1e-3) > one_bit_sum_epsilon(1000, 0.5, 1e-3)
+    with pytest.raises(InputError, match="delta"):
+        one_bit_sum_epsilon(100, 0.5, 0.0)
