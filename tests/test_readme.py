@@ -1,8 +1,10 @@
-"""The README's claims hold: every code block runs (or is checked against what it describes),
-every table names what exists, and the scenarios say what they do.
+"""The README's and the reference pages' claims hold: every code block runs (or is checked
+against what it describes), every table names what exists, and the scenarios say what they do.
 
-Each fenced code block of README.md must be claimed by exactly one check below (matched by its
-first line), so a block added later cannot go unchecked. Figures the README quotes (message
+Each fenced code block of README.md and of every ``docs/*.md`` page must be claimed by exactly
+one check below (matched by its first line, wherever the block lives), so a block added or
+moved later cannot go unchecked; ``docs/tutorial.md`` is claimed whole by ``tests/test_docs.py``,
+which runs it in order. Figures the README quotes (message
 counts, bytes, verdicts) are compared with a real run; expected values written here come from
 the README's own text or from numpy, never from the code under test.
 """
@@ -26,6 +28,11 @@ from sim.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+# the pages whose blocks this module checks one by one, by path relative to the repository
+PAGES = {p.relative_to(ROOT).as_posix(): p.read_text(encoding="utf-8")
+         for p in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]}
+# pages a whole-page test runs in order instead (their blocks build on each other)
+RUN_WHOLE = {"docs/tutorial.md": "tests/test_docs.py::test_the_tutorial_runs_as_written"}
 SCENARIOS = sorted((ROOT / "scenarios").glob("*.toml"))
 
 
@@ -55,15 +62,34 @@ def code_blocks(text: str = README) -> list[Block]:
     return blocks
 
 
+def page_blocks() -> list[tuple[str, Block]]:
+    """Every code block of the pages checked one by one, with the page it is on."""
+    return [(page, b) for page, text in PAGES.items() if page not in RUN_WHOLE
+            for b in code_blocks(text)]
+
+
 def block(first_line_prefix: str) -> Block:
-    found = [b for b in code_blocks() if b.first.startswith(first_line_prefix)]
-    assert len(found) == 1, f"README has {len(found)} blocks starting {first_line_prefix!r}"
+    found = [b for _, b in page_blocks() if b.first.startswith(first_line_prefix)]
+    assert len(found) == 1, f"the pages have {len(found)} blocks starting {first_line_prefix!r}"
     return found[0]
 
 
+def page_with(heading: str) -> str:
+    """The text of the one page that has ``heading`` (a line of it)."""
+    found = [text for text in PAGES.values() if heading in text.splitlines()
+             or any(line.startswith(heading) for line in text.splitlines())]
+    assert len(found) == 1, f"{len(found)} pages have the heading {heading!r}"
+    return found[0]
+
+
+def section(heading: str) -> str:
+    """From ``heading`` to the next heading of level two (on whichever page has it)."""
+    return page_with(heading).split(heading, 1)[1].split("\n## ", 1)[0]
+
+
 def table_rows(heading: str) -> list[list[str]]:
-    """The body rows of the first Markdown table after ``heading``."""
-    section = README.split(heading, 1)[1]
+    """The body rows of the first Markdown table after ``heading`` (on whichever page)."""
+    section = page_with(heading).split(heading, 1)[1]
     rows = []
     for line in section.splitlines():
         if line.startswith("|"):
@@ -115,12 +141,16 @@ CHECKED = {
 
 
 def test_every_code_block_is_checked() -> None:
-    unclaimed = [f"line {b.line}: {b.first!r}" for b in code_blocks()
+    unclaimed = [f"{page} line {b.line}: {b.first!r}" for page, b in page_blocks()
                  if not any(b.first.startswith(prefix) for prefix in CHECKED)]
-    assert unclaimed == [], "README code blocks without a check:\n" + "\n".join(unclaimed)
+    assert unclaimed == [], "code blocks without a check:\n" + "\n".join(unclaimed)
     for prefix, test in CHECKED.items():
         block(prefix)  # each check's block exists exactly once
         assert callable(globals()[test])
+    for page, test in RUN_WHOLE.items():
+        path, name = test.split("::")
+        assert page in PAGES and f"def {name}(" in (ROOT / path).read_text(encoding="utf-8")
+        assert f'"{page}"' in (ROOT / path).read_text(encoding="utf-8")  # and reads that page
 
 
 # -- the blocks ------------------------------------------------------------------------------
@@ -372,9 +402,9 @@ def test_scenario_table_names_every_scenario_with_its_cpu_time() -> None:
     assert sorted(rows) == [p.name for p in SCENARIOS]
     for name, row in rows.items():
         assert len(row) == 4 and re.fullmatch(r"\d+(\.\d+)?(–\d+)? (s|min)", row[3]), (name, row)
-    section = README.split("## Scenarios", 1)[1].split("\n## ", 1)[0]
-    assert "benchmarks/estimate_accuracy.py" in section  # where the CPU times come from
-    assert not re.search(r"~\s*\d+\s*min", section)
+    text = section("## Scenarios")
+    assert "benchmarks/estimate_accuracy.py" in text  # where the CPU times come from
+    assert not re.search(r"~\s*\d+\s*min", text)
 
 
 # -- the scenarios say what they do ------------------------------------------------------------
@@ -445,3 +475,14 @@ def test_plan_estimates_every_scenario_without_running_it() -> None:
     for path in SCENARIOS:
         plan = plan_scenario(path)
         assert plan.estimate.messages >= 0 and plan.estimate.memory_bytes > 0
+
+
+# -- the pages link to what exists -------------------------------------------------------------
+
+
+def test_every_relative_link_resolves() -> None:
+    for page, text in PAGES.items():
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
+            if re.match(r"[a-z]+:", target):  # http:, https:, mailto:
+                continue
+            assert ((ROOT / page).parent / target).exists(), f"{page} links to {target}"
