@@ -129,6 +129,7 @@ CHECKED = {
     "from protocols.effects import Call, Send": "test_pattern_example_finds_the_extra_message",
     "from sim.runner import plan_scenario": "test_runner_example_writes_what_it_says",
     'name = "quickstart"': "test_scenario_format_block_is_a_valid_scenario",
+    "# scenario essentials": "test_scenario_essentials_are_the_quickstart_file",
     "mpiexec -n 3": "test_mpi_commands_run_on_three_ranks",
     "cat > hosts.txt": "test_host_file_example_uses_real_options",
     "schema            1": "test_report_schema_lists_the_report_keys",
@@ -241,7 +242,9 @@ def test_key_flow_example_names_the_seed() -> None:
 def test_secagg_audit_example_is_private() -> None:
     namespace: dict[str, object] = {}
     exec(compile(block("# secagg audit").text, "README", "exec"), namespace)  # asserts inside
-    assert namespace["result"].details["protocols"] == ["secagg (t=2)"]  # type: ignore[attr-defined]
+    # the page: sim.privacy.audit programs SecAgg's oracle by default (variant_of(config, "affine"))
+    assert namespace["result"].details["protocols"] == [  # type: ignore[attr-defined]
+        "secagg (t=2,oracle=affine)"]
 
 
 def test_audit_inputs_example_is_a_leak() -> None:
@@ -288,6 +291,15 @@ def test_scenario_format_block_is_a_valid_scenario(tmp_path) -> None:
     assert RANGES["network.bandwidth_mbps"] == (0.001, 10_000_000.0)
     assert "0.001 ≤ bandwidth_mbps ≤ 10000000" in text
     assert RANGES["data.density"] == (0.0, 1.0) and "0 < density ≤ 1" in text
+
+
+def test_scenario_essentials_are_the_quickstart_file() -> None:
+    """The README's short scenario is ``scenarios/quickstart.toml`` without its comments:
+    both parse to the same tables."""
+    text = block("# scenario essentials").text
+    assert "scenarios/quickstart.toml" in text.splitlines()[0]
+    assert tomllib.loads(text) == tomllib.loads(
+        (ROOT / "scenarios" / "quickstart.toml").read_text(encoding="utf-8"))
 
 
 @pytest.mark.slow
@@ -393,7 +405,7 @@ def expand(name: str) -> list[str]:
 
 def scenario_rows() -> dict[str, list[str]]:
     """Scenario file name → its row of the README's table (brace patterns expanded)."""
-    return {name: row for row in table_rows("## Scenarios")
+    return {name: row for row in table_rows("## The scenarios in scenarios/")
             for name in expand(row[0].strip("`"))}
 
 
@@ -402,7 +414,7 @@ def test_scenario_table_names_every_scenario_with_its_cpu_time() -> None:
     assert sorted(rows) == [p.name for p in SCENARIOS]
     for name, row in rows.items():
         assert len(row) == 4 and re.fullmatch(r"\d+(\.\d+)?(–\d+)? (s|min)", row[3]), (name, row)
-    text = section("## Scenarios")
+    text = section("## The scenarios in scenarios/")
     assert "benchmarks/estimate_accuracy.py" in text  # where the CPU times come from
     assert not re.search(r"~\s*\d+\s*min", text)
 
@@ -478,6 +490,30 @@ def test_plan_estimates_every_scenario_without_running_it() -> None:
 
 
 # -- the pages link to what exists -------------------------------------------------------------
+
+
+def test_the_readme_maps_every_page_and_cites_the_papers() -> None:
+    """A newcomer's README: short, linking every page of docs/, naming the catalogue's
+    protocols beyond the first two, and the five source papers by title."""
+    assert len(README.splitlines()) < 400
+    for page in PAGES:
+        if page != "README.md":
+            assert f"]({page})" in README, f"README does not link {page}"
+    opening = README.split("\n## ", 1)[0]
+    assert "today" not in opening  # it once said "SecureSum and PD-NMF ... today"
+    for name in ("SecureSum", "PD-NMF", "PD-SVD", "CAPE", "DSANLS", "SecAgg", "KSDP"):
+        assert name in opening, name
+    papers = section("## Source papers")
+    for title in ("Privacy-preserving Non-negative Matrix Factorization with Outliers",
+                  "Nonnegative Matrix Factorization under Adversarial Noise",
+                  "Distributed Differentially-Private Algorithms for Matrix and Tensor "
+                  "Factorization",
+                  "Fast and Secure Distributed Nonnegative Matrix Factorization"):
+        assert f'"{title}"' in papers, title
+    assert "Tsikhanovich" in papers and "10.5121/csit.2019.91601" in papers
+    for heading in ("## Two commands", "## Quickstart", "## A tour of the layout",
+                    "## Dependencies of the channels and masks", "## Trust boundary"):
+        assert heading in README.splitlines(), heading
 
 
 def test_every_relative_link_resolves() -> None:
