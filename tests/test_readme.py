@@ -1,8 +1,10 @@
-"""The README's claims hold: every code block runs (or is checked against what it describes),
-every table names what exists, and the scenarios say what they do.
+"""The README's and the reference pages' claims hold: every code block runs (or is checked
+against what it describes), every table names what exists, and the scenarios say what they do.
 
-Each fenced code block of README.md must be claimed by exactly one check below (matched by its
-first line), so a block added later cannot go unchecked. Figures the README quotes (message
+Each fenced code block of README.md and of every ``docs/*.md`` page must be claimed by exactly
+one check below (matched by its first line, wherever the block lives), so a block added or
+moved later cannot go unchecked; ``docs/tutorial.md`` is claimed whole by ``tests/test_docs.py``,
+which runs it in order. Figures the README quotes (message
 counts, bytes, verdicts) are compared with a real run; expected values written here come from
 the README's own text or from numpy, never from the code under test.
 """
@@ -26,6 +28,11 @@ from sim.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+# the pages whose blocks this module checks one by one, by path relative to the repository
+PAGES = {p.relative_to(ROOT).as_posix(): p.read_text(encoding="utf-8")
+         for p in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]}
+# pages a whole-page test runs in order instead (their blocks build on each other)
+RUN_WHOLE = {"docs/tutorial.md": "tests/test_docs.py::test_the_tutorial_runs_as_written"}
 SCENARIOS = sorted((ROOT / "scenarios").glob("*.toml"))
 
 
@@ -55,15 +62,34 @@ def code_blocks(text: str = README) -> list[Block]:
     return blocks
 
 
+def page_blocks() -> list[tuple[str, Block]]:
+    """Every code block of the pages checked one by one, with the page it is on."""
+    return [(page, b) for page, text in PAGES.items() if page not in RUN_WHOLE
+            for b in code_blocks(text)]
+
+
 def block(first_line_prefix: str) -> Block:
-    found = [b for b in code_blocks() if b.first.startswith(first_line_prefix)]
-    assert len(found) == 1, f"README has {len(found)} blocks starting {first_line_prefix!r}"
+    found = [b for _, b in page_blocks() if b.first.startswith(first_line_prefix)]
+    assert len(found) == 1, f"the pages have {len(found)} blocks starting {first_line_prefix!r}"
     return found[0]
 
 
+def page_with(heading: str) -> str:
+    """The text of the one page that has ``heading`` (a line of it)."""
+    found = [text for text in PAGES.values() if heading in text.splitlines()
+             or any(line.startswith(heading) for line in text.splitlines())]
+    assert len(found) == 1, f"{len(found)} pages have the heading {heading!r}"
+    return found[0]
+
+
+def section(heading: str) -> str:
+    """From ``heading`` to the next heading of level two (on whichever page has it)."""
+    return page_with(heading).split(heading, 1)[1].split("\n## ", 1)[0]
+
+
 def table_rows(heading: str) -> list[list[str]]:
-    """The body rows of the first Markdown table after ``heading``."""
-    section = README.split(heading, 1)[1]
+    """The body rows of the first Markdown table after ``heading`` (on whichever page)."""
+    section = page_with(heading).split(heading, 1)[1]
     rows = []
     for line in section.splitlines():
         if line.startswith("|"):
@@ -103,6 +129,7 @@ CHECKED = {
     "from protocols.effects import Call, Send": "test_pattern_example_finds_the_extra_message",
     "from sim.runner import plan_scenario": "test_runner_example_writes_what_it_says",
     'name = "quickstart"': "test_scenario_format_block_is_a_valid_scenario",
+    "# scenario essentials": "test_scenario_essentials_are_the_quickstart_file",
     "mpiexec -n 3": "test_mpi_commands_run_on_three_ranks",
     "cat > hosts.txt": "test_host_file_example_uses_real_options",
     "schema            1": "test_report_schema_lists_the_report_keys",
@@ -115,12 +142,16 @@ CHECKED = {
 
 
 def test_every_code_block_is_checked() -> None:
-    unclaimed = [f"line {b.line}: {b.first!r}" for b in code_blocks()
+    unclaimed = [f"{page} line {b.line}: {b.first!r}" for page, b in page_blocks()
                  if not any(b.first.startswith(prefix) for prefix in CHECKED)]
-    assert unclaimed == [], "README code blocks without a check:\n" + "\n".join(unclaimed)
+    assert unclaimed == [], "code blocks without a check:\n" + "\n".join(unclaimed)
     for prefix, test in CHECKED.items():
         block(prefix)  # each check's block exists exactly once
         assert callable(globals()[test])
+    for page, test in RUN_WHOLE.items():
+        path, name = test.split("::")
+        assert page in PAGES and f"def {name}(" in (ROOT / path).read_text(encoding="utf-8")
+        assert f'"{page}"' in (ROOT / path).read_text(encoding="utf-8")  # and reads that page
 
 
 # -- the blocks ------------------------------------------------------------------------------
@@ -211,7 +242,9 @@ def test_key_flow_example_names_the_seed() -> None:
 def test_secagg_audit_example_is_private() -> None:
     namespace: dict[str, object] = {}
     exec(compile(block("# secagg audit").text, "README", "exec"), namespace)  # asserts inside
-    assert namespace["result"].details["protocols"] == ["secagg (t=2,oracle=affine)"]  # type: ignore[attr-defined]
+    # the page: sim.privacy.audit programs SecAgg's oracle by default (variant_of(config, "affine"))
+    assert namespace["result"].details["protocols"] == [  # type: ignore[attr-defined]
+        "secagg (t=2,oracle=affine)"]
 
 
 def test_audit_inputs_example_is_a_leak() -> None:
@@ -258,6 +291,15 @@ def test_scenario_format_block_is_a_valid_scenario(tmp_path) -> None:
     assert RANGES["network.bandwidth_mbps"] == (0.001, 10_000_000.0)
     assert "0.001 ≤ bandwidth_mbps ≤ 10000000" in text
     assert RANGES["data.density"] == (0.0, 1.0) and "0 < density ≤ 1" in text
+
+
+def test_scenario_essentials_are_the_quickstart_file() -> None:
+    """The README's short scenario is ``scenarios/quickstart.toml`` without its comments:
+    both parse to the same tables."""
+    text = block("# scenario essentials").text
+    assert "scenarios/quickstart.toml" in text.splitlines()[0]
+    assert tomllib.loads(text) == tomllib.loads(
+        (ROOT / "scenarios" / "quickstart.toml").read_text(encoding="utf-8"))
 
 
 @pytest.mark.slow
@@ -363,7 +405,7 @@ def expand(name: str) -> list[str]:
 
 def scenario_rows() -> dict[str, list[str]]:
     """Scenario file name → its row of the README's table (brace patterns expanded)."""
-    return {name: row for row in table_rows("## Scenarios")
+    return {name: row for row in table_rows("## The scenarios in scenarios/")
             for name in expand(row[0].strip("`"))}
 
 
@@ -372,9 +414,9 @@ def test_scenario_table_names_every_scenario_with_its_cpu_time() -> None:
     assert sorted(rows) == [p.name for p in SCENARIOS]
     for name, row in rows.items():
         assert len(row) == 4 and re.fullmatch(r"\d+(\.\d+)?(–\d+)? (s|min)", row[3]), (name, row)
-    section = README.split("## Scenarios", 1)[1].split("\n## ", 1)[0]
-    assert "benchmarks/estimate_accuracy.py" in section  # where the CPU times come from
-    assert not re.search(r"~\s*\d+\s*min", section)
+    text = section("## The scenarios in scenarios/")
+    assert "benchmarks/estimate_accuracy.py" in text  # where the CPU times come from
+    assert not re.search(r"~\s*\d+\s*min", text)
 
 
 # -- the scenarios say what they do ------------------------------------------------------------
@@ -445,3 +487,38 @@ def test_plan_estimates_every_scenario_without_running_it() -> None:
     for path in SCENARIOS:
         plan = plan_scenario(path)
         assert plan.estimate.messages >= 0 and plan.estimate.memory_bytes > 0
+
+
+# -- the pages link to what exists -------------------------------------------------------------
+
+
+def test_the_readme_maps_every_page_and_cites_the_papers() -> None:
+    """A newcomer's README: short, linking every page of docs/, naming the catalogue's
+    protocols beyond the first two, and the five source papers by title."""
+    assert len(README.splitlines()) < 400
+    for page in PAGES:
+        if page != "README.md":
+            assert f"]({page})" in README, f"README does not link {page}"
+    opening = README.split("\n## ", 1)[0]
+    assert "today" not in opening  # it once said "SecureSum and PD-NMF ... today"
+    for name in ("SecureSum", "PD-NMF", "PD-SVD", "CAPE", "DSANLS", "SecAgg", "KSDP"):
+        assert name in opening, name
+    papers = section("## Source papers")
+    for title in ("Privacy-preserving Non-negative Matrix Factorization with Outliers",
+                  "Nonnegative Matrix Factorization under Adversarial Noise",
+                  "Distributed Differentially-Private Algorithms for Matrix and Tensor "
+                  "Factorization",
+                  "Fast and Secure Distributed Nonnegative Matrix Factorization"):
+        assert f'"{title}"' in papers, title
+    assert "Tsikhanovich" in papers and "10.5121/csit.2019.91601" in papers
+    for heading in ("## Two commands", "## Quickstart", "## A tour of the layout",
+                    "## Dependencies of the channels and masks", "## Trust boundary"):
+        assert heading in README.splitlines(), heading
+
+
+def test_every_relative_link_resolves() -> None:
+    for page, text in PAGES.items():
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
+            if re.match(r"[a-z]+:", target):  # http:, https:, mailto:
+                continue
+            assert ((ROOT / page).parent / target).exists(), f"{page} links to {target}"

@@ -12,7 +12,18 @@ protocol = "weighted.average:DECLARATION"   # optional: the Declaration its audi
 
 Every data holder m runs ``function(ctx, X)`` on its own rows ``X`` of the scenario's data
 (the same row blocks a built-in entry gets), and what it returns is its output (``outputs.npz``
-holds ``party_<m>``). The module is imported from the scenario file's directory first, then
+holds ``party_<m>``). A program that takes named inputs instead gets them from an
+``[algorithm.inputs]`` table, one value per party for each name — party m is called
+``function(ctx, w=w[m], v=v[m])`` for
+
+```toml
+[algorithm.inputs]
+w = [0.5, 1.0, 0.25]          # numbers, or lists (arrays) of one shape per name
+v = [[2.0, 1.0], [4.0, 0.0], [9.0, 3.0]]
+```
+
+and the audits replay it with the same names (the scenario's ``[data]`` is still read, and
+not handed to the program). The module is imported from the scenario file's directory first, then
 from the environment. The run also prints each call's cost fitted in d — the number of
 columns — by dry runs (:mod:`sim.cost_fit`) beside the ledger. ``protocol`` names the protocol
 under audit (a
@@ -32,7 +43,54 @@ from typing import Any
 from protocols.errors import ScenarioError
 from sim.entry import Algorithm, AlgorithmRun, Param, RunInput
 
-PROGRAM_KEYS = ("program", "protocol", "name")
+PROGRAM_KEYS = ("program", "protocol", "name", "inputs")
+
+
+def check_inputs(key: str, value: Any) -> dict[str, list[Any]] | None:
+    """``[algorithm.inputs]``: a table of names, each a list of one value per party (a number
+    or a list); lists become float arrays.
+
+    Raises
+    ------
+    ScenarioError
+        Naming the key whose value is not a list of numbers or number lists.
+    """
+    import numpy as np
+
+    if value is None:
+        return None
+    if not isinstance(value, Mapping) or not value:
+        raise ScenarioError(f"{key} must be a table [algorithm.inputs] of names, each a list "
+                            "with one value per party, e.g. w = [0.5, 1.0, 0.25]")
+    out: dict[str, list[Any]] = {}
+    for name, values in value.items():
+        if not name.isidentifier():
+            raise ScenarioError(f"{key}.{name} is not a Python identifier, so the program "
+                                "cannot take it as a keyword input")
+        if not isinstance(values, list) or not values:
+            raise ScenarioError(f"{key}.{name} = {values!r} must be a list with one value per "
+                                "party")
+        column = []
+        for m, v in enumerate(values):
+            try:
+                array = np.asarray(v, dtype=float)
+            except (TypeError, ValueError) as exc:
+                raise ScenarioError(f"{key}.{name}[{m}] = {v!r} (party {m}) must be a number "
+                                    "or a list of numbers") from exc
+            if not np.all(np.isfinite(array)):
+                raise ScenarioError(f"{key}.{name}[{m}] = {v!r} (party {m}) is not finite")
+            column.append(float(array) if array.ndim == 0 else array)
+        out[name] = column
+    return out
+
+
+def _named_inputs(inputs: dict[str, list[Any]], n_parties: int) -> list[dict[str, Any]]:
+    """Party m's keyword inputs: ``{name: values[m]}``; every list must have M values."""
+    for name, values in inputs.items():
+        if len(values) != n_parties:
+            raise ScenarioError(f"algorithm.inputs.{name} has {len(values)} values but the "
+                                f"network has {n_parties} parties; give one value per party")
+    return [{name: values[m] for name, values in inputs.items()} for m in range(n_parties)]
 
 
 def load_object(reference: Any, key: str, base_dir: Path | None) -> Any:
@@ -96,6 +154,7 @@ def program_entry(table: Mapping[str, Any], base_dir: Path | None) -> Algorithm:
         raise ScenarioError(f"algorithm.protocol = {protocol!r} must be a protocol name or "
                             "'package.module:DECLARATION'")
     name = str(table.get("name", reference))
+    named = check_inputs("algorithm.inputs", table.get("inputs"))
 
     def run(inp: RunInput) -> AlgorithmRun:
         import numpy as np
@@ -103,8 +162,12 @@ def program_entry(table: Mapping[str, Any], base_dir: Path | None) -> Algorithm:
         from parties.party import site_parties
         from sim.privacy import AuditTarget
 
-        parties = site_parties(lambda ctx, X: program(ctx, X),
-                               [{"X": shard} for shard in inp.shards])
+        if named is None:
+            parties = site_parties(lambda ctx, X: program(ctx, X),
+                                   [{"X": shard} for shard in inp.shards])
+        else:
+            parties = site_parties(lambda ctx, **kw: program(ctx, **kw),
+                                   _named_inputs(named, len(inp.shards)))
         result = inp.simulation.run(parties, seed=inp.seed)
         outputs = {f"party_{m}": np.asarray(result.outputs[m]) for m in result.sites
                    if result.outputs.get(m) is not None}
@@ -114,7 +177,9 @@ def program_entry(table: Mapping[str, Any], base_dir: Path | None) -> Algorithm:
         return AlgorithmRun(
             result=result, outputs=outputs, metrics={"outputs_agree": bool(agree)},
             audit_target=AuditTarget(tuple(parties), protocol),  # type: ignore[arg-type]
-            tables=[_fitted_cost_table(program, inp, result)],
+            tables=[_fitted_cost_table(program, inp, result) if named is None else
+                    "cost per call: not fitted in d (the program takes named inputs, not the "
+                    "data's columns); the ledger's tables above are measured"],
         )
 
     return Algorithm(
@@ -124,7 +189,9 @@ def program_entry(table: Mapping[str, Any], base_dir: Path | None) -> Algorithm:
         params={"program": Param(reference, lambda k, v: v, "package.module:function"),
                 "protocol": Param(table.get("protocol"), lambda k, v: v,
                                   "the Declaration (package.module:NAME) or protocol name"),
-                "name": Param(name, lambda k, v: v, "the name reports use")},
+                "name": Param(name, lambda k, v: v, "the name reports use"),
+                "inputs": Param(table.get("inputs"), lambda k, v: v,
+                                "named inputs: a table of names, one value per party each")},
         run=run,
     )
 
