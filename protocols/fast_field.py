@@ -4,20 +4,20 @@ The audits compare thousands of trials of a coalition's view with rank and affin
 tests over GF(p) (:mod:`parties.audit.compare`). For p = 2^127 − 1 (NormedSecureSum's default
 preset) :class:`protocols.field.GaloisField` holds elements as object arrays of Python ints and
 routes every operation through galois, whose input checks (a vectorised type and range check
-on each operand) cost more than the arithmetic: a profile of one NormedSecureSum audit at
-M = 3, d = 100 spent 42 s of its 53 s of comparison in ``inv`` (Fermat powers, 2·127 galois
-products of short arrays) and 23 s in stacked eliminations.
+on each operand) cost more than the arithmetic: a profile (cProfile) of one NormedSecureSum
+audit at M = 3, d = 100 spent 42 s of its 53 s of comparison in ``inv`` (Fermat powers,
+2·127 galois products of short arrays) and 23 s in stacked eliminations.
 
 :func:`fast_field` returns a field equal to the given one (same p, same element dtype, so
 every array it returns is what the original would return) that
 
 * for object-dtype fields, adds, subtracts and multiplies with numpy's object arithmetic on
   Python ints reduced mod p (exact, canonical), and inverts element by element with Python's
-  three-argument ``pow``;
+  ``pow(v, -1, p)`` (extended Euclid; zero maps to zero, as Fermat's x^(p−2) does);
 * ranks stacks over GF(2^61 − 1) and GF(2^127 − 1) with the compiled Gaussian elimination of
   :mod:`protocols.mersenne_ranks` (exact ranks over GF(p), not over another field).
 
-Other fields and operations are the original's. ``tests/protocols/test_fast_field.py`` checks
+Other fields and operations are the original's. ``tests/protocols/test_mersenne_ranks.py`` checks
 every operation against galois.
 """
 
@@ -51,8 +51,8 @@ class _ObjectIntField(GaloisField):
 
     def inv(self, a: np.ndarray) -> np.ndarray:
         arr = _obj(a)
-        p, e = self.p, self.p - 2
-        values = [pow(int(v), e, p) for v in arr.ravel().tolist()]
+        p = self.p
+        values = [pow(int(v), -1, p) if v else 0 for v in arr.ravel().tolist()]
         return np.array(values, dtype=object).reshape(arr.shape)
 
     def ranks(self, stack: np.ndarray) -> np.ndarray:
