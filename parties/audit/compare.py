@@ -191,8 +191,8 @@ def _as_unit(x: np.ndarray, p: int) -> np.ndarray:
 
 
 def _residues(x: np.ndarray, q: int) -> np.ndarray:
-    if x.dtype == object:
-        return np.vectorize(lambda v: int(v) % q, otypes=[np.int64])(x)
+    if x.dtype == object:  # Python ints: numpy's object remainder, no per-element lambda
+        return np.mod(x, q).astype(np.int64)
     return (x % q).astype(np.int64)
 
 
