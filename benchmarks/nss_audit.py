@@ -11,13 +11,20 @@ Prints JSON lines:
   cost at other sizes: an audit costs about (trials·(1 + ratio) + 10) runs of the members'
   programs (real trials, simulated runs, the pattern and key-flow checks).
 
-BLAS runs single-threaded. ``--quick`` runs the M = 3, d = 100 audit only.
+BLAS runs single-threaded. ``--quick`` runs the M = 3, d = 100 audit only. Every timed row gives
+wall ``seconds`` and the process's ``cpu_seconds`` (the machine is shared: wall time includes
+waiting for a core). ``--before TREE`` also runs the M = 3, d = 100 audit with the library code
+of TREE (a checkout of an earlier commit, e.g. ``git archive <commit> | tar -x -C TREE``) in a
+subprocess and prints ``{"bench": "nss_audit_speedup", ...}`` with both figures and their
+ratios. numba compiles a tree's kernels on its first run: run each tree once before timing.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -51,13 +58,13 @@ def _parties(m: int, d: int, name: str) -> list:
 def audit_row(m: int, d: int, name: str, trials: int, ratio: int) -> dict:
     parties = _parties(m, d, name)
     runner = SimPyRunner(PRIMES[name])
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     result = simulation_audit(runner, parties, (0,), trials=trials, ratio=ratio, seed=2)
     seconds = time.perf_counter() - start
     return {"bench": "nss_audit", "M": m, "d": d, "preset": name, "coalition": [0],
             "trials": trials, "ratio": ratio, "verdict": result.verdict,
             "sup_cdf_distance": (result.power or {}).get("sup_cdf_distance"),
-            "seconds": round(seconds, 1),
+            "seconds": round(seconds, 1), "cpu_seconds": round(time.process_time() - cpu, 1),
             "simulated_runs": result.details.get("simulated_runs")}
 
 
@@ -88,12 +95,38 @@ def planted_rows() -> list[dict]:
     return rows
 
 
+def row_in_tree(tree: str) -> dict:
+    """The M = 3, d = 100 audit row computed by this script with TREE's library code."""
+    env = dict(os.environ, PYTHONPATH=str(Path(tree).resolve()))
+    done = subprocess.run([sys.executable, __file__, "--audit-only"], env=env, check=True,
+                          capture_output=True, text=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def speedup_row(before: dict, after: dict) -> dict:
+    return {"bench": "nss_audit_speedup", "verdict_before": before["verdict"],
+            "verdict_after": after["verdict"], "before_seconds": before["seconds"],
+            "after_seconds": after["seconds"],
+            "before_cpu_seconds": before.get("cpu_seconds"),
+            "after_cpu_seconds": after["cpu_seconds"],
+            "ratio": round(before["seconds"] / after["seconds"], 2),
+            "cpu_ratio": (round(before["cpu_seconds"] / after["cpu_seconds"], 2)
+                          if before.get("cpu_seconds") else None)}
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--audit-only", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--before", metavar="TREE")
     args = parser.parse_args(argv)
     with threadpool_limits(1):
-        print(json.dumps(audit_row(3, 100, "p127-default", 40, 2)), flush=True)
+        after = audit_row(3, 100, "p127-default", 40, 2)
+        print(json.dumps(after), flush=True)
+        if args.audit_only:
+            return
+        if args.before:
+            print(json.dumps(speedup_row(row_in_tree(args.before), after)), flush=True)
         if args.quick:
             return
         for row in planted_rows():

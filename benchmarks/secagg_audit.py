@@ -13,6 +13,12 @@ Prints JSON lines:
 * ``{"bench": "run", "m", "graph", "degree", "run_seconds"}`` — one audited run (injected
   randomness) at M = 100: the unit of an audit's cost there.
 
+Timed rows give wall ``seconds`` and the process's ``cpu_seconds`` (the machine is shared: wall
+time includes waiting for a core). ``--before TREE`` runs the aggregator row (M = 10, complete
+graph, coalition {M}) with this tree's library code and with TREE's (a checkout of an earlier
+commit) in a subprocess, and prints ``{"bench": "secagg_audit_speedup", ...}`` with both figures
+and their ratios; ``--aggregator-only`` runs that row alone.
+
 The verdict rows run with the real AES expansion and with the audit's programmed oracle
 (``oracle = "affine"``); the size rows with the programmed one (the scenarios' default).
 ``--quick`` runs the size and run rows only.
@@ -22,6 +28,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -51,11 +59,17 @@ def inputs(m: int, d: int) -> list[np.ndarray]:
 
 
 def audit_row(parties, coalition, config, trials, seed=2, oracle="aes"):
+    r, seconds, _ = timed_audit(parties, coalition, config, trials, seed, oracle)
+    return r, seconds
+
+
+def timed_audit(parties, coalition, config, trials, seed=2, oracle="aes"):
+    """The audit's result, wall seconds and CPU seconds."""
     runner = SimPyRunner(P61, 0, 0, Network.build(len(parties)), None, oracle)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     r = simulation_audit(runner, parties, coalition, trials=trials, seed=seed,
                          protocol="secagg", variant=variant_of(config, oracle))
-    return r, time.perf_counter() - start
+    return r, time.perf_counter() - start, time.process_time() - cpu
 
 
 def verdict_rows() -> None:
@@ -76,11 +90,10 @@ def verdict_rows() -> None:
                               "seconds": round(seconds, 1)}), flush=True)
 
 
-def size_rows(m: int, d: int, aggregator_trials: int) -> None:
-    for graph, degree, coalition, trials in (
-        ("harary", 2, (0,), 120), ("complete", 0, (0,), 200),
-        ("complete", 0, (m,), aggregator_trials),
-    ):
+def size_rows(m: int, d: int, aggregator_trials: int, aggregator_only: bool = False) -> None:
+    rows = [("harary", 2, (0,), 120), ("complete", 0, (0,), 200),
+            ("complete", 0, (m,), aggregator_trials)]
+    for graph, degree, coalition, trials in rows[-1:] if aggregator_only else rows:
         config = Config(threshold=2 if graph == "harary" else m // 2 + 1, graph=graph,
                         degree=degree)
         parties = ps.leaky_parties(inputs(m, d), config, None)
@@ -88,14 +101,15 @@ def size_rows(m: int, d: int, aggregator_trials: int) -> None:
         start = time.perf_counter()
         runner(parties, ConditionedRandomness(list(range(m + 1)), coalition, 0, 0))
         run_seconds = time.perf_counter() - start
-        r, seconds = audit_row(parties, coalition, config, trials, oracle="affine")
+        r, seconds, cpu = timed_audit(parties, coalition, config, trials, oracle="affine")
         power = r.power or {}
         print(json.dumps({"bench": "size", "m": m, "graph": graph, "degree": degree,
                           "coalition": list(coalition), "d": d, "trials": trials,
                           "verdict": r.verdict, "trials_needed": r.details.get("trials_needed"),
                           "view_elements": r.details.get("view_elements"),
                           "sup_cdf_distance": power.get("sup_cdf_distance"),
-                          "seconds": round(seconds, 1), "run_seconds": round(run_seconds, 3)}),
+                          "seconds": round(seconds, 1), "cpu_seconds": round(cpu, 1),
+                          "run_seconds": round(run_seconds, 3)}),
               flush=True)
 
 
@@ -107,13 +121,40 @@ def main() -> None:
     parser.add_argument("--aggregator-trials", type=int, default=420)
     parser.add_argument("--runs-only", type=int, nargs="*", default=[100],
                         help="sizes M at which only one plain run is timed")
+    parser.add_argument("--aggregator-only", action="store_true")
+    parser.add_argument("--before", metavar="TREE")
     args = parser.parse_args()
+    if args.before:
+        speedup(args.before, args.m, args.d, args.aggregator_trials)
+        return
     with threadpool_limits(1):
+        if args.aggregator_only:
+            size_rows(args.m, args.d, args.aggregator_trials, aggregator_only=True)
+            return
         if not args.quick:
             verdict_rows()
         size_rows(args.m, args.d, args.aggregator_trials)
         for m in args.runs_only:
             run_row(m, args.d)
+
+
+def speedup(tree: str, m: int, d: int, trials: int) -> None:
+    """The aggregator row with TREE's library code and with this tree's, and their ratios."""
+    rows = {}
+    for name, path in (("before", Path(tree).resolve()), ("after", ROOT)):
+        env = dict(os.environ, PYTHONPATH=str(path))
+        done = subprocess.run([sys.executable, __file__, "--aggregator-only", "--m", str(m),
+                               "--d", str(d), "--aggregator-trials", str(trials)], env=env,
+                              check=True, capture_output=True, text=True)
+        rows[name] = json.loads(done.stdout.strip().splitlines()[-1])
+        print(json.dumps({**rows[name], "tree": name}), flush=True)
+    b, a = rows["before"], rows["after"]
+    print(json.dumps({"bench": "secagg_audit_speedup", "m": m, "trials": trials,
+                      "verdict_before": b["verdict"], "verdict_after": a["verdict"],
+                      "before_seconds": b["seconds"], "after_seconds": a["seconds"],
+                      "before_cpu_seconds": b["cpu_seconds"], "after_cpu_seconds": a["cpu_seconds"],
+                      "ratio": round(b["seconds"] / a["seconds"], 2),
+                      "cpu_ratio": round(b["cpu_seconds"] / a["cpu_seconds"], 2)}), flush=True)
 
 
 def run_row(m: int, d: int) -> None:

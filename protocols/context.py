@@ -179,7 +179,13 @@ def expand_stream(seed: Seed, call: Call, n: int, field: PrimeField,
     return ciphers.field_stream(key, call.index, n, field)
 
 
-def affine_expansion(seed: np.ndarray, call: Call, n: int, field: PrimeField) -> np.ndarray:
+def affine_generator(call: Call, n: int, k: int, field: PrimeField) -> np.ndarray:
+    """G (n × k) of :func:`affine_expansion` for seeds of k elements in ``call``."""
+    return field_stream(bytes(32), call.index, n * k, field).reshape(n, k)
+
+
+def affine_expansion(seed: np.ndarray, call: Call, n: int, field: PrimeField,
+                     generator: np.ndarray | None = None) -> np.ndarray:
     """G·seed over GF(p): a PRG that is linear in a seed of field elements.
 
     G (n × len(seed)) is public, the same for every party: field elements of the AES stream
@@ -187,12 +193,15 @@ def affine_expansion(seed: np.ndarray, call: Call, n: int, field: PrimeField) ->
     with it (:class:`parties.audit.randomness.AffineOracle`): a seed drawn afresh still
     gives fresh masks on G's column space, and what a coalition unmasks with a reconstructed
     seed becomes affine in the shares it holds, which the linear tests can see.
+
+    ``generator`` is G when the caller already holds it (:func:`affine_generator`).
     """
     seed = np.asarray(seed)
-    g = field_stream(bytes(32), call.index, n * len(seed), field).reshape(n, len(seed))
-    terms = [field.mul(g[:, j], np.full(n, seed[j], dtype=field.dtype))
-             for j in range(len(seed))]
-    return field.sum_arrays(terms) if terms else field.zeros(n)
+    g = affine_generator(call, n, len(seed), field) if generator is None else generator
+    if not len(seed):
+        return field.zeros(n)
+    # one product and one row sum (exact, so the same elements as a sum of per-column terms)
+    return field.sum(field.mul(g, np.asarray(seed, dtype=field.dtype)[None, :]), axis=1)
 
 
 def expand_many(randomness: Randomness, seeds: list[bytes], call: Call, n: int,

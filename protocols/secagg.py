@@ -81,6 +81,7 @@ from protocols.context import (
     Randomness,
     Seed,
     affine_expansion,
+    affine_generator,
     expand_many,
     expand_stream,
     seed_key,
@@ -653,8 +654,9 @@ class SecAggSimulator:
         d = self._length(view, sch)
         total = self._output(view, sch)
         rows: dict[MessageKey, list[np.ndarray]] = {}
+        prg = _Oracle(field, self.affine)
         for _ in range(n):
-            for key, value in self._draw(view, sch, rng, member_secrets, d, total).items():
+            for key, value in self._draw(view, sch, rng, prg, member_secrets, d, total).items():
                 rows.setdefault(key, []).append(value)
         return {k: np.stack(v).astype(field.dtype, copy=False) for k, v in rows.items()}
 
@@ -677,13 +679,12 @@ class SecAggSimulator:
         return found[0] if found else None
 
     def _draw(
-        self, view: CallView, sch: _Schedule, rng: np.random.Generator,
+        self, view: CallView, sch: _Schedule, rng: np.random.Generator, prg: _Oracle,
         member_secrets: Mapping[int, tuple[np.ndarray, Any, Any]], d: int,
         total: np.ndarray | None,
     ) -> dict[MessageKey, np.ndarray]:
         field, call = view.field, view.call
         lsec, t, agg = secret_length(field), sch.threshold, sch.aggregator
-        prg = _Oracle(field, self.affine)
         secrets: dict[int, tuple[np.ndarray, np.ndarray | None, np.ndarray | None]] = {}
         for u in sorted(sch.u1):
             if u in member_secrets:
@@ -765,10 +766,14 @@ class _Oracle:
     def __init__(self, field: PrimeField, affine: bool = False) -> None:
         self.field = field
         self.affine = affine
+        self._generators: dict[tuple[int, int, int], np.ndarray] = {}
 
     def expand(self, seed: Seed, call: Call, n: int) -> np.ndarray:
         if self.affine and not isinstance(seed, bytes):
-            return affine_expansion(seed, call, n, self.field)
+            key = (call.index, n, len(seed))  # G is public: drawn once per simulation
+            if key not in self._generators:
+                self._generators[key] = affine_generator(call, n, len(seed), self.field)
+            return affine_expansion(seed, call, n, self.field, self._generators[key])
         return expand_stream(seed, call, n, self.field)
 
 

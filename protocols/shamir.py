@@ -63,12 +63,17 @@ def share(
     _check_points(points, field.p)
     if not len(points):
         return field.zeros((0, length))
-    # all holders at once: row i evaluates at points[i]
-    xs = field.elements(np.repeat(np.asarray(points, dtype=np.int64), length).reshape(-1, length))
-    acc = field.zeros(xs.shape)
-    for a in coefficients[::-1]:
-        acc = field.mul(field.add(acc, np.broadcast_to(a, xs.shape)), xs)
-    return field.add(acc, np.broadcast_to(secret, xs.shape))
+    if not len(coefficients):
+        return np.array(np.broadcast_to(secret, (len(points), length)), dtype=field.dtype)
+    # all holders and all degrees at once: f(x_i) = Σ_k x_i^k·c_k with c_0 the secret — one
+    # product and one sum (the Vandermonde powers are Python ints, reduced once), instead of
+    # a product and a sum per coefficient (Horner); exact, so the shares are the same.
+    p = field.p
+    powers = field.elements(np.array([[pow(int(x), k, p) for k in range(len(coefficients) + 1)]
+                                      for x in points], dtype=object if p >> 63 else np.int64))
+    stacked = np.concatenate([secret[None, :].astype(field.dtype, copy=False),
+                              coefficients.astype(field.dtype, copy=False)])
+    return field.sum(field.mul(powers[:, :, None], stacked[None, :, :]), axis=1)
 
 
 def lagrange_at_zero(points: Sequence[int], p: int) -> list[int]:

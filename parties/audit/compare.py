@@ -58,6 +58,7 @@ from scipy import optimize, special, stats
 
 from parties.audit.calls import Layout
 from parties.audit.result import INCONCLUSIVE, LEAK, PRIVATE
+from protocols.fast_field import fast_field
 from protocols.field import PrimeField
 
 SMALL_FIELD = 64
@@ -190,8 +191,8 @@ def _as_unit(x: np.ndarray, p: int) -> np.ndarray:
 
 
 def _residues(x: np.ndarray, q: int) -> np.ndarray:
-    if x.dtype == object:
-        return np.vectorize(lambda v: int(v) % q, otypes=[np.int64])(x)
+    if x.dtype == object:  # Python ints: numpy's object remainder, no per-element lambda
+        return np.mod(x, q).astype(np.int64)
     return (x % q).astype(np.int64)
 
 
@@ -459,6 +460,7 @@ def compare(
     relation between elements of two calls of ``x`` is a separation by construction; with a
     full ``y`` it is one when ``y`` does not satisfy it.
     """
+    field_ = fast_field(field_)  # exact arithmetic, compiled ranks for 2^61 − 1 and 2^127 − 1
     call_of, msg_of, elem_of = layout.columns()
     n_calls = len(layout.calls)
     call_cols = [np.nonzero(call_of == c)[0] for c in range(n_calls)]

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from protocols.fast_field import fast_field
 from protocols.field import PrimeField
 from protocols.mpc.dealer import uniform_below
 from protocols.mpc.public import constant
@@ -139,7 +140,7 @@ def opened_values(
     from the first member to itself in the opening's step — so an audit compares the law of
     each opened value, not only of the uniform-looking shares it is split into.
     """
-    field_ = view.field
+    field_ = fast_field(view.field)  # exact; Python-int sums for 2^127 − 1, not galois's
     members = set(view.members)
     first = view.members[0]
     out: dict[tuple[int, int, str, int], np.ndarray] = {}

@@ -36,6 +36,7 @@ SAMPLES: dict[str, tuple[Any, ...]] = {
 NOT_DATA = {
     "protocols.field.mersenne61_kernels": "returns the compiled-kernel module (code, not data)",
     "protocols.mersenne127._kernels": "returns the compiled-kernel module (code, not data)",
+    "protocols.mersenne_ranks._kernels": "returns the compiled-kernel module (code, not data)",
 }
 
 

@@ -244,3 +244,32 @@ def test_alternative_inputs_with_one_honest_party_is_a_copy() -> None:
     out = alternative_inputs(F5, inputs, (0, 2), np.random.default_rng(0))
     assert [list(map(int, x)) for x in out] == [list(map(int, x)) for x in inputs]
     assert all(o is not x for o, x in zip(out, inputs, strict=True))
+
+
+def test_planted_leaks_over_gf_2_127_are_caught_by_the_fast_path_as_by_galois() -> None:
+    """NormedSecureSum's field: a mask reused within a call (a 3-column affine dependence, seen
+    only by the hull ranks) and a mask reused across calls (a 2-column relation) are leaks;
+    uniform views stay private. The compiled ranks separate exactly the groups galois's do."""
+    from protocols.fast_field import fast_field
+    from protocols.field import prime_field
+
+    p127 = (1 << 127) - 1
+    f = prime_field(p127)
+    rng = np.random.default_rng(9)
+    layout = _layout([[4], [4]])
+    y = f.random(rng, (256, 8))
+    within = f.random(rng, (40, 8))
+    within[:, 3] = f.sub(f.add(within[:, 0], within[:, 1]), f.elements([3]))  # x3 = x0 + x1 − 3
+    across = f.random(rng, (40, 8))
+    across[:, 6] = f.add(f.mul(across[:, 2], f.elements([5])), f.elements([11]))
+    groups = [np.arange(4)]
+    slow = hull_tests(f, within[:, :4], y[:, :4], groups, 2)
+    fast = hull_tests(fast_field(f), within[:, :4], y[:, :4], groups, 2)
+    assert [g for g, _ in slow[0]] == [g for g, _ in fast[0]] == [0]
+    verdicts = {}
+    for name, x in (("within", within), ("across", across), ("honest", f.random(rng, (40, 8)))):
+        d = decide([compare(f, layout, x, y, alpha=1e-3)], 1e-3, p127, 6.4, "test")
+        verdicts[name] = (d.verdict, d.family, d.call)
+    assert verdicts["within"] == ("leak", "hull", 0)
+    assert verdicts["across"] == ("leak", "relation", 1)
+    assert verdicts["honest"] == ("private", None, None)

@@ -22,7 +22,7 @@ from protocols.field import prime_field
 P7, P31, P61 = 7, (1 << 31) - 1, (1 << 61) - 1
 
 
-@pytest.mark.parametrize("p", [P7, P31, P61])
+@pytest.mark.parametrize("p", [P7, P31, P61, (1 << 127) - 1])
 def test_shares_are_the_polynomial_evaluated_at_the_points(p: int) -> None:
     field = prime_field(p)
     rng = np.random.default_rng(0)
@@ -34,6 +34,9 @@ def test_shares_are_the_polynomial_evaluated_at_the_points(p: int) -> None:
         s, a1, a2 = int(secret[c]), int(coefficients[0, c]), int(coefficients[1, c])
         assert [int(v) for v in shares[:, c]] == [(s + a1 * x + a2 * x * x) % p
                                                   for x in points]
+    constant = shamir.share(field, secret, points, field.zeros((0, 3)))  # t = 1: f = s
+    assert constant.dtype == field.dtype
+    assert [[int(v) for v in row] for row in constant] == [[int(v) for v in secret]] * 3
 
 
 @settings(max_examples=40, deadline=None)
