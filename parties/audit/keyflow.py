@@ -44,12 +44,16 @@ A message that carries key material and nothing else (verbatim, or offset by a c
 coalition knows) tells the coalition nothing once it is credited with that material, and is
 left out of the comparison. The method then tests the coalition's residual view as usual, so
 a ``leak`` is the real consequence: the masks it now knows expose an honest input. When the
-residual view shows nothing, only the exact method — which enumerates every key value through
-the program's own AES expansion — answers ``private`` (e.g. one direction of a pair whose other
-direction still hides the input); the value-testing methods answer ``inconclusive``, because a
-program may derive secrets from a key beyond the draws the audit tracks (SecAgg hashes a
-drawn seed into an X25519 key: the masks it agrees with honest peers change with their fresh
-keys, though the coalition can recompute them). Either way the details name each key and
+residual view shows nothing, the value-testing methods unmask (:mod:`.unmasking`): they
+recompute every stream the coalition derives from what it holds — SecAgg hashes a drawn seed
+into an X25519 key, and the masks it agrees with honest peers change with their fresh keys,
+though the coalition recomputes them — and answer ``leak`` when an honest message minus those
+streams is affine in an honest input. Where nothing unmasks, only the exact method — which
+enumerates every key value through the program's own AES expansion — answers ``private``
+(e.g. one direction of a pair whose other direction still hides the input); the value-testing
+methods answer ``inconclusive``. Key bytes split over several records are found word by word
+(:func:`find_pieces`); a record that is the coalition's *own* key material is no flow, and is
+left out of the comparison (:func:`own_material`). Either way the details name each key and
 the message that carried it (``key_flow``). The linear method models views affine in field
 elements; key bytes are not, so with key flow it answers ``not applicable`` and names them.
 """
@@ -763,10 +767,11 @@ def annotate(result: AuditResult, flow: KeyFlow) -> AuditResult:
     elif result.verdict == PRIVATE:
         details["key_flow_consequence"] = (
             "the coalition holds the honest key material above; held fixed as its own "
-            "randomness, its residual view shows no dependence on the honest inputs, but "
-            "what a program derives from a key beyond its draws (hashes, key agreements) is "
-            "invisible to tests on values, so this method cannot answer private; the exact "
-            "method decides it in a tiny field")
+            "randomness, its residual view shows no dependence on the honest inputs, and no "
+            "honest message is unmasked by the streams the audit recomputes from it (draws, "
+            "seed expansions, key agreements); but a program may derive secrets from a key in "
+            "ways the audit does not recompute, so this method cannot answer private; the "
+            "exact method decides it in a tiny field")
         return dataclasses.replace(result, verdict=INCONCLUSIVE, details=details)
     return dataclasses.replace(result, details=details)
 
