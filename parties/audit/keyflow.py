@@ -80,8 +80,9 @@ from parties.audit.randomness import (
     stream_of,
 )
 from parties.audit.result import INCONCLUSIVE, LEAK, NOT_APPLICABLE, PRIVATE, AuditResult
+from parties.audit.unmasking import judged, message_name
 from parties.party import Party
-from parties.view import Message, View
+from parties.view import View
 from protocols.context import one_stream_mask_from_streams
 from protocols.field import PrimeField
 from protocols.prg import BLOCK_BYTES, keystream_words
@@ -321,11 +322,6 @@ def carriers(views: Mapping[int, View], members: Sequence[int]) -> list[Carrier]
             blob = arr.tobytes() if arr.dtype.kind != "O" else b""
             out.append(Carrier(m, where, blob, _elements(arr)))
     return out
-
-
-def message_name(msg: Message, receiver: int) -> str:
-    """How a verdict names a received message."""
-    return f"{msg.protocol}#{msg.call}.{msg.step} from {msg.sender} to {receiver}"
 
 
 def find(found_in: Sequence[Carrier], derivations: Sequence[Derivation]) -> list[Finding]:
@@ -672,11 +668,9 @@ def derived_from_draws(runner: Runner, parties: Sequence[Party], coalition: Sequ
 def _unmasked(result: AuditResult, runner: Runner, parties: Sequence[Party],
               coalition: Sequence[int], seed: int, flow: KeyFlow) -> AuditResult:
     """``result``, or ``leak`` when a held key unmasks an honest input
-    (:func:`.unmasking.judged`; imported here, as it builds on this module)."""
+    (:func:`.unmasking.judged`)."""
     if not flow.beyond_draws or result.verdict == LEAK:
         return result
-    from parties.audit.unmasking import judged
-
     return judged(result, runner, parties, coalition, seed, flow)
 
 

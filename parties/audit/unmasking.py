@@ -38,13 +38,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
-from parties.audit.keyflow import KeyFlow, message_name
 from parties.audit.randomness import (
     ConditionedRandomness,
     KeyId,
@@ -55,7 +54,7 @@ from parties.audit.randomness import (
 )
 from parties.audit.result import LEAK, AuditResult
 from parties.party import Party
-from parties.view import View
+from parties.view import Message, View
 from protocols.channels import agree, keypair
 from protocols.context import affine_expansion, expand_stream, seed_key, stream_number
 from protocols.effects import Call
@@ -79,6 +78,28 @@ MAX_SEED_ELEMENTS = 64
 """Longest draw or payload treated as a seed of field elements."""
 
 PUBLIC_KEY_BYTES = 32
+
+
+class KeyFlow(Protocol):
+    """What the unmasking test reads of a :class:`.keyflow.KeyFlow` (this module sits below
+    :mod:`.keyflow`, which calls it)."""
+
+    @property
+    def known_keys(self) -> Collection[KeyId]: ...
+
+    @property
+    def known_streams(self) -> Mapping[tuple[KeyId, int], int]: ...
+
+    @property
+    def findings(self) -> Sequence[Any]: ...
+
+    @property
+    def beyond_draws(self) -> bool: ...
+
+
+def message_name(msg: Message, receiver: int) -> str:
+    """How a verdict names a received message."""
+    return f"{msg.protocol}#{msg.call}.{msg.step} from {msg.sender} to {receiver}"
 
 
 @dataclass(frozen=True)
