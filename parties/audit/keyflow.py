@@ -44,12 +44,16 @@ A message that carries key material and nothing else (verbatim, or offset by a c
 coalition knows) tells the coalition nothing once it is credited with that material, and is
 left out of the comparison. The method then tests the coalition's residual view as usual, so
 a ``leak`` is the real consequence: the masks it now knows expose an honest input. When the
-residual view shows nothing, only the exact method — which enumerates every key value through
-the program's own AES expansion — answers ``private`` (e.g. one direction of a pair whose other
-direction still hides the input); the value-testing methods answer ``inconclusive``, because a
-program may derive secrets from a key beyond the draws the audit tracks (SecAgg hashes a
-drawn seed into an X25519 key: the masks it agrees with honest peers change with their fresh
-keys, though the coalition can recompute them). Either way the details name each key and
+residual view shows nothing, the value-testing methods unmask (:mod:`.unmasking`): they
+recompute every stream the coalition derives from what it holds — SecAgg hashes a drawn seed
+into an X25519 key, and the masks it agrees with honest peers change with their fresh keys,
+though the coalition recomputes them — and answer ``leak`` when an honest message minus those
+streams is affine in an honest input. Where nothing unmasks, only the exact method — which
+enumerates every key value through the program's own AES expansion — answers ``private``
+(e.g. one direction of a pair whose other direction still hides the input); the value-testing
+methods answer ``inconclusive``. Key bytes split over several records are found word by word
+(:func:`find_pieces`); a record that is the coalition's *own* key material is no flow, and is
+left out of the comparison (:func:`own_material`). Either way the details name each key and
 the message that carried it (``key_flow``). The linear method models views affine in field
 elements; key bytes are not, so with key flow it answers ``not applicable`` and names them.
 """
@@ -76,8 +80,9 @@ from parties.audit.randomness import (
     stream_of,
 )
 from parties.audit.result import INCONCLUSIVE, LEAK, NOT_APPLICABLE, PRIVATE, AuditResult
+from parties.audit.unmasking import judged, message_name
 from parties.party import Party
-from parties.view import Message, View
+from parties.view import View
 from protocols.context import one_stream_mask_from_streams
 from protocols.field import PrimeField
 from protocols.prg import BLOCK_BYTES, keystream_words
@@ -153,6 +158,10 @@ class KeyFlow:
     """(receiver, message) of the messages that carry key material and nothing else."""
     known_elements: KnownElements = field(default_factory=dict)
     """Honest draw elements, by position, the coalition holds (:func:`find_draws`)."""
+    own_spent: frozenset[tuple[int, str]] = field(default_factory=frozenset)
+    """(receiver, message) of the messages that carry the coalition's *own* key material
+    and nothing else (a pair seed sent to its other holder): constants it knows, left out of
+    the comparison like :attr:`spent`, and no key flow."""
 
     def __bool__(self) -> bool:
         return bool(self.findings)
@@ -190,7 +199,13 @@ class KeyFlow:
 
     def without_draws(self) -> KeyFlow:
         """The flow with its draw findings left out (keys and streams only)."""
-        return KeyFlow.of([f for f in self.findings if not f.draw], self.notes)
+        return dataclasses.replace(KeyFlow.of([f for f in self.findings if not f.draw],
+                                              self.notes), own_spent=self.own_spent)
+
+    @property
+    def drops(self) -> bool:
+        """Whether the audited runs must hold keys fixed or leave messages out."""
+        return bool(self.findings) or bool(self.own_spent)
 
     def describe(self) -> list[dict[str, Any]]:
         return [f.describe() for f in self.findings]
@@ -309,11 +324,6 @@ def carriers(views: Mapping[int, View], members: Sequence[int]) -> list[Carrier]
     return out
 
 
-def message_name(msg: Message, receiver: int) -> str:
-    """How a verdict names a received message."""
-    return f"{msg.protocol}#{msg.call}.{msg.step} from {msg.sender} to {receiver}"
-
-
 def find(found_in: Sequence[Carrier], derivations: Sequence[Derivation]) -> list[Finding]:
     """Derivations that appear verbatim in a carrier: elements as a run of consecutive
     elements, bytes at an 8-byte-aligned offset of the payload's bytes (or of its elements
@@ -348,6 +358,37 @@ def find(found_in: Sequence[Carrier], derivations: Sequence[Derivation]) -> list
                         hits[id(d)] = (d, hits.get(id(d), (d, False))[1] or n == len(blob))
         out += [Finding(d.key, d.what, c.where, c.receiver, d.reveals, whole)
                 for d, whole in hits.values()]
+    found = {(f.key, f.what) for f in out}
+    return out + find_pieces(found_in, [d for d in derivations if d.what == "raw bytes"
+                                        and (d.key, d.what) not in found])
+
+
+def find_pieces(found_in: Sequence[Carrier], derivations: Sequence[Derivation]
+                ) -> list[Finding]:
+    """Key bytes split over several records (say one half to each of two members): every
+    8-byte word of the key found at an aligned offset of some record's bytes. A word is 64
+    bits, so a chance match is negligible; the finding names every record that carried a
+    piece."""
+    out = []
+    for d in derivations:
+        assert isinstance(d.data, bytes)
+        words = [d.data[i : i + 8] for i in range(0, len(d.data) - 7, 8)]
+        if len(words) < 2:
+            continue
+        where: dict[int, Carrier] = {}
+        for c in found_in:
+            blobs = [c.blob]
+            if c.elements is not None and all(0 <= v < 256 for v in c.elements):
+                blobs.append(bytes(c.elements))
+            for blob in blobs:
+                for i in range(0, len(blob) - 7, 8):
+                    for k, w in enumerate(words):
+                        if blob[i : i + 8] == w:
+                            where.setdefault(k, c)
+        if len(where) == len(words):
+            carriers_ = sorted({(c.receiver, c.where) for c in where.values()})
+            out.append(Finding(d.key, "raw bytes in pieces", " + ".join(w for _, w in carriers_),
+                               carriers_[0][0], d.reveals))
     return out
 
 
@@ -485,13 +526,32 @@ def trace(
 
     first = one(parties, TRACE_TRIAL)
     findings = find(*first)
+    own = own_material(runner, parties, members, seed)
     notes: list[str] = []
     if alternative is not None:
         second = one(alternative, TRACE_TRIAL + 1)
         more, notes = find_offsets([first, second], runner.field)
         verbatim = {(f.key, f.where) for f in findings}
         findings += [f for f in more if (f.key, f.where) not in verbatim]
-    return KeyFlow.of(findings + drawn, notes)
+    return dataclasses.replace(KeyFlow.of(findings + drawn, notes), own_spent=own)
+
+
+def own_material(runner: Runner, parties: Sequence[Party], members: Sequence[int],
+                 seed: int) -> frozenset[tuple[int, str]]:
+    """(receiver, message) of every record of the coalition's view that is its own key
+    material and nothing else: a key a member holds, or a stream expanded from one, sent back
+    to it (a pair seed handed to its other holder). The coalition knew it; a simulator that
+    draws the message afresh would call the constant a leak."""
+    ids = sorted(p.id for p in parties)
+    randomness = ConditionedRandomness(ids, members, seed, TRACE_TRIAL)
+    keys = randomness.keys()
+    own = {k for k in keys if key_owners(k) & set(members)}
+    views = runner(parties, randomness)
+    # one key's material only: a net mask mixes in the honest partners' streams
+    single = [d for d in catalogue(keys, views, runner.field, own)
+              if not d.what.startswith("net pairwise mask")]
+    found = find(carriers(views, members), single)
+    return frozenset((f.receiver, f.where) for f in found if f.whole)
 
 
 def other_inputs(field_: PrimeField, inputs: Sequence[Any], coalition: Sequence[int],
@@ -521,13 +581,13 @@ def traced_parties(method: Callable[..., AuditResult]) -> Callable[..., AuditRes
                 **kwargs: Any) -> AuditResult:
         flow = key_flow if key_flow is not None else trace(runner, parties, coalition, seed)
         keys_only = flow.without_draws()
-        known = KnownKeysRunner(runner, keys_only) if keys_only else runner
+        known = KnownKeysRunner(runner, keys_only) if keys_only.drops else runner
         result = method(known, parties, coalition, *args, seed=seed, **kwargs)
         if result.verdict == PRIVATE and len(keys_only.findings) < len(flow.findings):
             derived = derived_from_draws(runner, parties, coalition, seed, flow)
             if derived is not None:
                 return annotate(derived, flow)
-        return annotate(result, flow)
+        return annotate(_unmasked(result, runner, parties, coalition, seed, flow), flow)
 
     return audited
 
@@ -605,6 +665,15 @@ def derived_from_draws(runner: Runner, parties: Sequence[Party], coalition: Sequ
     return None
 
 
+def _unmasked(result: AuditResult, runner: Runner, parties: Sequence[Party],
+              coalition: Sequence[int], seed: int, flow: KeyFlow) -> AuditResult:
+    """``result``, or ``leak`` when a held key unmasks an honest input
+    (:func:`.unmasking.judged`)."""
+    if not flow.beyond_draws or result.verdict == LEAK:
+        return result
+    return judged(result, runner, parties, coalition, seed, flow)
+
+
 def traced_inputs(method: Callable[..., AuditResult]) -> Callable[..., AuditResult]:
     """Key flow for a method on a program and its field inputs: ``method(runner,
     make_parties, inputs, coalition, *, seed, ...)`` (the statistical and exact methods);
@@ -619,9 +688,10 @@ def traced_inputs(method: Callable[..., AuditResult]) -> Callable[..., AuditResu
             return method(runner, make_parties, inputs, coalition, *args, seed=seed, **kwargs)
         values = [np.asarray(x) for x in inputs]
         flow = trace(runner, make_parties(values), coalition, seed, make_parties(other))
-        known = KnownKeysRunner(runner, flow) if flow else runner
-        return annotate(method(known, make_parties, inputs, coalition, *args, seed=seed,
-                               **kwargs), flow)
+        known = KnownKeysRunner(runner, flow) if flow.drops else runner
+        result = method(known, make_parties, inputs, coalition, *args, seed=seed, **kwargs)
+        return annotate(_unmasked(result, runner, make_parties(values), coalition, seed, flow),
+                        flow)
 
     return audited
 
@@ -650,13 +720,14 @@ class KnownKeysRunner:
         randomness = randomness.knowing(self.flow.known_keys, self.flow.known_streams,
                                         self.flow.known_elements)
         views = self.inner(parties, randomness)
-        receivers = {m for m, _ in self.flow.spent}
+        spent = self.flow.spent | self.flow.own_spent
+        receivers = {m for m, _ in spent}
         if not receivers:
             return views
         out = dict(views)
         for m in receivers & set(views):
             kept = [msg for msg in views[m].received
-                    if (m, message_name(msg, m)) not in self.flow.spent]
+                    if (m, message_name(msg, m)) not in spent]
             out[m] = dataclasses.replace(views[m], received=kept)
         return out
 
@@ -690,10 +761,11 @@ def annotate(result: AuditResult, flow: KeyFlow) -> AuditResult:
     elif result.verdict == PRIVATE:
         details["key_flow_consequence"] = (
             "the coalition holds the honest key material above; held fixed as its own "
-            "randomness, its residual view shows no dependence on the honest inputs, but "
-            "what a program derives from a key beyond its draws (hashes, key agreements) is "
-            "invisible to tests on values, so this method cannot answer private; the exact "
-            "method decides it in a tiny field")
+            "randomness, its residual view shows no dependence on the honest inputs, and no "
+            "honest message is unmasked by the streams the audit recomputes from it (draws, "
+            "seed expansions, key agreements); but a program may derive secrets from a key in "
+            "ways the audit does not recompute, so this method cannot answer private; the "
+            "exact method decides it in a tiny field")
         return dataclasses.replace(result, verdict=INCONCLUSIVE, details=details)
     return dataclasses.replace(result, details=details)
 
