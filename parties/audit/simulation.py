@@ -27,7 +27,10 @@ has no simulator (:class:`~protocols.simulator.NoSimulator`: CAPE), naming the c
 ``calls`` then restricts the audit to the others. A protocol that reveals more than its
 declared outputs by construction (the plain All-Reduce, with two or more honest parties) says
 so through its simulator's ``reveals``, and the audit answers "leak" at that call without
-sampling.
+sampling. A protocol that declares what more it reveals (NormedSecureSum's ``reveal_norm``:
+‖S‖²; ``secure_sum``: S, as outputs of the call) is simulated against its functionality
+extended by that leakage; its simulator's optional ``leakage(view)`` names it, and the verdict
+reports it as ``details["reveals"]`` (call → what).
 
 Before anything is compared, every output declared to a member is checked against the ideal
 functionality of the protocol that judges its call (:mod:`parties.audit.functionality`): an
@@ -194,6 +197,7 @@ def simulation_audit(
     simulators: dict[Call, Simulator] = {}
     solvers: dict[Call, Any] = {}
     determined: list[int] = []
+    declared_leakage: dict[str, str] = {}  # call → what its protocol declares it reveals
     judges = resolve(protocol)
     pattern_runs = 0  # runs with the honest inputs redrawn (the pattern check)
     rerun: dict[str, Any] = {}  # program-rerun mode: the honest pattern and each trial's views
@@ -247,6 +251,7 @@ def simulation_audit(
                 call, message, reason = revealed
                 return AuditResult(members, "simulation", LEAK, None, call.index, message, None,
                                    {"reason": reason, "declared_by": simulators[call].name})
+            declared_leakage = _leakage(simulators, records)
             add_derived(records, simulators)  # what the simulators derive from the view
             full = Layout.of(received, chosen)
             layout = full
@@ -320,6 +325,7 @@ def simulation_audit(
                              for s in simulators.values()}),
         "judged_by": ("the audit target: " + ", ".join(judges.named) if judges.named
                       else "each call's registered protocol (no protocol named)"),
+        **({"reveals": declared_leakage} if declared_leakage else {}),
     }
     exact_reason = ("the simulator, given the honest inputs the outputs determine, reproduces "
                     "every element of the view exactly")
@@ -421,6 +427,20 @@ def _revealed(
                             key=lambda k: (k[2], k[0], k[1], k[3]))
             return call, message_name(call, honest[0]) if honest else "", reason
     return None
+
+
+def _leakage(simulators: Mapping[Call, Simulator], records: Mapping[Call, CallRecord]
+             ) -> dict[str, str]:
+    """Per call: the leakage its simulator's ``leakage(view)`` declares (NormedSecureSum's
+    ``reveal_norm``: ‖S‖²; ``secure_sum``: S) — the verdict is relative to it."""
+    out = {}
+    for call, sim in simulators.items():
+        leakage = getattr(sim, "leakage", None)
+        view = records[call].view
+        what = None if leakage is None or view is None else leakage(view)
+        if what is not None:
+            out[call.tag("").rstrip(".")] = what
+    return out
 
 
 MALFORMED = (ValueError, IndexError, KeyError, TypeError)
