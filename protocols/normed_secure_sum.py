@@ -64,10 +64,10 @@ from typing import Any
 import numpy as np
 
 from protocols.context import PartyContext
-from protocols.effects import Input, Output
+from protocols.effects import Call, Input, Output
 from protocols.errors import EncodingError, FieldOverflowError, InputError
 from protocols.field import MERSENNE61
-from protocols.functionality import CallInstance, FunctionalityMismatch, Ideal
+from protocols.functionality import CallInstance, FunctionalityMismatch, Ideal, beyond
 from protocols.mersenne127 import mpc_field
 from protocols.mpc import bits as bits_mod
 from protocols.mpc import inv_sqrt as inv_sqrt_mod
@@ -76,7 +76,7 @@ from protocols.mpc.dealer import Plan, Pool, Request, dealer, plan_elements, rec
 from protocols.mpc.inv_sqrt import inv_sqrt
 from protocols.mpc.multiply import multiply, square
 from protocols.mpc.normalize import pair_normalizer
-from protocols.mpc.public import constants, signed, small
+from protocols.mpc.public import check_range, constants, signed, small, to_ints
 from protocols.mpc.sharing import BEAVER, MASKED, OUTPUT, Session, concat, share_input
 from protocols.mpc.simulator import (
     OpeningStandIn,
@@ -84,12 +84,20 @@ from protocols.mpc.simulator import (
     masked_offset,
     opened_values,
 )
-from protocols.mpc.truncate import dither_open, trunc_pr
+from protocols.mpc.truncate import trunc_pr
 from protocols.simulator import CallView, MessageKey, SimulatorMismatch
 
 PROTOCOL = "normed_secure_sum"
 
 VARIANTS: tuple[str, ...] = ("normed", "reveal_norm", "secure_sum")
+
+REVEALED_NORM = "norm_sq"
+"""``reveal_norm``'s declared leakage: Q = ‖S‖² of the encoded sum (Python ints, per row)."""
+REVEALED_DITHER = "direction_dithered"
+"""``reveal_norm``'s dithered opening w + r_lo, w = S_i·round(2^(f_out+g)/√Q) (Python ints,
+flat: row after row)."""
+REVEALED_SUM = "sum"
+"""``secure_sum``'s declared leakage: the encoded sum S = Σ_m round(x_m·2^f) (int64)."""
 DEMO_KAPPA_FLOOR = 40
 
 
@@ -421,11 +429,12 @@ def normed_secure_sum(
     sess = Session(ctx, field, call, Pool(field, plan, material), params.kappa)
     if variant == "secure_sum":
         opened = yield from sess.open(s, OUTPUT, "sum", bound=1 << (layout.sum_bits - 1))
+        yield Output(REVEALED_SUM, signed(field, opened).astype(np.int64), call)
         total = signed(field, opened).astype(np.float64)
         norms = np.linalg.norm(total, axis=1, keepdims=True)
         y = np.divide(total, norms, out=np.zeros_like(total), where=norms > 0)
     elif variant == "reveal_norm":
-        y = yield from _reveal_norm(sess, s, layout)
+        y = yield from _reveal_norm(sess, s, layout, call)
     else:
         y = yield from _normed(sess, s, layout)
     y = y.reshape(values.shape)
@@ -458,15 +467,27 @@ def _normed(sess: Session, s: np.ndarray, layout: Layout) -> Generator[Any, Any,
     return signed(field, y).astype(np.float64) / float(1 << p.out_bits)
 
 
-def _reveal_norm(sess: Session, s: np.ndarray, layout: Layout
+def _reveal_norm(sess: Session, s: np.ndarray, layout: Layout, call: Call
                  ) -> Generator[Any, Any, np.ndarray]:
     field, p = sess.field, layout.params
     g = layout.dither_bits
     q = yield from _norm_sq(sess, s)
     q_open = yield from sess.open(q, OUTPUT, "norm_sq", bound=1 << layout.ell)
-    scale = [_inv_sqrt_int(int(v), p.out_bits + g) for v in signed(field, q_open).tolist()]
+    q_ints = [int(v) for v in signed(field, q_open).tolist()]
+    yield Output(REVEALED_NORM, np.array(q_ints, dtype=object), call)
+    scale = [_inv_sqrt_int(v, p.out_bits + g) for v in q_ints]
     w = field.mul(s, constants(field, scale)[:, None])
-    y = yield from dither_open(sess, w, p.out_bits + g + 2, g, "direction")
+    K = p.out_bits + g + 2
+    # O4's dithered opening (protocols.mpc.truncate.dither_open), keeping the opened value:
+    # c − 2^(K−1) = w + r_lo is what every party learns, and what the variant declares
+    flat = np.asarray(w).reshape(-1)
+    r_lo, _ = sess.pool.take("trunc", flat.size, bits=g, m=g)
+    c_share = sess.add_public(field.add(flat, r_lo), sess.const(1 << (K - 1)))
+    c = yield from sess.open(c_share, OUTPUT, "direction")
+    check_range(field, c, (1 << K) + (1 << g), "dithered output 'direction'")
+    dithered = np.array([int(v) - (1 << (K - 1)) for v in to_ints(field, c)], dtype=object)
+    yield Output(REVEALED_DITHER, dithered, call)  # flat, row after row
+    y = np.array([v >> g for v in dithered], dtype=object).reshape(w.shape)
     return y.astype(np.float64) / float(1 << p.out_bits)
 
 
@@ -544,7 +565,53 @@ def functionality(inst: CallInstance) -> dict[str, Ideal]:
         for y in declared)]
     tol = max(output_tolerance(p, len(values), dim, float(np.min(norms)))
               for p in (on_grid or PRESETS.values()))
-    return {"direction": Ideal(direction.reshape(values[0].shape), tol)}
+    ideal = {"direction": Ideal(direction.reshape(values[0].shape), tol)}
+    ideal.update(_declared_leakage(inst, values, direction, on_grid))
+    return ideal
+
+
+def _declared_leakage(inst: CallInstance, values: list[np.ndarray], direction: np.ndarray,
+                      on_grid: list[NssParams]) -> dict[str, Ideal]:
+    """The functionality extended by what a variant declares it reveals (when declared).
+
+    ``secure_sum``: S = Σ_m round(x_m·2^f), exactly. ``reveal_norm``: Q = ‖S‖², exactly, and
+    the dithered opening w + r_lo ≈ (s_i/‖s‖)·2^(f_out+g) within the output tolerance plus the
+    dither 2^g. The parameters are not in the views: each is judged under the preset whose
+    ideal value the declared one matches, else under the first preset (spec §1.5).
+    """
+    declared: dict[str, np.ndarray] = {}
+    for recs in inst.outputs.values():
+        for lab, v in recs:
+            if lab in (REVEALED_SUM, REVEALED_NORM, REVEALED_DITHER):
+                declared.setdefault(lab, np.asarray(v))
+    out: dict[str, Ideal] = {}
+    presets = list(PRESETS.values())
+    for label, got in declared.items():
+        options: list[Ideal] = []
+        for p in (on_grid or presets) if label == REVEALED_DITHER else presets:
+            try:
+                rows = [encode_inputs(v, p).astype(object).reshape(-1, v.shape[-1])
+                        for v in values]
+            except InputError:
+                continue
+            total = np.sum(rows, axis=0)
+            if label == REVEALED_SUM:
+                options.append(Ideal(total.astype(np.int64).reshape(values[0].shape), 0.0))
+            elif label == REVEALED_NORM:
+                options.append(Ideal(np.array([sum(int(v) * int(v) for v in row)
+                                               for row in total], dtype=object), 0.0))
+            else:
+                lam = inst.field.p.bit_length() - 1
+                bits = p.out_bits + min(40, lam - p.out_bits - 3)
+                norm = float(np.min(np.linalg.norm(np.sum(values, axis=0).reshape(
+                    -1, values[0].shape[-1]), axis=1)))
+                tol = (output_tolerance(p, len(values), direction.shape[-1], norm)
+                       + 2.0 ** -p.out_bits) * 2.0 ** bits
+                options.append(Ideal(direction.reshape(values[0].shape) * 2.0 ** bits, tol))
+        if options:
+            out[label] = next((o for o in options if beyond({label: o}, [(label, got)]) is None),
+                              options[0])
+    return out
 
 
 # -- the simulator (protocols.simulator, program-rerun form) -------------------------------------
@@ -574,8 +641,17 @@ class NormedSecureSumSimulator:
     the same law up to the masked values' ranges, which no compared element shows).
 
     The ``reveal_norm`` and ``secure_sum`` variants open more than the direction by
-    construction (Q = ‖S‖², and S): :meth:`reveals` names what, and the audit answers "leak"
-    at their first honest message without sampling.
+    construction, and declare it as outputs of the call: ``secure_sum`` the encoded sum S
+    (:data:`REVEALED_SUM`), ``reveal_norm`` Q = ‖S‖² (:data:`REVEALED_NORM`) and its dithered
+    opening w + r_lo (:data:`REVEALED_DITHER`, O4: the low g bits of the dither are opened with
+    it). They are simulated against the functionality extended by that declared leakage
+    (:func:`functionality` checks the declared values against the inputs): the opening of S, of
+    Q and of the dithered direction are drawn as those declared values, every Beaver difference
+    as uniform — so an honest variant is ``private`` relative to what it declares
+    (:meth:`leakage` names it; the audit reports it as ``details["reveals"]``), and a variant
+    that opens anything more (S in ``reveal_norm``, a party's own norm) is a ``leak`` at that
+    opening, held to a one-time pad. A variant whose call does not declare its leakage is
+    reported by :meth:`reveals` as revealing it ("leak" without sampling).
     """
 
     variant: str | None = None
@@ -599,9 +675,15 @@ class NormedSecureSumSimulator:
         return opened_values(view, received)
 
     def variant_of(self, view: CallView) -> str:
-        """The variant named, else the one the members' opening steps show."""
+        """The variant named, else the one the call's declared leakage, or else its members'
+        opening steps, show."""
         if self.variant in VARIANTS:
             return str(self.variant)
+        labels = {lab for recs in view.outputs.values() for lab, _ in recs}
+        if REVEALED_NORM in labels:
+            return "reveal_norm"
+        if REVEALED_SUM in labels:
+            return "secure_sum"
         steps = {k[2] for k in view.sent}
         if any(s.endswith(f".{OUTPUT}.sum") for s in steps):
             return "secure_sum"
@@ -616,12 +698,29 @@ class NormedSecureSumSimulator:
             return ("the dealer knows every triple, mask and bit it dealt: with a data "
                     "holder's shares it unmasks every opening, and so the honest inputs")
         variant = self.variant_of(view)
-        if variant == "secure_sum":
+        if variant == "secure_sum" and not self._declares(view, REVEALED_SUM):
             return ("variant secure_sum opens the encoded sum S = Σ_m x_m itself (then "
-                    "normalises locally): it reveals the sum, not only its direction")
+                    "normalises locally) and does not declare it: it reveals the sum, not only "
+                    "its direction")
+        if variant == "reveal_norm" and not self._declares(view, REVEALED_NORM,
+                                                           REVEALED_DITHER):
+            return ("variant reveal_norm opens Q = ‖S‖², the squared norm of the sum, and does "
+                    "not declare it: with the direction it reveals the sum S itself")
+        return None
+
+    @staticmethod
+    def _declares(view: CallView, *labels: str) -> bool:
+        return all(all(any(lab == want for lab, _ in view.outputs.get(m, ()))
+                       for want in labels) for m in view.members if m in set(view.parties))
+
+    def leakage(self, view: CallView) -> str | None:
+        """What the call's variant declares it reveals beyond the direction (None: nothing)."""
+        variant = self.variant_of(view)
+        if variant == "secure_sum":
+            return "S (variant secure_sum: the encoded sum Σ_m round(x_m·2^f))"
         if variant == "reveal_norm":
-            return ("variant reveal_norm opens Q = ‖S‖², the squared norm of the sum: with the "
-                    "direction it reveals the sum S itself")
+            return ("‖S‖² (variant reveal_norm: Q of the encoded sum, and the direction's "
+                    "dithered opening S_i·round(2^(f_out+g)/√Q) + r_lo, r_lo < 2^g)")
         return None
 
     def layout_of(self, view: CallView) -> tuple[Layout, np.ndarray]:
@@ -631,18 +730,25 @@ class NormedSecureSumSimulator:
             raise SimulatorMismatch("no data holder in the coalition: nothing is opened to it")
         shape = np.shape(view.input(site))
         dim = shape[-1]
+        variant = self.variant_of(view)
         out = np.asarray(view.output("direction"), dtype=np.float64).reshape(-1, dim)
         candidates = [self.params] if self.params is not None else list(PRESETS.values())
         for params in candidates:
             assert params is not None
             scaled = out * float(1 << params.out_bits)
-            if self.params is None and not np.array_equal(np.rint(scaled), scaled):
+            if self.params is None and variant != "secure_sum" and not np.array_equal(
+                    np.rint(scaled), scaled):
                 continue
             try:
-                return check_layout(params, view.field.p, len(view.parties), dim,
-                                    "normed"), out
+                layout = check_layout(params, view.field.p, len(view.parties), dim, variant)
             except InputError:
                 continue
+            if variant == "reveal_norm" and self.params is None:
+                g = layout.dither_bits  # the output is the dithered opening's top bits
+                top = [int(v) >> g for v in np.ravel(view.output(REVEALED_DITHER))]
+                if top != [int(v) for v in np.rint(scaled).ravel()]:
+                    continue
+            return layout, out
         raise SimulatorMismatch(
             f"no NormedSecureSum parameter set fits p = {view.field.p}, M = "
             f"{len(view.parties)}, d = {dim} and the declared output grid; name the "
@@ -656,7 +762,19 @@ class NormedSecureSumSimulator:
         ell, F, kappa = layout.ell, p.work_bits, p.kappa
         trunc = {"x": ell + 1, "seed.x2": 2 * F + 2, "seed.u0": 2 * F + 4,
                  "output": layout.output_trunc[0]}
-        direction = small(field, np.rint(out * float(1 << p.out_bits)).astype(np.int64))
+        if layout.variant == "secure_sum":
+            direction = small(field, np.asarray(view.output(REVEALED_SUM), dtype=np.int64))
+            declared = {"sum": direction.reshape(-1)}
+        elif layout.variant == "reveal_norm":
+            K = p.out_bits + layout.dither_bits + 2
+            declared = {
+                "norm_sq": constants(field, np.ravel(view.output(REVEALED_NORM))),
+                "direction": constants(field, [int(v) + (1 << (K - 1)) for v in
+                                               np.ravel(view.output(REVEALED_DITHER))]),
+            }
+        else:
+            direction = small(field, np.rint(out * float(1 << p.out_bits)).astype(np.int64))
+            declared = {"direction": direction.reshape(-1)}
 
         def law(kind: str, label: str, size: int, g: np.random.Generator
                 ) -> np.ndarray | None:
@@ -670,8 +788,8 @@ class NormedSecureSumSimulator:
                     2 * F + 4 if newton.group(1) == "uu_xu" else 2 * F + 5)
                 if K is not None:
                     return masked_offset(field, g, size, K, kappa)
-            if kind == OUTPUT and label == "direction" and direction.size == size:
-                return direction.reshape(-1)
+            if kind == OUTPUT and label in declared and declared[label].size == size:
+                return declared[label]
             return None  # NormedSecureSum opens no such value: held to a one-time pad
 
         return OpeningStandIn(field, view.honest, law, rng)

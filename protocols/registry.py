@@ -112,7 +112,9 @@ REGISTRY: Mapping[str, Declaration] = MappingProxyType({d.name: d for d in (
     Declaration("cape", correlated_noise.functionality, _fixed(cape_simulator.SIMULATOR)),
     Declaration("secagg", secagg.functionality, secagg.SecAggSimulator),
 )})
-"""Protocol name → its declaration: every protocol of this package."""
+"""Protocol name → its declaration: every protocol of this package, each with a simulator
+(none declares :class:`~protocols.simulator.NoSimulator`); CAPE's needs the run's noise plan,
+which :func:`cape_declaration` gives it (the bare entry answers "not applicable" saying so)."""
 
 
 def cape_declaration(plan: correlated_noise.NoisePlan, frac_bits: int,

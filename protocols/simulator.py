@@ -77,9 +77,12 @@ far in the call (``heard``). A per-call :class:`Simulator` is the simple case
 (:class:`PerCallStandIn`): it draws all of a call's honest messages at once from the call's
 view, as above.
 
-A protocol for which no simulator is written declares a :class:`NoSimulator` with the reason
-(CAPE); the audit of a run that makes such a call answers "not
-applicable" and names the call — never "private".
+A protocol for which no simulator is written declares a :class:`NoSimulator` with the reason;
+the audit of a run that makes such a call answers "not applicable" and names the call — never
+"private". No built-in protocol does: SecureSum and All-Reduce (per call), NormedSecureSum and
+its dealer (program rerun, :mod:`protocols.mpc.simulator`), SecAgg/SecAgg+
+(:class:`protocols.secagg.SecAggSimulator`) and CAPE (:mod:`protocols.cape_simulator`, with
+the audit target's noise plan) each declare a simulator in :mod:`protocols.registry`.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 ``[[audit]] coalitions = "all"`` (or ``sizes = [1, 2]``, or a list of coalitions) audits every
 named coalition of a scenario's run with one method and reports a table, a heat map (PNG) and
 the largest t for which every coalition of size ≤ t is private, against the threshold the
-protocol declares (:class:`parties.audit.coalitions.CoalitionStudy`). The linear method
+protocol declares (:class:`parties.audit.coalitions.CoalitionStudy`), counted as the
+declaration counts (:data:`DECLARED_THRESHOLDS`). The linear method
 decides all coalitions from one set of probes; the other methods audit them one by one.
 
 :func:`coalition_study` is the same for a user's own ``program(ctx, x)`` on field vectors.
@@ -12,6 +13,7 @@ decides all coalitions from one set of probes; the other methods audit them one 
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -20,7 +22,7 @@ import numpy as np
 from parties.audit import AuditResult, Progress, linear_audits
 from parties.audit import audit as audit_with
 from parties.audit.arguments import check_audit_inputs
-from parties.audit.coalitions import CoalitionStudy, enumerate_coalitions
+from parties.audit.coalitions import CoalitionStudy, Threshold, enumerate_coalitions
 from parties.audit.functionality import functionality_audit, judged_inputs
 from parties.party import SITE, Program
 from protocols.errors import InputError
@@ -37,10 +39,79 @@ from sim.privacy import (
 from sim.report import table
 from sim.scenario import AuditSpec
 
-DECLARED_THRESHOLDS: dict[str, Callable[[int], int]] = {
-    "secure_sum": lambda n_sites: n_sites - 1,  # thesis seed 001, §2.2: any coalition of M − 1
+
+def _secagg_threshold(n_sites: int, variant: str | None) -> Threshold | None:
+    """Bonawitz et al. (CCS 2017), Thm 6.3: the server with fewer than t users learns only the
+    survivors' sum; SecAgg+ on a Harary graph H(k, n) (Bell et al., CCS 2020, with the
+    deterministic graph of :mod:`protocols.secagg`) also needs fewer than k colluding sites,
+    the graph's vertex connectivity, so that the coalition cannot cut the honest survivors'
+    masks apart (with no dropout)."""
+    from protocols.secagg import config_of
+
+    text = (variant or "").replace(" ", "")
+    if not text or text in ("oracle=affine", "oracle=aes"):
+        return None  # t is not named: the study cannot state the declaration
+    config = config_of(text)
+    t = config.threshold - 1
+    source = "Bonawitz et al. CCS 2017, Thm 6.3: fewer than t users with the server"
+    if config.graph == "harary":
+        t = min(t, config.degree - 1)
+        source += f"; Harary degree k = {config.degree}: fewer than k (vertex connectivity)"
+    return Threshold(max(t, 0), free_roles=("aggregator",), source=source)
+
+
+DECLARED_THRESHOLDS: dict[str, Callable[[int, str | None], Threshold | None]] = {
+    "secure_sum": lambda n, _v: Threshold(
+        n - 1, source="thesis seed 001, §2.2: any coalition of M − 1 parties"),
+    "normed_secure_sum": lambda n, _v: Threshold(
+        n - 1, excluded_roles=("dealer",),
+        source="thesis seed 001, §2.2 and spec normed_secure_sum §2.4: M − 1 data holders, the "
+               "dealer trusted (with any data holder it unmasks every opening; alone it "
+               "receives nothing online)"),
+    "secagg": _secagg_threshold,
+    "cape": lambda n, _v: Threshold(
+        max(math.ceil(n / 3) - 1, 0), free_roles=("aggregator",),
+        excluded_roles=("noise_generator",),
+        source="CAPE, arXiv:1904.10059 v3 and spec cape.md: S_C ≤ ⌈S/3⌉ − 1 sites with the "
+               "aggregator, the noise generator trusted; the simulator's DP check "
+               "(protocols.cape_simulator) may admit more, e.g. 2 of S = 5 at ε = 1"),
 }
-"""Protocol → the t it declares, as a function of the number of data holders."""
+"""Protocol name → ``threshold(n_sites, variant)``, the t it declares and which participants
+that t counts (:class:`parties.audit.coalitions.Threshold`): a study compares it with its
+``largest_private_t_as_declared``, counted the same way.
+
+A t counts data holders; SecAgg's and CAPE's aggregator may join the coalition uncounted (the
+theorems cover "the server with fewer than t users"); NormedSecureSum's dealer and CAPE's
+noise generator are trusted by the papers, so coalitions that hold them are outside the
+declaration (the study still audits them and ``largest_private_t``, over every participant,
+shows their verdicts)."""
+
+
+def declared_threshold(protocol: Target, variant: str | None, n_sites: int
+                       ) -> Threshold | None:
+    """The threshold a target declares: a name, a Declaration or a sequence of them.
+
+    A target of several protocols (PD-SVD: SecureSum and NormedSecureSum) declares the
+    strictest combination: the least t, the roles every one lets join uncounted, and every
+    role any one excludes. None when no named protocol declares a threshold.
+    """
+    items = protocol if isinstance(protocol, Sequence) and not isinstance(
+        protocol, str | bytes) else (protocol,)
+    found = []
+    for item in items:
+        name = item if isinstance(item, str) else getattr(item, "name", None)
+        rule = DECLARED_THRESHOLDS.get(name) if isinstance(name, str) else None
+        one = None if rule is None else rule(n_sites, variant)
+        if one is not None:
+            found.append(one)
+    if not found:
+        return None
+    if len(found) == 1:
+        return found[0]
+    free = set(found[0].free_roles).intersection(*(f.free_roles for f in found[1:]))
+    excluded = set().union(*(f.excluded_roles for f in found))
+    return Threshold(min(f.t for f in found), tuple(sorted(free - excluded)),
+                     tuple(sorted(excluded)), "; ".join(f.source for f in found))
 
 VERDICT_COLOURS = {"private": "#3a9a4f", "leak": "#c8372d", "inconclusive": "#e0a526",
                    "not applicable": "#9a9a9a"}
@@ -87,8 +158,7 @@ def run_study(
     # Only the simulation method replays non-data roles; the others run the field program.
     participants = tuple(sorted(roles)) if spec.method == "simulation" else sites
     chosen = _coalitions(spec.coalitions, spec.sizes, participants, sites)
-    threshold_of = DECLARED_THRESHOLDS.get(target.protocol)
-    threshold = threshold_of(len(sites)) if threshold_of else None
+    declared = declared_threshold(target.protocol, target.variant, len(sites))
     if spec.method == "linear" and target.field_program is not None:
         runner = SimPyRunner(prime, 0, seed, network)
         results = linear_audits(runner, field_builder(target.field_program),
@@ -106,7 +176,8 @@ def run_study(
                                      network=network, index=index))
             if progress is not None:
                 progress("coalitions", i + 1, len(chosen))
-    return CoalitionStudy(spec.method, tuple(results), participants, sites, roles, threshold)
+    return CoalitionStudy(spec.method, tuple(results), participants, sites, roles,
+                          None if declared is None else declared.t, declared)
 
 
 def _judged_outputs(results: Sequence[AuditResult], runner: SimPyRunner,
@@ -178,8 +249,7 @@ def coalition_study(
         raise InputError("inputs must hold one input per party, for at least 2 parties")
     sites = tuple(range(len(inputs)))
     chosen = _coalitions(coalitions, sizes, sites, sites)
-    threshold_of = DECLARED_THRESHOLDS.get(protocol) if isinstance(protocol, str) else None
-    threshold = threshold_of(len(sites)) if threshold_of else None
+    declared = declared_threshold(protocol, options.get("variant"), len(sites))
     runner = SimPyRunner(prime, frac_bits, seed=seed)
     check_audit_inputs(inputs, runner.field, field_only=method != "simulation")
     check_representable(inputs, runner.frac_bits)
@@ -195,7 +265,7 @@ def coalition_study(
         results = [audit_with(program, inputs, c, runner=runner, method=method, seed=seed,
                               protocol=protocol, **options) for c in chosen]
     return CoalitionStudy(method, tuple(results), sites, sites, dict.fromkeys(sites, SITE),
-                          threshold)
+                          None if declared is None else declared.t, declared)
 
 
 def private_t_text(study: CoalitionStudy) -> str:
@@ -216,14 +286,24 @@ def private_t_text(study: CoalitionStudy) -> str:
             f"{', '.join(map(str, studied))} private)")
 
 
+def declared_text(study: CoalitionStudy) -> str:
+    """The declared t, what it counts, and the study's t counted the same way."""
+    if study.declared_threshold is None:
+        return "none"
+    if study.threshold is None or (not study.threshold.free_roles
+                                   and not study.threshold.excluded_roles):
+        return str(study.declared_threshold)
+    return (f"{study.threshold.describe()}; largest private t counted so = "
+            f"{study.largest_private_t_as_declared}")
+
+
 def study_table(index: int, study: CoalitionStudy) -> str:
     """The console summary of a study: verdict counts by coalition size, and t."""
     counts = study.counts()
     rows = [[size, sum(c.values()), *(c.get(v, 0) for v in VERDICT_COLOURS)]
             for size, c in counts.items()]
-    threshold = study.declared_threshold
     title = (f"coalition study [[audit]] {index} ({study.method}): {private_t_text(study)}, "
-             f"declared {'none' if threshold is None else threshold}")
+             f"declared {declared_text(study)}")
     return table(["size", "coalitions", *VERDICT_COLOURS], rows, title)
 
 
@@ -268,7 +348,9 @@ def heat_map(study: CoalitionStudy, title: str = "") -> Any:
         ax.set_xticks([])
     ax.set_xlabel("coalition (lexicographic within its size)")
     threshold = ("none declared" if study.declared_threshold is None
-                 else str(study.declared_threshold))
+                 else str(study.declared_threshold) if study.threshold is None
+                 else f"t = {study.threshold.t} (as declared: "
+                      f"{study.largest_private_t_as_declared})")
     ax.set_title(f"{title + ': ' if title else ''}{study.method} audit of "
                  f"{len(study.results)} coalitions — {private_t_text(study)}, declared "
                  f"{threshold}", fontsize=9)

@@ -23,11 +23,14 @@ it flags it even then (a raw input sent to the coalition when it is the only hon
 A message the protocol sends but the program does not, a mask stream the simulator needs but
 the program did not draw, or a protocol with no simulator makes the method *not applicable*:
 the program does not implement what it declares. So does a call of a protocol that declares it
-has no simulator (:class:`~protocols.simulator.NoSimulator`: CAPE), naming the call;
-``calls`` then restricts the audit to the others. A protocol that reveals more than its
-declared outputs by construction (the plain All-Reduce, with two or more honest parties) says
-so through its simulator's ``reveals``, and the audit answers "leak" at that call without
-sampling.
+has no simulator (:class:`~protocols.simulator.NoSimulator`: a user's protocol; every built-in
+one declares a simulator), naming the call; ``calls`` then restricts the audit to the others.
+A protocol that reveals more than its declared outputs by construction (the plain All-Reduce,
+with two or more honest parties) says so through its simulator's ``reveals``, and the audit
+answers "leak" at that call without sampling. A protocol that declares what more it reveals
+(NormedSecureSum's ``reveal_norm``: ‖S‖²; ``secure_sum``: S, as outputs of the call) is
+simulated against its functionality extended by that leakage; its simulator's optional
+``leakage(view)`` names it, and the verdict reports it as ``details["reveals"]``.
 
 Before anything is compared, every output declared to a member is checked against the ideal
 functionality of the protocol that judges its call (:mod:`parties.audit.functionality`): an
@@ -41,8 +44,8 @@ like any other (issue 27, item 4); and an undeclared message that an honest part
 several members is held to one pad, not one per receiver.
 
 A simulator in the program-rerun form (:class:`~protocols.simulator.ProgramSimulator`:
-NormedSecureSum and its dealer) is not asked call by call: the audit runs, for each real trial,
-``ratio`` simulated runs of the members' own programs against honest stand-ins
+NormedSecureSum and its dealer, every variant) is not asked call by call: the audit runs, for
+each real trial, ``ratio`` simulated runs of the members' own programs against honest stand-ins
 (:mod:`parties.audit.rerun`), and compares the real views with the whole simulated matrix —
 relations between any two columns tested against it, as the calls are simulated jointly — with
 the affine-hull tests within each step of a call. Values a simulator ``derived`` from the view
@@ -194,6 +197,7 @@ def simulation_audit(
     simulators: dict[Call, Simulator] = {}
     solvers: dict[Call, Any] = {}
     determined: list[int] = []
+    declared_leakage: dict[str, str] = {}  # call → what its protocol declares it reveals
     judges = resolve(protocol)
     pattern_runs = 0  # runs with the honest inputs redrawn (the pattern check)
     rerun: dict[str, Any] = {}  # program-rerun mode: the honest pattern and each trial's views
@@ -247,6 +251,7 @@ def simulation_audit(
                 call, message, reason = revealed
                 return AuditResult(members, "simulation", LEAK, None, call.index, message, None,
                                    {"reason": reason, "declared_by": simulators[call].name})
+            declared_leakage = _leakage(simulators, records)
             add_derived(records, simulators)  # what the simulators derive from the view
             full = Layout.of(received, chosen)
             layout = full
@@ -320,6 +325,7 @@ def simulation_audit(
                              for s in simulators.values()}),
         "judged_by": ("the audit target: " + ", ".join(judges.named) if judges.named
                       else "each call's registered protocol (no protocol named)"),
+        **({"reveals": declared_leakage} if declared_leakage else {}),
     }
     exact_reason = ("the simulator, given the honest inputs the outputs determine, reproduces "
                     "every element of the view exactly")
@@ -421,6 +427,20 @@ def _revealed(
                             key=lambda k: (k[2], k[0], k[1], k[3]))
             return call, message_name(call, honest[0]) if honest else "", reason
     return None
+
+
+def _leakage(simulators: Mapping[Call, Simulator], records: Mapping[Call, CallRecord]
+             ) -> dict[str, str]:
+    """Per call: the leakage its simulator's ``leakage(view)`` declares (NormedSecureSum's
+    ``reveal_norm``: ‖S‖²; ``secure_sum``: S) — the verdict is relative to it."""
+    out = {}
+    for call, sim in simulators.items():
+        leakage = getattr(sim, "leakage", None)
+        view = records[call].view
+        what = None if leakage is None or view is None else leakage(view)
+        if what is not None:
+            out[call.tag("").rstrip(".")] = what
+    return out
 
 
 MALFORMED = (ValueError, IndexError, KeyError, TypeError)
