@@ -9,8 +9,7 @@ end as an abort: NaN or infinity, and — for the methods that re-run the progra
 vectors (statistical, exact, linear) — a vector that is not of elements of the audit's field
 (a list, reals, values outside 0..p − 1). Each refusal is an
 :class:`~protocols.errors.InputError` naming the argument. Keyword inputs (a mapping per
-party) are for the simulation method only: the others re-run the program on one field vector
-per party, so a mapping handed to them is an ``InputError`` naming the party and its keys.
+party) are a program those methods do not apply to: they answer "not applicable" and say so.
 """
 
 from __future__ import annotations
@@ -81,14 +80,8 @@ def check_audit_inputs(inputs: Any, field: PrimeField, *, field_only: bool) -> N
     if isinstance(inputs, str | bytes | Mapping) or not isinstance(inputs, Sequence):
         raise InputError(f"inputs = {inputs!r:.60} must be a list with one input per party")
     for m, value in enumerate(inputs):
-        if isinstance(value, Mapping):  # keyword inputs: the simulation method's only
-            if field_only:
-                raise InputError(
-                    f"inputs[{m}] is a mapping of keyword inputs ({', '.join(map(str, value))})"
-                    "; the statistical, exact and linear methods re-run program(ctx, x) on one "
-                    "flat vector of field elements per party — give those vectors, or audit "
-                    "keyword inputs with method = 'simulation'")
-            for key, item in value.items():
+        if isinstance(value, Mapping):  # keyword inputs: a method on field vectors answers
+            for key, item in value.items():  # "not applicable" itself, naming why
                 _check_finite(f"inputs[{m}][{key!r}]", item)
             continue
         name = f"inputs[{m}]"

@@ -197,14 +197,3 @@ def test_a_program_takes_its_input_under_any_name() -> None:
         assert r.verdict == "private", (method, r.details)
     with pytest.raises(InputError, match=r"takes the inputs value, weight"):
         audit(weighted_average, [1.0, 2.0, 3.0], [0], prime="2^61-1")
-
-
-@pytest.mark.parametrize("method", ["statistical", "exact", "linear"])
-def test_keyword_inputs_to_a_field_vector_method_are_an_input_error(method) -> None:
-    """Keyword inputs are the simulation method's only: the others re-run program(ctx, x) on
-    field vectors, so a mapping is refused naming the party and its keys — not answered
-    "not applicable" after the run."""
-    with pytest.raises(InputError, match=r"inputs\[0\] is a mapping of keyword inputs "
-                                         r"\(value, weight\).*method = 'simulation'"):
-        audit(weighted_average, VALUES, [1], prime="2^61-1", method=method, trials=20,
-              protocol=DECLARATION)
