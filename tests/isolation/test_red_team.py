@@ -840,3 +840,38 @@ def test_what_compute_recv_any_and_a_notice_hand_a_program_leads_nowhere() -> No
     assert view.aborts == [(2, "probe#0")]
     assert is_immutable(tuple(view.observed)) and is_immutable(tuple(view.aborts))
     assert all(isinstance(m.arrived_s, float) for m in view.received)
+
+
+def test_the_coin_streams_and_expansions_a_program_can_make_lead_nowhere() -> None:
+    """New routes of this change: the MPC engine's per-call coins (``mpc.coins.call_rng``),
+    CAPE's noise generator (``correlated_noise.noise_rng``) and the PRG expansion every
+    program may call (``ctx.randomness.expand``). Party 0 builds each and walks it: none leads
+    to another party's context or input or to the run seed; its coins are not the run seed's
+    generator nor another party's; an expansion depends on the seed it is given only."""
+    from protocols.correlated_noise import noise_rng
+    from protocols.mpc.coins import call_rng
+
+    m = 3
+    inputs = distinct_inputs(m)
+    made: dict[int, list[Any]] = {}
+    contexts: dict[int, PartyContext] = {}
+
+    def curious(ctx: PartyContext, x: np.ndarray) -> Generator[Any, Any, Any]:
+        call = ctx.new_call("probe")
+        coins, noise = call_rng(ctx, call), noise_rng(ctx, ctx.new_call("probe"))
+        made[ctx.party] = [coins, noise, coins.random(4), noise.random(4),
+                           ctx.randomness.expand(bytes(32), call, 4)]
+        return (yield from secure_sum(ctx, x, "prg"))
+
+    programs = [spy(curious, contexts) for _ in range(m)]
+    sim = Simulation(Network.build(m), seed=RUN_SEED, record_draws=True)
+    sim.run([Party(p, programs[p], {"x": inputs[p]}) for p in range(m)])
+    me = contexts[0]
+    others = [contexts[p] for p in range(1, m)]
+    assert findings(made[0], me, others, inputs[1:]) == []
+    for p in range(1, m):  # each party's coins are its own; a seed's expansion is everyone's
+        assert not np.array_equal(made[0][2], made[p][2])
+        assert not np.array_equal(made[0][3], made[p][3])
+        assert np.array_equal(made[0][4], made[p][4])
+    run_rng = np.random.default_rng(np.random.SeedSequence(RUN_SEED))
+    assert not np.array_equal(made[0][2], run_rng.random(4))
