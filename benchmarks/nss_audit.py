@@ -41,7 +41,7 @@ from parties.audit.randomness import ConditionedRandomness  # noqa: E402
 from parties.audit.simulation import simulation_audit  # noqa: E402
 from parties.party import site_parties  # noqa: E402
 from protocols.normed_secure_sum import normed_secure_sum, preset  # noqa: E402
-from sim.experiments.normed_secure_sum import with_dealer  # noqa: E402
+from sim.experiments.svd.normed_secure_sum import with_dealer  # noqa: E402
 from sim.privacy import SimPyRunner  # noqa: E402
 
 PRIMES = {"p127-default": "2^127-1", "p61-demo": "2^61-1"}

@@ -13,7 +13,8 @@ something private. The simulator scores it against the truth it alone knows
     (digest §5.3):
 
     * regenerates S^1..S^T from the seed in the coalition's declared outputs
-      (:func:`algorithms.nmf.sketches.shared_seed`) and the public configuration in its inputs;
+      (:func:`algorithms.nmf.dsanls.sketches.shared_seed`) and the public configuration in its
+      inputs;
     * subtracts the members' own columns, R^t = Y^t − Σ_{r∈C} M_{:J_r}S^t_{J_r} = M_{:Ū}S^t_{Ū}
       with Ū the n_u columns the coalition does not hold;
     * solves M_{:Ū}[S^1_{Ū} … S^T_{Ū}] = [R^1 … R^T] by least squares (minimum norm).
@@ -35,8 +36,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from algorithms.nmf.dsanls import DsanlsConfig
-from algorithms.nmf.sketches import SKETCH_S, SketchStream
+from algorithms.nmf.dsanls.dsanls import DsanlsConfig
+from algorithms.nmf.dsanls.sketches import SKETCH_S, SketchStream
 from parties.view import Coalition
 from protocols.errors import InputError
 

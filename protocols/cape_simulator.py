@@ -31,7 +31,7 @@ What it assumes, stated: the noise is Gaussian with the plan's stds (the discret
 ``noise = "discrete"`` is within 1e−10 of it in variance at σ ≥ 1 grid unit, below what any
 test here resolves); values are rounded to the fixed-point grid, which moves a value by at most
 3 grid units (invisible at the audit's trial counts); the parties' roles follow
-:func:`sim.experiments.cape_setup.cape_parties` (aggregator S, noise generator S + 1) unless
+:func:`sim.experiments.cape.cape_setup.cape_parties` (aggregator S, noise generator S + 1) unless
 given; the noise each party draws comes from its randomness source
 (:func:`protocols.correlated_noise.noise_rng`), so that the audit can draw it afresh.
 
@@ -158,7 +158,7 @@ class CapeSimulator:
         The run's fixed-point precision (the messages are f(x) + noise on the 2^−f grid).
     aggregator, generator : int, optional
         The ids of the aggregator and the noise generator (default S and S + 1, as
-        :func:`sim.experiments.cape_setup.cape_parties` numbers them).
+        :func:`sim.experiments.cape.cape_setup.cape_parties` numbers them).
     budget : Budget, optional
         The sites' declared (ε_s, δ_s) and sensitivities Δ_s: :meth:`reveals` then checks
         the exact δ of the coalition's view against δ_s (else τ_s², Theorem 1's argument).

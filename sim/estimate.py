@@ -37,9 +37,9 @@ to those lines, one at a time, on the scenarios where that cost dominates:
   the secure NMF entries), after the base; ``unsealed_message_s``: the audits' re-runs;
 * ``probe_*``: SecureSum studies of ``sizes = [1]`` with the linear method at M = 10..40;
 * ``flop_s``: the runs dominated by local arithmetic (the corrective NMF tables);
-* the entries' own constants (e.g. :data:`sim.experiments.cape_setup.TRIAL_COPIES`,
-  :data:`sim.experiments.cape_otd.STM_DOCUMENT_FLOPS`,
-  :data:`sim.experiments.secure_nmf_cost.STEP_S`), where one of their scenarios was off by
+* the entries' own constants (e.g. :data:`sim.experiments.cape.cape_setup.TRIAL_COPIES`,
+  :data:`sim.experiments.cape.cape_otd.STM_DOCUMENT_FLOPS`,
+  :data:`sim.experiments.dsanls.secure_nmf_cost.STEP_S`), where one of their scenarios was off by
   more than the others, each with the measurement it was fitted to in its docstring.
 
 CPU time, not wall time, is what the estimate predicts: on a shared machine the wall time of

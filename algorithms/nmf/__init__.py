@@ -13,13 +13,7 @@ use the paper's M ≈ UVᵀ with M = Xᵀ (U ↔ Tᵀ, V ↔ W) and convert at t
 ``nndsvd``      NNDSVD initialisation (Boutsidis & Gallopoulos), and its PD-SVD-fed form
 ``wr``          WR-NMF, weighted representatives (thesis Algorithm 6)
 ``pd_nmf``      PD-NMF-Iter and PD-NMF-Init as party programs (thesis Algorithms 7, 8)
-``sketches``    random sketches with E[SSᵀ] = I, drawn from a shared seed (seed 004, §3.4)
-``sanls``       SANLS: one-step RCD (Algorithm 3) and PGD (Eq. 14) solvers; the reference
-``dsanls``      DSANLS, general and federated settings (Algorithm 2, §4.1)
-``secure_nmf``  what the secure variants share: configuration, local updates
-``syn_sd``      Syn-SD (Algorithm 4)
-``syn_ssd``     Syn-SSD and its -U, -V, -UV variants (Algorithm 5)
-``asyn_sd``     Asyn-SD and Asyn-SSD: server and client (Algorithms 6, 7)
+``dsanls/``    seed 004 (Qian et al.): SANLS, DSANLS and the secure variants, its own family
 ``dp_robust``   DP robust NMF with outliers: curators and analyst (seed 000, Algorithm 2)
 ``corrective``  corrective NMF under adversarial users, masked updates (seed 002, Alg. 1)
 ==============  =============================================================================

@@ -41,7 +41,7 @@ Readings of the text (digest §7.3)
   ("set V = 0.99^t·V + (1 − 0.99^t)·WH") can also be read as overwriting V, so that later
   interpolations start from the overwritten value and later marks compare with it;
   ``replace_base = "running"`` runs that reading (seed 002's Table 2 results for replace-corrupt
-  were checked against both; :mod:`sim.experiments.corrective_nmf_tables`).
+  were checked against both; :mod:`sim.experiments.nmf.corrective_nmf_tables`).
 * Step 1 runs with the Z and V̄ of the previous iteration's marking; the first iteration uses
   the plain missing rule (nothing is marked yet). V̄ on missing entries and on corrupt entries
   uses the WH at the time of marking.

@@ -105,7 +105,7 @@ def planted_variant(leak: str, params: Any):
 def planted_parties(leak: str, inputs: Sequence[np.ndarray], params: Any):
     """The data holders and the dealer of one planted revealing-variant call."""
     from parties.party import site_parties
-    from sim.experiments.normed_secure_sum import with_dealer
+    from sim.experiments.svd.normed_secure_sum import with_dealer
 
     sites = site_parties(planted_variant(leak, params), [{"x": x} for x in inputs])
     return with_dealer(sites, [(1, int(np.size(inputs[0])))], VARIANT_OF[leak], params)

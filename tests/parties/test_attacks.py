@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from algorithms import data as data_io
-from algorithms.nmf.dsanls import DsanlsConfig, dsanls
+from algorithms.nmf.dsanls.dsanls import DsanlsConfig, dsanls
 from parties.attacks import ATTACKS, dsanls_recovery, get_attack
 from parties.party import site_parties
 from parties.view import Coalition

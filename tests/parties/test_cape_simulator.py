@@ -33,7 +33,7 @@ from protocols.correlated_noise import (
 )
 from protocols.field import FixedPoint, prime_field
 from protocols.registry import cape_declaration
-from sim.experiments.cape_setup import cape_parties
+from sim.experiments.cape.cape_setup import cape_parties
 from sim.privacy import SimPyRunner, audit
 
 FRAC = 20

@@ -25,7 +25,7 @@ from protocols.correlated_noise import cape_aggregator, cape_noise_generator, ca
 from protocols.effects import Call
 from protocols.errors import InputError
 from protocols.registry import cape_declaration
-from sim.experiments.cape_setup import cape_parties
+from sim.experiments.cape.cape_setup import cape_parties
 from sim.privacy import audit
 from sim.runner import run_scenario
 

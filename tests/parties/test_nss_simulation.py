@@ -24,7 +24,7 @@ from protocols.mersenne127 import mpc_field
 from protocols.mpc.public import to_ints
 from protocols.mpc.simulator import OpeningStandIn, bitdec_opening, masked_offset
 from protocols.normed_secure_sum import encode_inputs, normed_secure_sum
-from sim.experiments.normed_secure_sum import with_dealer
+from sim.experiments.svd.normed_secure_sum import with_dealer
 from sim.privacy import SimPyRunner, audit
 
 P = 2**61 - 1

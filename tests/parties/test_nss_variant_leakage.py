@@ -37,7 +37,7 @@ from protocols.normed_secure_sum import (
     functionality,
     normed_secure_sum,
 )
-from sim.experiments.normed_secure_sum import with_dealer
+from sim.experiments.svd.normed_secure_sum import with_dealer
 from sim.privacy import SimPyRunner, audit
 
 P = 2**61 - 1

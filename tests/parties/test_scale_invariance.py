@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from protocols.normed_secure_sum import preset
-from sim.experiments.normed_secure_sum import audit_inputs, scale_invariance
+from sim.experiments.svd.normed_secure_sum import audit_inputs, scale_invariance
 
 P127 = (1 << 127) - 1
 INSTANCES = 1000

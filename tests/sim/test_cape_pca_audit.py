@@ -1,4 +1,4 @@
-"""``[[audit]] method = "simulation"`` on capePCA (seed 003; sim/experiments/cape_pca.py).
+"""``[[audit]] method = "simulation"`` on capePCA (seed 003; sim/experiments/cape/cape_pca.py).
 
 Each site releases the D(D + 1)/2 free entries of its symmetric second moment A_s
 (``pack_matrix``: the upper triangle), so every noise value appears once in a view and the
@@ -31,7 +31,7 @@ from algorithms.cape.symmetric import pack_matrix
 from protocols.cape_simulator import Budget
 from protocols.field import FixedPoint
 from protocols.registry import cape_declaration
-from sim.experiments.cape_setup import cape_parties
+from sim.experiments.cape.cape_setup import cape_parties
 from sim.privacy import SimPyRunner, audit
 from sim.runner import run_scenario
 

@@ -24,7 +24,7 @@ from parties.audit.coalitions import CoalitionStudy, Threshold
 from parties.audit.result import AuditResult
 from protocols.normed_secure_sum import preset
 from sim.coalitions import declared_threshold, study_table
-from sim.experiments.normed_secure_sum import nss_declaration
+from sim.experiments.svd.normed_secure_sum import nss_declaration
 from sim.runner import run_scenario
 
 

@@ -1,4 +1,4 @@
-"""Tests of sim.experiments.corrective_nmf_tables: seed 002's Tables 1–2 under its protocol.
+"""Tests of sim.experiments.nmf.corrective_nmf_tables: seed 002's Tables 1–2 under its protocol.
 
 The metrics are checked against hand computations; the orderings against the paper's Tables 1–2
 (digest §3.6) — only those that hold on ML-1M-shaped synthetic ratings for every seed tried
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from protocols.errors import InputError
-from sim.experiments.corrective_nmf_tables import (
+from sim.experiments.nmf.corrective_nmf_tables import (
     METHODS,
     mean_prediction_shift,
     normalised_mae,

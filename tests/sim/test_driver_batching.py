@@ -393,9 +393,9 @@ def same_tag_unread() -> list[Party]:
 def asyn_sd_parties() -> list[Party]:
     """Asyn-SD (seed 004, Algorithm 6): clients and a server that merges copies as they
     come (``RecvAny``)."""
-    from algorithms.nmf.asyn_sd import asyn_client, asyn_server
-    from algorithms.nmf.sanls import StepSchedule
-    from algorithms.nmf.secure_nmf import SecureNmfConfig
+    from algorithms.nmf.dsanls.asyn_sd import asyn_client, asyn_server
+    from algorithms.nmf.dsanls.sanls import StepSchedule
+    from algorithms.nmf.dsanls.secure_nmf import SecureNmfConfig
 
     rng = np.random.default_rng(2)
     m, n, k = 12, 9, 2

@@ -18,11 +18,11 @@ time; 0 makes it free).
 
 Start: U^0 has U[0, 1) entries drawn from the scenario seed (public); node r's V^0_r has
 U[0, s_r) entries with s_r = 4·mean(M_{:J_r})/k from its own columns, so that U^0V^0ᵀ has the
-data's mean (:func:`algorithms.nmf.sanls.v_start_scale`).
+data's mean (:func:`algorithms.nmf.dsanls.sanls.v_start_scale`).
 
 Metrics: ``relative_error`` (final) and its history per iteration with the simulated time;
 ``max_abs_diff_vs_sanls`` — the largest difference of U and V from centralized SANLS from the
-same start and seed (the contract of :mod:`algorithms.nmf.dsanls`); elements each node sends
+same start and seed (the contract of :mod:`algorithms.nmf.dsanls.dsanls`); elements each node sends
 per iteration, measured and declared (O(kd) per subproblem, §3.6.1).
 """
 
@@ -137,7 +137,7 @@ def starts(inp: RunInput, k: int) -> tuple[Any, list[Any]]:
     """U^0 (m×k, public) and each node's V^0_r, drawn from the scenario seed."""
     import numpy as np
 
-    from algorithms.nmf.sanls import random_factor, v_start_scale
+    from algorithms.nmf.dsanls.sanls import random_factor, v_start_scale
 
     def rng(*key: int) -> Any:
         return np.random.default_rng(np.random.SeedSequence(inp.seed, spawn_key=key))
@@ -173,8 +173,8 @@ def _run(inp: RunInput) -> AlgorithmRun:
     import numpy as np
 
     from algorithms import data as data_io
-    from algorithms.nmf.dsanls import DsanlsConfig, dsanls
-    from algorithms.nmf.sanls import StepSchedule, relative_error, sanls
+    from algorithms.nmf.dsanls.dsanls import DsanlsConfig, dsanls
+    from algorithms.nmf.dsanls.sanls import StepSchedule, relative_error, sanls
     from parties.party import site_parties
     from protocols.all_reduce import all_reduce_cost
     from sim import plots
@@ -287,7 +287,7 @@ def dsanls_workload(inp: EstimateInput) -> Workload:
     (m × d) as well; locally the sketches applied to the node's blocks (≈ 2k(m·d + n·d') flops
     summed over the nodes, and as many for M's blocks). M = Xᵀ: m = the data's columns
     (features), n = its rows (samples)."""
-    from algorithms.nmf.sketches import sketch_columns
+    from algorithms.nmf.dsanls.sketches import sketch_columns
     from protocols.all_reduce import all_reduce_cost
 
     p = inp.params

@@ -253,7 +253,7 @@ def pd_nmf_parties(inp: RunInput, setup: NmfSetup, T0: np.ndarray | None) -> lis
     )
     if T0 is None and setup.svd_init is not None and setup.svd_init.variant == "normed":
         from protocols.normed_secure_sum import PRESETS
-        from sim.experiments.normed_secure_sum import layout_for, with_dealer
+        from sim.experiments.svd.normed_secure_sum import layout_for, with_dealer
 
         nss = PRESETS["p127-default"]
         d = inp.shards[0].shape[1]

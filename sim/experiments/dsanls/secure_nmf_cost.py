@@ -3,7 +3,7 @@
 Before a run, :func:`secure_workload` counts what one of Syn-SD, Syn-SSD, Asyn-SD or Asyn-SSD
 will send and compute, from the scenario's sizes (M = Xᵀ: m features, n samples split over N
 data holders, rank k, the sketch sizes) and from the simulated time the algorithms themselves
-declare: each local iteration's flops (:func:`algorithms.nmf.sanls.subproblem_step`: 2rdk +
+declare: each local iteration's flops (:func:`algorithms.nmf.dsanls.sanls.subproblem_step`: 2rdk +
 2k²d + 2rk² per subproblem, charged as ``Compute`` at ``1/gflops`` ns a flop) and each message's
 latency and transfer time on the scenario's links. That simulated clock decides how many
 iterations fit in a ``time_budget_s`` (the asynchronous server's stop, and every method of
@@ -28,7 +28,7 @@ SNAPSHOT_COPIES = 2.0
 
 
 def _sketch(size: Any, dim: int) -> int:
-    from algorithms.nmf.sketches import sketch_columns
+    from algorithms.nmf.dsanls.sketches import sketch_columns
 
     try:
         return sketch_columns(size, dim)
@@ -55,7 +55,7 @@ def secure_workload(inp: EstimateInput, name: str, sketch_on: str, outer: int | 
     synchronous run with a ``budget`` runs as many outer iterations as fit in it.
     """
     from protocols.all_reduce import all_reduce_cost
-    from sim.experiments.dsanls import seconds_per_flop, sizes
+    from sim.experiments.dsanls.dsanls import seconds_per_flop, sizes
 
     p = inp.params
     m, n, k, N = inp.n_cols, inp.n_rows, p["k"], inp.n_parties

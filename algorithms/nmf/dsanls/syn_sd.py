@@ -1,7 +1,7 @@
 """Syn-SD: synchronous secure distributed NMF (Qian et al., seed 004, §4.2, Algorithm 4).
 
 Node r holds M_r = M_{:J_r} (its samples; the project's rows of X, transposed at the boundary —
-:mod:`algorithms.nmf.secure_nmf`), a local copy U_(r) of U and its private V_r. Node r's
+:mod:`algorithms.nmf.dsanls.secure_nmf`), a local copy U_(r) of U and its private V_r. Node r's
 program::
 
     1  U_(r) ← U^0 (public start), V_r ← V^0_r
@@ -34,8 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from algorithms.nmf.sanls import LocalWork
-from algorithms.nmf.secure_nmf import (
+from algorithms.nmf.dsanls.sanls import LocalWork
+from algorithms.nmf.dsanls.secure_nmf import (
     SecureNmfConfig,
     SecureNode,
     average_copies,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from algorithms.nmf.sanls import (
+from algorithms.nmf.dsanls.sanls import (
     LocalWork,
     StepSchedule,
     pgd_step,

@@ -43,7 +43,7 @@ from sim.entry import (
     integer,
     number,
 )
-from sim.experiments.cape_setup import (
+from sim.experiments.cape.cape_setup import (
     ACCOUNTING_HEADERS,
     ACCOUNTING_S,
     PRIVACY_PARAMS,
@@ -262,7 +262,8 @@ def _collusion_table(findings: list[dict[str, Any]], threshold: int) -> str:
 def _estimate(inp: EstimateInput) -> Workload:
     """Two simulations (capeAGN and the conventional scheme), each ``trials`` CAPE calls on
     the d means (:func:`protocols.correlated_noise.declared_cost`: 3S messages of d elements
-    per call at most), and the accounting (:data:`~sim.experiments.cape_setup.ACCOUNTING_S`)."""
+    per call at most), and the accounting
+    (:data:`~sim.experiments.cape.cape_setup.ACCOUNTING_S`)."""
     S, d, trials = inp.n_parties, inp.n_cols, inp.params["trials"]
     return Workload(messages=2 * trials * 3 * S, elements=2 * trials * 3 * S * d,
                     simulations=2, flops=2.0 * inp.n_rows * d, seconds=ACCOUNTING_S,

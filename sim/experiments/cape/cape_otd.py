@@ -31,7 +31,7 @@ from sim.entry import (
     choice,
     integer,
 )
-from sim.experiments.cape_setup import (
+from sim.experiments.cape.cape_setup import (
     ACCOUNTING_HEADERS,
     MODELS,
     MODES,
@@ -262,7 +262,7 @@ def _estimate(inp: EstimateInput) -> Workload:
     """Releases of the second moment and the whitened third moment (D² + D elements); per
     trial the moments of every site and of the pooled data (≈ 2·N·D² flops each, for the
     four methods) and the tensor decompositions."""
-    from sim.experiments.cape_setup import cape_workload
+    from sim.experiments.cape.cape_setup import cape_workload
 
     S, D = inp.n_parties, inp.n_cols
 

@@ -43,7 +43,7 @@ from sim.entry import (
     integer,
     number,
 )
-from sim.experiments.normed_secure_sum import (
+from sim.experiments.svd.normed_secure_sum import (
     MAX_SCALE,
     NSS_PARAMS,
     call_cost,

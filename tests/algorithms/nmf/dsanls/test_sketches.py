@@ -14,7 +14,7 @@ import math
 import numpy as np
 import pytest
 
-from algorithms.nmf.sketches import (
+from algorithms.nmf.dsanls.sketches import (
     SKETCH_S,
     SKETCH_S_PRIME,
     SketchStream,

@@ -17,12 +17,12 @@ import numpy as np
 import pytest
 
 from algorithms import data as data_io
-from algorithms.nmf.asyn_sd import asyn_client, asyn_server, relaxation
-from algorithms.nmf.sanls import StepSchedule, subproblem_step
-from algorithms.nmf.secure_nmf import SecureNmfConfig
-from algorithms.nmf.sketches import SKETCH_S1, SKETCH_S_PRIME, SketchStream
-from algorithms.nmf.syn_sd import syn_sd
-from algorithms.nmf.syn_ssd import syn_ssd
+from algorithms.nmf.dsanls.asyn_sd import asyn_client, asyn_server, relaxation
+from algorithms.nmf.dsanls.sanls import StepSchedule, subproblem_step
+from algorithms.nmf.dsanls.secure_nmf import SecureNmfConfig
+from algorithms.nmf.dsanls.sketches import SKETCH_S1, SKETCH_S_PRIME, SketchStream
+from algorithms.nmf.dsanls.syn_sd import syn_sd
+from algorithms.nmf.dsanls.syn_ssd import syn_ssd
 from parties.party import Party, site_parties
 from protocols.all_reduce import all_reduce_field
 from protocols.errors import InputError, ProtocolAbort

@@ -2,7 +2,7 @@
 Algorithms 6 and 7).
 
 A server (``role = "server"``, the id after the N data holders) keeps U; clients r = 0..N−1
-hold M_r = M_{:J_r} (orientation and local updates: :mod:`algorithms.nmf.secure_nmf`) and
+hold M_r = M_{:J_r} (orientation and local updates: :mod:`algorithms.nmf.dsanls.secure_nmf`) and
 exchange only with the server, with no barrier.
 
 Server (Algorithm 6), parameter ρ > 0::
@@ -46,9 +46,15 @@ from typing import Any
 
 import numpy as np
 
-from algorithms.nmf.sanls import LocalWork
-from algorithms.nmf.secure_nmf import SecureNmfConfig, SecureNode, node_matrix, u_step, v_step
-from algorithms.nmf.sketches import draw_sketch
+from algorithms.nmf.dsanls.sanls import LocalWork
+from algorithms.nmf.dsanls.secure_nmf import (
+    SecureNmfConfig,
+    SecureNode,
+    node_matrix,
+    u_step,
+    v_step,
+)
+from algorithms.nmf.dsanls.sketches import draw_sketch
 from protocols.context import PartyContext
 from protocols.effects import Call, Output, RecvAny, Send, SendEach
 from protocols.errors import InputError

@@ -44,7 +44,7 @@ from sim.entry import (
     choice,
     integer,
 )
-from sim.experiments.cape_setup import (
+from sim.experiments.cape.cape_setup import (
     ACCOUNTING_HEADERS,
     ORDERS,
     PRIVACY_PARAMS,
@@ -234,7 +234,7 @@ def _run(inp: RunInput) -> AlgorithmRun:
 
 def _audit_target(inp: RunInput, p: dict[str, Any], point: dict[str, Any]) -> Any:
     """The first trial's CAPE run, judged by CAPE's declaration with its noise plan and the
-    sites' (ε, δ, Δ_s) (:func:`~sim.experiments.cape_setup.cape_audit_target`). Each site
+    sites' (ε, δ, Δ_s) (:func:`~sim.experiments.cape.cape_setup.cape_audit_target`). Each site
     releases the D(D + 1)/2 free entries of its symmetric A_s (``pack_matrix``), so every
     noise value appears once in the view: the Gaussian residual tests see independent
     coordinates, not each off-diagonal value twice."""
@@ -265,7 +265,7 @@ def _estimate(inp: EstimateInput) -> Workload:
     as the ledger shows); per trial the second moments of every site, of the pooled data and
     of the local method (N·D² multiply-adds each for the symmetric half, at BLAS-3's ≈ 10
     per ns: counted a tenth) and five eigendecompositions of D × D (≈ 2·D³ counted)."""
-    from sim.experiments.cape_setup import cape_workload
+    from sim.experiments.cape.cape_setup import cape_workload
 
     S, D = inp.n_parties, inp.n_cols
     return cape_workload(inp, lambda d: d * d // 2 + d,

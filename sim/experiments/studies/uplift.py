@@ -39,7 +39,7 @@ from sim.entry import (
     integer,
     number,
 )
-from sim.experiments.pd_nmf import (
+from sim.experiments.nmf.pd_nmf import (
     NMF_PARAMS,
     TYPICAL_LOCAL_SWEEPS,
     NmfSetup,

@@ -4,7 +4,7 @@ Asyn-SSD share — the public configuration, a node's local updates and what a n
 Setting (§2.1.2, Eq. 4): party r holds the column block M_{:J_r} = M_r of M = [M_1 … M_N] (its
 own samples, same features) and must learn only M_r, U and V_r ≈ its part of the factorisation
 M_r ≈ UV_rᵀ. Orientation: M = Xᵀ, so party r's rows of X (its samples) are M_r's columns
-(:mod:`algorithms.nmf.sanls`); U (m×k) is shared, V_r (|J_r|×k) never leaves party r.
+(:mod:`algorithms.nmf.dsanls.sanls`); U (m×k) is shared, V_r (|J_r|×k) never leaves party r.
 
 Every node keeps a local copy U_(r) of U. One "update" of a factor is one step of the solver
 (digest §7.4 item 65: one pass of Algorithm 3, or one projected gradient step) on its
@@ -32,9 +32,9 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from algorithms.nmf.dsanls import Ranges, check_ranges
-from algorithms.nmf.sanls import LocalWork, StepSchedule, check_solver, subproblem_step
-from algorithms.nmf.sketches import Sketch, SketchSize, check_kind, sketch_columns
+from algorithms.nmf.dsanls.dsanls import Ranges, check_ranges
+from algorithms.nmf.dsanls.sanls import LocalWork, StepSchedule, check_solver, subproblem_step
+from algorithms.nmf.dsanls.sketches import Sketch, SketchSize, check_kind, sketch_columns
 from protocols.all_reduce import all_reduce, check_method
 from protocols.context import PartyContext
 from protocols.errors import InputError

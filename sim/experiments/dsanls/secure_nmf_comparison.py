@@ -41,8 +41,8 @@ from sim.entry import (
     Workload,
     described,
 )
-from sim.experiments.dsanls import REDUCE_PARAMS, SKETCH_PARAMS, positive
-from sim.experiments.secure_nmf import LABELS, LOOP_PARAMS
+from sim.experiments.dsanls.dsanls import REDUCE_PARAMS, SKETCH_PARAMS, positive
+from sim.experiments.dsanls.secure_nmf import LABELS, LOOP_PARAMS
 
 METHODS = {label: key for key, label in LABELS.items()}  # "Syn-SSD-UV" -> ("syn_ssd", "uv")
 MAX_OUTER = 100_000
@@ -74,7 +74,7 @@ def _run(inp: RunInput) -> AlgorithmRun:
     import numpy as np
 
     from sim import plots
-    from sim.experiments.secure_nmf import run_secure
+    from sim.experiments.dsanls.secure_nmf import run_secure
     from sim.report import table
 
     p = inp.params
@@ -167,9 +167,9 @@ def _with(inp: RunInput, params: dict[str, Any]) -> RunInput:
 
 
 def _estimate(inp: EstimateInput) -> Workload:
-    """Every method to the budget (:func:`~sim.experiments.secure_nmf_cost.secure_workload`),
+    """Every method to the budget (:func:`~sim.experiments.dsanls.secure_nmf_cost.secure_workload`),
     one after the other, and a two-iteration pilot before each synchronous one."""
-    from sim.experiments.secure_nmf_cost import secure_workload
+    from sim.experiments.dsanls.secure_nmf_cost import secure_workload
 
     budget = inp.params["time_budget_s"]
     total = Workload(simulations=0)

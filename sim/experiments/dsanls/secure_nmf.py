@@ -1,7 +1,7 @@
 """Catalogue entries ``syn_sd``, ``syn_ssd``, ``asyn_sd`` and ``asyn_ssd`` (Qian et al., seed
 004, §4.2–4.3, Algorithms 4–7): secure distributed NMF where party r holds only its samples.
 
-Orientation and start as :mod:`sim.experiments.dsanls` (M = Xᵀ; outputs ``U`` and each data
+Orientation and start as :mod:`sim.experiments.dsanls.dsanls` (M = Xᵀ; outputs ``U`` and each data
 holder's ``V_<id>``; U^0 public, V^0_r from the party's own columns). The asynchronous entries
 add a server (role ``server``, the id after the data holders) that keeps U.
 
@@ -35,7 +35,7 @@ from sim.entry import (
     described,
     integer,
 )
-from sim.experiments.dsanls import (
+from sim.experiments.dsanls.dsanls import (
     REDUCE_PARAMS,
     SKETCH_PARAMS,
     as_scenario_error,
@@ -48,7 +48,7 @@ from sim.experiments.dsanls import (
     sizes,
     starts,
 )
-from sim.experiments.secure_nmf_cost import secure_workload
+from sim.experiments.dsanls.secure_nmf_cost import secure_workload
 
 LOOP_PARAMS: dict[str, Param] = {
     "outer": Param(20, integer(1, MAX_ITERATIONS),
@@ -76,11 +76,11 @@ def run_secure(inp: RunInput, name: str, sketch_on: str) -> AlgorithmRun:
     import numpy as np
 
     from algorithms import data as data_io
-    from algorithms.nmf.asyn_sd import asyn_client, asyn_server
-    from algorithms.nmf.sanls import StepSchedule, relative_error
-    from algorithms.nmf.secure_nmf import SecureNmfConfig
-    from algorithms.nmf.syn_sd import syn_sd
-    from algorithms.nmf.syn_ssd import syn_ssd
+    from algorithms.nmf.dsanls.asyn_sd import asyn_client, asyn_server
+    from algorithms.nmf.dsanls.sanls import StepSchedule, relative_error
+    from algorithms.nmf.dsanls.secure_nmf import SecureNmfConfig
+    from algorithms.nmf.dsanls.syn_sd import syn_sd
+    from algorithms.nmf.dsanls.syn_ssd import syn_ssd
     from parties.party import Party, site_parties
     from sim import plots
 
@@ -167,7 +167,7 @@ def error_curve(outputs: dict[int, Any], n_nodes: int, V0: list[Any], M: Any,
     """
     import numpy as np
 
-    from algorithms.nmf.sanls import relative_error
+    from algorithms.nmf.dsanls.sanls import relative_error
 
     nodes = [outputs[r] for r in range(n_nodes)]
     times, errors = [], []

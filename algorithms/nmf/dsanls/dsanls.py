@@ -1,14 +1,14 @@
 """DSANLS: distributed sketched ANLS (Qian et al., seed 004, §3.3 Algorithm 2, and §4.1).
 
-Orientation: the paper's M ≈ UVᵀ with M m×n is the project's Xᵀ (:mod:`algorithms.nmf.sanls`):
-a node's samples are columns of M. The program takes the node's rows of X (and, in the general
-setting, its block of X's columns) and transposes them at the boundary; it returns U's and V's
-blocks in the paper's orientation.
+Orientation: the paper's M ≈ UVᵀ with M m×n is the project's Xᵀ
+(:mod:`algorithms.nmf.dsanls.sanls`): a node's samples are columns of M. The program takes the
+node's rows of X (and, in the general setting, its block of X's columns) and transposes them at
+the boundary; it returns U's and V's blocks in the paper's orientation.
 
 N nodes. The columns (samples) {1..n} are split into blocks J_1..J_N — the scenario's row
 partition of X — and the rows (features) {1..m} into equal blocks I_1..I_N. Node r updates
 U_{I_r} and V_{J_r}. All nodes draw identical sketches from one seed that node 0 broadcasts
-(:func:`algorithms.nmf.sketches.shared_seed`).
+(:func:`algorithms.nmf.dsanls.sketches.shared_seed`).
 
 ``general`` setting (§3.1–3.3, Algorithm 2) — node r stores M_{I_r:} and M_{:J_r}
     per iteration t:
@@ -32,13 +32,14 @@ Every All-Reduce (:func:`protocols.all_reduce.all_reduce`) is a SecureSum by def
 for comparison) and records its sum as a declared output: ``MS`` (federated), ``B`` and
 ``B_prime`` — exactly what Theorem 3 says a node learns.
 
-Both settings compute what centralized SANLS (:func:`algorithms.nmf.sanls.sanls`) computes from
-the same start and seed — each step is row-separable (Eq. 8) and the nodes call the same
-:func:`~algorithms.nmf.sanls.subproblem_step` — up to the All-Reduce's fixed-point precision
-(N·2^−(f+1) per summed entry). A test holds them to it.
+Both settings compute what centralized SANLS (:func:`algorithms.nmf.dsanls.sanls.sanls`)
+computes from the same start and seed — each step is row-separable (Eq. 8) and the nodes call
+the same :func:`~algorithms.nmf.dsanls.sanls.subproblem_step` — up to the All-Reduce's
+fixed-point precision (N·2^−(f+1) per summed entry). A test holds them to it.
 
-Local work is charged to the node's simulated clock (:class:`~algorithms.nmf.sanls.LocalWork`):
-the sketch products, the Gram matrices and the solver pass, as counted by their flop formulas.
+Local work is charged to the node's simulated clock
+(:class:`~algorithms.nmf.dsanls.sanls.LocalWork`): the sketch products, the Gram matrices and
+the solver pass, as counted by their flop formulas.
 The full U is the stack of the nodes' blocks U_{I_r} (the paper's algorithm returns the blocks;
 assembling them is an evaluation, not a message).
 """
@@ -52,8 +53,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from algorithms.nmf.sanls import LocalWork, StepSchedule, check_solver, subproblem_step
-from algorithms.nmf.sketches import (
+from algorithms.nmf.dsanls.sanls import LocalWork, StepSchedule, check_solver, subproblem_step
+from algorithms.nmf.dsanls.sketches import (
     SKETCH_S,
     SKETCH_S_PRIME,
     SketchSize,

@@ -17,7 +17,7 @@ and reports the paper's **mean absolute prediction shift** on the target items o
 (non-adversarial) users, and ``rmse_target`` on the targets' held-out ratings.
 
 Tables 1–2's comparison under the paper's protocol is ``corrective_nmf_comparison``
-(:mod:`sim.experiments.corrective_nmf_tables`).
+(:mod:`sim.experiments.nmf.corrective_nmf_tables`).
 
 λ is ``lam``, or — when ``corrupt_probability`` (p) and ``noise_sd`` (σ) are given — the
 probabilistic reading of §2.3 (:func:`~algorithms.nmf.corrective.lambda_from_noise`).
@@ -70,7 +70,7 @@ ATTACK_MODELS = ("profile_injection", "informed")
 
 
 fraction_param = number(0.0, 1.0, strict_low=True, strict_high=True)
-"""A scenario check: a number in (0, 1) (:mod:`sim.experiments.corrective_nmf_tables` too)."""
+"""A scenario check: a number in (0, 1) (:mod:`sim.experiments.nmf.corrective_nmf_tables` too)."""
 POSITIVE = number(0.0, MAX_WEIGHT, strict_low=True)
 
 COMMON: dict[str, Param] = {

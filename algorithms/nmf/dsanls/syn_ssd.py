@@ -1,7 +1,7 @@
 """Syn-SSD: synchronous secure sketched distributed NMF (Qian et al., seed 004, §4.2, Alg. 5).
 
 Node r holds M_r = M_{:J_r}, a local copy U_(r) and its private V_r (orientation and the local
-updates: :mod:`algorithms.nmf.secure_nmf`). Node r's program, ``sketch_on = "uv"``::
+updates: :mod:`algorithms.nmf.dsanls.secure_nmf`). Node r's program, ``sketch_on = "uv"``::
 
     1   U_(r) ← U^0 (public), V_r ← V^0_r; the sketch seed is broadcast (as Algorithm 2)
     2   for t_1 = 0..T_1 − 1:
@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from algorithms.nmf.sanls import LocalWork
-from algorithms.nmf.secure_nmf import (
+from algorithms.nmf.dsanls.sanls import LocalWork
+from algorithms.nmf.dsanls.secure_nmf import (
     SecureNmfConfig,
     SecureNode,
     average_copies,
@@ -44,7 +44,7 @@ from algorithms.nmf.secure_nmf import (
     u_step,
     v_step,
 )
-from algorithms.nmf.sketches import SKETCH_S1, SKETCH_S_PRIME, SketchStream, shared_seed
+from algorithms.nmf.dsanls.sketches import SKETCH_S1, SKETCH_S_PRIME, SketchStream, shared_seed
 from protocols.all_reduce import all_reduce
 from protocols.context import PartyContext
 from protocols.errors import InputError

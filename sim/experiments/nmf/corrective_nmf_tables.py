@@ -170,7 +170,7 @@ from sim.entry import (
     integer,
     number,
 )
-from sim.experiments.corrective_nmf import (
+from sim.experiments.nmf.corrective_nmf import (
     COMMON,
     attack_fields,
     attack_rating,

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from algorithms import data as data_io
-from algorithms.nmf.dsanls import DsanlsConfig, dsanls
-from algorithms.nmf.sanls import StepSchedule, sanls
+from algorithms.nmf.dsanls.dsanls import DsanlsConfig, dsanls
+from algorithms.nmf.dsanls.sanls import StepSchedule, sanls
 from parties.party import site_parties
 from protocols.errors import InputError, ProtocolAbort
 from sim.network import Network

@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from algorithms.nmf.sketches import (
+from algorithms.nmf.dsanls.sketches import (
     SKETCH_S,
     SKETCH_S_PRIME,
     SketchSize,
@@ -210,7 +210,7 @@ def sanls(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Centralized SANLS (Algorithm 1 on the sketched subproblems 6 and 7).
 
-    The reference that DSANLS (:mod:`algorithms.nmf.dsanls`) must equal from the same start
+    The reference that DSANLS (:mod:`algorithms.nmf.dsanls.dsanls`) must equal from the same start
     and seed, in either setting, up to the All-Reduce's precision.
 
     Parameters

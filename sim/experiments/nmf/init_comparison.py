@@ -30,7 +30,7 @@ from typing import Any
 from protocols.errors import ScenarioError
 from sim.console import table
 from sim.entry import Algorithm, AlgorithmRun, EstimateInput, Param, RunInput, Workload, integer
-from sim.experiments.pd_nmf import (
+from sim.experiments.nmf.pd_nmf import (
     NMF_PARAMS,
     NmfSetup,
     nmf_workload,

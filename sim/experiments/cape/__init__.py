@@ -1,0 +1,1 @@
+"""Entries of CAPE (seed 003): averaging, capePCA and capeAGN, and what they share."""
