@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from parties.audit import keyflow, seeded
+from parties.audit import key_search, keyflow, seeded
 from parties.audit.calls import Layout, select_calls, split_run
 from parties.audit.pattern import PatternCheck, aborted, aborted_verdict
 from parties.audit.randomness import (
@@ -150,11 +150,11 @@ def exact_audit(
     if too_big:
         k = too_big[0]
         return AuditResult(members, "exact", NOT_APPLICABLE, details={
-            "reason": f"the {keyflow.key_name(k)} expands to {size[k]} field elements; "
+            "reason": f"the {key_search.key_name(k)} expands to {size[k]} field elements; "
                       f"conditioning on it takes {p}^{size[k]} keys, more than max_runs = "
                       f"{max_runs}, and replacing its AES expansion by a tape would audit a "
                       "different program; use method = 'statistical'",
-            "key": keyflow.key_name(k), "elements": size[k]})
+            "key": key_search.key_name(k), "elements": size[k]})
     honest = honest_parties(len(inputs), members)
     n_inputs = p ** (len(honest) * d)
     if n_inputs > max_runs:  # enumerating them would not end (or fit in memory)
@@ -207,11 +207,11 @@ def exact_audit(
     if beyond is not None:
         k, where = beyond
         return AuditResult(members, "exact", NOT_APPLICABLE, details={
-            "reason": f"the coalition's view changes with the bytes of the {keyflow.key_name(k)} "
-                      f"beyond the streams its randomness draws ({where}): the program uses "
-                      "its key outside its randomness, and the exact method enumerates draws, "
-                      "not 2^256 keys; use method = 'statistical'",
-            "key": keyflow.key_name(k), "message": where})
+            "reason": "the coalition's view changes with the bytes of the "
+                      f"{key_search.key_name(k)} beyond the streams its randomness draws "
+                      f"({where}): the program uses its key outside its randomness, and the "
+                      "exact method enumerates draws, not 2^256 keys; use method = 'statistical'",
+            "key": key_search.key_name(k), "message": where})
     if total_mine <= budget:
         assignments: list[dict[KeyId, bytes]] = [
             dict(zip(mine, chosen, strict=True))
@@ -250,10 +250,10 @@ def exact_audit(
                                            seed_sets, layout, members, field, sites)
                 if expanded is not None:
                     return AuditResult(members, "exact", NOT_APPLICABLE, None, call, message,
-                                       None, {**figures, "seeded_by": keyflow.key_name(
+                                       None, {**figures, "seeded_by": key_search.key_name(
                                            expanded), "reason": (
                         f"the coalition's view depends on the draws of the "
-                        f"{keyflow.key_name(expanded)} only as a seed expansion does (every "
+                        f"{key_search.key_name(expanded)} only as a seed expansion does (every "
                         "element it moves mixes several draws, non-affinely, into values "
                         f"spread like a random function's): in GF({p}) such a seed has only "
                         f"{p}^{size[expanded]} values, so its expansion is not uniform here "
@@ -264,7 +264,7 @@ def exact_audit(
                 tv = 0.5 * sum(abs(dist_a[s] - dist_b[s]) for s in set(dist_a) | set(dist_b))
                 return AuditResult(members, "exact", LEAK, None, call, message, None, {
                     **figures, "assignments_checked": i + 1, "total_variation": tv / total,
-                    "witness_assignment": {keyflow.key_name(k): v.hex()
+                    "witness_assignment": {key_search.key_name(k): v.hex()
                                            for k, v in assignment.items()},
                     "alternative": [int(v) for x in candidate for v in x],
                     "inputs_a": [int(v) for x in inputs for v in x]})
@@ -337,9 +337,9 @@ def _beyond_draws(
         for key in (one, two):
             keys = {**base, k: key}
             views = run(inputs, keys)
-            records = keyflow.carriers(views, members)
-            derivations = keyflow.catalogue(keys, views, field_, {k})
-            carried = {(f.receiver, f.where) for f in keyflow.find(records, derivations)}
+            records = key_search.carriers(views, members)
+            derivations = key_search.catalogue(keys, views, field_, {k})
+            carried = {(f.receiver, f.where) for f in key_search.find(records, derivations)}
             runs.append(({(c.receiver, c.where): c.blob or c.elements for c in records},
                          carried))
         (a, carried_a), (b, carried_b) = runs

@@ -86,7 +86,7 @@ KnownStreams = Mapping[tuple[KeyId, int], int]
 
 KnownElements = Mapping[tuple[KeyId, int], frozenset[int]]
 """(key, stream number) → positions of single elements of that stream the coalition knows
-(an honest party's draw, or part of one, that reached it: :func:`.keyflow.find_draws`)."""
+(an honest party's draw, or part of one, that reached it: :func:`.key_search.find_draws`)."""
 
 
 def private_key_id(party: int) -> KeyId:

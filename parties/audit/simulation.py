@@ -62,6 +62,7 @@ from typing import Any
 import numpy as np
 
 from parties.audit import keyflow, noisy_release
+from parties.audit.alternatives import redrawn_inputs_required
 from parties.audit.calls import (
     CallRecord,
     Layout,
@@ -73,12 +74,7 @@ from parties.audit.calls import (
 )
 from parties.audit.compare import compare, decide
 from parties.audit.functionality import AuditInputs, as_result, check_outputs
-from parties.audit.pattern import (
-    aborted_verdict,
-    check_alternatives,
-    declared_size_leak,
-    redrawn_inputs_required,
-)
+from parties.audit.pattern import aborted_verdict, check_alternatives, declared_size_leak
 from parties.audit.randomness import ConditionedRandomness, Progress, Runner
 from parties.audit.rerun import add_derived, by_step, scripts, simulated_rows
 from parties.audit.result import LEAK, NOT_APPLICABLE, PRIVATE, AuditResult
@@ -148,7 +144,7 @@ def simulation_audit(
 
     First the message pattern (:mod:`parties.audit.pattern`): the run on the given inputs is
     compared with ``alternatives`` runs whose honest inputs are redrawn
-    (:func:`~parties.audit.pattern.alternative_parties`); a difference is a ``leak`` naming
+    (:func:`~parties.audit.alternatives.alternative_parties`); a difference is a ``leak`` naming
     the message and the property (count, size, recipient, order, time, abort).
 
     Parameters

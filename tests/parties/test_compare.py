@@ -11,21 +11,17 @@ import pytest
 from auditing import F5, F61, P
 from scipy import stats
 
+from parties.audit.affine_tests import holds, hull_tests, relations
 from parties.audit.calls import Layout
 from parties.audit.compare import (
     _holm,
     cells_l1_power,
-    chi2_2samp_columns,
     compare,
     decide,
-    element_families,
-    holds,
-    hull_tests,
-    ks_2samp_columns,
-    relations,
     sup_distance_power,
     trials_for_power,
 )
+from parties.audit.element_tests import chi2_2samp_columns, element_families, ks_2samp_columns
 from parties.audit.statistical import alternative_inputs, honest_parties, pair_plan
 from protocols.effects import Call
 

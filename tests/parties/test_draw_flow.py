@@ -1,7 +1,7 @@
 """Key flow of honest draws (issue 27, class 5): a party's draw that reaches the coalition.
 
 The audit controls every party's randomness, so it knows every draw. A draw found in the
-coalition's view (:func:`parties.audit.keyflow.find_draws`) is held fixed as the coalition's
+coalition's view (:func:`parties.audit.key_search.find_draws`) is held fixed as the coalition's
 own randomness, by position; the statistical method then tests the residual view, the
 simulation method answers ``not applicable`` when a message is a non-affine function of held
 draws (a drawn seed or key). Attacks below recover x̂_1 from
@@ -17,7 +17,7 @@ import planted_draws as pd
 import pytest
 
 from parties.audit import ConditionedRandomness
-from parties.audit.keyflow import MIN_BITS, carriers, find_draws
+from parties.audit.key_search import MIN_BITS, carriers, find_draws
 from parties.audit.randomness import private_key_id
 from parties.party import site_parties
 from protocols.effects import Call

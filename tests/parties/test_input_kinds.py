@@ -14,7 +14,7 @@ import planted_inputs as pi
 import pytest
 
 from parties.audit import ConditionedRandomness
-from parties.audit.pattern import alternative_parties, public_inputs, unredrawn_inputs
+from parties.audit.alternatives import alternative_parties, public_inputs, unredrawn_inputs
 from parties.party import Party, site_parties
 from protocols.field import prime_field
 from sim.privacy import SimPyRunner, audit

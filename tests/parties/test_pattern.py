@@ -18,12 +18,8 @@ from auditing import F5, F61, P, coalitions, field_inputs
 
 import protocols.secure_sum as secure_sum_module
 import sim.privacy as privacy_module
-from parties.audit.pattern import (
-    MemberPattern,
-    alternative_parties,
-    check_alternatives,
-    first_difference,
-)
+from parties.audit.alternatives import alternative_parties
+from parties.audit.pattern import MemberPattern, check_alternatives, first_difference
 from parties.audit.randomness import ConditionedRandomness
 from parties.party import Party, site_parties
 from parties.view import SIMULATED
