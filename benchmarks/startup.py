@@ -5,7 +5,8 @@ interleaved repetitions (the machines are shared and noisy), the same for a bare
 ``python -c pass`` (the interpreter's own start), the ratio of the medians, the median CPU
 time (user + system, which the load on a shared machine inflates much less than wall time)
 and the load average. The target for
-``--help``, ``list`` and argument errors is well under half a second.
+``--help``, ``list`` and argument errors is under 0.3 s: the catalogue they read declares its
+entries as data and imports none of their run code (:mod:`sim.catalog`).
 
 The commands run as an installed ``mpcsim`` does: with Python's bytecode cache (one warm-up
 round writes it; ``PYTHONDONTWRITEBYTECODE`` is removed from the children's environment), so
@@ -30,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 MPCSIM = [sys.executable, "-c", "import sys; from sim.cli import main; sys.exit(main())"]
 COMMANDS: dict[str, list[str]] = {
     "python -c pass": [sys.executable, "-c", "pass"],
+    "import sim.catalog (every entry declared)": [sys.executable, "-c", "import sim.catalog"],
     "mpcsim --help": [*MPCSIM, "--help"],
     "mpcsim list": [*MPCSIM, "list"],
     "mpcsim list pd_nmf": [*MPCSIM, "list", "pd_nmf"],

@@ -6,9 +6,10 @@ validated scenario, the parties' data shards and a configured :class:`~sim.simul
 (:class:`RunInput`), it returns an :class:`AlgorithmRun` — the simulation result, the public
 outputs, metrics, the protocol its audits examine, and plots.
 
-The entries themselves live in :mod:`sim.experiments`, one module per algorithm or experiment,
-and import this module; :mod:`sim.catalog` collects them. Imports run one way:
-``sim.entry ← sim.experiments ← sim.catalog``.
+The entries are declared as data in :mod:`sim.catalog` (name, summary, keys, ranges,
+vocabularies), each naming its run code as ``"module:function"`` (:class:`Code`), which is
+imported only when it is called: the code lives in :mod:`sim.experiments`, by family. Imports
+run one way: ``sim.entry ← sim.catalog ← sim.experiments``.
 
 Scale (:class:`Workload`)
 -------------------------
@@ -19,12 +20,13 @@ the local arithmetic. :mod:`sim.estimate` turns that into memory and time, shows
 a run that cannot fit in memory. An entry without ``estimate`` gets :func:`data_only`, which
 counts the data and nothing else (and says so).
 
-This module imports nothing heavy, so that ``mpcsim list`` and ``--help`` answer at once: an
-entry's module imports its algorithm inside ``run``.
+This module imports nothing heavy, and neither does the catalogue, so that ``mpcsim list`` and
+``--help`` answer at once; the run code imports what it needs at its top.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -39,6 +41,39 @@ if TYPE_CHECKING:
     from sim.privacy import AuditTarget
     from sim.scenario import Scenario
     from sim.simulation import Result, Simulation
+
+
+@dataclass(frozen=True)
+class Code:
+    """Run code named ``"module:function"``, imported when it is first called.
+
+    A catalogue entry names its ``run``, ``estimate``, ``attack`` and ``other_roles`` this way
+    (:class:`Algorithm` turns such strings into a ``Code``), so that declaring an entry
+    imports none of the code that runs it.
+    """
+
+    path: str
+
+    def __post_init__(self) -> None:
+        module, sep, name = self.path.partition(":")
+        if not (sep and module and name.isidentifier()
+                and all(part.isidentifier() for part in module.split("."))):
+            raise ScenarioError(f"run code {self.path!r} must be 'package.module:function'")
+
+    def load(self) -> Callable[..., Any]:
+        """The function, imported now."""
+        module, _, name = self.path.partition(":")
+        found = getattr(importlib.import_module(module), name, None)
+        if not callable(found):
+            raise ScenarioError(f"run code {self.path!r}: {module} has no function {name!r}")
+        return found
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.load()(*args, **kwargs)
+
+
+CODE_FIELDS = ("run", "estimate", "attack", "other_roles")
+"""The :class:`Algorithm` fields that may name their code as ``"module:function"``."""
 
 
 @dataclass(frozen=True)
@@ -203,8 +238,9 @@ class Algorithm:
         algorithm number.
     params : mapping of str to Param
         The ``[algorithm]`` keys.
-    run : callable
-        ``run(RunInput) -> AlgorithmRun``.
+    run : callable or str
+        ``run(RunInput) -> AlgorithmRun``; a ``"module:function"`` string (here and for
+        ``estimate``, ``attack`` and ``other_roles``) is imported when called (:class:`Code`).
     estimate : callable
         ``estimate(EstimateInput) -> Workload``, from the declared cost formulas of the
         protocols the entry runs; :func:`data_only` by default.
@@ -229,14 +265,20 @@ class Algorithm:
     summary: str
     reference: str
     params: Mapping[str, Param]
-    run: Callable[[RunInput], AlgorithmRun]
-    estimate: Callable[[EstimateInput], Workload] = data_only
+    run: Callable[[RunInput], AlgorithmRun] | str
+    estimate: Callable[[EstimateInput], Workload] | str = data_only
     data_kind: str = "uniform"
     nonnegative: bool = False
     allow_missing: bool = False
     min_parties: int = 2
-    attack: Callable[[Mapping[str, Any], int], dict[str, Any]] | None = None
-    other_roles: Callable[[Mapping[str, Any]], tuple[str, ...]] = no_other_roles
+    attack: Callable[[Mapping[str, Any], int], dict[str, Any]] | str | None = None
+    other_roles: Callable[[Mapping[str, Any]], tuple[str, ...]] | str = no_other_roles
+
+    def __post_init__(self) -> None:
+        for name in CODE_FIELDS:
+            value = getattr(self, name)
+            if isinstance(value, str):
+                object.__setattr__(self, name, Code(value))
 
     def participants(self, params: Mapping[str, Any], n_parties: int) -> int:
         """The most participants any simulation of a run has: the data holders and

@@ -1,7 +1,14 @@
 """The catalogue of runnable algorithms: what ``[algorithm] name = ...`` may say.
 
-The entries (:class:`sim.entry.Algorithm`) are defined in :mod:`sim.experiments`, one module
-per algorithm or experiment; this module only looks them up by name. An installed distribution
+The entries (:class:`sim.entry.Algorithm`) are declared here as data, one module per family
+(:mod:`sim.catalog.sums`, :mod:`~sim.catalog.nmf`, :mod:`~sim.catalog.svd`,
+:mod:`~sim.catalog.cape`, :mod:`~sim.catalog.dsanls`, :mod:`~sim.catalog.studies`): each
+entry's name, summary, reference, keys with their ranges and vocabularies, and its code named
+``"module:function"`` in :mod:`sim.experiments` (:class:`sim.entry.Code`), imported only when it
+runs. The catalogue imports no numpy by construction — a test imports it in a fresh interpreter
+and looks — so ``mpcsim list`` and ``--help`` answer at once, and the experiment modules read
+their vocabularies from here (one spelling of each). This module looks entries up by name.
+An installed distribution
 adds entries through the entry-point group ``mpcsim.algorithms`` (each names an
 :class:`~sim.entry.Algorithm`), read afresh on every look-up; a scenario may also run a user's
 own program (``[algorithm] program = "pkg.module:function"``,
@@ -16,10 +23,29 @@ from pathlib import Path
 from typing import Any
 
 from protocols.errors import ScenarioError
+from sim.catalog.cape import CAPE_MEAN, CAPE_OTD, CAPE_OTD_SWEEP, CAPE_PCA, CAPE_PCA_SWEEP
+from sim.catalog.dsanls import ASYN_SD, ASYN_SSD, DSANLS, SECURE_NMF_COMPARISON, SYN_SD, SYN_SSD
+from sim.catalog.nmf import (
+    CORRECTIVE_NMF,
+    CORRECTIVE_NMF_COMPARISON,
+    DP_NMF_OUTLIERS,
+    DP_NMF_OUTLIERS_EPSILON,
+    INIT_COMPARISON,
+    PD_NMF,
+    RRI_NMF,
+)
+from sim.catalog.studies import KSDP, UPLIFT
+from sim.catalog.sums import SECAGG, SECURE_SUM
+from sim.catalog.svd import NORMED_SECURE_SUM, PD_SVD
 from sim.entry import Algorithm
-from sim.experiments import ENTRIES
 
 ENTRY_POINT_GROUP = "mpcsim.algorithms"
+
+ENTRIES = (SECURE_SUM, PD_NMF, RRI_NMF, INIT_COMPARISON, UPLIFT, CAPE_MEAN, CAPE_PCA,
+           CAPE_PCA_SWEEP, CAPE_OTD, CAPE_OTD_SWEEP, DP_NMF_OUTLIERS, DP_NMF_OUTLIERS_EPSILON,
+           CORRECTIVE_NMF, CORRECTIVE_NMF_COMPARISON, NORMED_SECURE_SUM, PD_SVD, DSANLS, SYN_SD,
+           SYN_SSD, ASYN_SD, ASYN_SSD, SECURE_NMF_COMPARISON, KSDP, SECAGG)
+"""The built-in entries, in the order ``mpcsim list`` shows them."""
 
 
 def installed(
@@ -53,7 +79,7 @@ def installed(
 
 
 def algorithms() -> dict[str, Algorithm]:
-    """Every runnable algorithm, by name: :data:`sim.experiments.ENTRIES`, then the installed."""
+    """Every runnable algorithm, by name: :data:`ENTRIES`, then the installed."""
     return {**{entry.name: entry for entry in ENTRIES}, **installed()}
 
 

@@ -25,45 +25,36 @@ aggregator's.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import numpy as np
+
+from parties.party import Party, site_parties
 from protocols.errors import ScenarioError
-from sim.checks import MAX_PARTIES
+from protocols.field import prime_field
+from protocols.secagg import (
+    AGGREGATOR,
+    Config,
+    check_config,
+    neighbourhoods,
+    secagg,
+    secret_length,
+    variant_of,
+)
+from protocols.secure_sum import secure_sum
 from sim.entry import (
-    Algorithm,
     AlgorithmRun,
     EstimateInput,
-    Param,
     RunInput,
     Workload,
-    choice,
-    integer,
-    number,
 )
 from sim.experiments.secure_sum import secure_sum_workload
-
-if TYPE_CHECKING:
-    import numpy as np
-
-    from parties.party import Party
-    from protocols.secagg import Config
-    from sim.simulation import Result
-
-# Spelled out so that the catalogue loads without numpy (``mpcsim list`` answers at once);
-# tests/sim/test_startup.py holds it equal to its source.
-GRAPHS = ("complete", "harary")
-"""As :data:`protocols.secagg.GRAPHS`."""
-MAX_TIMEOUT_S = 3_600.0
-"""Longest wait per round (simulated seconds) a scenario may give the aggregator: an hour,
-sixty times the longest latency a link may have (``network.latency_ms``)."""
+from sim.privacy import AuditTarget
+from sim.simulation import Result, Simulation
 
 
 def secagg_parties(inputs: list[np.ndarray], config: Config) -> list[Party]:
     """Sites 0..M−1 with ``inputs`` and the aggregator M, all running :func:`secagg`."""
-    import numpy as np
-
-    from parties.party import Party
-    from protocols.secagg import AGGREGATOR, secagg
 
     m = len(inputs)
 
@@ -86,15 +77,7 @@ def _per_site(result: Result, sites: range) -> tuple[int, int]:
     return max(elements.values()), max(n_bytes.values())
 
 
-def _run(inp: RunInput) -> AlgorithmRun:
-    import numpy as np
-
-    from parties.party import site_parties
-    from protocols.secagg import Config, check_config, variant_of
-    from protocols.secure_sum import secure_sum
-    from sim.privacy import AuditTarget
-    from sim.simulation import Simulation
-
+def run(inp: RunInput) -> AlgorithmRun:
     params = inp.params
     column_sums = [np.asarray(shard.sum(axis=0)).ravel() for shard in inp.shards]
     m = len(column_sums)
@@ -150,8 +133,6 @@ def secagg_workload(n_parties: int, length: int, prime: int, graph: str = "compl
     (``tests/sim/test_estimates.py`` holds this equal to :func:`protocols.secagg.declared_cost`).
     Closed form for the complete graph, so that a large M is estimated without building it.
     """
-    from protocols.field import prime_field
-    from protocols.secagg import neighbourhoods, secret_length
 
     m, d = n_parties, length
     lsec = secret_length(prime_field(prime))
@@ -173,7 +154,7 @@ def check_graph(graph: str, degree: int, n_parties: int, key: str = "algorithm.d
                             "'complete'")
 
 
-def _estimate(inp: EstimateInput) -> Workload:
+def estimate(inp: EstimateInput) -> Workload:
     p = inp.params
     d, m = inp.n_cols, inp.n_parties
     check_graph(p["graph"], p["degree"], m)
@@ -184,20 +165,3 @@ def _estimate(inp: EstimateInput) -> Workload:
                     basis="SecAgg's and SecureSum's declared costs on the d column sums")
 
 
-SECAGG = Algorithm(
-    name="secagg",
-    summary="Dropout-tolerant secure aggregation of column sums (SecAgg / SecAgg+)",
-    reference="Bonawitz et al., CCS 2017 (Fig. 4, semi-honest); Bell et al., CCS 2020 (SecAgg+)",
-    params={
-        "threshold": Param(0, integer(0, MAX_PARTIES),
-                           "t, shares needed to unmask (0: ⌊M/2⌋ + 1)"),
-        "graph": Param("complete", choice(*GRAPHS), "complete | harary"),
-        "degree": Param(0, integer(0, MAX_PARTIES - 1), "k, the Harary graph's degree"),
-        "timeout_s": Param(1.0, number(0.0, MAX_TIMEOUT_S, strict_low=True),
-                           "the aggregator's wait per round (simulated s)"),
-    },
-    run=_run,
-    estimate=_estimate,
-    data_kind="uniform",
-    other_roles=lambda params: ("aggregator",),
-)

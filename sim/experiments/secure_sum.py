@@ -8,22 +8,15 @@ M·2^−(f+1). The workload is SecureSum's declared cost on a d-vector
 
 from __future__ import annotations
 
-from sim.entry import Algorithm, AlgorithmRun, EstimateInput, Param, RunInput, Workload, choice
+import numpy as np
 
-VARIANTS = ("prg", "explicit")
-"""SecureSum's variants (:data:`protocols.secure_sum.VARIANTS`; a test holds them equal)."""
-ALL_VARIANTS = (*VARIANTS, "prg_two_share")
-"""With the thesis's two-share PRG form (:data:`protocols.secure_sum.ALL_VARIANTS`; a test
-holds them equal)."""
+from parties.party import site_parties
+from protocols.secure_sum import declared_cost, secure_sum
+from sim.entry import AlgorithmRun, EstimateInput, RunInput, Workload
+from sim.privacy import AuditTarget, first_call_inputs, secure_sum_program
 
 
-def _run(inp: RunInput) -> AlgorithmRun:
-    import numpy as np
-
-    from parties.party import site_parties
-    from protocols.secure_sum import declared_cost, secure_sum
-    from sim.privacy import AuditTarget, first_call_inputs, secure_sum_program
-
+def run(inp: RunInput) -> AlgorithmRun:
     variant = inp.params["variant"]
     column_sums = [np.asarray(shard.sum(axis=0)).ravel() for shard in inp.shards]
     parties = site_parties(
@@ -55,25 +48,15 @@ def _run(inp: RunInput) -> AlgorithmRun:
 
 def secure_sum_workload(variant: str, n_parties: int, length: int, calls: int = 1) -> Workload:
     """Messages and elements of ``calls`` SecureSums on ``length``-vectors among all parties."""
-    from protocols.secure_sum import declared_cost
 
     cost = declared_cost(variant, n_parties, length)
     return Workload(messages=calls * n_parties * cost.messages_sent,
                     elements=calls * n_parties * cost.elements_sent)
 
 
-def _estimate(inp: EstimateInput) -> Workload:
+def estimate(inp: EstimateInput) -> Workload:
     w = secure_sum_workload(inp.params["variant"], inp.n_parties, inp.n_cols)
     return Workload(messages=w.messages, elements=w.elements, audited_length=inp.n_cols,
                     basis="SecureSum's declared cost on the d column sums")
 
 
-SECURE_SUM = Algorithm(
-    name="secure_sum",
-    summary="SecureSum of the parties' column sums (explicit shares or PRG-seeded shares)",
-    reference="Tsikhanovich thesis (seed 001), §2.2 and Table 2.1",
-    params={"variant": Param("prg", choice(*ALL_VARIANTS), " | ".join(ALL_VARIANTS))},
-    run=_run,
-    estimate=_estimate,
-    data_kind="uniform",
-)

@@ -40,8 +40,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from protocols.errors import ScenarioError
+import numpy as np
+
+from parties.party import site_parties
+from protocols.errors import MpcsimError, ScenarioError
+from protocols.registry import Declaration
+from sim.console import table
+from sim.cost_fit import cost_table, fit_costs
 from sim.entry import Algorithm, AlgorithmRun, Param, RunInput
+from sim.privacy import AuditTarget
+from sim.simulation import Simulation
 
 PROGRAM_KEYS = ("program", "protocol", "name", "inputs")
 
@@ -55,7 +63,6 @@ def check_inputs(key: str, value: Any) -> dict[str, list[Any]] | None:
     ScenarioError
         Naming the key whose value is not a list of numbers or number lists.
     """
-    import numpy as np
 
     if value is None:
         return None
@@ -137,7 +144,6 @@ def program_entry(table: Mapping[str, Any], base_dir: Path | None) -> Algorithm:
         If the program does not load or is not callable, or ``protocol`` does not name a
         Declaration or a registered protocol.
     """
-    from protocols.registry import Declaration
 
     reference = table["program"]
     program = load_object(reference, "program", base_dir)
@@ -157,11 +163,6 @@ def program_entry(table: Mapping[str, Any], base_dir: Path | None) -> Algorithm:
     named = check_inputs("algorithm.inputs", table.get("inputs"))
 
     def run(inp: RunInput) -> AlgorithmRun:
-        import numpy as np
-
-        from parties.party import site_parties
-        from sim.privacy import AuditTarget
-
         if named is None:
             parties = site_parties(lambda ctx, X: program(ctx, X),
                                    [{"X": shard} for shard in inp.shards])
@@ -200,13 +201,6 @@ def _fitted_cost_table(program: Any, inp: RunInput, result: Any) -> str:
     """The program's cost per call, fitted in d (the data's columns) by dry runs at d, d + 1
     and d + 2 columns (zeros appended, on a fault-free copy of the network), beside the
     run's ledger (:mod:`sim.cost_fit`)."""
-    import numpy as np
-
-    from parties.party import site_parties
-    from protocols.errors import MpcsimError
-    from sim.console import table
-    from sim.cost_fit import cost_table, fit_costs
-    from sim.simulation import Simulation
 
     d = int(np.shape(inp.shards[0])[1]) if np.ndim(inp.shards[0]) == 2 else 1
     sim = inp.simulation

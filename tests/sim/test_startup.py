@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("numpy", "scipy", "networkx", "simpy", "matplotlib", "galois", "Crypto", "sklearn",
          "algorithms", "parties", "sim.simulation", "sim.runner", "sim.report", "sim.network")
 
-ENTRY_HEAVY = ("protocols", "sim.plots", "sim.privacy", "sim.ledger")
+ENTRY_HEAVY = ("protocols", "sim.plots", "sim.privacy", "sim.ledger", "sim.experiments")
 """Also kept out of the catalogue modules' top level (all of protocols but its errors)."""
 
 PROBE = """
@@ -80,65 +80,118 @@ def test_an_unknown_algorithm_in_list_is_one_error_line():
     assert heavy(result["modules"]) == []
 
 
-def test_vocabulary_spelled_out_for_the_catalogue_equals_its_source():
-    """Entries spell out their algorithms' choices so as not to import them; the copies agree."""
+def test_the_catalogue_loads_without_numpy() -> None:
+    """By construction: the declarations import no run code, so a fresh interpreter that
+    imports the catalogue and reads every entry's keys has loaded nothing heavy."""
+    probe = ("import json, sys\nfrom sim import catalog\n"
+             "keys = {e.name: [(k, p.allowed()) for k, p in e.params.items()] "
+             "for e in catalog.ENTRIES}\n"
+             "print(json.dumps({'n': len(keys), 'modules': sorted(sys.modules)}))")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
+                          text=True, check=True)
+    result = json.loads(done.stdout)
+    assert result["n"] == 24
+    assert "numpy" not in result["modules"]
+    assert heavy(result["modules"]) == []
+    assert not [m for m in result["modules"] if m.startswith("sim.experiments")]
+
+
+def test_every_entry_names_code_that_loads() -> None:
+    """Each ``"module:function"`` of the catalogue names a function of an experiment module."""
+    from sim.catalog import ENTRIES
+    from sim.entry import CODE_FIELDS, Code
+
+    named = [(e.name, f, getattr(e, f)) for e in ENTRIES for f in CODE_FIELDS
+             if isinstance(getattr(e, f), Code)]
+    assert {name for name, field, _ in named if field == "run"} == {e.name for e in ENTRIES}
+    for name, field, code in named:
+        assert code.path.startswith("sim.experiments."), (name, field, code.path)
+        assert callable(code.load()), (name, field, code.path)
+
+
+@pytest.mark.parametrize("path", ["numpy", "sim.experiments.nmf.pd_nmf", "a.b:c-d", ":f"])
+def test_run_code_must_be_module_colon_function(path: str) -> None:
+    from protocols.errors import ScenarioError
+    from sim.entry import Code
+
+    with pytest.raises(ScenarioError, match=r"must be 'package\.module:function'"):
+        Code(path)
+
+
+def test_run_code_naming_a_missing_function_is_named() -> None:
+    from protocols.errors import ScenarioError
+    from sim.entry import Code
+
+    with pytest.raises(ScenarioError, match="has no function 'no_such_run'"):
+        Code("sim.experiments.secure_sum:no_such_run").load()
+
+
+def test_vocabulary_of_the_catalogue_equals_the_libraries() -> None:
+    """The catalogue is the one spelling in sim (the experiment modules import it); the
+    libraries below keep their own constants, which the ladder forbids reading from sim."""
     from algorithms.cape.moments import MODELS
     from algorithms.cape.pca import ORDERS
     from algorithms.cape.tensor_power import MODES
+    from algorithms.nmf.corrective import MISSING_RULES, REPLACE_BASES
+    from algorithms.nmf.corrective import MODES as CORRECTIVE_MODES
     from algorithms.nmf.pd_nmf import INITS
-    from protocols.correlated_noise import NOISE_KINDS, SCHEMES
-    from protocols.secure_sum import ALL_VARIANTS, VARIANTS
-    from sim.experiments import secure_sum
-    from sim.experiments.cape import cape_setup
-    from sim.experiments.nmf import pd_nmf
-
-    assert (secure_sum.VARIANTS, secure_sum.ALL_VARIANTS) == (VARIANTS, ALL_VARIANTS)
-    assert pd_nmf.INITS == INITS
-    assert (cape_setup.NOISE_KINDS, cape_setup.SCHEMES) == (NOISE_KINDS, SCHEMES)
-    assert (cape_setup.ORDERS, cape_setup.MODELS, cape_setup.MODES) == (ORDERS, MODELS, MODES)
-
-
-def test_vocabulary_of_the_later_entries_equals_its_source():
-    from algorithms.nmf.corrective import MISSING_RULES, MODES
     from algorithms.svd.pd_svd import VARIANTS as SVD_VARIANTS
+    from protocols.correlated_noise import NOISE_KINDS, SCHEMES
     from protocols.normed_secure_sum import PRESETS
     from protocols.normed_secure_sum import VARIANTS as NSS_VARIANTS
-    from sim.experiments.nmf import corrective_nmf, pd_nmf
-    from sim.experiments.svd import normed_secure_sum, pd_svd
-
-    assert pd_svd.VARIANTS == pd_nmf.SVD_VARIANTS == SVD_VARIANTS
-    assert normed_secure_sum.PRESET_NAMES == tuple(PRESETS)
-    assert normed_secure_sum.NSS_VARIANTS == NSS_VARIANTS
-    assert (corrective_nmf.MODES, corrective_nmf.MISSING_RULES) == (MODES, MISSING_RULES)
-
-
-def test_vocabulary_of_the_secagg_and_table_entries_equals_its_source():
-    from algorithms.nmf.corrective import REPLACE_BASES
     from protocols.secagg import GRAPHS
-    from sim.experiments import secagg
-    from sim.experiments.nmf import corrective_nmf_tables
+    from protocols.secure_sum import ALL_VARIANTS, VARIANTS
+    from sim.catalog import cape, nmf, sums, svd
 
-    assert secagg.GRAPHS == GRAPHS
-    assert corrective_nmf_tables.REPLACE_BASES == REPLACE_BASES
+    assert (sums.VARIANTS, sums.ALL_VARIANTS, sums.GRAPHS) == (VARIANTS, ALL_VARIANTS, GRAPHS)
+    assert nmf.INITS == nmf.COMPARED == INITS
+    assert (cape.NOISE_KINDS, cape.SCHEMES) == (NOISE_KINDS, SCHEMES)
+    assert (cape.ORDERS, cape.MODELS, cape.MODES) == (ORDERS, MODELS, MODES)
+    assert svd.SVD_VARIANTS == SVD_VARIANTS
+    assert svd.PRESET_NAMES == tuple(PRESETS)
+    assert svd.NSS_VARIANTS == NSS_VARIANTS
+    assert (nmf.CORRECTIVE_MODES, nmf.MISSING_RULES) == (CORRECTIVE_MODES, MISSING_RULES)
+    assert nmf.REPLACE_BASES == REPLACE_BASES
+
+
+def _imports(path: Path, nested: bool) -> list[tuple[int, list[str]]]:
+    """(line, imported names) of the module's imports: top level, or inside functions."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    if nested:
+        nodes = [n for f in ast.walk(tree) if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
+                 for n in ast.walk(f)]
+    else:
+        nodes = list(tree.body)
+    out = []
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            out.append((node.lineno, [a.name for a in node.names]))
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            out.append((node.lineno, [node.module]
+                        + [f"{node.module}.{a.name}" for a in node.names]))
+    return out
 
 
 def test_no_catalogue_module_imports_a_heavy_module_at_its_top():
-    """Each entry module on its own, read rather than imported, so that the message names the
-    module and the import to move into the function that needs it."""
-    import ast
-
+    """Each declaration module on its own, read rather than imported, so that the message
+    names the module and the import."""
     offenders = []
-    for path in sorted((ROOT / "sim" / "experiments").rglob("*.py")):
-        for node in ast.parse(path.read_text(encoding="utf-8")).body:
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module:
-                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
-            else:
-                continue
+    for path in sorted((ROOT / "sim" / "catalog").glob("*.py")):
+        for line, names in _imports(path, nested=False):
             bad = [n for n in names if not n.startswith("protocols.errors") and any(
                 n == h or n.startswith(h + ".") for h in HEAVY + ENTRY_HEAVY)]
             if bad:
-                offenders.append(f"{path.name}:{node.lineno} imports {bad[0]}")
-    assert offenders == [], "import these inside the functions that use them:\n" + "\n".join(
+                offenders.append(f"{path.name}:{line} imports {bad[0]}")
+    assert offenders == [], "the catalogue declares; it imports no run code:\n" + "\n".join(
         offenders)
+
+
+def test_experiment_modules_import_at_their_top():
+    """The run code is imported only when an entry runs, so it imports what it needs at its
+    top, as any module does."""
+    offenders = [f"{path.relative_to(ROOT)}:{line}"
+                 for path in sorted((ROOT / "sim" / "experiments").rglob("*.py"))
+                 for line, _ in _imports(path, nested=True)]
+    assert offenders == [], "imports inside functions:\n" + "\n".join(offenders)

@@ -28,66 +28,54 @@ Plot ``collusion.png``: residual variance / τ² against c, with the paper's thr
 from __future__ import annotations
 
 from collections.abc import Generator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import numpy as np
+
+from algorithms.cape.moments import check_unit_ball
+from parties.cape_collusion import analyse, paper_threshold
+from parties.party import Party
+from protocols.accounting import Release, repeated
+from protocols.context import PartyContext
+from protocols.correlated_noise import (
+    NoisePlan,
+    cape_aggregator,
+    cape_noise_generator,
+    cape_plan,
+    cape_site,
+    conventional_plan,
+    gaussian_noise_scale,
+    generalized_plan,
+)
+from sim import plots
 from sim.console import table
 from sim.entry import (
-    MAX_TRIALS,
-    MAX_WEIGHT,
-    Algorithm,
     AlgorithmRun,
     EstimateInput,
-    Param,
     RunInput,
     Workload,
-    integer,
-    number,
 )
 from sim.experiments.cape.cape_setup import (
     ACCOUNTING_HEADERS,
     ACCOUNTING_S,
-    PRIVACY_PARAMS,
     accounting,
     accounting_rows,
     cape_audit_target,
     cape_parties,
-    scheme_param,
 )
-
-if TYPE_CHECKING:
-    import numpy as np
-
-    from parties.party import Party
-    from protocols.context import PartyContext
-    from protocols.correlated_noise import (
-        NoisePlan,
-    )
-    from sim.simulation import Result
+from sim.simulation import Result
 
 LABEL = "mean"
-
-PARAMS: dict[str, Param] = {
-    **PRIVACY_PARAMS,
-    "trials": Param(200, integer(2, MAX_TRIALS), "releases of the same means"),
-    "scheme": scheme_param(),
-    "norm_bound": Param(1.0, number(0.0, MAX_WEIGHT, strict_low=True), "B: every row has ‖x‖₂ ≤ B"),
-}
 
 
 def _site(ctx: PartyContext, x: np.ndarray, plan: NoisePlan, trials: int,
           noise: str) -> Generator[Any, Any, None]:
-    from protocols.correlated_noise import cape_site
-
     for _ in range(trials):
         yield from cape_site(ctx, x, plan, noise=noise, label=LABEL)
 
 
 def _aggregator(ctx: PartyContext, plan: NoisePlan, length: int, trials: int,
                 noise: str) -> Generator[Any, Any, np.ndarray]:
-    import numpy as np
-
-    from protocols.correlated_noise import cape_aggregator
-
     out = []
     for _ in range(trials):
         out.append((yield from cape_aggregator(ctx, plan, length, noise=noise)))
@@ -96,8 +84,6 @@ def _aggregator(ctx: PartyContext, plan: NoisePlan, length: int, trials: int,
 
 def _generator(ctx: PartyContext, plan: NoisePlan, length: int, trials: int,
                noise: str) -> Generator[Any, Any, None]:
-    from protocols.correlated_noise import cape_noise_generator
-
     for _ in range(trials):
         yield from cape_noise_generator(ctx, plan, length, noise=noise)
 
@@ -105,15 +91,6 @@ def _generator(ctx: PartyContext, plan: NoisePlan, length: int, trials: int,
 def mean_plan(sizes: np.ndarray, bound: float, epsilon: float, delta: float, scheme: str,
               use_aggregator_noise: bool) -> NoisePlan:
     """The plan for site means of ``sizes`` samples in the ball of radius ``bound``."""
-
-    import numpy as np
-
-    from protocols.correlated_noise import (
-        cape_plan,
-        conventional_plan,
-        gaussian_noise_scale,
-        generalized_plan,
-    )
 
     taus = np.array([gaussian_noise_scale(2 * bound / n, epsilon, delta) for n in sizes])
     weights = sizes / sizes.sum()
@@ -140,15 +117,7 @@ def _parties(inp: RunInput, means: list[np.ndarray], plan: NoisePlan) -> list[Pa
     )
 
 
-def _run(inp: RunInput) -> AlgorithmRun:
-    import numpy as np
-
-    from algorithms.cape.moments import check_unit_ball
-    from parties.cape_collusion import paper_threshold
-    from protocols.accounting import Release, repeated
-    from protocols.correlated_noise import gaussian_noise_scale
-    from sim import plots
-
+def run(inp: RunInput) -> AlgorithmRun:
     p = inp.params
     bound = p["norm_bound"]
     shards = [check_unit_ball(s, f"party {m}'s rows", bound) for m, s in enumerate(inp.shards)]
@@ -217,8 +186,6 @@ def _release_variances(result: Result, means: list[np.ndarray], fixed: Any) -> l
     """Per site: the mean square of (decoded release − its statistic) over releases and
     coordinates — the variance of e_s + f_s + g_s, read from the aggregator's view."""
 
-    import numpy as np
-
     S = len(means)
     view = result.views[S]
     out = []
@@ -232,8 +199,6 @@ def _release_variances(result: Result, means: list[np.ndarray], fixed: Any) -> l
 def _collusion(result: Result, plan: NoisePlan, fixed: Any, epsilon: float,
                sensitivity: float) -> list[dict[str, Any]]:
     """Aggregator (id S) + sites 0..c−1 against the last site, for c = 0..S−1."""
-
-    from parties.cape_collusion import analyse
 
     S = plan.n_sites
     findings = []
@@ -259,7 +224,7 @@ def _collusion_table(findings: list[dict[str, Any]], threshold: int) -> str:
                  f"(paper's threshold c ≤ {threshold})")
 
 
-def _estimate(inp: EstimateInput) -> Workload:
+def estimate(inp: EstimateInput) -> Workload:
     """Two simulations (capeAGN and the conventional scheme), each ``trials`` CAPE calls on
     the d means (:func:`protocols.correlated_noise.declared_cost`: 3S messages of d elements
     per call at most), and the accounting
@@ -270,21 +235,10 @@ def _estimate(inp: EstimateInput) -> Workload:
                     basis="CAPE's declared cost × trials")
 
 
-def _roles(params: Mapping[str, Any]) -> tuple[str, ...]:
+def roles(params: Mapping[str, Any]) -> tuple[str, ...]:
     """The aggregator, and the noise generator unless only the conventional scheme runs."""
     if params["scheme"] == "conventional":
         return ("aggregator",)
     return ("aggregator", "noise generator")
 
 
-CAPE_MEAN = Algorithm(
-    name="cape_mean",
-    summary="CAPE averaging of the sites' means: aggregate vs pooled variance, site releases, "
-            "collusion",
-    reference="Imtiaz & Sarwate 2018 (seed 003), §3, eq. (2), Lemma 1, Theorem 1, §3.1",
-    params=PARAMS,
-    run=_run,
-    estimate=_estimate,
-    data_kind="uniform",
-    other_roles=_roles,
-)

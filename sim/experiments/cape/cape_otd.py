@@ -16,63 +16,52 @@ plots the errors (Figures 3–5).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import numpy as np
+
+from algorithms.cape.moments import check_unit_ball, document_words
+from algorithms.cape.otd import (
+    TpmSettings,
+    agn,
+    agn_scales,
+    cape_agn_aggregator,
+    cape_agn_noise_generator,
+    cape_agn_site,
+    nonprivate,
+    random_error,
+    recovery_error,
+)
+from algorithms.cape.pca import check_rank
+from protocols.accounting import Release
+from protocols.correlated_noise import NoisePlan, cape_plan, conventional_plan, generalized_plan
 from protocols.errors import ScenarioError
+from sim.catalog.cape import OTD_METHODS, OTD_PARAMS
 from sim.console import table
 from sim.entry import (
-    MAX_RANK,
-    Algorithm,
     AlgorithmRun,
     EstimateInput,
-    Param,
     RunInput,
     Workload,
-    choice,
-    integer,
 )
 from sim.experiments.cape.cape_setup import (
     ACCOUNTING_HEADERS,
-    MODELS,
-    MODES,
-    PRIVACY_PARAMS,
-    TRIAL_PARAMS,
     SweepFigure,
     accounting,
     accounting_rows,
     cape_parties,
-    cape_roles,
-    sweep_params,
+    cape_workload,
     sweep_run,
     trial_rows,
     trials,
 )
+from sim.simulation import Result
 
-if TYPE_CHECKING:
-    import numpy as np
-
-    from protocols.correlated_noise import NoisePlan
-    from sim.simulation import Result
-
-METHODS = ("cape", "conventional", "local", "nonprivate", "random")
 LABELS = {"cape": "capeAGN", "conventional": "conventional", "local": "local AGN",
           "nonprivate": "non-private", "random": "random vectors"}
 
-PARAMS: dict[str, Param] = {
-    "model": Param("mog", choice(*MODELS), "stm | mog"),
-    "k": Param(5, integer(1, MAX_RANK), "components K < D"),
-    **PRIVACY_PARAMS,
-    **TRIAL_PARAMS,
-    "sensitivity": Param("paper", choice("paper", "replace_one"), "MOG sensitivity bounds"),
-    "tpm": Param("paper", choice(*MODES), "tensor power method: paper | robust"),
-}
-
 
 def _setup(inp: RunInput, p: dict[str, Any]) -> tuple[np.ndarray, float]:
-    import numpy as np
-
-    from algorithms.cape.pca import check_rank
-
     source = getattr(inp.extras.get("dataset"), "source", "")
     if "means" not in inp.extras or source != f"synthetic:{p['model']}":
         raise ScenarioError(
@@ -91,7 +80,6 @@ def _setup(inp: RunInput, p: dict[str, Any]) -> tuple[np.ndarray, float]:
 
 def _trial_data(inp: RunInput, p: dict[str, Any], rng: np.random.Generator) -> list[np.ndarray]:
     """The sites' samples for one trial: MOG rows in the unit ball, STM word counts."""
-    from algorithms.cape.moments import check_unit_ball, document_words
 
     shards = trial_rows(inp, p["samples_per_site"], rng)
     for m, s in enumerate(shards):
@@ -105,10 +93,6 @@ def _trial_data(inp: RunInput, p: dict[str, Any], rng: np.random.Generator) -> l
 def otd_plans(sizes: list[int], p: dict[str, Any], dim: int, sigma2: float,
               scheme: str) -> tuple[NoisePlan, NoisePlan]:
     """The stage-1 (M2) and stage-2 (M3) plans: local scales τ_s2, τ_s3 per site."""
-    import numpy as np
-
-    from algorithms.cape.otd import agn_scales
-    from protocols.correlated_noise import cape_plan, conventional_plan, generalized_plan
 
     n = np.asarray(sizes, dtype=np.float64)
     scales = [agn_scales(p["model"], int(m), dim, p["epsilon"], p["delta"], sigma2,
@@ -130,13 +114,6 @@ def otd_plans(sizes: list[int], p: dict[str, Any], dim: int, sigma2: float,
 
 def _simulate(inp: RunInput, shards: list[Any], p: dict[str, Any], sigma2: float, scheme: str,
               seed: int) -> tuple[Result, Any]:
-    from algorithms.cape.otd import (
-        TpmSettings,
-        cape_agn_aggregator,
-        cape_agn_noise_generator,
-        cape_agn_site,
-    )
-
     D, k = shards[0].shape[1], p["k"]
     plans = otd_plans([s.shape[0] for s in shards], p, D, sigma2, scheme)
     tpm = TpmSettings(mode=p["tpm"])
@@ -154,13 +131,10 @@ def _simulate(inp: RunInput, shards: list[Any], p: dict[str, Any], sigma2: float
 
 def otd_point(inp: RunInput, p: dict[str, Any], stage: str = "trials") -> dict[str, Any]:
     """Every method's recovery error over ``p["trials"]`` trials at one setting."""
-    import numpy as np
-
-    from algorithms.cape.otd import TpmSettings, agn, nonprivate, random_error, recovery_error
 
     truth, sigma2 = _setup(inp, p)
     tpm = TpmSettings(mode=p["tpm"])
-    errors: dict[str, list[float]] = {m: [] for m in METHODS}
+    errors: dict[str, list[float]] = {m: [] for m in OTD_METHODS}
     first: tuple[Result, Any] | None = None
     shards: list[Any] = []
     for seed, rng in trials(inp, p["trials"], 8, stage):
@@ -186,11 +160,6 @@ def otd_point(inp: RunInput, p: dict[str, Any], stage: str = "trials") -> dict[s
 
 
 def _accounting(p: dict[str, Any], sizes: list[int], dim: int, sigma2: float) -> dict[str, Any]:
-    import numpy as np
-
-    from algorithms.cape.otd import agn_scales
-    from protocols.accounting import Release
-
     plans = otd_plans(sizes, p, dim, sigma2, "cape")
     s = int(np.argmin(sizes))
     n = int(sum(sizes))
@@ -205,13 +174,13 @@ def _accounting(p: dict[str, Any], sizes: list[int], dim: int, sigma2: float) ->
     return accounting(site, aggregate)
 
 
-def _run(inp: RunInput) -> AlgorithmRun:
+def run(inp: RunInput) -> AlgorithmRun:
     p = inp.params
     point = otd_point(inp, p)
     errors = point["error"]
-    metrics: dict[str, Any] = {f"error_{m}": float(errors[m].mean()) for m in METHODS}
+    metrics: dict[str, Any] = {f"error_{m}": float(errors[m].mean()) for m in OTD_METHODS}
     metrics.update({f"error_{m}_sd": float(errors[m].std(ddof=1)) if p["trials"] > 1 else 0.0
-                    for m in METHODS})
+                    for m in OTD_METHODS})
     result: Result = point["result"]
     D, k = point["dim"], p["k"]
     site_sent = sum(r.elements for r in result.ledger.select(protocol="cape") if r.sender == 0)
@@ -223,7 +192,7 @@ def _run(inp: RunInput) -> AlgorithmRun:
         "accounting": _accounting(p, point["sizes"], D, point["sigma2"]),
     })
     decomposition = point["decomposition"]
-    rows = [[LABELS[m], metrics[f"error_{m}"], metrics[f"error_{m}_sd"]] for m in METHODS]
+    rows = [[LABELS[m], metrics[f"error_{m}"], metrics[f"error_{m}_sd"]] for m in OTD_METHODS]
     return AlgorithmRun(
         result=result,
         outputs={"weights": decomposition.weights, "means": decomposition.means,
@@ -238,16 +207,13 @@ def _run(inp: RunInput) -> AlgorithmRun:
     )
 
 
-SWEEP_PARAMS: dict[str, Param] = {**PARAMS, **sweep_params([0.1, 0.5, 1.0, 5.0])}
-
-
-def _run_sweep(inp: RunInput) -> AlgorithmRun:
+def run_sweep(inp: RunInput) -> AlgorithmRun:
     figure = SweepFigure(
         measure="error", labels=LABELS, ylabel="recovery error (1/K) Σ min ‖μ̂ − μ‖",
         title=f"capeAGN ({inp.params['model'].upper()}): error",
         caption="recovery error (mean over trials)", plot="otd_error",
         communication_by_phase=True)
-    return sweep_run(inp, PARAMS, otd_point, figure)
+    return sweep_run(inp, OTD_PARAMS, otd_point, figure)
 
 
 STM_DOCUMENT_FLOPS = 800.0
@@ -258,11 +224,10 @@ MOG model's at S = 5, N_s = 20,000, K = 5), with about 4·S·N_s documents per t
 moments in the two simulations, the pooled and local baselines)."""
 
 
-def _estimate(inp: EstimateInput) -> Workload:
+def estimate(inp: EstimateInput) -> Workload:
     """Releases of the second moment and the whitened third moment (D² + D elements); per
     trial the moments of every site and of the pooled data (≈ 2·N·D² flops each, for the
     four methods) and the tensor decompositions."""
-    from sim.experiments.cape.cape_setup import cape_workload
 
     S, D = inp.n_parties, inp.n_cols
 
@@ -273,24 +238,3 @@ def _estimate(inp: EstimateInput) -> Workload:
     return cape_workload(inp, lambda d: d * d + d, trial)
 
 
-CAPE_OTD = Algorithm(
-    name="cape_otd",
-    summary="capeAGN (CAPE whitening + projected tensor) vs conventional, local, non-private",
-    reference="Imtiaz & Sarwate 2018 (seed 003), Algorithm 2, Theorem 2, §6.2",
-    params=PARAMS,
-    run=_run,
-    estimate=_estimate,
-    data_kind="mog",
-    other_roles=cape_roles,
-)
-
-CAPE_OTD_SWEEP = Algorithm(
-    name="cape_otd_sweep",
-    summary="recovery error of capeAGN and its baselines vs ε, δ or samples per site",
-    reference="Imtiaz & Sarwate 2018 (seed 003), Figures 3–5",
-    params=SWEEP_PARAMS,
-    run=_run_sweep,
-    estimate=_estimate,
-    data_kind="mog",
-    other_roles=cape_roles,
-)

@@ -30,59 +30,54 @@ the Gaussian residual tests' independence assumption holds.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import numpy as np
+import scipy.sparse as sp
+
+from algorithms.cape.moments import check_unit_ball
+from algorithms.cape.pca import (
+    analyze_gauss,
+    cape_pca_aggregator,
+    cape_pca_noise_generator,
+    cape_pca_site,
+    captured_energy,
+    check_rank,
+    pca_plan,
+    second_moment,
+    sensitivity,
+    top_eigenvectors,
+)
+from algorithms.cape.symmetric import matrix_size
+from protocols.accounting import Release
+from sim.catalog.cape import (
+    PCA_METHODS,
+    PCA_PARAMS,
+)
 from sim.console import table
 from sim.entry import (
-    MAX_RANK,
-    Algorithm,
     AlgorithmRun,
     EstimateInput,
-    Param,
     RunInput,
     Workload,
-    choice,
-    integer,
 )
 from sim.experiments.cape.cape_setup import (
     ACCOUNTING_HEADERS,
-    ORDERS,
-    PRIVACY_PARAMS,
-    TRIAL_PARAMS,
     SweepFigure,
     accounting,
     accounting_rows,
     cape_audit_target,
     cape_parties,
-    cape_roles,
-    sweep_params,
+    cape_workload,
     sweep_run,
     trial_rows,
     trials,
 )
-
-if TYPE_CHECKING:
-    import numpy as np
-
-    from sim.simulation import Result
-
-METHODS = ("cape", "pooled_ag", "conventional", "local", "nonprivate")
-PREPROCESS = ("center_scale", "none")
-
-PARAMS: dict[str, Param] = {
-    "k": Param(5, integer(1, MAX_RANK), "number of principal directions K ≤ D"),
-    **PRIVACY_PARAMS,
-    **TRIAL_PARAMS,
-    "sensitivity": Param("paper", choice("paper", "replace_one"), "Δ = 1/N_s or √2/N_s"),
-    "order": Param("eigenvalue", choice(*ORDERS), "eigenvector order"),
-    "preprocess": Param("center_scale", choice(*PREPROCESS),
-                        "centre and divide by the largest norm (non-private, as the paper)"),
-}
+from sim.simulation import Result
 
 
 def _center_scale(X: np.ndarray) -> np.ndarray:
     """The paper's non-private preprocessing (§6.1): centre, then divide by the largest norm."""
-    import numpy as np
 
     X = X - X.mean(axis=0)
     return X / max(float(np.linalg.norm(X, axis=1).max()), 1e-300)
@@ -90,7 +85,6 @@ def _center_scale(X: np.ndarray) -> np.ndarray:
 
 def _trial_data(inp: RunInput, p: dict[str, Any], rng: np.random.Generator) -> list[np.ndarray]:
     """The sites' samples for one trial, preprocessed; every row must lie in the unit ball."""
-    from algorithms.cape.moments import check_unit_ball
 
     shards = trial_rows(inp, p["samples_per_site"], rng,
                         _center_scale if p["preprocess"] == "center_scale" else None)
@@ -98,11 +92,6 @@ def _trial_data(inp: RunInput, p: dict[str, Any], rng: np.random.Generator) -> l
 
 
 def _a_true(inp: RunInput, p: dict[str, Any]) -> np.ndarray:
-    import numpy as np
-    import scipy.sparse as sp
-
-    from algorithms.cape.pca import second_moment
-
     truth = inp.extras.get("covariance")
     if truth is not None:
         return np.asarray(truth)
@@ -114,13 +103,6 @@ def _a_true(inp: RunInput, p: dict[str, Any]) -> np.ndarray:
 
 def _simulate(inp: RunInput, shards: list[np.ndarray], p: dict[str, Any], scheme: str,
               seed: int) -> tuple[Result, np.ndarray, Any]:
-    from algorithms.cape.pca import (
-        cape_pca_aggregator,
-        cape_pca_noise_generator,
-        cape_pca_site,
-        pca_plan,
-    )
-
     D = shards[0].shape[1]
     plan = pca_plan([len(s) for s in shards], p["epsilon"], p["delta"], scheme,
                     p["sensitivity"], p["aggregator_noise"])
@@ -137,19 +119,10 @@ def _simulate(inp: RunInput, shards: list[np.ndarray], p: dict[str, Any], scheme
 
 def pca_point(inp: RunInput, p: dict[str, Any], stage: str = "trials") -> dict[str, Any]:
     """Every method's q over ``p["trials"]`` trials at one setting of the keys."""
-    import numpy as np
-
-    from algorithms.cape.pca import (
-        analyze_gauss,
-        captured_energy,
-        check_rank,
-        second_moment,
-        top_eigenvectors,
-    )
 
     A_true = _a_true(inp, p)
     check_rank(p["k"], A_true.shape[0])
-    q: dict[str, list[float]] = {m: [] for m in METHODS}
+    q: dict[str, list[float]] = {m: [] for m in PCA_METHODS}
     first: tuple[Result, np.ndarray, Any] | None = None
     for seed, rng in trials(inp, p["trials"], 7, stage):
         shards = _trial_data(inp, p, rng)
@@ -175,11 +148,6 @@ def pca_point(inp: RunInput, p: dict[str, Any], stage: str = "trials") -> dict[s
 
 
 def _accounting(p: dict[str, Any], sizes: list[int]) -> dict[str, Any]:
-    import numpy as np
-
-    from algorithms.cape.pca import pca_plan, sensitivity
-    from protocols.accounting import Release
-
     plan = pca_plan(sizes, p["epsilon"], p["delta"], "cape", p["sensitivity"],
                     p["aggregator_noise"])
     s = int(np.argmin(sizes))
@@ -193,18 +161,16 @@ def _accounting(p: dict[str, Any], sizes: list[int]) -> dict[str, Any]:
 
 def _metrics(q: dict[str, np.ndarray]) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for m in METHODS:
+    for m in PCA_METHODS:
         out[f"q_{m}"] = float(q[m].mean())
     base = out["q_nonprivate"]
-    for m in METHODS:
+    for m in PCA_METHODS:
         out[f"q_{m}_sd"] = float(q[m].std(ddof=1)) if len(q[m]) > 1 else 0.0
         out[f"q_{m}_ratio"] = out[f"q_{m}"] / base if base else float("nan")
     return out
 
 
-def _run(inp: RunInput) -> AlgorithmRun:
-    from algorithms.cape.symmetric import matrix_size
-
+def run(inp: RunInput) -> AlgorithmRun:
     p = inp.params
     point = pca_point(inp, p)
     metrics = _metrics(point["q"])
@@ -219,7 +185,7 @@ def _run(inp: RunInput) -> AlgorithmRun:
         "accounting": _accounting(p, point["sizes"]),
     })
     rows = [[m, metrics[f"q_{m}"], metrics[f"q_{m}_sd"], metrics[f"q_{m}_ratio"]]
-            for m in METHODS]
+            for m in PCA_METHODS]
     return AlgorithmRun(
         result=result,
         outputs={"V": point["V"], **{f"q_{m}": v for m, v in point["q"].items()}},
@@ -238,15 +204,12 @@ def _audit_target(inp: RunInput, p: dict[str, Any], point: dict[str, Any]) -> An
     releases the D(D + 1)/2 free entries of its symmetric A_s (``pack_matrix``), so every
     noise value appears once in the view: the Gaussian residual tests see independent
     coordinates, not each off-diagonal value twice."""
-    from algorithms.cape.pca import sensitivity
 
     parties, plan = point["run"]
     deltas = [sensitivity(n, p["sensitivity"]) for n in point["sizes"]]
     return cape_audit_target(parties, plan, inp.simulation.fixed.frac_bits, p["epsilon"],
                              p["delta"], deltas)
 
-
-SWEEP_PARAMS: dict[str, Param] = {**PARAMS, **sweep_params([0.1, 0.5, 1.0, 5.0, 10.0])}
 
 FIGURE = SweepFigure(
     measure="q",
@@ -256,40 +219,18 @@ FIGURE = SweepFigure(
     caption="captured energy (mean over trials)", plot="captured_energy", spread=True)
 
 
-def _run_sweep(inp: RunInput) -> AlgorithmRun:
-    return sweep_run(inp, PARAMS, pca_point, FIGURE)
+def run_sweep(inp: RunInput) -> AlgorithmRun:
+    return sweep_run(inp, PCA_PARAMS, pca_point, FIGURE)
 
 
-def _estimate(inp: EstimateInput) -> Workload:
+def estimate(inp: EstimateInput) -> Workload:
     """Releases of the symmetric D × D second moment (about D²/2 elements per site and role,
     as the ledger shows); per trial the second moments of every site, of the pooled data and
     of the local method (N·D² multiply-adds each for the symmetric half, at BLAS-3's ≈ 10
     per ns: counted a tenth) and five eigendecompositions of D × D (≈ 2·D³ counted)."""
-    from sim.experiments.cape.cape_setup import cape_workload
 
     S, D = inp.n_parties, inp.n_cols
     return cape_workload(inp, lambda d: d * d // 2 + d,
                          lambda p, n: 0.1 * (2 * S + 1) * n * D * D + 2.0 * D**3)
 
 
-CAPE_PCA = Algorithm(
-    name="cape_pca",
-    summary="capePCA (CAPE on the second-moment matrices) vs pooled AG, conventional, local",
-    reference="Imtiaz & Sarwate 2018 (seed 003), Algorithm 1, Theorem 1, §6.1",
-    params=PARAMS,
-    run=_run,
-    estimate=_estimate,
-    data_kind="spiked",
-    other_roles=cape_roles,
-)
-
-CAPE_PCA_SWEEP = Algorithm(
-    name="cape_pca_sweep",
-    summary="captured energy of capePCA and its baselines vs ε, δ or samples per site",
-    reference="Imtiaz & Sarwate 2018 (seed 003), Figure 2",
-    params=SWEEP_PARAMS,
-    run=_run_sweep,
-    estimate=_estimate,
-    data_kind="spiked",
-    other_roles=cape_roles,
-)

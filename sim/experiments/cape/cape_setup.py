@@ -13,89 +13,32 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import numpy as np
+import scipy.sparse as sp
+
+from parties.party import Party
+from protocols.accounting import Release, account
+from protocols.cape_simulator import Budget
+from protocols.correlated_noise import AGGREGATOR, NOISE_GENERATOR
 from protocols.errors import ScenarioError
+from protocols.registry import cape_declaration
+from sim import plots
+from sim.catalog.cape import (
+    SWEEP_LABELS,
+)
 from sim.console import table
 from sim.entry import (
-    MAX_TRIALS,
     AlgorithmRun,
     EstimateInput,
     Param,
     RunInput,
     Workload,
-    boolean,
-    choice,
-    described,
-    integer,
-    number,
 )
-
-if TYPE_CHECKING:
-    import numpy as np
-
-    from parties.party import Party
-    from protocols.accounting import Release
+from sim.privacy import AuditTarget
 
 TRIAL_SEED_KEY = 1_000_011
-
-# The vocabulary of the CAPE modules, spelled out here so that the catalogue loads without
-# numpy (``mpcsim list`` answers at once); tests/sim/test_startup.py holds each equal
-# to its source.
-NOISE_KINDS = ("float", "discrete")
-"""As :data:`protocols.correlated_noise.NOISE_KINDS`."""
-SCHEMES = ("cape", "conventional")
-"""As :data:`protocols.correlated_noise.SCHEMES`."""
-ORDERS = ("eigenvalue", "abs")
-"""As :data:`algorithms.cape.pca.ORDERS`."""
-MODELS = ("stm", "mog")
-"""As :data:`algorithms.cape.moments.MODELS`."""
-MODES = ("paper", "robust")
-"""As :data:`algorithms.cape.tensor_power.MODES`."""
-
-MAX_EPSILON = 1000.0
-MAX_SAMPLES_PER_SITE = 100_000_000
-_epsilon = number(0.0, MAX_EPSILON, strict_low=True)  # 0 < ε ≤ 1000
-_delta = number(0.0, 1.0, strict_low=True, strict_high=True)  # 0 < δ < 1
-
-
-def epsilon_param(default: float) -> Param:
-    return Param(default, _epsilon, "ε")
-
-
-def delta_param(default: float) -> Param:
-    return Param(default, _delta, "δ")
-
-
-PRIVACY_PARAMS: dict[str, Param] = {
-    "epsilon": epsilon_param(1.0),
-    "delta": delta_param(0.01),
-    "noise": Param("float", choice(*NOISE_KINDS),
-                   "float (Gaussian in float64, rounded to the grid) | discrete (on the grid)"),
-    "aggregator_noise": Param(True, boolean(), "the aggregator's f_s (JSTSP Algorithm 1)"),
-}
-
-TRIAL_PARAMS: dict[str, Param] = {
-    "trials": Param(10, integer(1, MAX_TRIALS), "independent runs averaged"),
-    "samples_per_site": Param(0, integer(0, MAX_SAMPLES_PER_SITE),
-                              "N_s rows per site drawn at random each trial (0: the shards)"),
-}
-
-
-def cape_roles(params: Mapping[str, Any]) -> tuple[str, ...]:
-    """The participants beyond the sites of a run that simulates the CAPE scheme."""
-    return ("aggregator", "noise generator")
-
-
-def scheme_param() -> Param:
-    return Param("cape", choice(*SCHEMES), "cape | conventional")
-
-
-def check_list(name: str, value: Any, check: Callable[[str, Any], Any]) -> list[Any]:
-    """A non-empty list whose every item passes ``check``."""
-    if not isinstance(value, list) or not value:
-        raise ScenarioError(f"{name} = {value!r} must be a non-empty list")
-    return [check(f"{name}[{i}]", v) for i, v in enumerate(value)]
 
 
 def cape_parties(
@@ -105,8 +48,6 @@ def cape_parties(
     noise_generator: tuple[Callable[..., Any], Mapping[str, Any]] | None,
 ) -> list[Party]:
     """Sites 0..S−1, the aggregator (S) and, if given, the noise generator (S + 1)."""
-    from parties.party import Party
-    from protocols.correlated_noise import AGGREGATOR, NOISE_GENERATOR
 
     S = len(site_inputs)
     parties = [Party(s, site_program, dict(kw)) for s, kw in enumerate(site_inputs)]
@@ -125,11 +66,6 @@ def cape_audit_target(parties: Sequence[Party], plan: Any, frac_bits: int, epsil
     The plan and the budget come from the scenario, not from the programs: the releases are
     held to the law the scenario declares.
     """
-    import numpy as np
-
-    from protocols.cape_simulator import Budget
-    from protocols.registry import cape_declaration
-    from sim.privacy import AuditTarget
 
     S = plan.n_sites
     budget = Budget(np.full(S, float(epsilon)), np.full(S, float(delta)),
@@ -139,7 +75,6 @@ def cape_audit_target(parties: Sequence[Party], plan: Any, frac_bits: int, epsil
 
 def trial_seed(seed: int, trial: int) -> int:
     """The seed of trial ``trial`` (trial 0 runs with the scenario seed itself)."""
-    import numpy as np
 
     if trial == 0:
         return seed
@@ -159,7 +94,6 @@ def trials(inp: RunInput, count: int, purpose: int,
         For the trial's central work (sampling rows, the centralized baselines), spawned from
         the trial's seed with ``purpose`` as its key, so each entry draws from its own stream.
     """
-    import numpy as np
 
     for trial in range(count):
         seed = trial_seed(inp.seed, trial)
@@ -195,8 +129,6 @@ def trial_rows(inp: RunInput, samples_per_site: int, rng: np.random.Generator,
     ScenarioError
         If the data has fewer than S·N_s rows.
     """
-    import numpy as np
-    import scipy.sparse as sp
 
     S = len(inp.shards)
     pool = np.asarray(inp.data.toarray() if sp.issparse(inp.data) else inp.data, dtype=float)
@@ -222,7 +154,6 @@ def accounting(site: Sequence[Release], aggregate: Sequence[Release],
     """The report's ``accounting`` block: per site (its releases alone) and for the aggregate,
     each composed over the algorithm's stages (:func:`protocols.accounting.account`; ε is
     reported at ``delta``, by default the paper's total δ)."""
-    from protocols.accounting import account
 
     return {"site": account(site, delta), "aggregate": account(aggregate, delta)}
 
@@ -243,21 +174,6 @@ ACCOUNTING_HEADERS = ["scope", "paper ε", "paper δ", "exact ε", "PLD ε", "RD
 
 # -- sweeps (Figures 2–5): one key swept, every method's mean over trials per value -----------
 
-SWEEP_LABELS = {"epsilon": "ε", "delta": "δ", "samples_per_site": "samples per site N_s"}
-
-
-def _check_values(name: str, value: Any) -> list[Any]:
-    return check_list(name, value, lambda _n, v: v)
-
-
-def sweep_params(values: list[Any]) -> dict[str, Param]:
-    """The keys ``sweep`` (which key) and ``values`` (its values; each checked as that key by
-    :func:`sweep_points`), with default ``values``."""
-    return {"sweep": Param("epsilon", choice(*SWEEP_LABELS), "the swept key"),
-            "values": Param(values, described(_check_values,
-                                                 "non-empty list of values of the swept key"),
-                            "its values")}
-
 
 def sweep_points(inp: RunInput, params: dict[str, Any], base: Mapping[str, Param],
                  point: Callable[[RunInput, dict[str, Any], str], dict[str, Any]],
@@ -275,6 +191,8 @@ def sweep_points(inp: RunInput, params: dict[str, Any], base: Mapping[str, Param
 
 
 @dataclass(frozen=True)
+
+
 class SweepFigure:
     """How a sweep entry reports its points.
 
@@ -300,9 +218,6 @@ def sweep_run(inp: RunInput, base: Mapping[str, Param],
               figure: SweepFigure) -> AlgorithmRun:
     """A sweep entry's run: ``point`` at every value, then its metrics, outputs (method ×
     value × trial), table and plot."""
-    import numpy as np
-
-    from sim import plots
 
     p = inp.params
     values, points = sweep_points(inp, p, base, point)

@@ -29,90 +29,34 @@ per iteration, measured and declared (O(kd) per subproblem, §3.6.1).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import numpy as np
+import scipy.sparse as sp
+
+from algorithms import data as data_io
+from algorithms.nmf.dsanls.dsanls import DsanlsConfig, dsanls
+from algorithms.nmf.dsanls.sanls import (
+    StepSchedule,
+    random_factor,
+    relative_error,
+    sanls,
+    v_start_scale,
+)
+from algorithms.nmf.dsanls.sketches import sketch_columns
+from parties.party import Party, site_parties
+from protocols.all_reduce import all_reduce_cost, all_reduce_field
 from protocols.errors import InputError, ScenarioError
+from sim import plots
 from sim.entry import (
-    MAX_ITERATIONS,
-    MAX_RANK,
-    MAX_WEIGHT,
-    Algorithm,
     AlgorithmRun,
     EstimateInput,
-    Param,
     RunInput,
     Workload,
-    choice,
-    described,
-    integer,
-    number,
 )
-
-if TYPE_CHECKING:
-    from parties.party import Party
+from sim.privacy import AuditTarget, first_call_inputs, secure_sum_program
 
 INIT_SEED_KEY = 1_000_004
-SKETCHES = ("gaussian", "subsampling")
-SOLVERS = ("rcd", "pgd")
-ALLREDUCE = ("secure_sum", "plain")
-VARIANTS = ("prg", "explicit")
-MAX_GFLOPS = 1e6
-"""Largest node speed (GFLOP/s) for the simulated clock."""
-
-
-def sketch_size(name: str, value: Any) -> int | float | None:
-    """A sketch size: an integer ≥ 1 (columns) or a fraction in (0, 1]; None = the default."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ScenarioError(f"{name} = {value!r} must be a number of columns (an integer ≥ 1) "
-                            "or a fraction in (0, 1] of the dimension it sketches")
-    if isinstance(value, int):
-        if value < 1:
-            raise ScenarioError(f"{name} = {value} must be ≥ 1 (columns of the sketch)")
-        return value
-    if not 0 < value <= 1:
-        raise ScenarioError(f"{name} = {value} must be an integer number of columns, or a "
-                            "fraction in (0, 1] of the dimension it sketches")
-    return float(value)
-
-
-def _positive(name: str, value: Any) -> float:
-    v = number()(name, value)
-    if not 0 < v <= MAX_WEIGHT:
-        raise ScenarioError(f"{name} = {value} must be > 0 (and ≤ {MAX_WEIGHT:g})")
-    return v
-
-
-positive = described(_positive, f"number, 0 < x ≤ {MAX_WEIGHT:g}")
-"""A finite number in (0, MAX_WEIGHT]."""
-SKETCH_SIZE = described(sketch_size, "integer ≥ 1 (columns) | number, 0 < x ≤ 1 (a fraction of "
-                        "the dimension sketched)")
-OPTIONAL_SKETCH_SIZE = described(sketch_size, "as sketch_size; left out: sketch_size")
-
-
-SKETCH_PARAMS: dict[str, Param] = {
-    "k": Param(10, integer(1, MAX_RANK), "rank, 1 ≤ k ≤ min(m, n)"),
-    "sketch": Param("subsampling", choice(*SKETCHES), "gaussian | subsampling"),
-    "sketch_size": Param(0.1, SKETCH_SIZE, "columns of a sketch, or a fraction of the "
-                         "dimension it sketches"),
-    "sketch_size_u": Param(None, OPTIONAL_SKETCH_SIZE, "d' of the sketch on U (of the m features)"),
-    "sketch_size_v": Param(None, OPTIONAL_SKETCH_SIZE, "d of the sketch on V (of the samples)"),
-    "solver": Param("rcd", choice(*SOLVERS), "rcd (Algorithm 3) | pgd (Eq. 14)"),
-    "alpha": Param(1.0, positive, "μ_t = α + βt: α > 0"),
-    "beta": Param(1.0, number(0.0, MAX_WEIGHT), "μ_t = α + βt: β ≥ 0"),
-    "gflops": Param(1.0, number(0.0, MAX_GFLOPS), "node speed for local work; 0: free"),
-}
-REDUCE_PARAMS: dict[str, Param] = {
-    "allreduce": Param("secure_sum", choice(*ALLREDUCE), "secure_sum | plain"),
-    "variant": Param("prg", choice(*VARIANTS), "SecureSum variant"),
-}
-PARAMS: dict[str, Param] = {
-    **SKETCH_PARAMS,
-    **REDUCE_PARAMS,
-    "iterations": Param(100, integer(1, MAX_ITERATIONS), "T"),
-    "setting": Param("general", choice("general", "federated"), "general | federated"),
-}
 
 
 def sizes(params: dict[str, Any]) -> tuple[Any, Any]:
@@ -135,9 +79,6 @@ def check_rank(k: int, m: int, n: int) -> None:
 
 def starts(inp: RunInput, k: int) -> tuple[Any, list[Any]]:
     """U^0 (m×k, public) and each node's V^0_r, drawn from the scenario seed."""
-    import numpy as np
-
-    from algorithms.nmf.dsanls.sanls import random_factor, v_start_scale
 
     def rng(*key: int) -> Any:
         return np.random.default_rng(np.random.SeedSequence(inp.seed, spawn_key=key))
@@ -152,9 +93,6 @@ def starts(inp: RunInput, k: int) -> tuple[Any, list[Any]]:
 
 
 def dense(X: Any) -> Any:
-    import numpy as np
-    import scipy.sparse as sp
-
     return np.asarray(X.todense() if sp.issparse(X) else X, dtype=np.float64)
 
 
@@ -169,16 +107,7 @@ def sent_per_party(result: Any, protocols: tuple[str, ...]) -> list[int]:
             for m in result.sites]
 
 
-def _run(inp: RunInput) -> AlgorithmRun:
-    import numpy as np
-
-    from algorithms import data as data_io
-    from algorithms.nmf.dsanls.dsanls import DsanlsConfig, dsanls
-    from algorithms.nmf.dsanls.sanls import StepSchedule, relative_error, sanls
-    from parties.party import site_parties
-    from protocols.all_reduce import all_reduce_cost
-    from sim import plots
-
+def run(inp: RunInput) -> AlgorithmRun:
     p = inp.params
     M = dense(inp.data).T
     m, n = M.shape
@@ -263,10 +192,6 @@ def audit_target(result: Any, parties: Sequence[Party], method: str, variant: st
     the floats it sent, encoded here with the run's fixed point, and the audit then runs the
     plain All-Reduce on field elements (:func:`protocols.all_reduce.all_reduce_field`).
     """
-    import numpy as np
-
-    from protocols.all_reduce import all_reduce_field
-    from sim.privacy import AuditTarget, first_call_inputs, secure_sum_program
 
     if method == "secure_sum":
         return AuditTarget(tuple(parties), "secure_sum", variant,
@@ -287,8 +212,6 @@ def dsanls_workload(inp: EstimateInput) -> Workload:
     (m × d) as well; locally the sketches applied to the node's blocks (≈ 2k(m·d + n·d') flops
     summed over the nodes, and as many for M's blocks). M = Xᵀ: m = the data's columns
     (features), n = its rows (samples)."""
-    from algorithms.nmf.dsanls.sketches import sketch_columns
-    from protocols.all_reduce import all_reduce_cost
 
     p = inp.params
     m, n, k, parties = inp.n_cols, inp.n_rows, p["k"], inp.n_parties
@@ -307,13 +230,3 @@ def dsanls_workload(inp: EstimateInput) -> Workload:
                     basis=f"All-Reduce's declared cost × {t} iterations")
 
 
-DSANLS = Algorithm(
-    name="dsanls",
-    summary="DSANLS: distributed sketched ANLS, general or federated setting (Algorithm 2)",
-    reference="Qian et al. (seed 004), §3.3 Algorithms 2-3 and §4.1 (modified DSANLS)",
-    params=PARAMS,
-    run=_run,
-    estimate=dsanls_workload,
-    data_kind="uniform",
-    nonnegative=True,
-)

@@ -23,26 +23,31 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocols.errors import InputError, ScenarioError
+import numpy as np
+
+from algorithms import data as data_io
+from algorithms.nmf.dsanls.asyn_sd import asyn_client, asyn_server
+from algorithms.nmf.dsanls.sanls import StepSchedule, relative_error
+from algorithms.nmf.dsanls.secure_nmf import SecureNmfConfig
+from algorithms.nmf.dsanls.syn_sd import syn_sd
+from algorithms.nmf.dsanls.syn_ssd import syn_ssd
+from parties.party import Party, site_parties
+from protocols.errors import InputError
+from sim import plots
+from sim.catalog.dsanls import (
+    LABELS,
+)
 from sim.entry import (
-    MAX_ITERATIONS,
-    Algorithm,
     AlgorithmRun,
     EstimateInput,
-    Param,
     RunInput,
     Workload,
-    described,
-    integer,
 )
 from sim.experiments.dsanls.dsanls import (
-    REDUCE_PARAMS,
-    SKETCH_PARAMS,
     as_scenario_error,
     audit_target,
     check_rank,
     dense,
-    positive,
     seconds_per_flop,
     sent_per_party,
     sizes,
@@ -50,39 +55,9 @@ from sim.experiments.dsanls.dsanls import (
 )
 from sim.experiments.dsanls.secure_nmf_cost import secure_workload
 
-LOOP_PARAMS: dict[str, Param] = {
-    "outer": Param(20, integer(1, MAX_ITERATIONS),
-                   "T_1 (synchronous); rounds per client (asynchronous)"),
-    "inner": Param(5, integer(1, MAX_ITERATIONS),
-                   "T_2 (synchronous); T, local iterations per round"),
-}
-UNSKETCHED = {key: SKETCH_PARAMS[key] for key in ("k", "solver", "alpha", "beta", "gflops")}
-
-
-def _time_budget(name: str, value: Any) -> float | None:
-    return None if value is None else positive(name, value)
-
-
-ASYNC_PARAMS: dict[str, Param] = {
-    "rho": Param(1.0, positive, "ω_t = ρ/(ρ + t), ρ > 0"),
-    "time_budget_s": Param(None, described(_time_budget,
-                                           f"{positive.describe()}; left out: no budget"),
-                           "server stops after this simulated time"),
-}
-
 
 def run_secure(inp: RunInput, name: str, sketch_on: str) -> AlgorithmRun:
     """Simulate one of the four algorithms on the scenario's parties; evaluate the curves."""
-    import numpy as np
-
-    from algorithms import data as data_io
-    from algorithms.nmf.dsanls.asyn_sd import asyn_client, asyn_server
-    from algorithms.nmf.dsanls.sanls import StepSchedule, relative_error
-    from algorithms.nmf.dsanls.secure_nmf import SecureNmfConfig
-    from algorithms.nmf.dsanls.syn_sd import syn_sd
-    from algorithms.nmf.dsanls.syn_ssd import syn_ssd
-    from parties.party import Party, site_parties
-    from sim import plots
 
     p = inp.params
     M = dense(inp.data).T
@@ -152,11 +127,6 @@ def run_secure(inp: RunInput, name: str, sketch_on: str) -> AlgorithmRun:
     )
 
 
-LABELS = {("syn_sd", ""): "Syn-SD", ("syn_ssd", "u"): "Syn-SSD-U",
-          ("syn_ssd", "v"): "Syn-SSD-V", ("syn_ssd", "uv"): "Syn-SSD-UV",
-          ("asyn_sd", ""): "Asyn-SD", ("asyn_ssd", "v"): "Asyn-SSD-V"}
-
-
 def error_curve(outputs: dict[int, Any], n_nodes: int, V0: list[Any], M: Any,
                 asynchronous: bool) -> tuple[list[float], list[float]]:
     """Relative error against simulated time, from the parties' snapshots (an evaluation).
@@ -165,9 +135,6 @@ def error_curve(outputs: dict[int, Any], n_nodes: int, V0: list[Any], M: Any,
     and every node's V_r, at the latest of the nodes' clocks. Asynchronous: after every server
     update, the server's U with each client's latest V_r sent by then (V^0_r before its first).
     """
-    import numpy as np
-
-    from algorithms.nmf.dsanls.sanls import relative_error
 
     nodes = [outputs[r] for r in range(n_nodes)]
     times, errors = [], []
@@ -189,49 +156,11 @@ def error_curve(outputs: dict[int, Any], n_nodes: int, V0: list[Any], M: Any,
     return times, errors
 
 
-def _sketch_on(*allowed: str) -> Any:
-    def check(name: str, value: Any) -> str:
-        if value not in allowed:
-            raise ScenarioError(f"{name} = {value!r} is unknown; use one of "
-                                f"{', '.join(allowed)}" + (
-                                    " (U cannot be sketched asynchronously: a shared S_2 needs "
-                                    "a synchronous All-Reduce)" if allowed == ("v",) else ""))
-        return str(value)
-
-    return check
+def run(inp: RunInput) -> AlgorithmRun:
+    """The entry the scenario names (``syn_sd``, ``syn_ssd``, ``asyn_sd``, ``asyn_ssd``)."""
+    return run_secure(inp, inp.scenario.algorithm_name, inp.params.get("sketch_on", ""))
 
 
-def _entry(name: str, summary: str, reference: str, params: dict[str, Param]) -> Algorithm:
-    def run(inp: RunInput) -> AlgorithmRun:
-        return run_secure(inp, name, inp.params.get("sketch_on", ""))
-
-    def estimate(inp: EstimateInput) -> Workload:
-        return secure_workload(inp, name, inp.params.get("sketch_on", ""))
-
-    roles = ("server",) if name.startswith("asyn") else ()
-    return Algorithm(name=name, summary=summary, reference=reference, params=params, run=run,
-                     estimate=estimate, data_kind="uniform", nonnegative=True,
-                     other_roles=lambda params: roles)
-
-
-SKETCHED = {key: SKETCH_PARAMS[key] for key in SKETCH_PARAMS if key not in UNSKETCHED}
-
-SYN_SD = _entry(
-    "syn_sd", "Syn-SD: local NMF with a local copy of U, averaged every T_2 iterations",
-    "Qian et al. (seed 004), §4.2 Algorithm 4",
-    {**UNSKETCHED, **LOOP_PARAMS, **REDUCE_PARAMS})
-SYN_SSD = _entry(
-    "syn_ssd", "Syn-SSD(-U/-V/-UV): Syn-SD with sketched updates and All-Reduced S_2U",
-    "Qian et al. (seed 004), §4.2 Algorithm 5",
-    {**UNSKETCHED, **LOOP_PARAMS, **SKETCHED, **REDUCE_PARAMS,
-     "sketch_on": Param("uv", described(_sketch_on("u", "v", "uv"), "u | v | uv"), "u | v | uv")})
-ASYN_SD = _entry(
-    "asyn_sd", "Asyn-SD: clients send local copies of U to a server that relaxes them in",
-    "Qian et al. (seed 004), §4.3 Algorithms 6 and 7",
-    {**UNSKETCHED, **LOOP_PARAMS, **ASYNC_PARAMS})
-ASYN_SSD = _entry(
-    "asyn_ssd", "Asyn-SSD(-V): Asyn-SD with the clients' U update sketched on V",
-    "Qian et al. (seed 004), §4.3 Algorithms 6 and 7 (line 7 from Algorithm 5)",
-    {**UNSKETCHED, **LOOP_PARAMS, **SKETCHED, **ASYNC_PARAMS,
-     "sketch_on": Param("v", described(_sketch_on("v"), "v"),
-                        "v (U cannot be sketched asynchronously)")})
+def estimate(inp: EstimateInput) -> Workload:
+    """The declared cost of the entry the scenario names (:func:`secure_workload`)."""
+    return secure_workload(inp, inp.scenario.algorithm_name, inp.params.get("sketch_on", ""))

@@ -31,52 +31,27 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from protocols.errors import ScenarioError
+import numpy as np
+
+from sim import plots
+from sim.catalog.dsanls import (
+    COMPARED_METHODS,
+    MAX_OUTER,
+)
 from sim.entry import (
-    Algorithm,
     AlgorithmRun,
     EstimateInput,
-    Param,
     RunInput,
     Workload,
-    described,
 )
-from sim.experiments.dsanls.dsanls import REDUCE_PARAMS, SKETCH_PARAMS, positive
-from sim.experiments.dsanls.secure_nmf import LABELS, LOOP_PARAMS
+from sim.experiments.dsanls.secure_nmf import run_secure
+from sim.experiments.dsanls.secure_nmf_cost import secure_workload
+from sim.report import table
 
-METHODS = {label: key for key, label in LABELS.items()}  # "Syn-SSD-UV" -> ("syn_ssd", "uv")
-MAX_OUTER = 100_000
 HORIZONS = (0.125, 0.25, 0.5, 1.0)
 
 
-def _methods(name: str, value: Any) -> tuple[str, ...]:
-    if not isinstance(value, list) or not value or not all(v in METHODS for v in value):
-        raise ScenarioError(f"{name} = {value!r} must be a non-empty list of "
-                            f"{', '.join(METHODS)}")
-    if len(set(value)) != len(value):
-        raise ScenarioError(f"{name} = {value!r} names a method twice")
-    return tuple(value)
-
-
-PARAMS: dict[str, Param] = {
-    **SKETCH_PARAMS,
-    **REDUCE_PARAMS,
-    "inner": LOOP_PARAMS["inner"],
-    "rho": Param(1.0, positive, "ω_t = ρ/(ρ + t), ρ > 0 (asynchronous server)"),
-    "time_budget_s": Param(1.0, positive, "simulated seconds every method runs"),
-    "methods": Param(list(METHODS),
-                     described(_methods, "non-empty list of distinct " + " | ".join(METHODS)),
-                     "which of the six methods to run"),
-}
-
-
-def _run(inp: RunInput) -> AlgorithmRun:
-    import numpy as np
-
-    from sim import plots
-    from sim.experiments.dsanls.secure_nmf import run_secure
-    from sim.report import table
-
+def run(inp: RunInput) -> AlgorithmRun:
     p = inp.params
     budget = p["time_budget_s"]
     curves: dict[str, tuple[list[float], list[float]]] = {}
@@ -86,7 +61,7 @@ def _run(inp: RunInput) -> AlgorithmRun:
     iterations: dict[str, int] = {}
     messages: dict[str, int] = {}
     for i, label in enumerate(p["methods"]):
-        name, sketch_on = METHODS[label]
+        name, sketch_on = COMPARED_METHODS[label]
         params = {**p, "sketch_on": sketch_on, "outer": 2}
         if inp.progress is not None:
             inp.progress("methods", i, len(p["methods"]))
@@ -166,15 +141,14 @@ def _with(inp: RunInput, params: dict[str, Any]) -> RunInput:
                     inp.extras)
 
 
-def _estimate(inp: EstimateInput) -> Workload:
+def estimate(inp: EstimateInput) -> Workload:
     """Every method to the budget (:func:`~sim.experiments.dsanls.secure_nmf_cost.secure_workload`),
     one after the other, and a two-iteration pilot before each synchronous one."""
-    from sim.experiments.dsanls.secure_nmf_cost import secure_workload
 
     budget = inp.params["time_budget_s"]
     total = Workload(simulations=0)
     for label in inp.params["methods"]:
-        name, sketch_on = METHODS[label]
+        name, sketch_on = COMPARED_METHODS[label]
         work = secure_workload(inp, name, sketch_on, outer=MAX_OUTER, budget=budget)
         runs = 1
         if name.startswith("syn"):
@@ -194,21 +168,10 @@ def _clip(curve: tuple[list[float], list[float]], budget: float) -> tuple[list, 
     return [times[i] for i in keep], [errors[i] for i in keep]
 
 
-def _roles(params: Mapping[str, Any]) -> tuple[str, ...]:
+def roles(params: Mapping[str, Any]) -> tuple[str, ...]:
     """The asynchronous methods' server, if any of them is compared."""
-    if any(METHODS[label][0].startswith("asyn") for label in params["methods"]):
+    if any(COMPARED_METHODS[label][0].startswith("asyn") for label in params["methods"]):
         return ("server",)
     return ()
 
 
-SECURE_NMF_COMPARISON = Algorithm(
-    name="secure_nmf_comparison",
-    summary="relative error vs simulated time of the six secure NMF methods (Figs. 6, 7)",
-    reference="Qian et al. (seed 004), §5.3, Figs. 6 and 7",
-    params=PARAMS,
-    run=_run,
-    estimate=_estimate,
-    data_kind="uniform",
-    nonnegative=True,
-    other_roles=_roles,
-)

@@ -17,8 +17,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from algorithms.nmf.dsanls.sketches import sketch_columns
+from protocols.all_reduce import all_reduce_cost
 from protocols.errors import InputError
 from sim.entry import EstimateInput, Workload
+from sim.experiments.dsanls.dsanls import seconds_per_flop, sizes
 
 STEP_S = 1.5e-4
 """Wall time per local iteration of one node beyond its flops (the solver's Python steps,
@@ -28,8 +31,6 @@ SNAPSHOT_COPIES = 2.0
 
 
 def _sketch(size: Any, dim: int) -> int:
-    from algorithms.nmf.dsanls.sketches import sketch_columns
-
     try:
         return sketch_columns(size, dim)
     except InputError:  # the run refuses it in its own words; estimate the largest sketch
@@ -54,8 +55,6 @@ def secure_workload(inp: EstimateInput, name: str, sketch_on: str, outer: int | 
     ``outer`` and ``budget`` default to the scenario's ``outer`` and ``time_budget_s``; a
     synchronous run with a ``budget`` runs as many outer iterations as fit in it.
     """
-    from protocols.all_reduce import all_reduce_cost
-    from sim.experiments.dsanls.dsanls import seconds_per_flop, sizes
 
     p = inp.params
     m, n, k, N = inp.n_cols, inp.n_rows, p["k"], inp.n_parties

@@ -28,68 +28,42 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import numpy as np
+
+from algorithms import data as data_io
+from algorithms.nmf.corrective import (
+    CorrectiveSettings,
+    corrective_nmf,
+    corrective_party,
+    declared_iteration_elements,
+    injecting_party,
+    lambda_from_noise,
+    random_start,
+)
+from parties.party import Party
 from protocols.errors import DataError, InputError, ScenarioError
+from sim import plots
+from sim.catalog.nmf import (
+    ATTACK_MODELS,
+)
 from sim.entry import (
-    MAX_ITERATIONS,
-    MAX_RANK,
-    MAX_WEIGHT,
-    Algorithm,
     AlgorithmRun,
     EstimateInput,
-    Param,
     RunInput,
     Workload,
-    boolean,
     choice,
     integer,
     number,
-    optional,
 )
-from sim.experiments.secure_sum import VARIANTS, secure_sum_workload
-
-if TYPE_CHECKING:
-    import numpy as np
-
-    from algorithms.nmf.corrective import CorrectiveSettings
-    from parties.party import Party
-    from sim.simulation import Result
-
-# Spelled out so that the catalogue loads without numpy (``mpcsim list`` answers at once);
-# tests/sim/test_startup.py holds each equal to its source.
-MODES = ("standard", "ignore", "replace")
-"""As :data:`algorithms.nmf.corrective.MODES`."""
-MISSING_RULES = ("ignore", "replace")
-"""As :data:`algorithms.nmf.corrective.MISSING_RULES`."""
+from sim.experiments.secure_sum import secure_sum_workload
+from sim.privacy import AuditTarget, first_call_inputs, secure_sum_program
+from sim.simulation import Result
 
 HOLDOUT_SEED_KEY = 1_000_020
 INIT_SEED_KEY = 1_000_021
 ATTACK_SEED_KEY = 1_000_022
-ATTACK_MODELS = ("profile_injection", "informed")
-
-
-fraction_param = number(0.0, 1.0, strict_low=True, strict_high=True)
-"""A scenario check: a number in (0, 1) (:mod:`sim.experiments.nmf.corrective_nmf_tables` too)."""
-POSITIVE = number(0.0, MAX_WEIGHT, strict_low=True)
-
-COMMON: dict[str, Param] = {
-    "k": Param(5, integer(1, MAX_RANK), "rank k"),
-    "iterations": Param(300, integer(1, MAX_ITERATIONS), "iterations of Algorithm 1"),
-    "missing": Param("ignore", choice(*MISSING_RULES), "ignore | replace (missing entries)"),
-    "lam": Param(None, optional(POSITIVE, "1, or from p and σ"), "λ"),
-    "corrupt_probability": Param(None, optional(fraction_param, "λ is given"),
-                                 "p of §2.3, with noise_sd"),
-    "noise_sd": Param(None, optional(POSITIVE, "λ is given"),
-                      "σ of §2.3, with corrupt_probability"),
-    "holdout": Param(0.1, fraction_param, "fraction of each genuine user's ratings held out"),
-    "variant": Param("prg", choice(*VARIANTS), "SecureSum variant"),
-}
-PARAMS = {
-    **COMMON,
-    "mode": Param("ignore", choice(*MODES), "standard | ignore | replace (corrupt entries)"),
-    "interpolate": Param(True, boolean(), "replace-corrupt with the 0.99^t interpolation"),
-}
 
 
 def attack_fields(table_: Mapping[str, Any], n_parties: int, allowed: set[str], *,
@@ -147,6 +121,8 @@ def attack_rating(attack: Mapping[str, Any], low: float, high: float) -> float:
 
 
 @dataclass(frozen=True)
+
+
 class Setup:
     """The split data, the start and the attack, shared by every run of a scenario."""
 
@@ -167,7 +143,6 @@ class Setup:
 
 def lambda_param(p: dict[str, Any]) -> float:
     """λ from the checked ``[algorithm]`` keys: ``lam``, or §2.3's from p and σ, or 1."""
-    from algorithms.nmf.corrective import lambda_from_noise
 
     prob, sd = p["corrupt_probability"], p["noise_sd"]
     if (prob is None) != (sd is None):
@@ -186,7 +161,6 @@ def lambda_param(p: dict[str, Any]) -> float:
 
 def target_columns(inp: RunInput, ids: list[int]) -> np.ndarray:
     """The column indices of the item ids ``ids`` (the data's ids; 1..m for synthetic data)."""
-    import numpy as np
 
     dataset = inp.extras.get("dataset")
     n_items = inp.data.shape[1]
@@ -205,7 +179,6 @@ def target_columns(inp: RunInput, ids: list[int]) -> np.ndarray:
 def ratings_of(inp: RunInput) -> np.ndarray:
     """The users × items ratings (NaN where missing), with ``algorithm.k`` checked against
     their shape."""
-    import numpy as np
 
     X = np.asarray(inp.data, dtype=np.float64)
     n, n_items = X.shape
@@ -217,10 +190,6 @@ def ratings_of(inp: RunInput) -> np.ndarray:
 
 def build_setup(inp: RunInput) -> Setup:
     """Hold out test ratings, draw the start, build the attack (module docstring)."""
-    import numpy as np
-
-    from algorithms import data as data_io
-    from algorithms.nmf.corrective import random_start
 
     p = inp.params
     X = ratings_of(inp)
@@ -273,14 +242,14 @@ def build_setup(inp: RunInput) -> Setup:
 
 def settings_of(p: dict[str, Any], lam: float, mode: str | None = None,
                 interpolate: bool | None = None) -> CorrectiveSettings:
-    from algorithms.nmf.corrective import CorrectiveSettings
-
     return CorrectiveSettings(mode=mode or p["mode"], missing=p["missing"], lam=lam,
                               interpolate=p.get("interpolate", True) if interpolate is None
                               else interpolate)
 
 
 @dataclass
+
+
 class Outcome:
     """One run: the genuine users' predictions, metrics and the simulation."""
 
@@ -306,8 +275,6 @@ def simulate(inp: RunInput, setup: Setup, settings: CorrectiveSettings, attacked
 def corrective_parties(inp: RunInput, setup: Setup, settings: CorrectiveSettings,
                        attacked: bool) -> list[Party]:
     """The parties of one run of Algorithm 1 (an audit replays them)."""
-    from algorithms.nmf.corrective import corrective_party, injecting_party
-    from parties.party import Party
 
     p = inp.params
     parties = []
@@ -327,8 +294,6 @@ def corrective_parties(inp: RunInput, setup: Setup, settings: CorrectiveSettings
 
 
 def _outcome(result: Result | None, setup: Setup, fits: list[Any], attacked: bool) -> Outcome:
-    import numpy as np
-
     genuine = [fit.W[: t.shape[0]] for fit, t in zip(fits, setup.trains, strict=True)]
     W = np.vstack(genuine)
     H = fits[0].H
@@ -360,9 +325,6 @@ def _outcome(result: Result | None, setup: Setup, fits: list[Any], attacked: boo
 def centralized(inp: RunInput, setup: Setup, settings: CorrectiveSettings,
                 attacked: bool) -> Outcome:
     """The centralized reference on the stacked rows (poisoned if ``attacked``)."""
-    import numpy as np
-
-    from algorithms.nmf.corrective import corrective_nmf
 
     rows = setup.poisoned if attacked else setup.trains
     W0 = setup.W0 if attacked else [w[: t.shape[0]] for w, t in zip(setup.W0, setup.trains,
@@ -381,7 +343,6 @@ def centralized(inp: RunInput, setup: Setup, settings: CorrectiveSettings,
 
 def rmse(test: np.ndarray, pred: np.ndarray, cols: np.ndarray | None = None) -> float | None:
     """RMSE over the held-out ratings (only in ``cols`` if given); None if there are none."""
-    import numpy as np
 
     mask = ~np.isnan(test)
     if cols is not None:
@@ -397,7 +358,6 @@ def prediction_shift(clean: Outcome, attacked: Outcome, setup: Setup,
                      signed: bool = False) -> float:
     """Mean |WH* − WH| on the target items over the genuine users (§3.6); ``signed``: the
     mean of WH − WH* (negative when the attack pushed the targets down)."""
-    import numpy as np
 
     keep = np.ones(clean.pred.shape[0], dtype=bool)
     keep[setup.adversarial_rows] = False
@@ -406,13 +366,7 @@ def prediction_shift(clean: Outcome, attacked: Outcome, setup: Setup,
     return float(np.mean(diff if signed else np.abs(diff)))
 
 
-def _run(inp: RunInput) -> AlgorithmRun:
-    import numpy as np
-
-    from algorithms.nmf.corrective import declared_iteration_elements
-    from sim import plots
-    from sim.privacy import AuditTarget, first_call_inputs, secure_sum_program
-
+def run(inp: RunInput) -> AlgorithmRun:
     p = inp.params
     setup = build_setup(inp)
     settings = settings_of(p, setup.lam)
@@ -463,7 +417,7 @@ def _run(inp: RunInput) -> AlgorithmRun:
     )
 
 
-def _estimate(inp: EstimateInput) -> Workload:
+def estimate(inp: EstimateInput) -> Workload:
     """One simulation of Algorithm 1: per iteration one SecureSum of 2·k·items elements
     (:func:`algorithms.nmf.corrective.declared_iteration_elements`) and the local updates."""
     p = inp.params
@@ -475,15 +429,3 @@ def _estimate(inp: EstimateInput) -> Workload:
         f"{p['iterations']} SecureSums of 2k·items elements (declared cost)")
 
 
-CORRECTIVE_NMF = Algorithm(
-    name="corrective_nmf",
-    summary="NMF under adversarial noise: masked updates, corrupt entries ignored or replaced",
-    reference="Ballen (seed 002), Algorithm 1, §2–3.5",
-    params=PARAMS,
-    run=_run,
-    estimate=_estimate,
-    data_kind="ratings",
-    nonnegative=True,
-    allow_missing=True,
-    attack=check_attack,
-)

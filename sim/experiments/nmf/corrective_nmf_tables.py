@@ -152,49 +152,39 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import numpy as np
+
+from algorithms import data as data_io
+from algorithms.nmf.corrective import CorrectiveSettings, corrective_nmf, random_start
 from protocols.errors import ScenarioError
+from sim import plots
 from sim.console import table
 from sim.entry import (
-    MAX_ITERATIONS,
-    MAX_RANK,
-    MAX_TRIALS,
-    Algorithm,
     AlgorithmRun,
     EstimateInput,
-    Param,
     RunInput,
     Workload,
-    choice,
-    integer,
     number,
 )
 from sim.experiments.nmf.corrective_nmf import (
-    COMMON,
     attack_fields,
     attack_rating,
-    fraction_param,
     lambda_param,
     rating_range,
     ratings_of,
     target_columns,
 )
 
-if TYPE_CHECKING:
-    import numpy as np
-
 REPETITION_SEED_KEY = 1_000_023
-TABLES = ("both", "1", "2")
 TOP_FRACTION = 0.1  # default targets: among the most-rated tenth of the items
 TARGET_MIN_MEAN = 3.5  # ... whose mean training rating is at least this many stars
-# Spelled out so that the catalogue loads without numpy (``mpcsim list`` answers at once);
-# tests/sim/test_startup.py holds it equal to its source.
-REPLACE_BASES = ("original", "running")
-"""As :data:`algorithms.nmf.corrective.REPLACE_BASES`."""
 
 
 @dataclass(frozen=True)
+
+
 class Method:
     """One row of Tables 1–2."""
 
@@ -218,6 +208,8 @@ MODEL_NAMES = {"model 1": "model 1 (no noise)", "model 2": "model 2 (random flip
 
 
 @dataclass(frozen=True)
+
+
 class Protocol:
     """The public settings of one comparison (module docstring)."""
 
@@ -238,7 +230,6 @@ class Protocol:
 
 def normalised_mae(test: np.ndarray, WH: np.ndarray, scale: float = 5.0) -> float:
     """(1/5)·mean |V − WH| over the held-out ratings (Table 1's metric, digest item 49)."""
-    import numpy as np
 
     mask = ~np.isnan(test)
     return float(np.mean(np.abs(test[mask] - WH[mask])) / scale)
@@ -246,7 +237,6 @@ def normalised_mae(test: np.ndarray, WH: np.ndarray, scale: float = 5.0) -> floa
 
 def held_out_rmse(test: np.ndarray, WH: np.ndarray) -> float:
     """sqrt(mean (V − WH)²) over the held-out ratings."""
-    import numpy as np
 
     mask = ~np.isnan(test)
     return float(np.sqrt(np.mean((test[mask] - WH[mask]) ** 2)))
@@ -256,7 +246,6 @@ def mean_prediction_shift(clean: np.ndarray, attacked: np.ndarray,
                           signed: bool = False) -> float:
     """Table 2's metric: mean |WH − WH*| over the given cells (genuine users × targets);
     ``signed``: mean (WH − WH*), negative when the attack pushed the targets down."""
-    import numpy as np
 
     diff = np.asarray(attacked) - np.asarray(clean)
     return float(np.mean(diff if signed else np.abs(diff)))
@@ -265,7 +254,6 @@ def mean_prediction_shift(clean: np.ndarray, attacked: np.ndarray,
 def _fit(V: np.ndarray, W0: np.ndarray, H0: np.ndarray, method: Method,
          protocol: Protocol) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
     """One factorisation: W, H, the final marks and its wall time."""
-    from algorithms.nmf.corrective import CorrectiveSettings, corrective_nmf
 
     settings = CorrectiveSettings(mode=method.mode, missing=method.missing, lam=protocol.lam,
                                   interpolate=method.interpolate,
@@ -280,7 +268,6 @@ def draw_targets(train: np.ndarray, rng: np.random.Generator,
     """One target column drawn among the most-rated tenth of the training columns whose mean
     rating is at least ``min_mean`` (a well-liked popular movie; all of the tenth if none is).
     """
-    import numpy as np
 
     obs = ~np.isnan(train)
     counts = obs.sum(axis=0)
@@ -311,10 +298,6 @@ def repetition(ratings: np.ndarray, party_rows: np.ndarray, protocol: Protocol,
         ``"model 1"`` … ``"model 4"`` (those computed) → method label → metrics, and
         ``"target"`` (the target columns).
     """
-    import numpy as np
-
-    from algorithms import data as data_io
-    from algorithms.nmf.corrective import random_start
 
     n, m = ratings.shape
     split_rng, init_rng, flip_rng, attack_rng = rng.spawn(4)  # one stream per purpose, so
@@ -401,22 +384,7 @@ def check_table_attack(table_: Mapping[str, Any], n_parties: int) -> dict[str, A
     return {**fields, "target_min_mean": min_mean}
 
 
-PARAMS = {
-    **{key: COMMON[key] for key in ("lam", "corrupt_probability", "noise_sd", "holdout")},
-    "k": Param(20, integer(1, MAX_RANK), "rank k (the paper: 20)"),
-    "iterations": Param(50, integer(1, MAX_ITERATIONS),
-                        "iterations of every method (the common budget)"),
-    "repetitions": Param(5, integer(1, MAX_TRIALS), "repetitions averaged (the paper: 20)"),
-    "table": Param("both", choice(*TABLES), "1 (Models 1–2), 2 (Models 3–4) or both"),
-    "flip_probability": Param(0.1, fraction_param, "Model 2: probability a training rating flips"),
-    "replace_base": Param("original", choice(*REPLACE_BASES),
-                          "replace-corrupt from the original V (digest item 51) or the running V"),
-}
-
-
 def _protocol(inp: RunInput) -> tuple[Protocol, np.ndarray]:
-    import numpy as np
-
     p = inp.params
     X = ratings_of(inp)
     n = X.shape[0]
@@ -447,6 +415,8 @@ def _protocol(inp: RunInput) -> tuple[Protocol, np.ndarray]:
 
 
 @dataclass(frozen=True)
+
+
 class _TableSpec:
     """How one of the paper's tables is summarised, printed and drawn."""
 
@@ -473,7 +443,6 @@ TABLE_SPECS = (
 def _summarise(reps: list[dict[str, Any]], spec: _TableSpec) -> dict[str, Any]:
     """model → method → metric → mean and ``<metric>_sd`` over the repetitions (None-valued
     entries, e.g. no held-out rating of the target, are left out)."""
-    import numpy as np
 
     summary: dict[str, Any] = {}
     for model in spec.models:
@@ -503,11 +472,7 @@ def _table_title(spec: _TableSpec, protocol: Protocol, repetitions: int) -> str:
             f"k = {protocol.k}, {protocol.iterations} iterations, λ = {protocol.lam:.3g}")
 
 
-def _run(inp: RunInput) -> AlgorithmRun:
-    import numpy as np
-
-    from sim import plots
-
+def run(inp: RunInput) -> AlgorithmRun:
     p = inp.params
     protocol, party_rows = _protocol(inp)
     X = np.asarray(inp.data, dtype=np.float64)
@@ -568,7 +533,7 @@ scenarios took 39 s and 65 s of CPU, 50 and 75 factorisations of 1,000 × 500 at
 50 iterations)."""
 
 
-def _estimate(inp: EstimateInput) -> Workload:
+def estimate(inp: EstimateInput) -> Workload:
     """Centralized factorisations only (no protocol runs): repetitions × methods × fits, each
     ``iterations`` multiplicative sweeps over the users × items ratings."""
     p = inp.params
@@ -579,16 +544,3 @@ def _estimate(inp: EstimateInput) -> Workload:
                     basis=f"{fits} centralized factorisations × {p['iterations']} iterations")
 
 
-CORRECTIVE_NMF_COMPARISON = Algorithm(
-    name="corrective_nmf_comparison",
-    summary="Tables 1–2: five masked NMF methods under noise Models 1–2 and attacks 3–4",
-    reference="Ballen (seed 002), §3, Tables 1–2",
-    params=PARAMS,
-    run=_run,
-    estimate=_estimate,
-    data_kind="movielens",
-    nonnegative=True,
-    allow_missing=True,
-    min_parties=1,
-    attack=check_table_attack,
-)

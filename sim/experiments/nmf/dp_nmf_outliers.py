@@ -28,90 +28,49 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import numpy as np
+
+from algorithms import data as data_io
+from algorithms.nmf.dp_robust import (
+    ANALYST,
+    RobustSettings,
+    account,
+    analyst,
+    clean_objective,
+    coalition_noise_variance,
+    curator,
+    declared_iteration_elements,
+    dp_robust_nmf,
+    gaussian_sigma,
+    nndsvd_start,
+    random_start,
+    sensitivities,
+    unit_columns,
+)
+from parties.party import Party
 from protocols.errors import ScenarioError
+from sim import plots
 from sim.console import table
 from sim.entry import (
-    MAX_ITERATIONS,
-    MAX_RANK,
-    MAX_TRIALS,
-    MAX_WEIGHT,
-    Algorithm,
     AlgorithmRun,
     EstimateInput,
-    Param,
     RunInput,
     Workload,
-    auto_or,
-    boolean,
-    choice,
-    described,
-    integer,
-    number,
 )
-from sim.experiments.secure_sum import VARIANTS, secure_sum_workload
-
-if TYPE_CHECKING:
-    import numpy as np
-
-    from algorithms.nmf.dp_robust import RobustSettings
-    from parties.party import Party
-    from sim.simulation import Result
+from sim.experiments.secure_sum import secure_sum_workload
+from sim.privacy import AuditTarget, first_call_inputs, secure_sum_program
+from sim.simulation import Result
 
 PLANT_SEED_KEY = 1_000_012
 INIT_SEED_KEY = 1_000_013
 TRIAL_SEED_KEY = 1_000_014
 
 
-def _open_unit(name: str, value: Any) -> float:
-    v = number()(name, value)
-    if not 0 < v < 1:
-        hint = (" (the Gaussian mechanism's calibration, Def. 3, holds for ε < 1; use a "
-                "per-iteration ε in (0, 1))" if name.endswith("epsilon") else ", e.g. 1e-5")
-        raise ScenarioError(f"{name} = {value!r} must lie in (0, 1){hint}")
-    return v
-
-
-def _epsilons(name: str, value: Any) -> list[float]:
-    if not isinstance(value, list) or not value:
-        raise ScenarioError(f"{name} = {value!r} must be a non-empty list of ε in (0, 1)")
-    out = [_open_unit(f"{name}[{i}]", v) for i, v in enumerate(value)]
-    if len(set(out)) != len(out):
-        raise ScenarioError(f"{name} = {value!r} repeats a value")
-    return sorted(out)
-
-
-OPEN_UNIT = described(_open_unit, "number, 0 < x < 1")
-POSITIVE = number(0.0, MAX_WEIGHT, strict_low=True)
-
-COMMON: dict[str, Param] = {
-    "k": Param(5, integer(1, MAX_RANK), "latent dimension K"),
-    "iterations": Param(100, integer(1, MAX_ITERATIONS), "noisy releases T_iter"),
-    "delta": Param(1e-5, OPEN_UNIT, "δ of every release"),
-    "lam": Param(0.1, number(0.0, MAX_WEIGHT), "λ, the ℓ1 weight on R"),
-    "bound": Param(1.0, POSITIVE, "M, the ℓ∞ bound on R's entries"),
-    "eta_w": Param("auto", auto_or(POSITIVE, "η_H/1e4, §4"), "W step"),
-    "eta_h": Param("auto", auto_or(POSITIVE, "N/‖WᵀW‖₂"), "H step"),
-    "outliers": Param(True, boolean(), "update R (Δ_B = 4/N) or keep R = 0 (Δ_B = 2/N)"),
-    "inner_iterations": Param(10, integer(1, MAX_ITERATIONS), "(H, R) rounds per release"),
-    "w_steps": Param(1, integer(1, MAX_ITERATIONS), "W steps per release"),
-    "init": Param("nndsvd", choice("nndsvd", "random"), "nndsvd (paper) | random (private)"),
-    "planted_fraction": Param(0.0, number(0.0, 1.0), "fraction of samples contaminated"),
-    "planted_entries": Param(0.7, number(0.0, 1.0), "fraction of a sample's entries contaminated"),
-    "variant": Param("prg", choice(*VARIANTS), "SecureSum variant among the curators"),
-}
-PARAMS = {**COMMON, "epsilon": Param(0.5, OPEN_UNIT, "ε per release")}
-SWEEP_PARAMS = {
-    **COMMON,
-    "epsilons": Param([0.1, 0.3, 0.5, 0.7, 0.9],
-                      described(_epsilons, "non-empty list of distinct numbers, 0 < x < 1"),
-                      "ε per release"),
-    "trials": Param(2, integer(1, MAX_TRIALS), "private runs per ε"),
-}
-
-
 @dataclass(frozen=True)
+
+
 class Prepared:
     """The scenario's data and start, in the paper's orientation (samples in columns)."""
 
@@ -130,10 +89,6 @@ class Prepared:
 
 def prepare(inp: RunInput) -> Prepared:
     """Normalise, contaminate, split and initialise (see the module docstring)."""
-    import numpy as np
-
-    from algorithms import data as data_io
-    from algorithms.nmf.dp_robust import RobustSettings, nndsvd_start, random_start, unit_columns
 
     p = inp.params
     X = np.asarray(inp.data, dtype=np.float64)
@@ -168,7 +123,6 @@ def prepare(inp: RunInput) -> Prepared:
 
 def noise_levels(n: int, outliers: bool, epsilon: float, delta: float) -> tuple[float, ...]:
     """(Δ_A, Δ_B, τ_A, τ_B)."""
-    from algorithms.nmf.dp_robust import gaussian_sigma, sensitivities
 
     d_a, d_b = sensitivities(n, outliers)
     return d_a, d_b, gaussian_sigma(d_a, epsilon, delta), gaussian_sigma(d_b, epsilon, delta)
@@ -177,7 +131,6 @@ def noise_levels(n: int, outliers: bool, epsilon: float, delta: float) -> tuple[
 def simulate(inp: RunInput, prep: Prepared, epsilon: float,
              seed: int) -> tuple[Result, np.ndarray, np.ndarray, list[float]]:
     """One private run of Algorithm 2 on the simulator: (result, W, H, loss history)."""
-    import numpy as np
 
     m = len(prep.blocks)
     result = inp.simulation.run(dp_parties(inp, prep, epsilon), seed=seed)
@@ -189,8 +142,6 @@ def simulate(inp: RunInput, prep: Prepared, epsilon: float,
 
 def dp_parties(inp: RunInput, prep: Prepared, epsilon: float) -> list[Party]:
     """The curators and the analyst of one private run (an audit replays them)."""
-    from algorithms.nmf.dp_robust import ANALYST, analyst, curator
-    from parties.party import Party
 
     p = inp.params
     _, _, tau_a, tau_b = noise_levels(prep.n, p["outliers"], epsilon, p["delta"])
@@ -209,7 +160,6 @@ def dp_parties(inp: RunInput, prep: Prepared, epsilon: float) -> list[Party]:
 
 def nonprivate(inp: RunInput, prep: Prepared) -> tuple[float, list[float]]:
     """The objective and loss history of the same run without noise (σ = 0)."""
-    from algorithms.nmf.dp_robust import clean_objective, dp_robust_nmf
 
     fit = dp_robust_nmf(prep.V, prep.W0, prep.H0, iterations=inp.params["iterations"],
                         settings=prep.settings, sigma_a=0.0, sigma_b=0.0)
@@ -217,8 +167,6 @@ def nonprivate(inp: RunInput, prep: Prepared) -> tuple[float, list[float]]:
 
 
 def initial_objective(prep: Prepared) -> float:
-    from algorithms.nmf.dp_robust import clean_objective
-
     return clean_objective(prep.V_clean, prep.W0, prep.H0, prep.n)
 
 
@@ -234,16 +182,7 @@ def measured_iteration_elements(result: Result, m: int, iterations: int) -> dict
     return per
 
 
-def _run(inp: RunInput) -> AlgorithmRun:
-    from algorithms.nmf.dp_robust import (
-        account,
-        clean_objective,
-        coalition_noise_variance,
-        declared_iteration_elements,
-    )
-    from sim import plots
-    from sim.privacy import AuditTarget, first_call_inputs, secure_sum_program
-
+def run(inp: RunInput) -> AlgorithmRun:
     p = inp.params
     prep = prepare(inp)
     m, n = len(prep.blocks), prep.n
@@ -298,12 +237,7 @@ def _run(inp: RunInput) -> AlgorithmRun:
     )
 
 
-def _run_sweep(inp: RunInput) -> AlgorithmRun:
-    import numpy as np
-
-    from algorithms.nmf.dp_robust import account, clean_objective
-    from sim import plots
-
+def run_sweep(inp: RunInput) -> AlgorithmRun:
     p = inp.params
     prep = prepare(inp)
     eps_list, trials = p["epsilons"], p["trials"]
@@ -369,36 +303,11 @@ def _workload(inp: EstimateInput, runs: int) -> Workload:
         simulations=runs)
 
 
-def _estimate(inp: EstimateInput) -> Workload:
+def estimate(inp: EstimateInput) -> Workload:
     return _workload(inp, 1)
 
 
-def _estimate_sweep(inp: EstimateInput) -> Workload:
+def estimate_sweep(inp: EstimateInput) -> Workload:
     return _workload(inp, len(inp.params["epsilons"]) * inp.params["trials"])
 
 
-DP_NMF_OUTLIERS = Algorithm(
-    name="dp_nmf_outliers",
-    summary="DP robust NMF with outliers: curators release noisy statistics, the analyst learns W",
-    reference="Saha & Imtiaz (seed 000), Algorithm 2, §3.2–3.3",
-    params=PARAMS,
-    run=_run,
-    estimate=_estimate,
-    data_kind="topics",
-    nonnegative=True,
-    min_parties=1,
-    other_roles=lambda params: ("analyst",),
-)
-
-DP_NMF_OUTLIERS_EPSILON = Algorithm(
-    name="dp_nmf_outliers_epsilon",
-    summary="objective of DP robust NMF against ε, with the non-private level (gap shrinks)",
-    reference="Saha & Imtiaz (seed 000), §4, Figs. 4–8",
-    params=SWEEP_PARAMS,
-    run=_run_sweep,
-    estimate=_estimate_sweep,
-    data_kind="topics",
-    nonnegative=True,
-    min_parties=1,
-    other_roles=lambda params: ("analyst",),
-)

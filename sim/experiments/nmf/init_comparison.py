@@ -24,14 +24,15 @@ and ``trials``. ``outputs.npz`` holds ``objective_<init>`` (trials × sweeps); t
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from protocols.errors import ScenarioError
+import numpy as np
+
+from algorithms.nmf.pd_nmf import total_objective
+from sim import plots
 from sim.console import table
-from sim.entry import Algorithm, AlgorithmRun, EstimateInput, Param, RunInput, Workload, integer
+from sim.entry import AlgorithmRun, EstimateInput, RunInput, Workload
 from sim.experiments.nmf.pd_nmf import (
-    NMF_PARAMS,
     NmfSetup,
     nmf_workload,
     pd_nmf_roles,
@@ -39,43 +40,8 @@ from sim.experiments.nmf.pd_nmf import (
     run_pd_nmf,
 )
 
-COMPARED = ("random", "random_2x", "nndsvd", "pd_nmf_init", "pd_svd")
-DEFAULT_INITS = COMPARED[:4]
-"""What ``inits`` compares when the scenario does not say (``pd_svd`` is opt-in)."""
 
-
-MAX_TRIALS = 1000
-
-
-@dataclass(frozen=True)
-class InitsCheck:
-    """``inits``: a non-empty list of distinct initialisations to compare."""
-
-    def __call__(self, name: str, value: Any) -> list[str]:
-        if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
-            raise ScenarioError(f"{name} = {value!r} must be a list of initialisations")
-        unknown = [v for v in value if v not in COMPARED]
-        if unknown:
-            raise ScenarioError(f"{name} names {unknown}; choose from {', '.join(COMPARED)}")
-        if len(set(value)) != len(value):
-            raise ScenarioError(f"{name} = {value!r} repeats an initialisation; list each once")
-        return list(value)
-
-    def describe(self) -> str:
-        return "a list of " + " | ".join(COMPARED)
-
-
-PARAMS = {**NMF_PARAMS,
-          "inits": Param(list(DEFAULT_INITS), InitsCheck(), "initialisations to compare"),
-          "trials": Param(10, integer(1, MAX_TRIALS), "trials per initialisation")}
-
-
-def _run(inp: RunInput) -> AlgorithmRun:
-    import numpy as np
-
-    from algorithms.nmf.pd_nmf import total_objective
-    from sim import plots
-
+def run(inp: RunInput) -> AlgorithmRun:
     p = inp.params
     curves: dict[str, np.ndarray] = {}
     first_result = None
@@ -124,7 +90,7 @@ def _with_seed(inp: RunInput, seed: int) -> RunInput:
                     inp.progress, inp.extras)
 
 
-def _estimate(inp: EstimateInput) -> Workload:
+def estimate(inp: EstimateInput) -> Workload:
     p = inp.params
     total = Workload()
     for init in p["inits"]:
@@ -133,20 +99,8 @@ def _estimate(inp: EstimateInput) -> Workload:
                            len(p["inits"]) * p["trials"])
 
 
-def _roles(params: Mapping[str, Any]) -> tuple[str, ...]:
+def roles(params: Mapping[str, Any]) -> tuple[str, ...]:
     """PD-NMF's roles under the initialisation that has the most."""
     return max((pd_nmf_roles({**params, "init": init}) for init in params["inits"]), key=len)
 
 
-INIT_COMPARISON = Algorithm(
-    name="pd_nmf_init_comparison",
-    summary="objective vs sweep for each PD-NMF initialisation, mean ± sd over trials",
-    reference="Tsikhanovich thesis (seed 001), §2.4, Figures 2.4 and 2.5",
-    params=PARAMS,
-    run=_run,
-    estimate=_estimate,
-    data_kind="topics",
-    nonnegative=True,
-    allow_missing=True,
-    other_roles=_roles,
-)

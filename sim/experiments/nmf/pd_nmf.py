@@ -34,89 +34,53 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import linear_sum_assignment
+
+from algorithms import data as data_io
+from algorithms.data.synthetic import DEFAULT_DOC_LENGTH
+from algorithms.nmf.nndsvd import nndsvd
+from algorithms.nmf.objective import objective
+from algorithms.nmf.pd_nmf import (
+    InitSettings,
+    SvdInitSettings,
+    declared_sweep_elements,
+    normalize_rows,
+    pd_nmf,
+    pd_nmf_iter_aggregator,
+    total_objective,
+)
+from algorithms.nmf.row_blocks import as_row_block, zero_filled
+from algorithms.nmf.rri import rri_sweep
+from algorithms.nmf.rri_steps import RRIParams
+from parties.party import Party, site_parties
 from protocols.errors import InputError, ScenarioError
-from sim.checks import MAX_PARTIES
+from protocols.normed_secure_sum import PRESETS
+from protocols.secagg import AGGREGATOR, variant_of
+from protocols.secagg import Config as SecAggConfig
+from protocols.secagg import check_config as check_secagg
+from sim import plots
 from sim.entry import (
-    MAX_ITERATIONS,
-    MAX_RANK,
-    MAX_WEIGHT,
-    Algorithm,
     AlgorithmRun,
     EstimateInput,
-    Param,
     RunInput,
     Workload,
-    choice,
-    integer,
-    number,
-    optional,
 )
-from sim.experiments.secagg import MAX_TIMEOUT_S, secagg_workload
-from sim.experiments.secure_sum import ALL_VARIANTS, secure_sum_workload
-
-if TYPE_CHECKING:
-    import numpy as np
-
-    from algorithms.nmf.pd_nmf import InitSettings, SvdInitSettings
-    from algorithms.nmf.rri_steps import RRIParams
-    from parties.party import Party
-    from protocols.secagg import Config as SecAggConfig
-    from sim.simulation import Result
+from sim.experiments.secagg import secagg_workload
+from sim.experiments.secure_sum import secure_sum_workload
+from sim.experiments.svd.normed_secure_sum import layout_for, with_dealer
+from sim.privacy import AuditTarget
+from sim.simulation import Result
 
 INIT_SEED_KEY = 1_000_002
-INITS = ("random", "random_2x", "nndsvd", "pd_nmf_init", "pd_svd")
-"""PD-NMF's initialisations (:data:`algorithms.nmf.pd_nmf.INITS`; a test holds them equal)."""
-SVD_VARIANTS = ("normed", "secure_sum", "sigma_revealing")
-"""PD-SVD's variants (:data:`algorithms.svd.pd_svd.VARIANTS`; a test holds them equal)."""
 
 
 @dataclass(frozen=True)
-class InitCheck:
-    """The ``init`` key: a named initialisation or ``{ path = "T0.npy" }``."""
-
-    def __call__(self, name: str, value: Any) -> Any:
-        if isinstance(value, dict):
-            if set(value) != {"path"} or not isinstance(value["path"], str):
-                raise ScenarioError(
-                    f"{name} = {value!r}: a T0 file is given as {{ path = \"T0.npy\" }}"
-                )
-            return {"path": value["path"]}
-        if value not in INITS:
-            raise ScenarioError(
-                f"{name} = {value!r} is unknown; use one of {', '.join(INITS)} or "
-                "{ path = \"T0.npy\" }"
-            )
-        return value
-
-    def describe(self) -> str:
-        return " | ".join(INITS) + ' | { path = "T0.npy" }'
 
 
-NMF_PARAMS: dict[str, Param] = {
-    "k": Param(5, integer(1, MAX_RANK), "number of topics; also k ≤ min(n, d)"),
-    "iterations": Param(30, integer(1, MAX_ITERATIONS), "sweeps of PD-NMF-Iter"),
-    "form": Param("topic", choice("topic", "plain"), "topic: rows on simplices; plain: W, T ≥ 0"),
-    "variant": Param("prg", choice(*ALL_VARIANTS), "SecureSum variant"),
-    "init": Param("pd_nmf_init", InitCheck(), "initialisation"),
-    "l1_w": Param(0.0, number(0.0, MAX_WEIGHT), "ℓ1 on W"),
-    "l2_w": Param(0.0, number(-MAX_WEIGHT, MAX_WEIGHT), "ℓ2 on W (< 0 only in the topic form)"),
-    "l1_t": Param(0.0, number(0.0, MAX_WEIGHT), "ℓ1 on T"),
-    "l2_t": Param(0.0, number(-MAX_WEIGHT, MAX_WEIGHT), "ℓ2 on T (< 0 only in the topic form)"),
-    "loss": Param("auto", choice("auto", "full", "observed"),
-                  "auto: observed if the data holds NaN (= unobserved), else full"),
-    "init_iterations": Param(None, optional(integer(1, MAX_ITERATIONS), "iterations"),
-                             "sweeps of PD-NMF-Init step 9"),
-    "local_iterations": Param(200, integer(1, MAX_ITERATIONS),
-                              "cap on the local RRI-NMF of step 2"),
-    "svd_iterations": Param(20, integer(1, MAX_ITERATIONS),
-                            "init = pd_svd: PD-SVD's power iterations"),
-    "svd_variant": Param("secure_sum", choice(*SVD_VARIANTS), "init = pd_svd: PD-SVD variant"),
-}
-
-
-@dataclass(frozen=True)
 class NmfSetup:
     """The validated NMF settings of a scenario, with the data's shape checked."""
 
@@ -136,11 +100,6 @@ class NmfSetup:
         ``loss = "auto"`` becomes ``"observed"`` if the pooled X holds NaN, else ``"full"``,
         so that every party runs with the same loss.
         """
-        import numpy as np
-        import scipy.sparse as sp
-
-        from algorithms.nmf.pd_nmf import InitSettings, SvdInitSettings
-        from algorithms.nmf.rri_steps import RRIParams
 
         n, d = X.shape
         k = p["k"]
@@ -183,13 +142,6 @@ class NmfSetup:
 def public_start(setup: NmfSetup, X: Any, seed: int, base_dir: Path,
                  init: Any = None) -> np.ndarray | None:
     """The public T0 of the non-private initialisations (None for ``pd_nmf_init``)."""
-    import numpy as np
-    import scipy.sparse as sp
-
-    from algorithms import data as data_io
-    from algorithms.nmf.nndsvd import nndsvd
-    from algorithms.nmf.pd_nmf import normalize_rows
-    from algorithms.nmf.row_blocks import zero_filled
 
     init = setup.init if init is None else init
     d = X.shape[1]
@@ -224,10 +176,6 @@ def centralized_sweeps(X: Any, T0: np.ndarray, sweeps: int, setup: NmfSetup,
                        callback: Callable[[np.ndarray, np.ndarray], None] | None = None,
                        ) -> tuple[np.ndarray, np.ndarray]:
     """Centralized RRI-NMF (Algorithm 2) from T0 with W = 0, for a fixed number of sweeps."""
-    import numpy as np
-
-    from algorithms.nmf.row_blocks import as_row_block
-    from algorithms.nmf.rri import rri_sweep
 
     block = as_row_block(X, setup.loss)  # type: ignore[arg-type]
     W = np.zeros((X.shape[0], setup.k))
@@ -242,8 +190,6 @@ def centralized_sweeps(X: Any, T0: np.ndarray, sweeps: int, setup: NmfSetup,
 def pd_nmf_parties(inp: RunInput, setup: NmfSetup, T0: np.ndarray | None) -> list[Party]:
     """The parties of a PD-NMF run: party m runs PD-NMF on its shard (and a dealer, for the
     PD-SVD start on NormedSecureSum)."""
-    from algorithms.nmf.pd_nmf import pd_nmf
-    from parties.party import site_parties
 
     parties = site_parties(
         lambda ctx, X: pd_nmf(ctx, X, setup.k, sweeps=setup.sweeps, params=setup.params,
@@ -252,8 +198,6 @@ def pd_nmf_parties(inp: RunInput, setup: NmfSetup, T0: np.ndarray | None) -> lis
         [{"X": shard} for shard in inp.shards],
     )
     if T0 is None and setup.svd_init is not None and setup.svd_init.variant == "normed":
-        from protocols.normed_secure_sum import PRESETS
-        from sim.experiments.svd.normed_secure_sum import layout_for, with_dealer
 
         nss = PRESETS["p127-default"]
         d = inp.shards[0].shape[1]
@@ -271,8 +215,6 @@ def run_pd_nmf(inp: RunInput, setup: NmfSetup, T0: np.ndarray | None) -> tuple[R
 
 def topic_recovery(true_topics: np.ndarray, topics: np.ndarray) -> float:
     """Mean cosine similarity of the best one-to-one matching of learned to planted topics."""
-    import numpy as np
-    from scipy.optimize import linear_sum_assignment
 
     a = true_topics / np.maximum(np.linalg.norm(true_topics, axis=1, keepdims=True), 1e-300)
     b = topics / np.maximum(np.linalg.norm(topics, axis=1, keepdims=True), 1e-300)
@@ -281,13 +223,7 @@ def topic_recovery(true_topics: np.ndarray, topics: np.ndarray) -> float:
     return float(cos[rows, cols].mean())
 
 
-def _run_pd_nmf(inp: RunInput) -> AlgorithmRun:
-    import numpy as np
-
-    from algorithms.nmf.pd_nmf import declared_sweep_elements, total_objective
-    from sim import plots
-    from sim.privacy import AuditTarget
-
+def run_entry(inp: RunInput) -> AlgorithmRun:
     setup = NmfSetup.from_params(inp.params, inp.data)
     T0 = public_start(setup, inp.data, inp.seed, inp.scenario.base_dir)
     if inp.params["secure_sum"] == "secagg":
@@ -333,13 +269,7 @@ def _run_pd_nmf(inp: RunInput) -> AlgorithmRun:
     )
 
 
-def _run_rri_nmf(inp: RunInput) -> AlgorithmRun:
-    import numpy as np
-
-    from algorithms.nmf.objective import objective
-    from algorithms.nmf.row_blocks import as_row_block
-    from sim import plots
-
+def run_rri_entry(inp: RunInput) -> AlgorithmRun:
     setup = NmfSetup.from_params(inp.params, inp.data)
     if setup.init in ("pd_nmf_init", "pd_svd"):
         raise ScenarioError(f"algorithm.init = {setup.init!r} is distributed; rri_nmf takes "
@@ -370,15 +300,6 @@ def _run_pd_nmf_secagg(inp: RunInput, setup: NmfSetup, T0: np.ndarray | None) ->
     part in that sweep (every aggregation of a sweep had the same survivors), carrying W and
     T over: a drop between sweeps leaves the survivors' model of their own rows.
     """
-    import numpy as np
-
-    from algorithms.nmf.row_blocks import as_row_block
-    from algorithms.nmf.rri import rri_sweep
-    from parties.party import Party
-    from protocols.secagg import AGGREGATOR, variant_of
-    from protocols.secagg import Config as SecAggConfig
-    from protocols.secagg import check_config as check_secagg
-    from sim.privacy import AuditTarget
 
     if T0 is None:
         raise ScenarioError(f"algorithm.secure_sum = 'secagg' needs a public start; init = "
@@ -422,8 +343,6 @@ def _run_pd_nmf_secagg(inp: RunInput, setup: NmfSetup, T0: np.ndarray | None) ->
 
 
 def _secagg_site(T0: np.ndarray, setup: NmfSetup, config: SecAggConfig) -> Any:
-    from algorithms.nmf.pd_nmf import pd_nmf
-
     def program(ctx: Any, X: Any) -> Any:
         return pd_nmf(ctx, X, setup.k, sweeps=setup.sweeps, params=setup.params,
                       loss=setup.loss, T0=T0, secagg_config=config)
@@ -432,8 +351,6 @@ def _secagg_site(T0: np.ndarray, setup: NmfSetup, config: SecAggConfig) -> Any:
 
 
 def _secagg_aggregator(d: int, setup: NmfSetup, loss: str, config: SecAggConfig) -> Any:
-    from algorithms.nmf.pd_nmf import pd_nmf_iter_aggregator
-
     def program(ctx: Any) -> Any:
         with ctx.in_phase("iter"):
             return (yield from pd_nmf_iter_aggregator(ctx, n_features=d, k=setup.k,
@@ -456,7 +373,6 @@ def stored_entries(inp: EstimateInput, n: int) -> float:
     dense count said 230 s)."""
     spec = inp.scenario.data
     if spec.get("source") == "synthetic" and spec.get("kind", "topics") == "topics":
-        from algorithms.data.synthetic import DEFAULT_DOC_LENGTH
 
         return float(n) * min(inp.n_cols, spec.get("doc_length", DEFAULT_DOC_LENGTH))
     return float(n) * inp.n_cols
@@ -511,7 +427,7 @@ def nmf_workload(inp: EstimateInput, params: dict[str, Any] | None = None,
     return work.described(basis, 1)
 
 
-def _estimate_rri_nmf(inp: EstimateInput) -> Workload:
+def estimate_rri_nmf(inp: EstimateInput) -> Workload:
     return nmf_workload(inp, private=False)
 
 
@@ -526,34 +442,3 @@ def pd_nmf_roles(params: Mapping[str, Any]) -> tuple[str, ...]:
     return ()
 
 
-PD_NMF = Algorithm(
-    name="pd_nmf",
-    summary="PD-NMF: PD-NMF-Init then PD-NMF-Iter over SecureSum; W^(m) never leaves party m",
-    reference="Tsikhanovich thesis (seed 001), §2.2, Algorithms 7 and 8; Theorem 2",
-    params={
-        **NMF_PARAMS,
-        "secure_sum": Param("secure_sum", choice("secure_sum", "secagg"),
-                            "secure_sum | secagg (dropout-tolerant, with an aggregator)"),
-        "secagg_threshold": Param(0, integer(0, MAX_PARTIES), "secagg: t (0: ⌊M/2⌋ + 1)"),
-        "secagg_timeout_s": Param(1.0, number(0.0, MAX_TIMEOUT_S, strict_low=True),
-                                  "secagg: the aggregator's wait per round (simulated s)"),
-    },
-    run=_run_pd_nmf,
-    estimate=nmf_workload,
-    data_kind="topics",
-    nonnegative=True,
-    allow_missing=True,
-    other_roles=pd_nmf_roles,
-)
-
-RRI_NMF = Algorithm(
-    name="rri_nmf",
-    summary="centralized RRI-NMF on the pooled data (the reference PD-NMF must equal)",
-    reference="Tsikhanovich thesis (seed 001), Algorithm 2 and Eq. 2.31",
-    params=NMF_PARAMS,
-    run=_run_rri_nmf,
-    estimate=_estimate_rri_nmf,
-    data_kind="topics",
-    nonnegative=True,
-    allow_missing=True,
-)

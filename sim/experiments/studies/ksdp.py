@@ -36,77 +36,36 @@ The one-bit sum, whose observable is the protocol's output itself, runs through 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import numpy as np
+import scipy.sparse as sp
+
+from algorithms.nmf.rri import rri_nmf
+from algorithms.nmf.rri_steps import RRIParams
+from algorithms.svd.power_iteration import block_power_iteration, orthonormalize
+from parties.ksdp import (
+    estimated_sigma2,
+    measure,
+    one_bit_sum_ks,
+    svd_statistics,
+    topic_weight_statistic,
+)
+from parties.party import site_parties
 from protocols.errors import ScenarioError
+from protocols.secure_sum import secure_sum_field
+from sim import plots
 from sim.console import table
 from sim.entry import (
-    MAX_RANK,
     NUMBA_BYTES,
     NUMBA_S,
-    Algorithm,
     AlgorithmRun,
     EstimateInput,
-    Param,
     RunInput,
     Workload,
-    choice,
-    described,
-    integer,
 )
 
-if TYPE_CHECKING:
-    import numpy as np
-
 KSDP_SEED_KEY = 1_000_014
-MECHANISMS = ("one_bit_sum", "pd_nmf", "pd_svd", "sigma_revealing_svd")
-
-
-def _mechanisms(name: str, value: Any) -> tuple[str, ...]:
-    names = [value] if isinstance(value, str) else value
-    if (not isinstance(names, list) or not names
-            or not all(isinstance(v, str) and v in MECHANISMS for v in names)
-            or len(set(names)) != len(names)):
-        raise ScenarioError(f"{name} = {value!r} must be one of {', '.join(MECHANISMS)}, or a "
-                            "list of distinct ones")
-    if "one_bit_sum" in names and len(names) > 1:
-        raise ScenarioError(f"{name} = {value!r}: one_bit_sum samples bits, not documents; "
-                            "run it on its own")
-    return tuple(names)
-
-
-def _sizes(name: str, value: Any) -> tuple[int, ...]:
-    if (not isinstance(value, list) or not value
-            or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 2 for v in value)
-            or len(set(value)) != len(value)):
-        raise ScenarioError(f"{name} = {value!r} must be a list of distinct database sizes ≥ 2")
-    return tuple(sorted(value))
-
-
-def _probability(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
-        raise ScenarioError(f"{name} = {value!r} must be a number in (0, 1)")
-    return float(value)
-
-
-PARAMS = {
-    "mechanism": Param("pd_nmf", described(_mechanisms, " | ".join(MECHANISMS)
-                                           + ", or a list of distinct ones"),
-                       " | ".join(MECHANISMS) + ", or a list"),
-    "samples": Param(50, integer(low=2, high=100_000), "databases with x, and as many without"),
-    "documents": Param(5, integer(low=1, high=10_000),
-                       "documents of interest x (one_bit_sum: repetitions)"),
-    "party_sizes": Param([5, 20, 80],
-                         described(_sizes, "non-empty list of distinct integers ≥ 2"),
-                         "victim database sizes n_v"),
-    "simulator": Param("resample", choice("resample", "swap"),
-                       "databases without x: fresh (resample) or x swapped for another (swap)"),
-    "p": Param(0.5, described(_probability, "number, 0 < x < 1"), "one_bit_sum: P(bit = 1)"),
-    "k": Param(3, integer(1, MAX_RANK), "topics / singular vectors"),
-    "iterations": Param(20, integer(low=1, high=10_000), "sweeps of the mechanism"),
-    "adversary_size": Param(100, integer(1, 100_000_000),
-                            "documents of the adversary's own database"),
-}
 
 
 def _one_bit_sums(inp: RunInput, n: int, bits: np.ndarray) -> np.ndarray:
@@ -115,10 +74,6 @@ def _one_bit_sums(inp: RunInput, n: int, bits: np.ndarray) -> np.ndarray:
     The n individuals are split over the M parties in contiguous blocks (party 0 holds the
     victim, column 0); each party inputs its block's count per sample.
     """
-    import numpy as np
-
-    from parties.party import site_parties
-    from protocols.secure_sum import secure_sum_field
 
     m = inp.scenario.n_parties
     blocks = np.array_split(np.arange(n), m)
@@ -132,9 +87,6 @@ def _one_bit_sums(inp: RunInput, n: int, bits: np.ndarray) -> np.ndarray:
 
 def _run_one_bit_sum(inp: RunInput, rng: np.random.Generator) -> dict[str, Any]:
     """Every size: ``documents`` independent repetitions of Algorithm 11 (one victim each)."""
-    import numpy as np
-
-    from parties.ksdp import measure, one_bit_sum_ks
 
     p, t, reps = inp.params["p"], inp.params["samples"], inp.params["documents"]
     sizes = inp.params["party_sizes"]
@@ -155,13 +107,6 @@ def _run_one_bit_sum(inp: RunInput, rng: np.random.Generator) -> dict[str, Any]:
 
 def _observables(mechanism: str, X: np.ndarray, n_v: int, start: np.ndarray,
                  params: dict[str, Any]) -> Any:
-    import numpy as np
-
-    from algorithms.nmf.rri import rri_nmf
-    from algorithms.nmf.rri_steps import RRIParams
-    from algorithms.svd.power_iteration import block_power_iteration
-    from parties.ksdp import estimated_sigma2
-
     if mechanism == "pd_nmf":
         fit = rri_nmf(X, start.shape[0], T0=start, max_iter=params["iterations"], tol=0.0,
                       params=RRIParams(form="topic"))
@@ -173,8 +118,6 @@ def _observables(mechanism: str, X: np.ndarray, n_v: int, start: np.ndarray,
 
 
 def _statistics(mechanism: str, observable: Any, x: np.ndarray) -> dict[str, float]:
-    from parties.ksdp import svd_statistics, topic_weight_statistic
-
     if mechanism == "pd_nmf":
         T, w2 = observable
         return {"topic_weights": topic_weight_statistic(x, T, w2)}
@@ -191,7 +134,6 @@ def _databases(
     ``resample``: the databases without x are n_v fresh random documents (§3.4's simulator).
     ``swap``: each database without x is one with x, x swapped for a random other document.
     """
-    import numpy as np
 
     out = []
     for _ in range(t):
@@ -205,12 +147,6 @@ def _databases(
 
 
 def _run_documents(inp: RunInput, rng: np.random.Generator) -> dict[str, Any]:
-    import numpy as np
-    import scipy.sparse as sp
-
-    from algorithms.svd.power_iteration import orthonormalize
-    from parties.ksdp import measure
-
     params = inp.params
     corpus = inp.data.toarray() if sp.issparse(inp.data) else np.asarray(inp.data, dtype=float)
     n_docs, d = corpus.shape
@@ -261,11 +197,7 @@ def _run_documents(inp: RunInput, rng: np.random.Generator) -> dict[str, Any]:
     return out
 
 
-def _run(inp: RunInput) -> AlgorithmRun:
-    import numpy as np
-
-    from sim import plots
-
+def run(inp: RunInput) -> AlgorithmRun:
     rng = np.random.default_rng(np.random.SeedSequence(inp.seed, spawn_key=(KSDP_SEED_KEY,)))
     mechanisms = inp.params["mechanism"]
     found = (_run_one_bit_sum(inp, rng) if mechanisms == ("one_bit_sum",)
@@ -313,7 +245,9 @@ KS_S = 0.6
 RRI_SWEEP_S = 2e-4
 """The Python work of one RRI-NMF sweep on a small database beyond its flops (its k rank-one
 updates), ≈ 0.2 ms measured on ``ksdp_pd_nmf``."""
-def _estimate(inp: EstimateInput) -> Workload:
+
+
+def estimate(inp: EstimateInput) -> Workload:
     """The one-bit sum: per party size one SecureSum (PRG) of ``documents × 2·samples`` counts,
     the bits drawn as floats, compared and cast (three arrays of that many × n at the peak).
     The other mechanisms: ``documents × 2·samples`` sampled databases per size, each mechanism
@@ -342,14 +276,3 @@ def _estimate(inp: EstimateInput) -> Workload:
                     basis=f"{runs:,} mechanism runs of {p['iterations']} sweeps")
 
 
-KSDP = Algorithm(
-    name="ksdp",
-    summary="π-KSDP of the one-bit sum, PD-NMF and PD-SVD against the victim's database size",
-    reference="Tsikhanovich thesis (seed 001), §3.1–3.4, Algorithm 11, Figs. 3.5, 3.9, 3.10",
-    params=PARAMS,
-    run=_run,
-    estimate=_estimate,
-    data_kind="topics",
-    nonnegative=True,
-    min_parties=2,
-)

@@ -26,21 +26,24 @@ Scenario keys: those of ``pd_nmf`` plus ``holdout`` (fraction held out per party
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import numpy as np
+import scipy.sparse as sp
+
+from algorithms.data import holdout_entries, holdout_rows
+from algorithms.nmf.nndsvd import nndsvd
+from algorithms.nmf.row_blocks import zero_filled
+from algorithms.nmf.rri import fit_weights, random_init, rri_nmf
+from sim import plots
 from sim.console import table
 from sim.entry import (
-    Algorithm,
     AlgorithmRun,
     EstimateInput,
-    Param,
     RunInput,
     Workload,
-    integer,
-    number,
 )
 from sim.experiments.nmf.pd_nmf import (
-    NMF_PARAMS,
     TYPICAL_LOCAL_SWEEPS,
     NmfSetup,
     nmf_workload,
@@ -48,40 +51,20 @@ from sim.experiments.nmf.pd_nmf import (
     run_pd_nmf,
 )
 
-if TYPE_CHECKING:
-    import numpy as np
-
 UPLIFT_SEED_KEY = 1_000_003
-MAX_RESTARTS = 100
-
-PARAMS = {**NMF_PARAMS,
-          "holdout": Param(0.2, number(0.0, 1.0, strict_low=True, strict_high=True),
-                           "fraction held out per party"),
-          "local_restarts": Param(3, integer(1, MAX_RESTARTS),
-                                  "local runs; the best is the baseline")}
 
 
 def _is_ratings(X: Any) -> bool:
-    import numpy as np
-    import scipy.sparse as sp
-
     return not sp.issparse(X) and bool(np.isnan(X).any())
 
 
 def _frobenius_error(test: Any, T: np.ndarray, setup: NmfSetup) -> float:
-    import numpy as np
-    import scipy.sparse as sp
-
-    from algorithms.nmf.rri import fit_weights
-
     W_test = fit_weights(test, T, params=setup.params)
     dense = test.toarray() if sp.issparse(test) else np.asarray(test)
     return float(np.linalg.norm(dense - W_test @ T))
 
 
 def _rmse(test: np.ndarray, W: np.ndarray, T: np.ndarray, low: float, high: float) -> float:
-    import numpy as np
-
     mask = ~np.isnan(test)
     pred = np.clip(W @ T, low, high)
     return float(np.sqrt(np.mean((test[mask] - pred[mask]) ** 2)))
@@ -89,10 +72,6 @@ def _rmse(test: np.ndarray, W: np.ndarray, T: np.ndarray, low: float, high: floa
 
 def _best_local(train: Any, setup: NmfSetup, restarts: int, max_iter: int,
                 rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    from algorithms.nmf.nndsvd import nndsvd
-    from algorithms.nmf.row_blocks import zero_filled
-    from algorithms.nmf.rri import random_init, rri_nmf
-
     n_rows, d = train.shape
     k = int(min(setup.k, n_rows, d))
     starts = [nndsvd(zero_filled(train), k)]
@@ -109,13 +88,7 @@ def _best_local(train: Any, setup: NmfSetup, restarts: int, max_iter: int,
     return best[1], best[2]
 
 
-def _run(inp: RunInput) -> AlgorithmRun:
-    import numpy as np
-    import scipy.sparse as sp
-
-    from algorithms.data import holdout_entries, holdout_rows
-    from sim import plots
-
+def run(inp: RunInput) -> AlgorithmRun:
     p = inp.params
     ratings = _is_ratings(inp.data)
     rng = np.random.default_rng(np.random.SeedSequence(inp.seed, spawn_key=(UPLIFT_SEED_KEY,)))
@@ -176,7 +149,7 @@ def _run(inp: RunInput) -> AlgorithmRun:
     )
 
 
-def _estimate(inp: EstimateInput) -> Workload:
+def estimate(inp: EstimateInput) -> Workload:
     p = inp.params
     train_rows = inp.n_rows - round(p["holdout"] * inp.n_rows) if not inp.missing else inp.n_rows
     sweeps = min(p["local_iterations"], TYPICAL_LOCAL_SWEEPS)  # each stops at its tolerance
@@ -186,14 +159,3 @@ def _estimate(inp: EstimateInput) -> Workload:
     return work.described("PD-NMF's declared cost, plus the local restarts", 1)
 
 
-UPLIFT = Algorithm(
-    name="pd_nmf_uplift",
-    summary="each party's % decrease of held-out error with the global T vs its local model",
-    reference="Tsikhanovich thesis (seed 001), §3.3.1, Figure 3.7 (a, b)",
-    params=PARAMS,
-    run=_run,
-    estimate=_estimate,
-    data_kind="topics",
-    nonnegative=True,
-    allow_missing=True,
-)

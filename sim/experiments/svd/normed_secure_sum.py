@@ -22,62 +22,40 @@ measured from the ledger, online and offline: rounds, elements sent per party, d
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import Any
 
+import numpy as np
+
+from parties.party import Party, site_parties
+from parties.scale_invariance import ScaleAuditResult, scale_invariance_audit
 from protocols.errors import InputError, ScenarioError
+from protocols.mpc.dealer import ROLE as DEALER_ROLE
+from protocols.normed_secure_sum import (
+    PROTOCOL,
+    Layout,
+    NormedSecureSumSimulator,
+    NssParams,
+    check_layout,
+    declared_cost,
+    encode_inputs,
+    normed_secure_sum,
+    nss_dealer,
+    preset,
+)
+from protocols.registry import REGISTRY
 from sim.console import table
 from sim.entry import (
     NUMBA_BYTES,
     NUMBA_S,
-    Algorithm,
     AlgorithmRun,
     EstimateInput,
-    Param,
     RunInput,
     Workload,
-    boolean,
-    choice,
-    integer,
-    number,
-    optional,
 )
-
-if TYPE_CHECKING:
-    import numpy as np
-
-    from parties.party import Party
-    from parties.scale_invariance import ScaleAuditResult
-    from protocols.normed_secure_sum import Layout, NssParams
-    from sim.ledger import Ledger
-    from sim.simulation import Result
-
-# Spelled out so that the catalogue loads without numpy (``mpcsim list`` answers at once);
-# tests/sim/test_startup.py holds each equal to its source.
-PRESET_NAMES = ("p127-default", "p127-wide-d", "p127-fast", "p61-demo")
-"""The keys of :data:`protocols.normed_secure_sum.PRESETS`."""
-NSS_VARIANTS = ("normed", "reveal_norm", "secure_sum")
-"""As :data:`protocols.normed_secure_sum.VARIANTS`."""
-MAX_SCALE = 1e12
-"""Largest public input factor ``scale``."""
-
-
-def _preset_or(check: Any) -> Any:
-    return optional(check, "the preset's value")
-
-
-NSS_PARAMS: dict[str, Param] = {
-    "preset": Param("p127-default", choice(*PRESET_NAMES), "parameter set of spec §1.5"),
-    "input_bits": Param(None, _preset_or(integer(2, 62)), "k_in: |x·2^f| ≤ 2^(k_in−1) − 1"),
-    "input_frac_bits": Param(None, _preset_or(integer(0, 60)), "f: fractional bits of the inputs"),
-    "kappa": Param(None, _preset_or(integer(1, 200)), "κ: statistical security parameter"),
-    "work_bits": Param(None, _preset_or(integer(2, 200)), "F: working precision of 1/√"),
-    "out_bits": Param(None, _preset_or(integer(1, 200)), "f_out: fractional bits of the output"),
-    "newton_steps": Param(None, _preset_or(integer(0, 10)), "t: Newton iterations"),
-    "demo": Param(False, boolean(), "opt in to κ < 40 (weak masking)"),
-    "scale": Param(1.0, number(0.0, MAX_SCALE, strict_low=True),
-                   "public factor applied to every input"),
-}
-"""Keys shared by ``normed_secure_sum`` and ``pd_svd``."""
+from sim.ledger import Ledger
+from sim.privacy import AuditTarget
+from sim.simulation import Result, Simulation
 
 _OVERRIDES = {"input_bits": "input_bits", "input_frac_bits": "frac_bits", "kappa": "kappa",
               "work_bits": "work_bits", "out_bits": "out_bits", "newton_steps": "newton_steps"}
@@ -85,7 +63,6 @@ _OVERRIDES = {"input_bits": "input_bits", "input_frac_bits": "frac_bits", "kappa
 
 def nss_params(params: dict[str, Any]) -> NssParams:
     """The NormedSecureSum parameters a scenario's keys select (preset + overrides)."""
-    from protocols.normed_secure_sum import preset
 
     overrides = {field: params[key] for key, field in _OVERRIDES.items()
                  if params.get(key) is not None}
@@ -102,10 +79,6 @@ def nss_declaration(params: NssParams) -> Any:
     The parameters are public but not in the views; the simulator needs them for the law of
     each masked opening (:class:`protocols.normed_secure_sum.NormedSecureSumSimulator`).
     """
-    from dataclasses import replace
-
-    from protocols.normed_secure_sum import NormedSecureSumSimulator
-    from protocols.registry import REGISTRY
 
     return replace(REGISTRY["normed_secure_sum"],
                    simulator=lambda variant: NormedSecureSumSimulator(variant, params))
@@ -114,9 +87,6 @@ def nss_declaration(params: NssParams) -> Any:
 def with_dealer(parties: list[Party], calls: list[tuple[int, int]], variant: str,
                 params: NssParams) -> list[Party]:
     """The data holders plus the dealer (id M) that deals material for ``calls``."""
-    from parties.party import Party
-    from protocols.mpc.dealer import ROLE as DEALER_ROLE
-    from protocols.normed_secure_sum import nss_dealer
 
     dealer = Party(len(parties), nss_dealer,
                    {"calls": calls, "variant": variant, "params": params}, role=DEALER_ROLE)
@@ -125,7 +95,6 @@ def with_dealer(parties: list[Party], calls: list[tuple[int, int]], variant: str
 
 def layout_for(params: NssParams, prime: int, m: int, d: int, variant: str) -> Layout:
     """:func:`check_layout`, with a scenario's wording on a refused parameter set."""
-    from protocols.normed_secure_sum import check_layout
 
     try:
         return check_layout(params, prime, m, d, variant)
@@ -140,9 +109,6 @@ def audit_inputs(column_sums: list[np.ndarray], params: NssParams, coalition: tu
     A's encoded inputs are made multiples of 16 (so λ·S_A is an integer vector); B adds
     (λ − 1)·S_A to the first honest party's input. Both are range-checked.
     """
-    import numpy as np
-
-    from protocols.normed_secure_sum import encode_inputs
 
     num, den = ratio
     unit = float(1 << params.frac_bits)
@@ -170,12 +136,6 @@ def scale_invariance(
     sum is 31/16 times A's; each run is one batched call of ``instances`` identical instances
     (fresh dealer masks per instance), on pre-shared keys without sealing.
     """
-    import numpy as np
-
-    from parties.party import site_parties
-    from parties.scale_invariance import scale_invariance_audit
-    from protocols.normed_secure_sum import PROTOCOL, normed_secure_sum
-    from sim.simulation import Simulation
 
     m = len(column_sums)
     if coalitions is None:
@@ -204,7 +164,6 @@ def scale_invariance(
 
 def call_cost(ledger: Ledger, sites: tuple[int, ...]) -> dict[str, Any]:
     """Online and offline cost measured from the ledger, per call and per site."""
-    from protocols.normed_secure_sum import PROTOCOL
 
     online = [r for r in ledger if r.protocol == PROTOCOL]
     offline = [r for r in ledger if r.phase.split("/")[-1] == "offline"]
@@ -225,7 +184,6 @@ def call_cost(ledger: Ledger, sites: tuple[int, ...]) -> dict[str, Any]:
 def cost_table(layout: Layout, batch: int, calls: int, measured: dict[str, Any],
                title: str) -> str:
     """Console table: declared against measured, online and offline, per call."""
-    from protocols.normed_secure_sum import declared_cost
 
     cost = declared_cost(layout, batch)
     m0 = min(measured["online_elements_sent_per_party"])
@@ -240,13 +198,7 @@ def cost_table(layout: Layout, batch: int, calls: int, measured: dict[str, Any],
     return table(["per call", "declared", "measured"], rows, title)
 
 
-def _run(inp: RunInput) -> AlgorithmRun:
-    import numpy as np
-
-    from parties.party import site_parties
-    from protocols.normed_secure_sum import declared_cost, encode_inputs, normed_secure_sum
-    from sim.privacy import AuditTarget
-
+def run(inp: RunInput) -> AlgorithmRun:
     variant = inp.params["variant"]
     params = nss_params(inp.params)
     scale = inp.params["scale"]
@@ -296,8 +248,6 @@ def _run(inp: RunInput) -> AlgorithmRun:
 def accuracy_metrics(result: Result, total: np.ndarray, encoded: np.ndarray,
                      params: NssParams) -> dict[str, Any]:
     """Errors of every site's output against numpy's direction of the real and encoded sums."""
-    import numpy as np
-
 
     def direction(v: np.ndarray) -> np.ndarray:
         n = np.linalg.norm(v)
@@ -333,7 +283,6 @@ def nss_workload(layout: Layout, batch: int = 1, calls: int = 1) -> Workload:
     elements sent and received from the dealer; every online round is an exchange among the
     M sites (M(M − 1) messages) and the dealer sends each site one message per call.
     """
-    from protocols.normed_secure_sum import declared_cost
 
     m = layout.n_parties
     cost = declared_cost(layout, batch)
@@ -350,7 +299,7 @@ def nss_loading(prime: int) -> Workload:
     return Workload(simulations=0, working_bytes=NUMBA_BYTES, seconds=NUMBA_S)
 
 
-def _estimate(inp: EstimateInput) -> Workload:
+def estimate(inp: EstimateInput) -> Workload:
     """One call on the column sums, then the scale-invariance audit: run A once and a run B per
     coalition (2^M − 2), each a call of ``audit_instances`` instances."""
     m, d = inp.n_parties, inp.n_cols
@@ -370,17 +319,3 @@ def _estimate(inp: EstimateInput) -> Workload:
                              if instances else ""))
 
 
-NORMED_SECURE_SUM = Algorithm(
-    name="normed_secure_sum",
-    summary="NormedSecureSum of the parties' column sums: everyone learns only s/‖s‖",
-    reference="Tsikhanovich thesis (seed 001), Fig. 2.3 and Table 2.2; "
-              "spec/normed_secure_sum.md",
-    params={"variant": Param("normed", choice(*NSS_VARIANTS), " | ".join(NSS_VARIANTS)),
-            **NSS_PARAMS,
-            "audit_instances": Param(0, integer(0, 100_000),
-                                     "scale-invariance audit: instances per side (0: off)")},
-    run=_run,
-    estimate=_estimate,
-    data_kind="uniform",
-    other_roles=lambda params: ("dealer",),
-)

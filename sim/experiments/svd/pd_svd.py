@@ -25,27 +25,26 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, replace
+from typing import Any
 
+import numpy as np
+import scipy.sparse as sp
+
+from algorithms.svd.pd_svd import pd_svd
+from algorithms.svd.power_iteration import block_power_iteration, lra_error, max_principal_angle
+from parties.party import site_parties
 from protocols.errors import ScenarioError
+from protocols.normed_secure_sum import declared_cost
+from protocols.registry import REGISTRY
+from sim import plots
 from sim.entry import (
-    MAX_ITERATIONS,
-    MAX_RANK,
-    Algorithm,
     AlgorithmRun,
     EstimateInput,
-    Param,
     RunInput,
     Workload,
-    auto_or,
-    choice,
-    integer,
-    number,
 )
 from sim.experiments.svd.normed_secure_sum import (
-    MAX_SCALE,
-    NSS_PARAMS,
     call_cost,
     cost_table,
     layout_for,
@@ -55,26 +54,15 @@ from sim.experiments.svd.normed_secure_sum import (
     nss_workload,
     with_dealer,
 )
-
-if TYPE_CHECKING:
-    import numpy as np
-
-# Spelled out so that the catalogue loads without numpy (``mpcsim list`` answers at once);
-# tests/sim/test_startup.py holds each equal to its source.
-VARIANTS = ("normed", "secure_sum", "sigma_revealing")
-"""As :data:`algorithms.svd.pd_svd.VARIANTS`."""
+from sim.privacy import AuditTarget
 
 
 def dense(X: Any) -> np.ndarray:
-    import numpy as np
-    import scipy.sparse as sp
-
     return X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
 
 
 def auto_scale(X: Any, frac_bits: int, input_bits: int) -> float:
     """A power of two that brings ‖S^(m) v‖ ≤ ‖X‖₂² into NormedSecureSum's input range."""
-    import numpy as np
 
     top = float(np.linalg.norm(dense(X), 2)) ** 2
     limit = 2.0 ** (input_bits - 1 - frac_bits) / 8  # headroom below the range's edge
@@ -83,22 +71,12 @@ def auto_scale(X: Any, frac_bits: int, input_bits: int) -> float:
 
 def local_basis(X: Any, k: int) -> np.ndarray:
     """The top-k right singular vectors of one party's rows (k capped by its rank)."""
-    import numpy as np
 
     _, _, vt = np.linalg.svd(dense(X), full_matrices=False)
     return vt[: min(k, vt.shape[0])].T
 
 
-def _run(inp: RunInput) -> AlgorithmRun:
-    import numpy as np
-
-    from algorithms.svd.pd_svd import pd_svd
-    from algorithms.svd.power_iteration import block_power_iteration, lra_error, max_principal_angle
-    from parties.party import site_parties
-    from protocols.normed_secure_sum import declared_cost
-    from sim import plots
-    from sim.privacy import AuditTarget
-
+def run(inp: RunInput) -> AlgorithmRun:
     p = inp.params
     k, iterations, variant = p["k"], p["iterations"], p["variant"]
     X = inp.data
@@ -193,6 +171,8 @@ def _run(inp: RunInput) -> AlgorithmRun:
 
 
 @dataclass(frozen=True)
+
+
 class GramRevealingSimulator:
     """SecureSum's simulator for PD-SVD's ``sigma_revealing`` baseline: its Gram call reveals Σ.
 
@@ -230,16 +210,13 @@ class GramRevealingSimulator:
 
 def gram_revealing() -> Any:
     """SecureSum's declaration with :class:`GramRevealingSimulator` as its simulator."""
-    from dataclasses import replace
-
-    from protocols.registry import REGISTRY
 
     declared = REGISTRY["secure_sum"]
     return replace(declared, simulator=lambda variant: GramRevealingSimulator(
         declared.simulator(variant)))
 
 
-def _estimate(inp: EstimateInput) -> Workload:
+def estimate(inp: EstimateInput) -> Workload:
     """``iterations`` NormedSecureSum calls on the k × d block S^(m)V (batch k), the
     ``secure_sum`` and ``sigma_revealing`` variants as NormedSecureSum's secure_sum variant;
     locally each party multiplies its rows twice per iteration (4·n_m·d·k flops)."""
@@ -259,25 +236,8 @@ def _estimate(inp: EstimateInput) -> Workload:
                           "iterations")
 
 
-def _roles(params: Mapping[str, Any]) -> tuple[str, ...]:
+def roles(params: Mapping[str, Any]) -> tuple[str, ...]:
     """NormedSecureSum's dealer, in the normed variant."""
     return ("dealer",) if params["variant"] == "normed" else ()
 
 
-PD_SVD = Algorithm(
-    name="pd_svd",
-    summary="PD-SVD: block power iteration over NormedSecureSum (Σ hidden) or SecureSum",
-    reference="Tsikhanovich thesis (seed 001), §2.3, Algorithms 9 and 10; §3.3.2",
-    params={
-        "k": Param(3, integer(1, MAX_RANK), "rank, also k ≤ d"),
-        "iterations": Param(20, integer(1, MAX_ITERATIONS), "power iterations τ"),
-        "variant": Param("normed", choice(*VARIANTS), " | ".join(VARIANTS)),
-        **{key: param for key, param in NSS_PARAMS.items() if key != "scale"},
-        "scale": Param("auto", auto_or(number(0.0, MAX_SCALE, strict_low=True), "from the data"),
-                       "public factor on NSS inputs"),
-    },
-    run=_run,
-    estimate=_estimate,
-    data_kind="uniform",
-    other_roles=_roles,
-)

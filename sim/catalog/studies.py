@@ -1,0 +1,104 @@
+"""Catalogue entries of the studies: π-KSDP against party size (thesis §3.1–3.4) and each
+party's learning uplift from PD-NMF (thesis §3.3.1).
+
+Declarations only (:mod:`sim.catalog`): names, keys, ranges and vocabularies as data, each
+entry's code named ``"module:function"`` and imported when it runs. Nothing here imports
+numpy; the experiment modules read their vocabularies from here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from protocols.errors import ScenarioError
+from sim.catalog.nmf import NMF_PARAMS
+from sim.entry import (
+    MAX_RANK,
+    Algorithm,
+    Param,
+    choice,
+    described,
+    integer,
+    number,
+)
+
+MECHANISMS = ("one_bit_sum", "pd_nmf", "pd_svd", "sigma_revealing_svd")
+
+
+def check_mechanisms(name: str, value: Any) -> tuple[str, ...]:
+    names = [value] if isinstance(value, str) else value
+    if (not isinstance(names, list) or not names
+            or not all(isinstance(v, str) and v in MECHANISMS for v in names)
+            or len(set(names)) != len(names)):
+        raise ScenarioError(f"{name} = {value!r} must be one of {', '.join(MECHANISMS)}, or a "
+                            "list of distinct ones")
+    if "one_bit_sum" in names and len(names) > 1:
+        raise ScenarioError(f"{name} = {value!r}: one_bit_sum samples bits, not documents; "
+                            "run it on its own")
+    return tuple(names)
+
+
+def check_sizes(name: str, value: Any) -> tuple[int, ...]:
+    if (not isinstance(value, list) or not value
+            or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 2 for v in value)
+            or len(set(value)) != len(value)):
+        raise ScenarioError(f"{name} = {value!r} must be a list of distinct database sizes ≥ 2")
+    return tuple(sorted(value))
+
+
+def check_probability(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
+        raise ScenarioError(f"{name} = {value!r} must be a number in (0, 1)")
+    return float(value)
+
+KSDP_PARAMS = {
+    "mechanism": Param("pd_nmf", described(check_mechanisms, " | ".join(MECHANISMS)
+                                           + ", or a list of distinct ones"),
+                       " | ".join(MECHANISMS) + ", or a list"),
+    "samples": Param(50, integer(low=2, high=100_000), "databases with x, and as many without"),
+    "documents": Param(5, integer(low=1, high=10_000),
+                       "documents of interest x (one_bit_sum: repetitions)"),
+    "party_sizes": Param([5, 20, 80],
+                         described(check_sizes, "non-empty list of distinct integers ≥ 2"),
+                         "victim database sizes n_v"),
+    "simulator": Param("resample", choice("resample", "swap"),
+                       "databases without x: fresh (resample) or x swapped for another (swap)"),
+    "p": Param(0.5, described(check_probability, "number, 0 < x < 1"), "one_bit_sum: P(bit = 1)"),
+    "k": Param(3, integer(1, MAX_RANK), "topics / singular vectors"),
+    "iterations": Param(20, integer(low=1, high=10_000), "sweeps of the mechanism"),
+    "adversary_size": Param(100, integer(1, 100_000_000),
+                            "documents of the adversary's own database"),
+}
+
+KSDP = Algorithm(
+    name="ksdp",
+    summary="π-KSDP of the one-bit sum, PD-NMF and PD-SVD against the victim's database size",
+    reference="Tsikhanovich thesis (seed 001), §3.1–3.4, Algorithm 11, Figs. 3.5, 3.9, 3.10",
+    params=KSDP_PARAMS,
+    run="sim.experiments.studies.ksdp:run",
+    estimate="sim.experiments.studies.ksdp:estimate",
+    data_kind="topics",
+    nonnegative=True,
+    min_parties=2,
+)
+
+
+MAX_RESTARTS = 100
+
+UPLIFT_PARAMS = {**NMF_PARAMS,
+          "holdout": Param(0.2, number(0.0, 1.0, strict_low=True, strict_high=True),
+                           "fraction held out per party"),
+          "local_restarts": Param(3, integer(1, MAX_RESTARTS),
+                                  "local runs; the best is the baseline")}
+
+UPLIFT = Algorithm(
+    name="pd_nmf_uplift",
+    summary="each party's % decrease of held-out error with the global T vs its local model",
+    reference="Tsikhanovich thesis (seed 001), §3.3.1, Figure 3.7 (a, b)",
+    params=UPLIFT_PARAMS,
+    run="sim.experiments.studies.uplift:run",
+    estimate="sim.experiments.studies.uplift:estimate",
+    data_kind="topics",
+    nonnegative=True,
+    allow_missing=True,
+)
