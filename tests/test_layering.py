@@ -168,6 +168,16 @@ def test_no_import_circles() -> None:
     assert cycles(import_graph()) == []
 
 
+def test_the_catalogue_imports_no_run_code() -> None:
+    """The declarations (sim.catalog) name their run code as "module:function" and never
+    import it, lazily or not: listing the catalogue loads no experiment module."""
+    graph = import_graph()
+    found = sorted((m, t) for m, targets in graph.items()
+                   if m == "sim.catalog" or m.startswith("sim.catalog.")
+                   for t in targets if t.startswith("sim.experiments"))
+    assert found == []
+
+
 def test_cycle_finder_finds_planted_circles() -> None:
     graph = {"sim.catalog": {"sim.experiments"}, "sim.experiments": {"sim.entry", "sim.report"},
              "sim.report": {"sim.entry"}, "sim.entry": set()}

@@ -37,7 +37,7 @@ from sim.catalog.nmf import (
 from sim.catalog.studies import KSDP, UPLIFT
 from sim.catalog.sums import SECAGG, SECURE_SUM
 from sim.catalog.svd import NORMED_SECURE_SUM, PD_SVD
-from sim.entry import Algorithm
+from sim.entry import Algorithm, Code
 
 ENTRY_POINT_GROUP = "mpcsim.algorithms"
 
@@ -46,6 +46,9 @@ ENTRIES = (SECURE_SUM, PD_NMF, RRI_NMF, INIT_COMPARISON, UPLIFT, CAPE_MEAN, CAPE
            CORRECTIVE_NMF, CORRECTIVE_NMF_COMPARISON, NORMED_SECURE_SUM, PD_SVD, DSANLS, SYN_SD,
            SYN_SSD, ASYN_SD, ASYN_SSD, SECURE_NMF_COMPARISON, KSDP, SECAGG)
 """The built-in entries, in the order ``mpcsim list`` shows them."""
+
+USER_PROGRAM = Code("sim.experiments.user_program:program_entry")
+"""What builds the entry of a scenario's ``program = "pkg.module:function"``."""
 
 
 def installed(
@@ -87,9 +90,7 @@ def entry_for(table: Mapping[str, Any], base_dir: Path | None = None) -> Algorit
     """The entry a scenario's ``[algorithm]`` table runs: ``program = ...`` (a user's own
     program, imported from ``base_dir`` first) or ``name = ...`` (:func:`get`)."""
     if "program" in table:
-        from sim.experiments.user_program import program_entry
-
-        return program_entry(table, base_dir)
+        return USER_PROGRAM(table, base_dir)
     return get(table.get("name"))
 
 

@@ -24,9 +24,8 @@ from sim.entry import (
     number,
 )
 
-# The vocabulary of the CAPE modules, spelled out here so that the catalogue loads without
-# numpy (``mpcsim list`` answers at once); tests/sim/test_startup.py holds each equal
-# to its source.
+# The vocabulary of the CAPE entries, one spelling in sim; the libraries below keep their
+# own, which tests/sim/test_startup.py holds equal (the ladder keeps them from reading sim).
 NOISE_KINDS = ("float", "discrete")
 """As :data:`protocols.correlated_noise.NOISE_KINDS`."""
 

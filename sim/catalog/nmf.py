@@ -112,7 +112,8 @@ RRI_NMF = Algorithm(
 )
 
 
-COMPARED = ("random", "random_2x", "nndsvd", "pd_nmf_init", "pd_svd")
+COMPARED = INITS
+"""What ``pd_nmf_init_comparison`` may compare: every initialisation of PD-NMF."""
 
 DEFAULT_INITS = COMPARED[:4]
 """What ``inits`` compares when the scenario does not say (``pd_svd`` is opt-in)."""
@@ -230,8 +231,8 @@ DP_NMF_OUTLIERS_EPSILON = Algorithm(
 )
 
 
-# Spelled out so that the catalogue loads without numpy (``mpcsim list`` answers at once);
-# tests/sim/test_startup.py holds each equal to its source.
+# The scenario vocabulary, one spelling in sim; the library below keeps its own, which
+# tests/sim/test_startup.py holds equal (the ladder keeps the library from reading sim).
 CORRECTIVE_MODES = ("standard", "ignore", "replace")
 """As :data:`algorithms.nmf.corrective.MODES`."""
 
@@ -281,8 +282,8 @@ CORRECTIVE_NMF = Algorithm(
 
 TABLES = ("both", "1", "2")
 
-# Spelled out so that the catalogue loads without numpy (``mpcsim list`` answers at once);
-# tests/sim/test_startup.py holds it equal to its source.
+# The scenario vocabulary, one spelling in sim; the library below keeps its own, which
+# tests/sim/test_startup.py holds equal (the ladder keeps the library from reading sim).
 REPLACE_BASES = ("original", "running")
 """As :data:`algorithms.nmf.corrective.REPLACE_BASES`."""
 

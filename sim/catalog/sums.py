@@ -35,8 +35,8 @@ SECURE_SUM = Algorithm(
 )
 
 
-# Spelled out so that the catalogue loads without numpy (``mpcsim list`` answers at once);
-# tests/sim/test_startup.py holds it equal to its source.
+# The scenario vocabulary, one spelling in sim; the library below keeps its own, which
+# tests/sim/test_startup.py holds equal (the ladder keeps the library from reading sim).
 GRAPHS = ("complete", "harary")
 """As :data:`protocols.secagg.GRAPHS`."""
 

@@ -22,8 +22,8 @@ from sim.entry import (
     optional,
 )
 
-# Spelled out so that the catalogue loads without numpy (``mpcsim list`` answers at once);
-# tests/sim/test_startup.py holds each equal to its source.
+# The scenario vocabulary, one spelling in sim; the library below keeps its own, which
+# tests/sim/test_startup.py holds equal (the ladder keeps the library from reading sim).
 PRESET_NAMES = ("p127-default", "p127-wide-d", "p127-fast", "p61-demo")
 """The keys of :data:`protocols.normed_secure_sum.PRESETS`."""
 
@@ -89,5 +89,5 @@ PD_SVD = Algorithm(
 )
 
 
-# Spelled out so that the catalogue loads without numpy (``mpcsim list`` answers at once);
-# tests/sim/test_startup.py holds each equal to its source.
+# The scenario vocabulary, one spelling in sim; the library below keeps its own, which
+# tests/sim/test_startup.py holds equal (the ladder keeps the library from reading sim).
