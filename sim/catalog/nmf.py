@@ -36,8 +36,6 @@ INITS = ("random", "random_2x", "nndsvd", "pd_nmf_init", "pd_svd")
 
 
 @dataclass(frozen=True)
-
-
 class InitCheck:
     """The ``init`` key: a named initialisation or ``{ path = "T0.npy" }``."""
 

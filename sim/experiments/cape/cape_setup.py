@@ -191,8 +191,6 @@ def sweep_points(inp: RunInput, params: dict[str, Any], base: Mapping[str, Param
 
 
 @dataclass(frozen=True)
-
-
 class SweepFigure:
     """How a sweep entry reports its points.
 

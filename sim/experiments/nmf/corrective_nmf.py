@@ -121,8 +121,6 @@ def attack_rating(attack: Mapping[str, Any], low: float, high: float) -> float:
 
 
 @dataclass(frozen=True)
-
-
 class Setup:
     """The split data, the start and the attack, shared by every run of a scenario."""
 
@@ -248,8 +246,6 @@ def settings_of(p: dict[str, Any], lam: float, mode: str | None = None,
 
 
 @dataclass
-
-
 class Outcome:
     """One run: the genuine users' predictions, metrics and the simulation."""
 

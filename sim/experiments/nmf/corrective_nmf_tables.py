@@ -183,8 +183,6 @@ TARGET_MIN_MEAN = 3.5  # ... whose mean training rating is at least this many st
 
 
 @dataclass(frozen=True)
-
-
 class Method:
     """One row of Tables 1–2."""
 
@@ -208,8 +206,6 @@ MODEL_NAMES = {"model 1": "model 1 (no noise)", "model 2": "model 2 (random flip
 
 
 @dataclass(frozen=True)
-
-
 class Protocol:
     """The public settings of one comparison (module docstring)."""
 
@@ -415,8 +411,6 @@ def _protocol(inp: RunInput) -> tuple[Protocol, np.ndarray]:
 
 
 @dataclass(frozen=True)
-
-
 class _TableSpec:
     """How one of the paper's tables is summarised, printed and drawn."""
 

@@ -69,8 +69,6 @@ TRIAL_SEED_KEY = 1_000_014
 
 
 @dataclass(frozen=True)
-
-
 class Prepared:
     """The scenario's data and start, in the paper's orientation (samples in columns)."""
 

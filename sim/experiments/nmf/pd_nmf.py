@@ -79,8 +79,6 @@ INIT_SEED_KEY = 1_000_002
 
 
 @dataclass(frozen=True)
-
-
 class NmfSetup:
     """The validated NMF settings of a scenario, with the data's shape checked."""
 

@@ -171,8 +171,6 @@ def run(inp: RunInput) -> AlgorithmRun:
 
 
 @dataclass(frozen=True)
-
-
 class GramRevealingSimulator:
     """SecureSum's simulator for PD-SVD's ``sigma_revealing`` baseline: its Gram call reveals Σ.
 
