@@ -305,6 +305,8 @@ def _redrawn(value: Any, kind: str, rng: np.random.Generator, span: tuple[float,
         top = float(np.iinfo(value.dtype).max if limit is None else limit - 1)
         lowest = 0.0 if value.dtype.kind == "u" else float(np.iinfo(value.dtype).min)
         out = np.where((out > top) | (out < lowest), value, np.rint(out))
+    else:  # a missing entry (NaN) stays missing, as under shift and double
+        out = np.where(np.isnan(value), value, out)
     return out.astype(value.dtype)
 
 
@@ -423,6 +425,9 @@ def _spans(parties: Sequence[Party], public: set[str]) -> dict[str, tuple[float,
             if key in public or not numbers:
                 continue
             flat = np.concatenate(numbers)
+            flat = flat[np.isfinite(flat)]  # missing entries (NaN) span nothing
+            if not flat.size:
+                continue
             lo, hi = float(np.min(flat)), float(np.max(flat))
             old = spans.get(key, (lo, hi))
             spans[key] = (min(lo, old[0]), max(hi, old[1]))

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from protocols.errors import InputError, ScenarioError
+from sim.audited_runs import RevealingRun
 from sim.checks import MAX_PARTIES
 from sim.entry import (
     MAX_ITERATIONS,
@@ -333,6 +334,11 @@ def _run_pd_nmf(inp: RunInput) -> AlgorithmRun:
     )
 
 
+CENTRALIZED_REVEALS = RevealingRun("the pooled rows X to the one party that factorises them",
+                                   "centralized RRI-NMF (the non-private reference)")
+"""What ``[[audit]]`` reports on ``rri_nmf`` (:mod:`sim.audited_runs`): it pools the data."""
+
+
 def _run_rri_nmf(inp: RunInput) -> AlgorithmRun:
     import numpy as np
 
@@ -360,6 +366,7 @@ def _run_rri_nmf(inp: RunInput) -> AlgorithmRun:
     return AlgorithmRun(
         result=None, outputs={"T": T, "W": W}, metrics=metrics,
         plots={"objective": lambda: plots.objective({"rri_nmf": history}, "RRI-NMF")},
+        audit_runs={"rri_nmf": CENTRALIZED_REVEALS},
     )
 
 

@@ -173,7 +173,18 @@ def _run(inp: RunInput) -> AlgorithmRun:
         tables=[table(["party", "train rows", "size", "local error", "global error", "uplift"],
                       rows, f"learning uplift ({measure})")],
         communication_by_phase=True,
+        audit_runs={"pd_nmf": _audited(train_input, setup, T0)},
     )
+
+
+def _audited(train_input: RunInput, setup: NmfSetup, T0: Any) -> Any:
+    """The one run that communicates: PD-NMF on the training rows, judged by SecureSum as
+    ``pd_nmf`` judges it (the local models exchange nothing; :mod:`sim.audited_runs`)."""
+    from sim.experiments.pd_nmf import pd_nmf_parties
+    from sim.privacy import AuditTarget
+
+    return AuditTarget(tuple(pd_nmf_parties(train_input, setup, T0)), "secure_sum",
+                       setup.variant)
 
 
 def _estimate(inp: EstimateInput) -> Workload:
