@@ -545,7 +545,8 @@ def _resplit(values: list[np.ndarray], kind: str, rng: np.random.Generator,
     shape, k = values[0].shape, len(values)
     integer = values[0].dtype.kind in "ui"
     flat = np.concatenate([np.ravel(v).astype(np.float64) for v in values])
-    span = max(float(flat.max() - flat.min()), 1.0)
+    flat = flat[np.isfinite(flat)]  # missing entries (NaN) span nothing and stay missing
+    span = max(float(flat.max() - flat.min()), 1.0) if flat.size else 1.0
     if integer and limit is not None:
         if kind == "resplit_one":
             step = [1] * int(np.prod(shape))

@@ -385,6 +385,7 @@ def _run_pd_nmf_secagg(inp: RunInput, setup: NmfSetup, T0: np.ndarray | None) ->
     from protocols.secagg import AGGREGATOR, variant_of
     from protocols.secagg import Config as SecAggConfig
     from protocols.secagg import check_config as check_secagg
+    from sim.experiments.secagg import FIELD_REASON as SECAGG_FIELD_REASON
     from sim.privacy import AuditTarget
 
     if T0 is None:
@@ -425,7 +426,8 @@ def _run_pd_nmf_secagg(inp: RunInput, setup: NmfSetup, T0: np.ndarray | None) ->
                         communication_by_phase=True,
                         audit_target=AuditTarget(tuple(parties), "secagg",
                                                  variant_of(config, "affine"),
-                                                 faults=inp.scenario.faults, oracle="affine"))
+                                                 faults=inp.scenario.faults, oracle="affine",
+                                                 field_reason=SECAGG_FIELD_REASON))
 
 
 def _secagg_site(T0: np.ndarray, setup: NmfSetup, config: SecAggConfig) -> Any:
