@@ -72,13 +72,16 @@ from typing import Any
 
 import numpy as np
 
-from protocols.correlated_noise import PROTOCOL, NoisePlan
+from protocols.correlated_noise import PROTOCOL, SITE_NOISE_COV, NoisePlan
 from protocols.field import FixedPoint, Mersenne61Field
 from protocols.simulator import CallView, MessageKey, SimulatorMismatch
 
 RELEASE, CORRELATED, AGGREGATOR_NOISE, AGGREGATE = (
     "release", "correlated_noise", "aggregator_noise", "aggregate")
 SITE_NOISE = "site_noise"
+NOISE_COV = SITE_NOISE_COV
+"""The label under which a call's parties record the covariance of the site noise per unit σ²
+when it is not the identity (capeAGN's stage 2 projects D-space noise into K-space)."""
 GRID_SLACK = 8.0
 """Grid units a determined value may differ by (each term is rounded to the grid once)."""
 DP_RTOL = 1e-9
@@ -182,7 +185,7 @@ class CapeSimulator:
         The randomized functionality's input: the audit hands it to the simulator in
         :attr:`CallView.honest_inputs` (:mod:`parties.audit.noisy_release`).
         """
-        stats = [v for label, v in records if label != SITE_NOISE]
+        stats = [v for label, v in records if label not in (SITE_NOISE, NOISE_COV)]
         if len(stats) != 1 or not any(label == SITE_NOISE for label, _ in records):
             return None
         return np.ravel(np.asarray(stats[0], dtype=np.float64))
@@ -207,7 +210,20 @@ class CapeSimulator:
         model = self._model(view, roles)
         d = self._length(view, roles)
         out: dict[MessageKey, np.ndarray] = {}
-        if model.keys:
+        noise_cov = self._noise_cov(view, roles, d)
+        if model.keys and noise_cov is not None:
+            Q, models = self._rotated(view, roles, noise_cov)
+            mean = self._rotated_mean(view, roles, models, Q, d)  # (R, d), rotated
+            draws = np.empty((len(model.keys), n, d))
+            for j, mj in enumerate(models):
+                w, v = np.linalg.eigh(mj.cov)
+                root = v * np.sqrt(np.clip(w, 0.0, None))
+                z = rng.standard_normal((len(model.keys), n))
+                draws[:, :, j] = mean[:, j][:, None] + root @ z
+            draws = draws @ Q.T  # back from the eigenbasis of the site noise's covariance
+            for i, key in enumerate(model.keys):
+                out[key] = _encode(fixed, draws[i])
+        elif model.keys:
             mean = self._conditional_mean(view, roles, model, d)  # (R, d)
             w, v = np.linalg.eigh(model.cov)
             root = v * np.sqrt(np.clip(w, 0.0, None))
@@ -255,33 +271,29 @@ class CapeSimulator:
         d = self._length(view, roles)
         if not model.keys:
             return {}, {}
-        mean = self._conditional_mean(view, roles, model, d)
-        before = self._conditional_mean(view, roles, model, d, before_output=True)
         y = np.stack([fixed.decode(np.asarray(received[k])).reshape(-1) for k in model.keys])
-        marginal: dict[MessageKey, np.ndarray] = {}
-        joint: dict[MessageKey, np.ndarray] = {}
-        cov = model.cov
-        kept: list[int] = []
-        floor = 1e-9 * max(float(np.max(np.abs(np.diag(cov)), initial=0.0)), 1e-300)
         tol = GRID_SLACK * len(roles.sites) / fixed.scale
-        for i, key in enumerate(model.keys):
-            if kept:
-                sub = cov[np.ix_(kept, kept)]
-                coef = np.linalg.solve(sub, cov[kept, i])
-                cm = mean[i] + coef @ (y[kept] - mean[kept])
-                var = float(cov[i, i] - cov[i, kept] @ coef)
-            else:
-                cm, var = mean[i], float(cov[i, i])
-            if var > floor:
-                joint[key] = (y[i] - cm) / np.sqrt(var)
-                kept.append(i)
-            else:
-                joint[key] = np.full(int(np.sum(np.abs(y[i] - cm) > tol)), np.inf)
-            if model.var_before[i] > floor:
-                marginal[key] = (y[i] - before[i]) / np.sqrt(model.var_before[i])
-            else:
-                marginal[key] = np.full(int(np.sum(np.abs(y[i] - before[i]) > tol)), np.inf)
-        return marginal, joint
+        noise_cov = self._noise_cov(view, roles, d)
+        if noise_cov is None:
+            mean = self._conditional_mean(view, roles, model, d)
+            before = self._conditional_mean(view, roles, model, d, before_output=True)
+            return _whiten(model.keys, y, mean, before, model.cov, model.var_before, tol)
+        # coordinates are independent in the eigenbasis of the site noise's covariance, each
+        # with its own law: whiten coordinate by coordinate there
+        Q, models = self._rotated(view, roles, noise_cov)
+        mean = self._rotated_mean(view, roles, models, Q, d)
+        before = self._rotated_mean(view, roles, models, Q, d, before_output=True)
+        y = y @ Q
+        marginal: dict[MessageKey, list[np.ndarray]] = {k: [] for k in model.keys}
+        joint: dict[MessageKey, list[np.ndarray]] = {k: [] for k in model.keys}
+        for j, mj in enumerate(models):
+            mg, jt = _whiten(model.keys, y[:, j:j + 1], mean[:, j:j + 1], before[:, j:j + 1],
+                             mj.cov, mj.var_before, tol * math.sqrt(d))
+            for key in model.keys:
+                marginal[key].append(mg[key])
+                joint[key].append(jt[key])
+        return ({k: np.concatenate(v) for k, v in marginal.items()},
+                {k: np.concatenate(v) for k, v in joint.items()})
 
     def reveals(self, view: CallView) -> str | None:
         """Why the coalition's view is not each honest site's declared mechanism, or None.
@@ -413,6 +425,8 @@ class CapeSimulator:
         for m in roles.members:
             for label, value in view.inputs.get(m, ()):
                 arr = np.asarray(value)
+                if label == NOISE_COV:
+                    continue
                 if label in (CORRELATED, AGGREGATOR_NOISE):
                     return int(arr.shape[-1]) if arr.ndim > 1 else int(arr.size)
                 return int(arr.size)
@@ -422,12 +436,15 @@ class CapeSimulator:
         raise SimulatorMismatch(f"no member recorded anything about "
                                 f"{view.call.tag('').rstrip('.')}")
 
-    def _variances(self, plan: NoisePlan) -> np.ndarray:
+    def _variances(self, plan: NoisePlan, g_scale: float = 1.0) -> np.ndarray:
+        """The latents' variances; ``g_scale`` multiplies the site noises' (one coordinate
+        of the eigenbasis of a declared site-noise covariance)."""
         S = plan.n_sites
         gen = plan.generator_std if plan.generator_std is not None else np.zeros(S)
         if not plan.uses_generator:
             gen = np.zeros(S)
-        return np.concatenate([gen, plan.tau_f, plan.tau_g]).astype(np.float64) ** 2
+        return np.concatenate([gen ** 2, plan.tau_f ** 2,
+                               g_scale * plan.tau_g ** 2]).astype(np.float64)
 
     def _known(self, roles: _Roles, plan: NoisePlan,
                with_outputs: bool = True) -> tuple[np.ndarray, list[tuple[str, int]]]:
@@ -463,11 +480,13 @@ class CapeSimulator:
             where.append((AGGREGATE, -1))
         return (np.array(forms) if forms else np.zeros((0, 3 * S))), where
 
-    def _model(self, view: CallView, roles: _Roles) -> _Model:
+    def _model(self, view: CallView, roles: _Roles, g_scale: float | None = None) -> _Model:
+        """The call's Gaussian model; with ``g_scale`` one coordinate of the eigenbasis of a
+        declared site-noise covariance (not cached: the covariance changes run by run)."""
         plan = self.plan
         assert plan is not None
         key = (roles.members, roles.broadcast, roles.sites, roles.aggregator, roles.generator)
-        if key in self._cache:
+        if g_scale is None and key in self._cache:
             return self._cache[key]
         S = plan.n_sites
         B = plan.generator_matrix()
@@ -489,7 +508,7 @@ class CapeSimulator:
             forms.append(form)
             offsets.append(off)
         known_forms, known = self._known(roles, plan)
-        sd2 = self._variances(plan)
+        sd2 = self._variances(plan, 1.0 if g_scale is None else g_scale)
         F = np.array(forms) if forms else np.zeros((0, 3 * S))
         gain, cov = _condition(F, known_forms, sd2)
         noise_only = np.array([w != AGGREGATE for w, _ in known], dtype=bool)
@@ -499,11 +518,49 @@ class CapeSimulator:
         known_offsets = [("agg", -1) if w == AGGREGATE else ("", -1) for w, _ in known]
         model = _Model(keys, F, offsets, known, known_forms, known_offsets, gain, cov,
                        gain_before, np.diag(cov_before).copy())
-        self._cache[key] = model
+        if g_scale is None:
+            self._cache[key] = model
         return model
+
+    def _noise_cov(self, view: CallView, roles: _Roles, d: int) -> np.ndarray | None:
+        """The site noise's covariance per unit σ² that the call's members recorded
+        (:data:`NOISE_COV`; capeAGN's projected stage-2 noise), or None (the identity)."""
+        found = [np.asarray(v, dtype=np.float64) for m in roles.members
+                 for label, v in view.inputs.get(m, ()) if label == NOISE_COV]
+        if not found:
+            return None
+        if any(f.shape != (d, d) or not np.array_equal(f, found[0]) for f in found):
+            raise SimulatorMismatch(f"the members recorded differing or misshapen "
+                                    f"'{NOISE_COV}' in {view.call.tag('').rstrip('.')}")
+        return found[0]
+
+    def _rotated(self, view: CallView, roles: _Roles,
+                 noise_cov: np.ndarray) -> tuple[np.ndarray, list[_Model]]:
+        """The eigenbasis Q of the site noise's covariance and one model per coordinate
+        there: the correlated and aggregator noises are i.i.d. per coordinate, so invariant
+        under the rotation, and the site noise's variance there is τ_g²·λ_j."""
+        lam, Q = np.linalg.eigh((noise_cov + noise_cov.T) / 2.0)
+        return Q, [self._model(view, roles, float(max(v, 0.0))) for v in lam]
+
+    def _rotated_mean(self, view: CallView, roles: _Roles, models: list[_Model],
+                      Q: np.ndarray, d: int, before_output: bool = False) -> np.ndarray:
+        """The conditional mean in the eigenbasis (R × d): per coordinate its own gain."""
+        centred, base = self._centred(view, roles, models[0], d)
+        centred, base = centred @ Q, base @ Q
+        out = np.empty_like(base)
+        for j, mj in enumerate(models):
+            gain = mj.gain_before if before_output else mj.gain
+            out[:, j] = base[:, j] + gain @ centred[:, j]
+        return out
 
     def _conditional_mean(self, view: CallView, roles: _Roles, model: _Model,
                           d: int, before_output: bool = False) -> np.ndarray:
+        centred, base = self._centred(view, roles, model, d)
+        return base + (model.gain_before if before_output else model.gain) @ centred
+
+    def _centred(self, view: CallView, roles: _Roles, model: _Model,
+                 d: int) -> tuple[np.ndarray, np.ndarray]:
+        """The known values minus their means (K × d), and the received forms' means (R × d)."""
         plan = self.plan
         assert plan is not None
         stats = self._statistics(view, roles, d)
@@ -515,7 +572,7 @@ class CapeSimulator:
             values.append(v)
         centred = np.stack(values) if values else np.zeros((0, d))
         base = np.stack([stats[s] if kind == "x" else np.zeros(d) for kind, s in model.offsets])
-        return base + (model.gain_before if before_output else model.gain) @ centred
+        return centred, base
 
     def _statistics(self, view: CallView, roles: _Roles, d: int) -> dict[int, np.ndarray]:
         stats: dict[int, np.ndarray] = {}
@@ -549,6 +606,35 @@ class CapeSimulator:
             table = np.asarray(_input(view, owner, what, flat=False), dtype=np.float64)
             return table.reshape(len(roles.sites), -1)[s]
         raise SimulatorMismatch(f"the coalition does not hold {what} of site {s}")
+
+
+def _whiten(keys: list[MessageKey], y: np.ndarray, mean: np.ndarray, before: np.ndarray,
+            cov: np.ndarray, var_before: np.ndarray,
+            tol: float) -> tuple[dict[MessageKey, np.ndarray], dict[MessageKey, np.ndarray]]:
+    """Marginal and sequential residuals of the received values ``y`` (R × m, every column
+    with covariance ``cov`` across the R messages): :meth:`CapeSimulator.residuals`."""
+    marginal: dict[MessageKey, np.ndarray] = {}
+    joint: dict[MessageKey, np.ndarray] = {}
+    kept: list[int] = []
+    floor = 1e-9 * max(float(np.max(np.abs(np.diag(cov)), initial=0.0)), 1e-300)
+    for i, key in enumerate(keys):
+        if kept:
+            sub = cov[np.ix_(kept, kept)]
+            coef = np.linalg.solve(sub, cov[kept, i])
+            cm = mean[i] + coef @ (y[kept] - mean[kept])
+            var = float(cov[i, i] - cov[i, kept] @ coef)
+        else:
+            cm, var = mean[i], float(cov[i, i])
+        if var > floor:
+            joint[key] = (y[i] - cm) / np.sqrt(var)
+            kept.append(i)
+        else:
+            joint[key] = np.full(int(np.sum(np.abs(y[i] - cm) > tol)), np.inf)
+        if var_before[i] > floor:
+            marginal[key] = (y[i] - before[i]) / np.sqrt(var_before[i])
+        else:
+            marginal[key] = np.full(int(np.sum(np.abs(y[i] - before[i]) > tol)), np.inf)
+    return marginal, joint
 
 
 def _condition(forms: np.ndarray, known: np.ndarray,
@@ -612,3 +698,60 @@ def _encode(fixed: FixedPoint, values: np.ndarray) -> np.ndarray:
 
 SIMULATOR = CapeSimulator()
 """The registered simulator: without a declared plan it names what to declare."""
+
+
+@dataclass(frozen=True)
+class StagedCapeSimulator:
+    """CAPE's simulator for a run whose CAPE calls each have their own noise plan.
+
+    capeAGN (seed 003, Algorithm 2) runs CAPE twice — stage 1 on the second moment M2 with
+    plan τ_s2, stage 2 on the projected third moment with plan τ_s3 — and one declared plan
+    cannot hold both. This simulator holds one :class:`CapeSimulator` per CAPE call, keyed by
+    the call's number (the parties' call counter, as a report's ``call`` column names it), and
+    judges each call by its own plan; a CAPE call with no declared plan is a
+    :class:`~protocols.simulator.SimulatorMismatch` naming the calls that have one.
+
+    Parameters
+    ----------
+    stages : mapping of int to CapeSimulator
+        Call number → the simulator with that call's plan (and budget).
+    """
+
+    stages: Mapping[int, CapeSimulator]
+    name: str = PROTOCOL
+    uniform_on_hull: bool = False
+    releases_inputs: bool = True
+
+    def _at(self, view: CallView) -> CapeSimulator:
+        sim = self.stages.get(view.call.index)
+        if sim is None:
+            raise SimulatorMismatch(
+                f"{view.call.tag('').rstrip('.')} has no declared noise plan; plans are declared "
+                f"for CAPE calls {sorted(self.stages)}")
+        return sim
+
+    def statistic(self, records: tuple[tuple[str, Any], ...]) -> np.ndarray | None:
+        """As :meth:`CapeSimulator.statistic` (the same in every stage)."""
+        return CapeSimulator().statistic(records)
+
+    def determined(self, view: CallView) -> bool:
+        return self._at(view).determined(view)
+
+    def sizes(self, view: CallView) -> dict[MessageKey, int]:
+        return self._at(view).sizes(view)
+
+    def simulate(
+        self, view: CallView, rng: np.random.Generator, n: int
+    ) -> dict[MessageKey, np.ndarray]:
+        return self._at(view).simulate(view, rng, n)
+
+    def residuals(
+        self, view: CallView, received: Mapping[MessageKey, np.ndarray]
+    ) -> tuple[dict[MessageKey, np.ndarray], dict[MessageKey, np.ndarray]]:
+        return self._at(view).residuals(view, received)
+
+    def reveals(self, view: CallView) -> str | None:
+        return self._at(view).reveals(view)
+
+    def effective_delta(self, view: CallView) -> dict[int, float]:
+        return self._at(view).effective_delta(view)

@@ -538,6 +538,10 @@ NOISE_SEED_BITS = 256
 """Bits of the party's private stream that seed one call's noise generator."""
 
 
+SITE_NOISE_COV = "site_noise_cov"
+"""The input label of a site noise's covariance per unit τ² (:func:`cape_site` ``noise_cov``)."""
+
+
 def noise_rng(ctx: PartyContext, call: Call) -> np.random.Generator:
     """The generator of one call's Gaussian noise, seeded from the party's private stream.
 
@@ -568,6 +572,7 @@ def cape_site(
     noise_map: Callable[[np.ndarray], np.ndarray] | None = None,
     broadcast: bool = False,
     label: str = "statistic",
+    noise_cov: np.ndarray | None = None,
 ) -> Generator[Any, Any, np.ndarray | None]:
     """Party program of site s: release â_s = f(x_s) + e_s + f_s + g_s to the aggregator.
 
@@ -582,6 +587,10 @@ def cape_site(
         capeAGN's stage 2 adds the site noise before a projection: g_s is drawn with
         ``noise_length`` i.i.d. entries and mapped to the statistic's d entries by the linear
         ``noise_map`` (spec §6.2 step 3). By default g_s has d i.i.d. entries.
+    noise_cov : ndarray of shape (d, d), optional
+        The covariance of the mapped noise per unit τ² (public: a function of ``noise_map``),
+        recorded in the view as the input ``site_noise_cov`` so that an audit can hold the
+        release to its law (:mod:`protocols.cape_simulator`); not sent.
     broadcast : bool
         Wait for the aggregate from the aggregator and return it (else return None).
     """
@@ -601,6 +610,8 @@ def cape_site(
     if g.shape != values.shape:
         raise InputError(f"site noise has shape {g.shape}; the statistic has {values.shape}")
     yield Input("site_noise", g, call)
+    if noise_cov is not None:
+        yield Input(SITE_NOISE_COV, np.asarray(noise_cov, dtype=np.float64), call)
     n_sum = _n_summands(plan)
     release = ctx.fixed.encode(values + g, n_summands=n_sum, what=f"CAPE {label} + site noise")
     if plan.uses_generator:
@@ -639,9 +650,16 @@ def cape_aggregator(
     *,
     noise: str = "float",
     broadcast: bool = False,
+    site_noise_cov: np.ndarray | None = None,
 ) -> Generator[Any, Any, np.ndarray]:
-    """Party program of the aggregator: returns a_CAPE = Σ_s μ_s (â_s − f_s), shape (d,)."""
+    """Party program of the aggregator: returns a_CAPE = Σ_s μ_s (â_s − f_s), shape (d,).
+
+    ``site_noise_cov`` (public, as :func:`cape_site`'s ``noise_cov``) is recorded in the view
+    for the audits, never sent.
+    """
     call = ctx.new_call(PROTOCOL)
+    if site_noise_cov is not None:
+        yield Input(SITE_NOISE_COV, np.asarray(site_noise_cov, dtype=np.float64), call)
     sites = tuple(range(plan.n_sites))
     n_sum = _n_summands(plan)
     f_field = None
@@ -688,11 +706,12 @@ def functionality(inst: CallInstance) -> dict[str, Ideal]:
     """
     sites = [p for p in inst.contributors
              if any(lab == "site_noise" for lab, _ in inst.inputs.get(p, ()))]
+    public = ("site_noise", SITE_NOISE_COV)
     if not sites:
         raise FunctionalityMismatch(f"no site recorded its statistic and noise in {inst.where}")
     releases = []
     for s in sites:
-        stat = [v for lab, v in inst.inputs[s] if lab != "site_noise"]
+        stat = [v for lab, v in inst.inputs[s] if lab not in public]
         if len(stat) != 1:
             raise FunctionalityMismatch(f"site {s} recorded {len(stat)} statistics in "
                                         f"{inst.where}, not one")

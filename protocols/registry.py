@@ -117,15 +117,40 @@ REGISTRY: Mapping[str, Declaration] = MappingProxyType({d.name: d for d in (
 which :func:`cape_declaration` gives it (the bare entry answers "not applicable" saying so)."""
 
 
-def cape_declaration(plan: correlated_noise.NoisePlan, frac_bits: int,
-                     budget: cape_simulator.Budget | None = None, aggregator: int | None = None,
-                     generator: int | None = None) -> Declaration:
+def cape_declaration(
+    plan: correlated_noise.NoisePlan | Mapping[int, correlated_noise.NoisePlan], frac_bits: int,
+    budget: cape_simulator.Budget | Mapping[int, cape_simulator.Budget] | None = None,
+    aggregator: int | None = None, generator: int | None = None,
+) -> Declaration:
     """CAPE's declaration with the declared noise plan (and budget): pass it as ``protocol=``.
 
     The audit target, not the program, declares the law the releases are held to
-    (:class:`protocols.cape_simulator.CapeSimulator`).
+    (:class:`protocols.cape_simulator.CapeSimulator`). A run whose CAPE calls have plans of
+    their own (capeAGN's two stages) declares a mapping from each CAPE call's number to its
+    plan — and ``budget`` one budget, or a mapping of the same calls
+    (:class:`~protocols.cape_simulator.StagedCapeSimulator`).
+
+    Raises
+    ------
+    InputError
+        An empty mapping of plans, or budgets for calls that have no plan.
     """
-    sim = cape_simulator.CapeSimulator(plan, frac_bits, aggregator, generator, budget)
+    if not isinstance(plan, Mapping):
+        if isinstance(budget, Mapping):
+            raise InputError("budget is a mapping of calls; declare plan as one too")
+        sim: Simulator = cape_simulator.CapeSimulator(plan, frac_bits, aggregator, generator,
+                                                      budget)
+        return Declaration("cape", correlated_noise.functionality, _fixed(sim))
+    if not plan:
+        raise InputError("plan = {} declares no CAPE call; map each call number to its plan")
+    budgets = budget if isinstance(budget, Mapping) else dict.fromkeys(plan, budget)
+    if set(budgets) - set(plan):
+        raise InputError(f"budget names CAPE calls {sorted(set(budgets) - set(plan))} that "
+                         f"have no plan (plans: calls {sorted(plan)})")
+    sim = cape_simulator.StagedCapeSimulator({
+        int(call): cape_simulator.CapeSimulator(p, frac_bits, aggregator, generator,
+                                                budgets.get(call))
+        for call, p in plan.items()})
     return Declaration("cape", correlated_noise.functionality, _fixed(sim))
 
 

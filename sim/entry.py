@@ -118,6 +118,8 @@ class AlgorithmRun:
     outputs: dict[str, np.ndarray]
     metrics: dict[str, Any] = field(default_factory=dict)
     audit_target: AuditTarget | None = None
+    # a multi-run experiment's distinct runs, by arm: AuditTarget or sim.audited_runs.RevealingRun
+    audit_runs: dict[str, Any] = field(default_factory=dict)
     plots: dict[str, Callable[[], Any]] = field(default_factory=dict)  # name -> figure builder
     tables: list[str] = field(default_factory=list)  # extra text tables for the console
     communication_by_phase: bool = False

@@ -244,6 +244,10 @@ class AuditTarget:
     oracle : {"aes", "affine"}
         The PRG expansions of the runs the simulation method records (:class:`SimPyRunner`):
         ``"affine"`` when the protocol's simulator programs the oracle (SecAgg).
+    field_reason : str
+        Why the protocol has no field program for the other methods, when it is more than
+        "an algorithm on data" (SecAgg: its aggregator and dropouts); their ``not applicable``
+        names it.
     """
 
     parties: tuple[Party, ...]
@@ -253,6 +257,7 @@ class AuditTarget:
     field_inputs: tuple[np.ndarray, ...] | None = None
     faults: FaultPlan | None = None
     oracle: str = "aes"
+    field_reason: str = ""  # why there is no field program (named in the methods' answer)
 
 
 def run_audit(
@@ -279,8 +284,9 @@ def run_audit(
         result = AuditResult(spec.coalition, spec.method, NOT_APPLICABLE, details={
             "reason": f"the {spec.method} method re-runs the program on other field inputs "
                       "(the same outputs, or chosen probes), which only a program on field "
-                      "vectors whose output is a sum allows; audit this algorithm with "
-                      "method = 'simulation'"})
+                      "vectors whose output is a sum allows"
+                      + (f" — {target.field_reason}" if target.field_reason else "")
+                      + "; audit this algorithm with method = 'simulation'"})
     elif spec.method == "linear":
         runner = SimPyRunner(prime, 0, seed, network)
         build = field_builder(target.field_program)

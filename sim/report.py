@@ -164,8 +164,10 @@ def format_report(rep: Mapping[str, Any], extra_tables: Sequence[str] = ()) -> s
         rows = []
         for a in rep["privacy"]:
             p = a.get("p_value")
+            run = (a.get("details") or {}).get("run")
             rows.append([",".join(map(str, a["coalition"])), a["method"], a["verdict"],
-                         "—" if p is None else f"{p:.3g}", _audit_where(a), _audit_note(a)])
+                         "—" if p is None else f"{p:.3g}", _audit_where(a),
+                         (f"run {run}: " if run else "") + _audit_note(a)])
         out.append(table(["coalition", "method", "verdict", "p-value", "first failure",
                           "details"], rows, "t-privacy audits"))
     if rep.get("attacks"):

@@ -174,21 +174,26 @@ class ScenarioPlan:
         if scenario.audits:
             from sim.privacy import run_audit
 
-            if algorithm_run.audit_target is None:
+            if algorithm_run.audit_target is None and not algorithm_run.audit_runs:
                 raise InputError(
                     f"algorithm {self.entry.name!r} has no protocol to audit; remove [[audit]]"
                 )
+            from sim.audited_runs import ReferenceRun, RevealingRun, audited_runs, labelled
             from sim.coalitions import run_study
 
             for i, spec in enumerate(scenario.audits):
                 options = {"prime": scenario.prime, "frac_bits": scenario.frac_bits,
                            "seed": self.seed, "network": network, "progress": progress,
                            "index": i}
-                if spec.study:
-                    studies[i] = run_study(spec, algorithm_run.audit_target, **options)
-                    audits.extend(studies[i].results)
-                else:
-                    audits.append(run_audit(spec, algorithm_run.audit_target, **options))
+                for name, target in audited_runs(algorithm_run.audit_runs,
+                                                 algorithm_run.audit_target, spec, f"audit[{i}]"):
+                    if isinstance(target, RevealingRun | ReferenceRun):
+                        audits.append(labelled(target.result(spec.coalition, spec.method), name))
+                    elif spec.study:
+                        studies[i] = run_study(spec, target, **options)
+                        audits.extend(labelled(r, name) for r in studies[i].results)
+                    else:
+                        audits.append(labelled(run_audit(spec, target, **options), name))
         attacks = [run_attack(spec, algorithm_run.result, self.data, self.entry.name)
                    for spec in scenario.attacks]
         wall = time.perf_counter() - started

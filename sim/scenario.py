@@ -67,7 +67,7 @@ FILE_KEYS = {"path", "format", "vocab"}
 RATINGS_KEYS = {"source", "partition", "path"}
 DATA_KEYS = {"source", "partition"} | SYNTHETIC_KEYS | FILE_KEYS
 AUDIT_KEYS = {"coalition", "method", "trials", "alpha", "prime", "max_runs", "calls", "pairs",
-              "coalitions", "sizes", "probes"}
+              "coalitions", "sizes", "probes", "run"}
 AUDIT_METHODS = ("simulation", "statistical", "exact", "linear")
 ATTACK_KEYS = {"name", "coalition"}
 DATA_SOURCES = ("synthetic", "file", "digits", "ratings")
@@ -117,6 +117,7 @@ class AuditSpec:
     probes: int = 3  # random probes confirming affinity (linear method)
     coalitions: tuple[tuple[int, ...], ...] | str | None = None  # a study: "all" or a list
     sizes: tuple[int, ...] | None = None  # a study of every coalition of these sizes
+    run: str | None = None  # one run of a multi-run experiment (sim.audited_runs); None = all
 
     @property
     def study(self) -> bool:
@@ -487,8 +488,12 @@ def _validate_audit(i: int, audit: Any, n_parties: int) -> AuditSpec:
     pairs = check_int(f"{where}.pairs", audit.get("pairs", 6), low=1, high=64)
     calls = _audit_calls(where, audit.get("calls", "all"))
     probes = check_int(f"{where}.probes", audit.get("probes", 3), low=1, high=100)
+    run = audit.get("run")
+    if run is not None and (not isinstance(run, str) or not run):
+        raise ScenarioError(f"{where}.run = {run!r} must name one run of the experiment "
+                            "(an arm, e.g. \"pd_nmf_init\")")
     return AuditSpec(coalition, method, trials, alpha, prime, max_runs, calls, pairs, probes,
-                     coalitions, sizes)
+                     coalitions, sizes, run)
 
 
 def _coalition(where: str, coalition: Any, n_parties: int,

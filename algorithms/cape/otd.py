@@ -52,6 +52,7 @@ from algorithms.cape.symmetric import (
     multilinear,
     pack_matrix,
     pack_tensor,
+    projected_noise_cov,
     sym_matrix_noise,
     sym_tensor_noise,
     tensor_size,
@@ -71,6 +72,8 @@ from protocols.correlated_noise import (
 )
 from protocols.effects import Output, Recv, SendEach
 from protocols.errors import InputError
+from protocols.functionality import CallInstance, Ideal
+from protocols.simulator import CallView, MessageKey, SimulatorMismatch
 
 EIGEN_FLOOR = 1e-12
 WHITENING = "cape_agn"
@@ -202,7 +205,9 @@ def cape_agn_site(
         yield from cape_site(ctx, pack_matrix(second_moment(model, data, sigma2)), plans[0],
                              noise=noise, label="M2")
     call = ctx.new_call(WHITENING)
-    W = np.asarray((yield Recv(role_id(ctx, AGGREGATOR), call, "whitening")))
+    encoded = np.asarray((yield Recv(role_id(ctx, AGGREGATOR), call, "whitening")))
+    yield Output("whitening", encoded, call)  # public: the declared release of stage 1
+    W = ctx.fixed.decode(encoded)
 
     def project(b: np.ndarray) -> np.ndarray:
         return pack_tensor(multilinear(unpack_tensor(b, D), W))
@@ -210,7 +215,7 @@ def cape_agn_site(
     with ctx.in_phase("stage2"):
         yield from cape_site(ctx, pack_tensor(third_moment(model, data, W, sigma2)), plans[1],
                              noise=noise, noise_length=tensor_size(D), noise_map=project,
-                             label="M3(W,W,W)")
+                             label="M3(W,W,W)", noise_cov=projected_noise_cov(W))
 
 
 def cape_agn_aggregator(
@@ -228,9 +233,13 @@ def cape_agn_aggregator(
     M2 = unpack_matrix(packed, dim)
     W, U, s = whiten(M2, k)
     call = ctx.new_call(WHITENING)
-    yield SendEach(dict.fromkeys(range(plans[0].n_sites), W), call, "whitening")
+    encoded = ctx.fixed.encode(W, what="capeAGN whitening W")  # on the wire as field elements
+    yield SendEach(dict.fromkeys(range(plans[0].n_sites), encoded), call, "whitening")
+    yield Output("whitening", encoded, call)
     with ctx.in_phase("stage2"):
-        packed3 = yield from cape_aggregator(ctx, plans[1], tensor_size(k), noise=noise)
+        packed3 = yield from cape_aggregator(
+            ctx, plans[1], tensor_size(k), noise=noise,
+            site_noise_cov=projected_noise_cov(ctx.fixed.decode(encoded)))
     T = unpack_tensor(packed3, k)
     result = decompose(M2, T, U, s, k, model, ctx.rng, tpm)
     yield Output("weights", result.weights)
@@ -247,3 +256,56 @@ def cape_agn_noise_generator(
     ctx.new_call(WHITENING)  # keep the call counter in step with the other parties
     with ctx.in_phase("stage2"):
         yield from cape_noise_generator(ctx, plans[1], tensor_size(k), noise=noise)
+
+
+# -- the whitening broadcast, declared for the audits (protocols.registry) -----------------------
+
+
+def whitening_functionality(inst: CallInstance) -> dict[str, Ideal]:
+    """The whitening call's ideal output: one W, the same for every party that declares it.
+
+    W = U_K |Λ_K|^{−1/2} is the aggregator's post-processing of stage 1's CAPE aggregate, which
+    is (ε1, δ1)-DP (Theorem 2); Algorithm 2 hands it to every site in the clear. Whether W is
+    that function of the aggregate is the algorithm's correctness (tested against
+    :func:`whiten`), not the call's privacy; the call declares W as public and the check holds
+    every party's copy to one value.
+    """
+    declared = [np.asarray(v) for records in inst.outputs.values() for label, v in records
+                if label == "whitening"]
+    return {"whitening": Ideal(declared[0], 0.0)} if declared else {}
+
+
+@dataclass(frozen=True)
+class WhiteningSimulator:
+    """The simulator of capeAGN's whitening call (``cape_agn``): the aggregator sends each site
+    W, which is the site's declared output — so every message a member site receives from an
+    honest aggregator is that output, and a member aggregator's messages are its own. The
+    aggregator is party S (as :func:`sim.experiments.cape.cape_setup.cape_parties` numbers it)
+    unless given."""
+
+    aggregator: int | None = None
+    name: str = WHITENING
+    uniform_on_hull: bool = False
+
+    def determined(self, view: CallView) -> bool:
+        """The call has no inputs to determine."""
+        return False
+
+    def simulate(self, view: CallView, rng: np.random.Generator,
+                 n: int) -> dict[MessageKey, np.ndarray]:
+        agg = len(view.parties) if self.aggregator is None else self.aggregator
+        out: dict[MessageKey, np.ndarray] = {}
+        for m in view.members:
+            if m not in view.parties:
+                continue
+            if agg in view.members:
+                value = np.ravel(view.sent[(m, agg, "whitening")])
+            else:
+                found = [np.ravel(np.asarray(v)) for label, v in view.outputs.get(m, ())
+                         if label == "whitening"]
+                if len(found) != 1:
+                    raise SimulatorMismatch(f"site {m} declared {len(found)} outputs "
+                                            f"'whitening' of {view.call.tag('').rstrip('.')}")
+                value = found[0]
+            out[(m, agg, "whitening")] = np.broadcast_to(value, (n, value.size))
+        return out

@@ -121,3 +121,39 @@ def contract_vector(T: np.ndarray, u: np.ndarray) -> np.ndarray:
     if u.ndim == 1:
         return np.einsum("ajk,j,k->a", T, u, u)
     return np.einsum("ajk,jr,kr->ar", T, u, u)
+
+
+def projected_noise_cov(W: np.ndarray, chunk: int = 65_536) -> np.ndarray:
+    """Cov of pack_tensor(multilinear(unpack_tensor(z, D), W)) for z ~ N(0, I): the law of
+    capeAGN's stage-2 site noise (spec §6.2 step 3) in the K-space free entries, per unit σ².
+
+    The map z ↦ pack(T(W, W, W)) is linear: the free entry m = (i ≤ j ≤ k) of z fills every
+    distinct permutation of (i, j, k), so its column is, at the packed entry (a ≤ b ≤ c),
+    Σ over those permutations (i', j', k') of W_i'a W_j'b W_k'c — the sum over all six
+    permutations divided by the size of the multiset's stabiliser (1, 2 or 6). The covariance
+    is P Pᵀ, accumulated over chunks of columns (C(D+2, 3) of them).
+
+    Parameters
+    ----------
+    W : ndarray of shape (D, K)
+
+    Returns
+    -------
+    ndarray of shape (C(K+2, 3), C(K+2, 3))
+    """
+    W = np.asarray(W, dtype=np.float64)
+    if W.ndim != 2:
+        raise InputError(f"W must be D × K, got shape {W.shape}")
+    D, K = W.shape
+    a, b, c = tensor_indices(K)
+    i_all, j_all, k_all = tensor_indices(D)
+    cov = np.zeros((a.size, a.size))
+    for start in range(0, i_all.size, chunk):
+        i, j, k = (x[start:start + chunk] for x in (i_all, j_all, k_all))
+        stab = np.where((i == j) & (j == k), 6.0, np.where((i == j) | (j == k), 2.0, 1.0))
+        cols = np.zeros((i.size, a.size))
+        for p, q, r in ((i, j, k), (i, k, j), (j, i, k), (j, k, i), (k, i, j), (k, j, i)):
+            cols += W[p][:, a] * W[q][:, b] * W[r][:, c]
+        cols /= stab[:, None]
+        cov += cols.T @ cols
+    return cov

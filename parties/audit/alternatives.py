@@ -62,6 +62,8 @@ def _redrawn(value: Any, kind: str, rng: np.random.Generator, span: tuple[float,
         top = float(np.iinfo(value.dtype).max if limit is None else limit - 1)
         lowest = 0.0 if value.dtype.kind == "u" else float(np.iinfo(value.dtype).min)
         out = np.where((out > top) | (out < lowest), value, np.rint(out))
+    else:  # a missing entry (NaN) stays missing, as under shift and double
+        out = np.where(np.isnan(value), value, out)
     return out.astype(value.dtype)
 
 
@@ -180,6 +182,9 @@ def _spans(parties: Sequence[Party], public: set[str]) -> dict[str, tuple[float,
             if key in public or not numbers:
                 continue
             flat = np.concatenate(numbers)
+            flat = flat[np.isfinite(flat)]  # missing entries (NaN) span nothing
+            if not flat.size:
+                continue
             lo, hi = float(np.min(flat)), float(np.max(flat))
             old = spans.get(key, (lo, hi))
             spans[key] = (min(lo, old[0]), max(hi, old[1]))
@@ -297,7 +302,8 @@ def _resplit(values: list[np.ndarray], kind: str, rng: np.random.Generator,
     shape, k = values[0].shape, len(values)
     integer = values[0].dtype.kind in "ui"
     flat = np.concatenate([np.ravel(v).astype(np.float64) for v in values])
-    span = max(float(flat.max() - flat.min()), 1.0)
+    flat = flat[np.isfinite(flat)]  # missing entries (NaN) span nothing and stay missing
+    span = max(float(flat.max() - flat.min()), 1.0) if flat.size else 1.0
     if integer and limit is not None:
         if kind == "resplit_one":
             step = [1] * int(np.prod(shape))

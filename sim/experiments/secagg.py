@@ -77,6 +77,16 @@ def _per_site(result: Result, sites: range) -> tuple[int, int]:
     return max(elements.values()), max(n_bytes.values())
 
 
+FIELD_REASON = (
+    "SecAgg is not one: its output is the sum over the survivors, which the dropout schedule "
+    "decides, its aggregator (a party beyond the data holders) unmasks with the survivors' "
+    "Shamir shares of the dropped sites' keys, and its masks expand agreed keys — a re-run on "
+    "other inputs with the same outputs, or an enumeration of the coalition's tapes, is not "
+    "defined for it (Bonawitz et al. 2017, Thm 6.3 is a simulation argument, which the "
+    "simulation method implements)")
+"""Why the A/B, exact and linear methods answer ``not applicable`` on a SecAgg run."""
+
+
 def run(inp: RunInput) -> AlgorithmRun:
     params = inp.params
     column_sums = [np.asarray(shard.sum(axis=0)).ravel() for shard in inp.shards]
@@ -105,7 +115,8 @@ def run(inp: RunInput) -> AlgorithmRun:
         # the simulation method replays these parties with the run's dropouts
         # (protocols.secagg.SecAggSimulator); the other methods need a field program
         audit_target=AuditTarget(tuple(parties), "secagg", variant_of(config, "affine"),
-                                 faults=inp.scenario.faults, oracle="affine"),
+                                 faults=inp.scenario.faults, oracle="affine",
+                                 field_reason=FIELD_REASON),
         metrics={
             "survivors": list(survivors),
             "dropped": [u for u in range(m) if u not in survivors],

@@ -29,6 +29,7 @@ from algorithms.data import synthetic_mog
 from parties.party import Party
 from protocols.correlated_noise import AGGREGATOR, NOISE_GENERATOR, cape_plan
 from protocols.errors import InputError
+from protocols.field import FixedPoint, Mersenne61Field
 from sim.network import Network
 from sim.simulation import Simulation
 
@@ -95,11 +96,16 @@ def test_cape_agn_tensor_is_the_projected_noisy_pooled_moment() -> None:
     aggregates = [v for call, label, v in agg_view.outputs if label == "aggregate"]
     M2_hat = unpack_matrix(aggregates[0], D)
     W = whiten(M2_hat, k)[0]
-    # every site got the same W, and the stage-2 aggregate is the mean of the sites'
+    # every site got the same W — on the wire as fixed-point field elements, so within half a
+    # grid step of numpy's whitening — and the stage-2 aggregate is the mean of the sites'
     # (M_3s + G_3s)(W, W, W) as recorded in their own views (up to the fixed-point grid)
+    fixed = FixedPoint(Mersenne61Field(), 24)
+    sent = [next(m.payload for m in result.views[s].received if m.step == "whitening")
+            for s in range(S)]
     for s in range(S):
-        received = [m.payload for m in result.views[s].received if m.step == "whitening"]
-        np.testing.assert_array_equal(received[0], W)
+        np.testing.assert_array_equal(sent[s], sent[0])
+    np.testing.assert_allclose(fixed.decode(sent[0]), W, rtol=0, atol=2.0**-24)
+    W = fixed.decode(sent[0])
     site_terms = []
     for s in range(S):
         inputs = {label: v for call, label, v in result.views[s].protocol_inputs

@@ -50,3 +50,30 @@ def test_multilinear_matches_einsum_and_composes() -> None:
     T2 = sym_tensor_noise(rng, 6, 1.0)
     np.testing.assert_allclose(multilinear(T + T2, V), multilinear(T, V) + multilinear(T2, V),
                                atol=1e-12)
+
+
+def test_projected_noise_cov_is_the_law_of_the_projected_stage2_noise() -> None:
+    """capeAGN's stage-2 site noise is z ↦ pack(unpack(z)(W, W, W)), z ~ N(0, I) over the
+    C(D+2, 3) free entries: its covariance is P Pᵀ, P built here column by column from the
+    map itself (numpy einsum on the full D×D×D tensor), and matched by a Monte Carlo estimate."""
+    from algorithms.cape.symmetric import projected_noise_cov, tensor_indices
+
+    rng = np.random.default_rng(3)
+    D, K = 5, 3
+    W = rng.normal(size=(D, K))
+    n = tensor_size(D)
+    i, j, k = tensor_indices(D)
+    a, b, c = tensor_indices(K)
+    columns = []
+    for m in range(n):
+        T = np.zeros((D, D, D))
+        for p, q, r in {(i[m], j[m], k[m]), (i[m], k[m], j[m]), (j[m], i[m], k[m]),
+                        (j[m], k[m], i[m]), (k[m], i[m], j[m]), (k[m], j[m], i[m])}:
+            T[p, q, r] = 1.0
+        Y = np.einsum("pqr,pa,qb,rc->abc", T, W, W, W)
+        columns.append(Y[a, b, c])
+    P = np.stack(columns, axis=1)
+    C = projected_noise_cov(W, chunk=7)  # several chunks
+    np.testing.assert_allclose(C, P @ P.T, rtol=1e-12, atol=1e-12)
+    z = rng.normal(size=(20000, n))
+    np.testing.assert_allclose(np.cov((z @ P.T).T), C, rtol=0, atol=0.05 * np.abs(C).max())

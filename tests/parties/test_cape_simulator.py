@@ -227,3 +227,33 @@ def test_the_leaks_are_real_the_aggregator_recovers_the_statistic() -> None:
             err = got - truth
             assert float(np.mean(err**2)) < 0.5 * TAU**2  # declared: τ² ... here τ²/S
             assert abs(float(np.mean(err**2)) - TAU**2 / S) < 0.35 * TAU**2 / S
+
+
+def test_a_declaration_with_a_plan_per_call_judges_each_call_by_its_own() -> None:
+    """capeAGN's stages: cape_declaration with a mapping call → plan (and budget) builds one
+    simulator per call; a call without a plan, an empty mapping, or budgets for calls without
+    a plan are named."""
+    from protocols.cape_simulator import Budget, StagedCapeSimulator
+    from protocols.correlated_noise import cape_plan
+    from protocols.effects import Call
+    from protocols.errors import InputError
+    from protocols.registry import cape_declaration
+    from protocols.simulator import CallView, SimulatorMismatch
+
+    first, second = cape_plan(1.0, 3), cape_plan(0.5, 3)
+    budget = Budget.uniform(3, 1.0, 1e-3, 1.0)
+    sim = cape_declaration({0: first, 2: second}, 24, budget={2: budget}).simulator(None)
+    assert isinstance(sim, StagedCapeSimulator)
+    assert sim.stages[0].plan is first and sim.stages[2].plan is second
+    assert sim.stages[0].budget is None and sim.stages[2].budget is budget
+    from protocols.field import prime_field
+
+    view = CallView(Call("cape", 1), prime_field(2**61 - 1), (0, 1, 2), (3,))
+    with pytest.raises(SimulatorMismatch, match=r"no declared noise plan.*calls \[0, 2\]"):
+        sim.sizes(view)
+    with pytest.raises(InputError, match="declares no CAPE call"):
+        cape_declaration({}, 24)
+    with pytest.raises(InputError, match=r"budget names CAPE calls \[5\]"):
+        cape_declaration({0: first}, 24, budget={5: budget})
+    with pytest.raises(InputError, match="declare plan as one too"):
+        cape_declaration(first, 24, budget={0: budget})

@@ -88,3 +88,16 @@ def test_an_entry_without_other_roles_refuses_an_id_beyond_its_data_holders(tmp_
     with pytest.raises(ScenarioError, match=r"names party \[7\], but the run's participants "
                        r"are 0\.\.\d+ \(0\.\.\d+ hold data\)$"):
         run_scenario(path)
+
+
+@pytest.mark.parametrize("method", ["statistical", "exact", "linear"])
+def test_the_other_methods_on_secagg_say_why_they_do_not_apply(tmp_path, method) -> None:
+    """Issue 28: they answer ``not applicable``, naming what SecAgg has that a field program
+    re-run on other inputs cannot hold — the survivors' sum, the aggregator, agreed keys."""
+    path = with_audit(tmp_path, "secagg_dropouts.toml",
+                      f'method = "{method}"\ncoalition = [0]\ntrials = 10')
+    [audit] = run_scenario(path).audits
+    assert audit.verdict == "not applicable"
+    reason = audit.details["reason"]
+    for named in ("SecAgg", "survivors", "aggregator", "keys", "method = 'simulation'"):
+        assert named in reason, reason

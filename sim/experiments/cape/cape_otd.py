@@ -22,7 +22,9 @@ import numpy as np
 
 from algorithms.cape.moments import check_unit_ball, document_words
 from algorithms.cape.otd import (
+    WHITENING,
     TpmSettings,
+    WhiteningSimulator,
     agn,
     agn_scales,
     cape_agn_aggregator,
@@ -31,11 +33,21 @@ from algorithms.cape.otd import (
     nonprivate,
     random_error,
     recovery_error,
+    whitening_functionality,
 )
 from algorithms.cape.pca import check_rank
 from protocols.accounting import Release
-from protocols.correlated_noise import NoisePlan, cape_plan, conventional_plan, generalized_plan
+from protocols.cape_simulator import Budget
+from protocols.correlated_noise import (
+    PROTOCOL,
+    NoisePlan,
+    cape_plan,
+    conventional_plan,
+    generalized_plan,
+)
 from protocols.errors import ScenarioError
+from protocols.registry import cape_declaration, declare_protocol
+from sim.audited_runs import RevealingRun
 from sim.catalog.cape import OTD_METHODS, OTD_PARAMS
 from sim.console import table
 from sim.entry import (
@@ -55,6 +67,7 @@ from sim.experiments.cape.cape_setup import (
     trial_rows,
     trials,
 )
+from sim.privacy import AuditTarget
 from sim.simulation import Result
 
 LABELS = {"cape": "capeAGN", "conventional": "conventional", "local": "local AGN",
@@ -113,7 +126,7 @@ def otd_plans(sizes: list[int], p: dict[str, Any], dim: int, sigma2: float,
 
 
 def _simulate(inp: RunInput, shards: list[Any], p: dict[str, Any], sigma2: float, scheme: str,
-              seed: int) -> tuple[Result, Any]:
+              seed: int) -> tuple[Result, Any, Any]:
     D, k = shards[0].shape[1], p["k"]
     plans = otd_plans([s.shape[0] for s in shards], p, D, sigma2, scheme)
     tpm = TpmSettings(mode=p["tpm"])
@@ -126,7 +139,42 @@ def _simulate(inp: RunInput, shards: list[Any], p: dict[str, Any], sigma2: float
         if plans[0].uses_generator else None,
     )
     result = inp.simulation.run(parties, seed=seed)
-    return result, result.outputs[len(shards)]
+    return result, result.outputs[len(shards)], _audit_target(inp, p, sigma2, result, parties,
+                                                              plans)
+
+
+def _audit_target(inp: RunInput, p: dict[str, Any], sigma2: float, result: Result,
+                  parties: list[Any], plans: tuple[NoisePlan, NoisePlan]) -> Any:
+    """What ``[[audit]]`` examines of one capeAGN run: its parties, each CAPE call judged by
+    its own stage's plan and budget (ε/2, δ/2 and the stage's sensitivity Δ2 or Δ3 at the
+    site's N_s; :func:`protocols.registry.cape_declaration` with a plan per call). The CAPE
+    calls are numbered as the audit's runs number them: by the sites' call counter (site 0's
+    ``site_noise`` inputs of this run) less the key-agreement calls before each, which the
+    audit's runs do not make (:class:`sim.privacy.SimPyRunner` injects every mask source)."""
+    S = plans[0].n_sites
+    agreed = {m.call for m in result.views[0].received if m.protocol == "key_agreement"}
+    calls = [c.index - sum(a < c.index for a in agreed)
+             for c, label, _ in result.views[0].protocol_inputs
+             if c is not None and c.protocol == PROTOCOL and label == "site_noise"]
+    D = parties[0].inputs["data"].shape[1]
+    scales = [agn_scales(p["model"], int(party.inputs["data"].shape[0]), D, p["epsilon"],
+                         p["delta"], sigma2, p["sensitivity"]) for party in parties[:S]]
+    budgets = {call: Budget(np.full(S, p["epsilon"] / 2), np.full(S, p["delta"] / 2),
+                            np.array([sc[2 + stage] for sc in scales], dtype=np.float64))
+               for stage, call in enumerate(calls)}
+    declaration = cape_declaration(dict(zip(calls, plans, strict=True)),
+                                   inp.simulation.fixed.frac_bits, budget=budgets)
+    whitening = declare_protocol(WHITENING, functionality=whitening_functionality,
+                                 simulator=WhiteningSimulator())
+    return AuditTarget(tuple(parties), (declaration, whitening))
+
+
+OTD_REVEALING = {
+    "nonprivate": RevealingRun("the pooled moments M2 and M3 of every site's rows, without "
+                               "noise", "non-private OTD (the pooled baseline)"),
+}
+"""The arms ``[[audit]]`` reports as revealing by design (:mod:`sim.audited_runs`); local AGN
+and the random vectors exchange nothing and are not runs to audit."""
 
 
 def otd_point(inp: RunInput, p: dict[str, Any], stage: str = "trials") -> dict[str, Any]:
@@ -136,14 +184,16 @@ def otd_point(inp: RunInput, p: dict[str, Any], stage: str = "trials") -> dict[s
     tpm = TpmSettings(mode=p["tpm"])
     errors: dict[str, list[float]] = {m: [] for m in OTD_METHODS}
     first: tuple[Result, Any] | None = None
+    audits: dict[str, Any] = {}
     shards: list[Any] = []
     for seed, rng in trials(inp, p["trials"], 8, stage):
         shards = _trial_data(inp, p, rng)
         pooled = np.vstack(shards)
-        result, cape = _simulate(inp, shards, p, sigma2, "cape", seed)
+        result, cape, audit = _simulate(inp, shards, p, sigma2, "cape", seed)
+        _, conv, audit_conv = _simulate(inp, shards, p, sigma2, "conventional", seed)
         if first is None:
             first = (result, cape)
-        _, conv = _simulate(inp, shards, p, sigma2, "conventional", seed)
+            audits = {"cape": audit, "conventional": audit_conv, **OTD_REVEALING}
         recovered = {
             "cape": cape.means, "conventional": conv.means,
             "local": agn(p["model"], shards[0], p["k"], p["epsilon"], p["delta"], rng, sigma2,
@@ -156,7 +206,7 @@ def otd_point(inp: RunInput, p: dict[str, Any], stage: str = "trials") -> dict[s
     assert first is not None  # trials ≥ 1
     return {"error": {m: np.array(v) for m, v in errors.items()}, "result": first[0],
             "decomposition": first[1], "sizes": [s.shape[0] for s in shards],
-            "sigma2": sigma2, "dim": inp.data.shape[1]}
+            "sigma2": sigma2, "dim": inp.data.shape[1], "audits": audits}
 
 
 def _accounting(p: dict[str, Any], sizes: list[int], dim: int, sigma2: float) -> dict[str, Any]:
@@ -204,6 +254,7 @@ def run(inp: RunInput) -> AlgorithmRun:
                 table(ACCOUNTING_HEADERS, accounting_rows(metrics["accounting"]),
                       "privacy accounting (two stages, ε/2 and δ/2 each)")],
         communication_by_phase=True,
+        audit_runs=point["audits"],
     )
 
 

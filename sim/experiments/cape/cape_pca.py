@@ -50,6 +50,7 @@ from algorithms.cape.pca import (
 )
 from algorithms.cape.symmetric import matrix_size
 from protocols.accounting import Release
+from sim.audited_runs import RevealingRun
 from sim.catalog.cape import (
     PCA_METHODS,
     PCA_PARAMS,
@@ -124,13 +125,17 @@ def pca_point(inp: RunInput, p: dict[str, Any], stage: str = "trials") -> dict[s
     check_rank(p["k"], A_true.shape[0])
     q: dict[str, list[float]] = {m: [] for m in PCA_METHODS}
     first: tuple[Result, np.ndarray, Any] | None = None
+    audits: dict[str, Any] = {}
     for seed, rng in trials(inp, p["trials"], 7, stage):
         shards = _trial_data(inp, p, rng)
         pooled = np.vstack(shards)
         result, V, run = _simulate(inp, shards, p, "cape", seed)
+        _, V_conv, run_conv = _simulate(inp, shards, p, "conventional", seed)
         if first is None:
             first = (result, V, run)
-        _, V_conv, _ = _simulate(inp, shards, p, "conventional", seed)
+            audits = {"cape": _audit_target(inp, p, run, shards),
+                      "conventional": _audit_target(inp, p, run_conv, shards),
+                      **PCA_REVEALING}
         subspaces = {
             "cape": V,
             "pooled_ag": analyze_gauss(pooled, p["k"], p["epsilon"], p["delta"], rng,
@@ -144,7 +149,8 @@ def pca_point(inp: RunInput, p: dict[str, Any], stage: str = "trials") -> dict[s
             q[m].append(captured_energy(Vm, A_true))
     assert first is not None  # trials ≥ 1
     return {"q": {m: np.array(v) for m, v in q.items()}, "result": first[0], "V": first[1],
-            "sizes": [len(s) for s in shards], "dim": A_true.shape[0], "run": first[2]}
+            "sizes": [len(s) for s in shards], "dim": A_true.shape[0], "run": first[2],
+            "audits": audits}
 
 
 def _accounting(p: dict[str, Any], sizes: list[int]) -> dict[str, Any]:
@@ -194,19 +200,29 @@ def run(inp: RunInput) -> AlgorithmRun:
                       f"captured energy over {p['trials']} trials (K = {p['k']}, D = {D})"),
                 table(ACCOUNTING_HEADERS, accounting_rows(metrics["accounting"]),
                       "privacy accounting")],
-        audit_target=_audit_target(inp, p, point),
+        audit_target=point["audits"]["cape"],
     )
 
 
-def _audit_target(inp: RunInput, p: dict[str, Any], point: dict[str, Any]) -> Any:
+PCA_REVEALING = {
+    "pooled_ag": RevealingRun("every site's rows to one curator, who adds the noise",
+                              "pooled Analyze Gauss (the centralized DP baseline)"),
+    "nonprivate": RevealingRun("the pooled second moment without noise",
+                               "non-private PCA (the pooled baseline)"),
+}
+"""The arms ``[[audit]]`` reports as revealing by design (:mod:`sim.audited_runs`); local AG
+exchanges nothing and is not a run to audit."""
+
+
+def _audit_target(inp: RunInput, p: dict[str, Any], run: Any, shards: list[Any]) -> Any:
     """The first trial's CAPE run, judged by CAPE's declaration with its noise plan and the
     sites' (ε, δ, Δ_s) (:func:`~sim.experiments.cape.cape_setup.cape_audit_target`). Each site
     releases the D(D + 1)/2 free entries of its symmetric A_s (``pack_matrix``), so every
     noise value appears once in the view: the Gaussian residual tests see independent
     coordinates, not each off-diagonal value twice."""
 
-    parties, plan = point["run"]
-    deltas = [sensitivity(n, p["sensitivity"]) for n in point["sizes"]]
+    parties, plan = run
+    deltas = [sensitivity(len(s), p["sensitivity"]) for s in shards]
     return cape_audit_target(parties, plan, inp.simulation.fixed.frac_bits, p["epsilon"],
                              p["delta"], deltas)
 

@@ -215,7 +215,8 @@ def sweep_run(inp: RunInput, base: Mapping[str, Param],
               point: Callable[[RunInput, dict[str, Any], str], dict[str, Any]],
               figure: SweepFigure) -> AlgorithmRun:
     """A sweep entry's run: ``point`` at every value, then its metrics, outputs (method ×
-    value × trial), table and plot."""
+    value × trial), table and plot; ``[[audit]]`` audits the runs each point names in its
+    ``"audits"`` (``"<arm> <key>=<value>"``, :mod:`sim.audited_runs`)."""
 
     p = inp.params
     values, points = sweep_points(inp, p, base, point)
@@ -241,6 +242,10 @@ def sweep_run(inp: RunInput, base: Mapping[str, Param],
             title, logx=p["sweep"] != "samples_per_site")},
         tables=[table([p["sweep"], *methods], rows, figure.caption)],
         communication_by_phase=figure.communication_by_phase,
+        # [[audit]]: each value's runs (a point's "audits", sim.audited_runs)
+        audit_runs={f"{name} {p['sweep']}={v:g}": target
+                    for v, pt in zip(values, points, strict=True)
+                    for name, target in pt.get("audits", {}).items()},
     )
 
 

@@ -60,6 +60,7 @@ def run(inp: RunInput) -> AlgorithmRun:
     initial: dict[str, float] = {}
     iterations: dict[str, int] = {}
     messages: dict[str, int] = {}
+    audit_runs: dict[str, Any] = {}  # each method's run (sim.audited_runs)
     for i, label in enumerate(p["methods"]):
         name, sketch_on = COMPARED_METHODS[label]
         params = {**p, "sketch_on": sketch_on, "outer": 2}
@@ -72,6 +73,8 @@ def run(inp: RunInput) -> AlgorithmRun:
             t1, t2 = pilot.metrics["simulated_time_history"][:2]
             params["outer"] = 2 + max(0, math.ceil((budget - t2) / (t2 - t1)))
         run = run_secure(_with(inp, params), name, sketch_on)
+        audit_runs[label] = (run.audit_target if run.audit_target is not None
+                             else next(iter(run.audit_runs.values())))
         times = run.metrics["simulated_time_history"]
         errors = run.metrics["relative_error_history"]
         curves[label] = (times, errors)
@@ -97,6 +100,7 @@ def run(inp: RunInput) -> AlgorithmRun:
              messages[label]] for label in ranking]
     return AlgorithmRun(
         result=None,
+        audit_runs=audit_runs,
         outputs={f"error_{label}": np.array([curves[label][0], curves[label][1]])
                  for label in curves},
         metrics={

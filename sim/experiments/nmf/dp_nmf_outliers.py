@@ -52,6 +52,7 @@ from algorithms.nmf.dp_robust import (
 from parties.party import Party
 from protocols.errors import ScenarioError
 from sim import plots
+from sim.audited_runs import RevealingRun
 from sim.console import table
 from sim.entry import (
     AlgorithmRun,
@@ -212,18 +213,14 @@ def run(inp: RunInput) -> AlgorithmRun:
     }
     metrics["elements_sent_per_iteration"] = measured_iteration_elements(result, m,
                                                                          p["iterations"])
-    audit = None
-    if m > 1:
-        audit = AuditTarget(
-            tuple(dp_parties(inp, prep, p["epsilon"])), "secure_sum", p["variant"],
-            field_program=secure_sum_program(p["variant"]),
-            field_inputs=first_call_inputs(result.views, result.sites, "secure_sum"))
+    audit = audited(inp, prep, p["epsilon"], result)
     title = f"DP robust NMF, ε = {p['epsilon']} per release, M = {m} curator(s)"
     return AlgorithmRun(
         result=result,
         outputs={"W": W},
         metrics=metrics,
-        audit_target=audit,
+        audit_target=audit if m > 1 else None,
+        audit_runs={} if m > 1 else {"one_curator": audit},
         communication_by_phase=True,
         plots={"objective": lambda: plots.objective(
             {"private": loss, "non-private": loss_nonprivate}, title, ylabel="robust loss L")},
@@ -235,6 +232,21 @@ def run(inp: RunInput) -> AlgorithmRun:
     )
 
 
+def audited(inp: RunInput, prep: Prepared, epsilon: float, result: Result) -> Any:
+    """What ``[[audit]]`` examines of one private run: the curators and the analyst, judged
+    by SecureSum (the A/B and exact methods on the first call's field inputs); one curator
+    alone sends its noisy statistics to the analyst by design (:mod:`sim.audited_runs`)."""
+
+    if len(prep.blocks) == 1:
+        return RevealingRun("its Gaussian-noised statistics (A, B) to the analyst, in the "
+                            "clear: a DP release, not a secure computation", "one curator")
+    variant = inp.params["variant"]
+    return AuditTarget(
+        tuple(dp_parties(inp, prep, epsilon)), "secure_sum", variant,
+        field_program=secure_sum_program(variant),
+        field_inputs=first_call_inputs(result.views, result.sites, "secure_sum"))
+
+
 def run_sweep(inp: RunInput) -> AlgorithmRun:
     p = inp.params
     prep = prepare(inp)
@@ -242,11 +254,14 @@ def run_sweep(inp: RunInput) -> AlgorithmRun:
     values = np.zeros((trials, len(eps_list)))
     result = None
     total = trials * len(eps_list)
+    audit_runs: dict[str, Any] = {}
     for j, eps in enumerate(eps_list):
         for t in range(trials):
             seed = int(np.random.SeedSequence(inp.seed, spawn_key=(TRIAL_SEED_KEY, j, t))
                        .generate_state(1, np.uint64)[0] % (1 << 63))
             result, W, H, _ = simulate(inp, prep, eps, seed)
+            if t == 0:  # [[audit]] audits each ε's first trial (sim.audited_runs)
+                audit_runs[f"epsilon={eps:g}"] = audited(inp, prep, eps, result)
             values[t, j] = clean_objective(prep.V_clean, W, H, prep.n)
             if inp.progress is not None:
                 inp.progress("private runs", j * trials + t + 1, total)
@@ -282,6 +297,7 @@ def run_sweep(inp: RunInput) -> AlgorithmRun:
             eps_list, values, obj_nonprivate, metrics["objective_init"], title)},
         tables=[table(["ε per release", "objective (mean)", "gap", "ε_total paper",
                        "ε_total accountant"], rows, title)],
+        audit_runs=audit_runs,
     )
 
 

@@ -19,6 +19,10 @@ which is why ``random_2x`` is the fair comparison (the thesis's argument).
 Scenario keys: those of ``pd_nmf`` (``init`` is ignored) plus ``inits`` (the list to compare)
 and ``trials``. ``outputs.npz`` holds ``objective_<init>`` (trials × sweeps); the report's
 ``communication`` is that of the first ``pd_nmf_init`` trial (or of the first trial run).
+
+``[[audit]]`` audits the first trial of each initialisation (``run = "<init>"`` picks one;
+:mod:`sim.audited_runs`); ``nndsvd``, whose start is computed centrally, is reported as
+revealing it.
 """
 
 from __future__ import annotations
@@ -30,21 +34,25 @@ import numpy as np
 
 from algorithms.nmf.pd_nmf import total_objective
 from sim import plots
+from sim.audited_runs import RevealingRun
 from sim.console import table
 from sim.entry import AlgorithmRun, EstimateInput, RunInput, Workload
 from sim.experiments.nmf.pd_nmf import (
     NmfSetup,
     nmf_workload,
+    pd_nmf_parties,
     pd_nmf_roles,
     public_start,
     run_pd_nmf,
 )
+from sim.privacy import AuditTarget
 
 
 def run(inp: RunInput) -> AlgorithmRun:
     p = inp.params
     curves: dict[str, np.ndarray] = {}
     first_result = None
+    audit_runs: dict[str, Any] = {}
     n_runs = len(p["inits"]) * p["trials"]
     done = 0
     for init in p["inits"]:
@@ -58,6 +66,8 @@ def run(inp: RunInput) -> AlgorithmRun:
             histories.append(total_objective(models))
             if first_result is None or (init == "pd_nmf_init" and trial == 0):
                 first_result = result
+            if trial == 0:
+                audit_runs[init] = _audited(trial_input, setup, T0, init)
             done += 1
             if inp.progress is not None:
                 inp.progress("trials", done, n_runs)
@@ -82,7 +92,21 @@ def run(inp: RunInput) -> AlgorithmRun:
         tables=[table(["init", "sweeps", f"objective @ {p['iterations']}", "final mean",
                        "final sd of mean"], rows, "objective by initialisation")],
         communication_by_phase=True,
+        audit_runs=audit_runs,
     )
+
+
+def _audited(trial_input: RunInput, setup: NmfSetup, T0: Any, init: str) -> Any:
+    """What ``[[audit]]`` examines of one initialisation (its first trial,
+    :mod:`sim.audited_runs`): PD-NMF's parties judged by SecureSum, as ``pd_nmf`` audits them;
+    ``nndsvd`` starts from the centralized NNDSVD of the pooled rows, which no secure
+    protocol computes, and is reported as revealing it."""
+    if init == "nndsvd":
+        return RevealingRun("T0 = NNDSVD of the pooled rows (a function of every party's "
+                            "data, computed centrally and handed to all)",
+                            "the nndsvd initialisation")
+    return AuditTarget(tuple(pd_nmf_parties(trial_input, setup, T0)), "secure_sum",
+                       setup.variant)
 
 
 def _with_seed(inp: RunInput, seed: int) -> RunInput:

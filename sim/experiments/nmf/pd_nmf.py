@@ -63,12 +63,14 @@ from protocols.secagg import AGGREGATOR, variant_of
 from protocols.secagg import Config as SecAggConfig
 from protocols.secagg import check_config as check_secagg
 from sim import plots
+from sim.audited_runs import RevealingRun
 from sim.entry import (
     AlgorithmRun,
     EstimateInput,
     RunInput,
     Workload,
 )
+from sim.experiments.secagg import FIELD_REASON as SECAGG_FIELD_REASON
 from sim.experiments.secagg import secagg_workload
 from sim.experiments.secure_sum import secure_sum_workload
 from sim.experiments.svd.normed_secure_sum import layout_for, with_dealer
@@ -267,6 +269,11 @@ def run_entry(inp: RunInput) -> AlgorithmRun:
     )
 
 
+CENTRALIZED_REVEALS = RevealingRun("the pooled rows X to the one party that factorises them",
+                                   "centralized RRI-NMF (the non-private reference)")
+"""What ``[[audit]]`` reports on ``rri_nmf`` (:mod:`sim.audited_runs`): it pools the data."""
+
+
 def run_rri_entry(inp: RunInput) -> AlgorithmRun:
     setup = NmfSetup.from_params(inp.params, inp.data)
     if setup.init in ("pd_nmf_init", "pd_svd"):
@@ -288,6 +295,7 @@ def run_rri_entry(inp: RunInput) -> AlgorithmRun:
     return AlgorithmRun(
         result=None, outputs={"T": T, "W": W}, metrics=metrics,
         plots={"objective": lambda: plots.objective({"rri_nmf": history}, "RRI-NMF")},
+        audit_runs={"rri_nmf": CENTRALIZED_REVEALS},
     )
 
 
@@ -337,7 +345,8 @@ def _run_pd_nmf_secagg(inp: RunInput, setup: NmfSetup, T0: np.ndarray | None) ->
                         communication_by_phase=True,
                         audit_target=AuditTarget(tuple(parties), "secagg",
                                                  variant_of(config, "affine"),
-                                                 faults=inp.scenario.faults, oracle="affine"))
+                                                 faults=inp.scenario.faults, oracle="affine",
+                                                 field_reason=SECAGG_FIELD_REASON))
 
 
 def _secagg_site(T0: np.ndarray, setup: NmfSetup, config: SecAggConfig) -> Any:

@@ -36,11 +36,13 @@ The one-bit sum, whose observable is the protocol's output itself, runs through 
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
+from algorithms.nmf.pd_nmf import pd_nmf
 from algorithms.nmf.rri import rri_nmf
 from algorithms.nmf.rri_steps import RRIParams
 from algorithms.svd.power_iteration import block_power_iteration, orthonormalize
@@ -55,6 +57,7 @@ from parties.party import site_parties
 from protocols.errors import ScenarioError
 from protocols.secure_sum import secure_sum_field
 from sim import plots
+from sim.audited_runs import ReferenceRun, RevealingRun
 from sim.console import table
 from sim.entry import (
     NUMBA_BYTES,
@@ -64,15 +67,18 @@ from sim.entry import (
     RunInput,
     Workload,
 )
+from sim.privacy import AuditTarget
 
 KSDP_SEED_KEY = 1_000_014
 
 
-def _one_bit_sums(inp: RunInput, n: int, bits: np.ndarray) -> np.ndarray:
+def _one_bit_sums(inp: RunInput, n: int, bits: np.ndarray,
+                  audits: dict[str, Any]) -> np.ndarray:
     """Σ bits of every sample (rows of ``bits``, shape (samples, n)) through one SecureSum.
 
     The n individuals are split over the M parties in contiguous blocks (party 0 holds the
-    victim, column 0); each party inputs its block's count per sample.
+    victim, column 0); each party inputs its block's count per sample. The run is added to
+    ``audits`` (what ``[[audit]]`` examines, :mod:`sim.audited_runs`).
     """
 
     m = inp.scenario.n_parties
@@ -82,10 +88,15 @@ def _one_bit_sums(inp: RunInput, n: int, bits: np.ndarray) -> np.ndarray:
     parties = site_parties(lambda ctx, x: secure_sum_field(ctx, x, "prg", label="bits"),
                            [{"x": c} for c in counts])
     result = inp.simulation.run(parties, seed=inp.seed)
+    audits[f"one_bit_sum n_v={n}"] = AuditTarget(
+        tuple(parties), "secure_sum", "prg",
+        field_program=lambda ctx, x: secure_sum_field(ctx, x, "prg", label="bits"),
+        field_inputs=tuple(counts))
     return np.asarray(result.outputs[0]).astype(np.int64)
 
 
-def _run_one_bit_sum(inp: RunInput, rng: np.random.Generator) -> dict[str, Any]:
+def _run_one_bit_sum(inp: RunInput, rng: np.random.Generator,
+                     audits: dict[str, Any]) -> dict[str, Any]:
     """Every size: ``documents`` independent repetitions of Algorithm 11 (one victim each)."""
 
     p, t, reps = inp.params["p"], inp.params["samples"], inp.params["documents"]
@@ -95,7 +106,7 @@ def _run_one_bit_sum(inp: RunInput, rng: np.random.Generator) -> dict[str, Any]:
         bits = (rng.random((reps, 2 * t, n)) < p).astype(np.int64)
         bits[:, :t, 0] = 1  # X^n_1: the victim's bit is 1
         bits[:, t:, 0] = 0  # X^n_0
-        sums = _one_bit_sums(inp, n, bits.reshape(reps * 2 * t, n)).reshape(reps, 2 * t)
+        sums = _one_bit_sums(inp, n, bits.reshape(reps * 2 * t, n), audits).reshape(reps, 2 * t)
         found = [measure({"sum": s[:t]}, {"sum": s[t:]}) for s in sums]
         rows.append({"party_size": n, "pi": [r.pi for r in found],
                      "ks": [r.ks_statistics["sum"] for r in found],
@@ -146,7 +157,8 @@ def _databases(
     return out
 
 
-def _run_documents(inp: RunInput, rng: np.random.Generator) -> dict[str, Any]:
+def _run_documents(inp: RunInput, rng: np.random.Generator,
+                   audit_runs: dict[str, Any]) -> dict[str, Any]:
     params = inp.params
     corpus = inp.data.toarray() if sp.issparse(inp.data) else np.asarray(inp.data, dtype=float)
     n_docs, d = corpus.shape
@@ -178,6 +190,8 @@ def _run_documents(inp: RunInput, rng: np.random.Generator) -> dict[str, Any]:
                 m: {"with": [], "without": []} for m in mechanisms}
             for side, rows in _databases(corpus, x, others, n_v, t, params["simulator"], rng):
                 X = np.vstack([rows, X_adv])
+                if not audit_runs:
+                    audit_runs.update(_document_audits(mechanisms, rows, X_adv, starts, params))
                 for m in mechanisms:
                     obs = _observables(m, X, n_v, starts[m], params)
                     samples[m][side].append(_statistics(m, obs, x))
@@ -197,11 +211,34 @@ def _run_documents(inp: RunInput, rng: np.random.Generator) -> dict[str, Any]:
     return out
 
 
+def _document_audits(mechanisms: Any, victim: np.ndarray, adversary: np.ndarray,
+                     starts: dict[str, np.ndarray], params: dict[str, Any]) -> dict[str, Any]:
+    """What ``[[audit]]`` examines of the document mechanisms (:mod:`sim.audited_runs`), on the
+    first sampled database: ``pd_nmf`` as PD-NMF between the victim (party 0) and the
+    adversary (party 1) from the same public T0, judged by SecureSum; the Σ-revealing SVD
+    reveals Σ by design; ``pd_svd`` runs its centralized reference here (PD-SVD needs
+    GF(2^127 − 1), audited by the ``pd_svd`` entry)."""
+
+    out: dict[str, Any] = {}
+    for m in mechanisms:
+        if m == "pd_nmf":
+            program = partial(pd_nmf, k=starts[m].shape[0], sweeps=params["iterations"],
+                              params=RRIParams(form="topic"), T0=starts[m])
+            out[m] = AuditTarget(tuple(site_parties(program, [{"X": victim}, {"X": adversary}])),
+                                 "secure_sum", "prg")
+        elif m == "sigma_revealing_svd":
+            out[m] = RevealingRun("Σ (the singular values) besides V_k", "the Σ-revealing SVD")
+        else:
+            out[m] = ReferenceRun("PD-SVD", "the pd_svd entry (scenarios/pd_svd.toml)")
+    return out
+
+
 def run(inp: RunInput) -> AlgorithmRun:
     rng = np.random.default_rng(np.random.SeedSequence(inp.seed, spawn_key=(KSDP_SEED_KEY,)))
     mechanisms = inp.params["mechanism"]
-    found = (_run_one_bit_sum(inp, rng) if mechanisms == ("one_bit_sum",)
-             else _run_documents(inp, rng))
+    audit_runs: dict[str, Any] = {}  # what [[audit]] examines (sim.audited_runs)
+    found = (_run_one_bit_sum(inp, rng, audit_runs) if mechanisms == ("one_bit_sum",)
+             else _run_documents(inp, rng, audit_runs))
     sizes = list(inp.params["party_sizes"])
     metrics: dict[str, Any] = {"party_sizes": sizes, "mechanisms": {}}
     outputs: dict[str, np.ndarray] = {"party_sizes": np.array(sizes)}
@@ -232,6 +269,7 @@ def run(inp: RunInput) -> AlgorithmRun:
     title = f"π-KSDP ({inp.params['samples']} samples per side)"
     return AlgorithmRun(
         result=None, outputs=outputs, metrics=metrics,
+        audit_runs=audit_runs,
         plots={"ksdp_p_values": lambda: plots.sweep(
             sizes, curves, "victim database size n_v", "mean π (min p-value over statistics)",
             title, logx=max(sizes) >= 20 * min(sizes), reference={"p = 0.05": 0.05})},
