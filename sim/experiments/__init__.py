@@ -9,6 +9,7 @@ from sim.experiments.dp_nmf_outliers import DP_NMF_OUTLIERS, DP_NMF_OUTLIERS_EPS
 from sim.experiments.dsanls import DSANLS
 from sim.experiments.init_comparison import INIT_COMPARISON
 from sim.experiments.ksdp import KSDP
+from sim.experiments.nmf_baselines import NMF_BASELINES
 from sim.experiments.normed_secure_sum import NORMED_SECURE_SUM
 from sim.experiments.pd_nmf import PD_NMF, RRI_NMF
 from sim.experiments.pd_svd import PD_SVD
@@ -21,4 +22,4 @@ from sim.experiments.uplift import UPLIFT
 ENTRIES = (SECURE_SUM, PD_NMF, RRI_NMF, INIT_COMPARISON, UPLIFT, CAPE_MEAN, CAPE_PCA,
            CAPE_PCA_SWEEP, CAPE_OTD, CAPE_OTD_SWEEP, DP_NMF_OUTLIERS, DP_NMF_OUTLIERS_EPSILON,
            CORRECTIVE_NMF, CORRECTIVE_NMF_COMPARISON, NORMED_SECURE_SUM, PD_SVD, DSANLS, SYN_SD,
-           SYN_SSD, ASYN_SD, ASYN_SSD, SECURE_NMF_COMPARISON, KSDP, SECAGG)
+           SYN_SSD, ASYN_SD, ASYN_SSD, SECURE_NMF_COMPARISON, KSDP, SECAGG, NMF_BASELINES)
