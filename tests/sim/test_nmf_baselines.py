@@ -166,12 +166,13 @@ def test_dsanls_s_against_time_is_second_only_to_anls_bpp(full) -> None:
     """Seed 004 §5.2 (Figs. 2–3, C22): DSANLS/S reaches low error first in time. PARTLY
     reproduced: over the window every run covers (DSANLS/S's 150 iterations, 0.39 simulated
     seconds) DSANLS/S beats MU, HALS and the other DSANLS variants, but ANLS/BPP lies lower
-    (time-averaged error 0.1424 against 0.1461; HALS 0.1624, MU 0.1883). Causes: (1) at d = n/10 and N = 10 a node
-    sends as much per iteration as the All-Gather of the baselines (54,000 numbers), because
-    this simulator's plain All-Reduce sends the whole k×d array to each of the N − 1 peers
-    ((N − 1)kd, not MPI's ring ≈ 2kd), so DSANLS's O(kd)-vs-O(kn) advantage is absent at
-    this ratio; (2) simulated time counts flops at one rate, and at k = 20 ANLS/BPP's
-    pivoting adds few flops to HALS's, while each exact ANLS step gains far more than one
+    (time-averaged error 0.1424 against 0.1461; HALS 0.1624, MU 0.1883). Causes: (1) at
+    d = n/10 and N = 10 a node sends as much per iteration as the All-Gather of the
+    baselines (54,000 numbers), because this simulator's plain All-Reduce sends the whole
+    k×d array to each of the N − 1 peers ((N − 1)kd, not MPI's ring ≈ 2kd), so DSANLS's
+    O(kd)-vs-O(kn) advantage is absent at this ratio; (2) simulated time counts flops at one
+    rate, and at k = 20 ANLS/BPP's pivoting adds few flops to HALS's, while each exact ANLS
+    step gains far more than one
     sketched step on data this close to rank k."""
     m = full.report["metrics"]
     assert m["ranking_by_time"][:2] == ["ANLS/BPP", "DSANLS/S"]
