@@ -24,7 +24,15 @@ from typing import Any
 
 from protocols.errors import ScenarioError
 from sim.catalog.cape import CAPE_MEAN, CAPE_OTD, CAPE_OTD_SWEEP, CAPE_PCA, CAPE_PCA_SWEEP
-from sim.catalog.dsanls import ASYN_SD, ASYN_SSD, DSANLS, SECURE_NMF_COMPARISON, SYN_SD, SYN_SSD
+from sim.catalog.dsanls import (
+    ASYN_SD,
+    ASYN_SSD,
+    DSANLS,
+    NMF_BASELINES,
+    SECURE_NMF_COMPARISON,
+    SYN_SD,
+    SYN_SSD,
+)
 from sim.catalog.nmf import (
     CORRECTIVE_NMF,
     CORRECTIVE_NMF_COMPARISON,
@@ -44,7 +52,8 @@ ENTRY_POINT_GROUP = "mpcsim.algorithms"
 ENTRIES = (SECURE_SUM, PD_NMF, RRI_NMF, INIT_COMPARISON, UPLIFT, CAPE_MEAN, CAPE_PCA,
            CAPE_PCA_SWEEP, CAPE_OTD, CAPE_OTD_SWEEP, DP_NMF_OUTLIERS, DP_NMF_OUTLIERS_EPSILON,
            CORRECTIVE_NMF, CORRECTIVE_NMF_COMPARISON, NORMED_SECURE_SUM, PD_SVD, DSANLS, SYN_SD,
-           SYN_SSD, ASYN_SD, ASYN_SSD, SECURE_NMF_COMPARISON, KSDP, SECAGG)
+           SYN_SSD, ASYN_SD, ASYN_SSD, SECURE_NMF_COMPARISON, KSDP, SECAGG,
+           NMF_BASELINES)
 """The built-in entries, in the order ``mpcsim list`` shows them."""
 
 USER_PROGRAM = Code("sim.experiments.user_program:program_entry")

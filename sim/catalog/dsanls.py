@@ -214,3 +214,47 @@ SECURE_NMF_COMPARISON = Algorithm(
     nonnegative=True,
     other_roles="sim.experiments.dsanls.secure_nmf_comparison:roles",
 )
+
+
+SKETCHED_METHODS = {"DSANLS/S": ("subsampling", "rcd"), "DSANLS/G": ("gaussian", "rcd"),
+                    "DSANLS/S-PGD": ("subsampling", "pgd"), "DSANLS/G-PGD": ("gaussian", "pgd")}
+"""DSANLS's labels: (sketch, solver)."""
+GATHERED_METHODS = ("MU", "HALS", "ANLS/BPP")
+"""The baselines' labels."""
+BASELINE_METHODS = (*SKETCHED_METHODS, *GATHERED_METHODS)
+
+
+def check_baseline_methods(name: str, value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not value or not all(v in BASELINE_METHODS for v in value):
+        raise ScenarioError(f"{name} = {value!r} must be a non-empty list of "
+                            f"{', '.join(BASELINE_METHODS)}")
+    if len(set(value)) != len(value):
+        raise ScenarioError(f"{name} = {value!r} names a method twice")
+    return tuple(value)
+
+
+BASELINE_PARAMS: dict[str, Param] = {
+    **{key: param for key, param in SKETCH_PARAMS.items() if key not in ("sketch", "solver")},
+    "iterations": Param(30, integer(1, MAX_ITERATIONS), "T of MU, HALS and ANLS/BPP"),
+    "sketched_iterations": Param(100, integer(1, MAX_ITERATIONS), "T of the DSANLS runs"),
+    "time_budget_s": Param(0.0, number(0.0, MAX_WEIGHT),
+                           "simulated seconds of the time comparison; 0: the shortest run's"),
+    "methods": Param(list(BASELINE_METHODS),
+                     described(check_baseline_methods,
+                               "non-empty list of distinct " + " | ".join(BASELINE_METHODS)),
+                     "which methods to run"),
+}
+
+
+NMF_BASELINES = Algorithm(
+    name="nmf_baselines",
+    summary="DSANLS (S/G, RCD/PGD) vs distributed MU, HALS, ANLS/BPP: error vs time and "
+            "iterations (Figs. 2-5)",
+    reference="Qian et al. (seed 004), §5.2, Figs. 2-5; Lee & Seung 2001; Cichocki & Phan "
+              "2009; Kim & Park 2011",
+    params=BASELINE_PARAMS,
+    run="sim.experiments.dsanls.nmf_baselines:run",
+    estimate="sim.experiments.dsanls.nmf_baselines:estimate",
+    data_kind="uniform",
+    nonnegative=True,
+)

@@ -119,6 +119,9 @@ CASES: dict[str, tuple[str, dict[str, Any], bool]] = {
         "time_budget_s": 0.01}}, True),
     "secure_nmf_comparison": ("secure_nmf_uniform.toml", {
         **SMALL_NMF, "algorithm": {"time_budget_s": 0.02}}, False),
+    "nmf_baselines": ("nmf_baselines.toml", {
+        "network": {"parties": 4}, "data": {"rows": 400, "cols": 100, "k": 5},
+        "algorithm": {"k": 5, "iterations": 5, "sketched_iterations": 10}}, False),
 }
 
 

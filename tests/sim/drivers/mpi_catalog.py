@@ -66,6 +66,9 @@ SCENARIOS: dict[str, dict[str, Any]] = {
     "secure_nmf_comparison": _scenario("secure_nmf_comparison", {
         "k": 2, "inner": 2, "time_budget_s": 0.05, "methods": ["Syn-SD", "Asyn-SD"]},
         rows=40, cols=20),
+    "nmf_baselines": _scenario("nmf_baselines", {
+        "k": 2, "iterations": 2, "sketched_iterations": 3, "methods": ["DSANLS/S", "HALS"]},
+        rows=40, cols=20),
     "secagg": _scenario("secagg", {"threshold": 2}, rows=30, cols=6),
     "ksdp": _scenario("ksdp", {"mechanism": "one_bit_sum", "p": 0.5, "party_sizes": [4, 8],
                                "samples": 20, "documents": 2}, rows=3, cols=4),
@@ -79,6 +82,8 @@ ARRIVAL_ORDER = {
     "secure_nmf_comparison": "it runs the asynchronous variants (RecvAny) and a time budget "
                              "read from the parties' clocks (Compute), which are wall clocks "
                              "under MPI",
+    "nmf_baselines": "its curves carry the parties' clocks (Compute), which are wall clocks "
+                     "under MPI",
 }
 """Entries whose results depend on real arrival order or clocks: under MPI they must run to
 completion with a consistent ledger, but cannot equal the SimPy run."""

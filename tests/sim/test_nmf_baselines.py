@@ -1,0 +1,180 @@
+"""The ``nmf_baselines`` entry (seed 004, §5.2, Figs. 2–5): DSANLS against distributed MU, HALS
+and ANLS/BPP on one network from one start.
+
+Fast tests run a small problem: the curves' lengths, the communication per node and iteration
+against the closed forms (All-Gather: (N − 1)(|J_r| + |I_r|)k; DSANLS's two plain All-Reduces:
+(N − 1)(kd + kd')), replays, the table and the plot, and bad keys. The slow tests run
+``scenarios/nmf_baselines.toml`` (M 1000 × 2000, k = 20, N = 10) and assert the paper's
+orderings.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from protocols.errors import ScenarioError
+from sim.catalog.dsanls import BASELINE_METHODS as METHODS
+from sim.runner import run_scenario
+
+SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
+
+
+def scenario(parties: int = 3, rows: int = 60, cols: int = 24, **algorithm):
+    return {
+        "seed": 8,
+        "network": {"parties": parties, "sealing": False, "latency_ms": 0.05},
+        "data": {"source": "synthetic", "kind": "ratings", "rows": rows, "cols": cols, "k": 3,
+                 "density": 1.0},
+        "algorithm": {"name": "nmf_baselines", "k": 3, "iterations": 4,
+                      "sketched_iterations": 6, "sketch_size": 0.25, **algorithm},
+    }
+
+
+@pytest.fixture(scope="module")
+def small():
+    return run_scenario(scenario())
+
+
+def test_every_method_runs_from_the_same_start(small) -> None:
+    m = small.report["metrics"]
+    assert set(m["relative_error"]) == set(METHODS)
+    assert m["iterations"] == {label: 6 if label.startswith("DSANLS") else 4
+                               for label in METHODS}
+    assert m["common_iterations"] == 4
+    for label in METHODS:  # every method lowers the common start's error
+        assert m["relative_error"][label] < m["initial_relative_error"]
+    assert sorted(m["ranking_by_time"]) == sorted(METHODS)
+    assert sorted(m["ranking_by_iteration"]) == sorted(METHODS)
+    assert m["time_window_s"] == pytest.approx(min(m["simulated_time"].values()))
+
+
+def test_communication_per_node_matches_the_closed_forms(small) -> None:
+    """60 samples and 24 features over 3 nodes: |J_r| = 20, |I_r| = 8, k = 3; d = 60/4 = 15,
+    d' = 24/4 = 6."""
+    N, k, samples, features, d, d_prime = 3, 3, 20, 8, 15, 6
+    sent = small.report["metrics"]["elements_sent_per_party_per_iteration"]
+    for label in METHODS:
+        expected = ((N - 1) * (k * d + k * d_prime) if label.startswith("DSANLS")
+                    else (N - 1) * (samples + features) * k)
+        assert sent[label] == expected, label
+
+
+def test_the_averages_are_geometric_means_of_the_curves(small) -> None:
+    m = small.report["metrics"]
+    for label in METHODS:
+        _, times, errors = small.outputs[f"error_{label.lower().replace('/', '_')}"
+                                         .replace("-", "_")]
+        common = m["common_iterations"]
+        assert m["iteration_averaged_error"][label] == pytest.approx(
+            math.exp(np.mean(np.log(errors[:common]))))
+        assert m["error_at_iteration"][label] == errors[common - 1]
+        assert np.all(np.diff(times) > 0)
+
+
+def test_replays_and_writes_table_and_plot(small, tmp_path: Path) -> None:
+    again = run_scenario(scenario())
+    for key, value in small.outputs.items():
+        np.testing.assert_array_equal(value, again.outputs[key])
+    written = small.write(tmp_path / "out")
+    assert (tmp_path / "out" / "relative_error.png") in written
+    assert (tmp_path / "out" / "report.json") in written
+
+
+def test_a_subset_of_methods() -> None:
+    run = run_scenario(scenario(methods=["DSANLS/S", "HALS"]))
+    assert set(run.report["metrics"]["relative_error"]) == {"DSANLS/S", "HALS"}
+
+
+@pytest.mark.parametrize("key,value,fragment", [
+    ("methods", ["DSANLS/S", "NMF"], "must be a non-empty list of"),
+    ("methods", ["MU", "MU"], "names a method twice"),
+    ("iterations", 0, "iterations = 0"),
+    ("k", 30, "must be ≤ min(m, n)"),
+])
+def test_bad_keys_are_refused(key, value, fragment) -> None:
+    with pytest.raises(ScenarioError) as info:
+        run_scenario(scenario(**{key: value}))
+    assert fragment in str(info.value)
+
+
+def test_more_nodes_than_features_is_refused() -> None:
+    with pytest.raises(ScenarioError, match=r"needs m ≥ network\.parties"):
+        run_scenario(scenario(parties=4, cols=3, k=2, methods=["MU"]))
+
+
+# -- the paper's orderings at the scenario's scale (M 1000 × 2000, k = 20, N = 10) -------------
+
+
+@pytest.fixture(scope="module")
+def full():
+    return run_scenario(SCENARIOS / "nmf_baselines.toml")
+
+
+def curve(run, label: str) -> np.ndarray:
+    """The errors after iterations 1..T of ``label``'s run."""
+    return run.outputs[f"error_{label.lower().replace('/', '_').replace('-', '_')}"][2]
+
+
+def geometric_mean(errors: np.ndarray) -> float:
+    return float(np.exp(np.mean(np.log(errors))))
+
+
+@pytest.mark.slow
+def test_rcd_converges_faster_per_iteration_than_pgd(full) -> None:
+    """Seed 004 §5.2 (Fig. 5, digest C22): RCD beats PGD per iteration for both sketches —
+    over all 150 iterations and at the last one (measured geometric means 0.1455 vs 0.1704
+    (subsampling) and 0.1456 vs 0.1706 (Gaussian); 0.1394 vs 0.1534 and 0.1399 vs 0.1538 at
+    the end)."""
+    for sketch in ("S", "G"):
+        rcd, pgd = curve(full, f"DSANLS/{sketch}"), curve(full, f"DSANLS/{sketch}-PGD")
+        assert geometric_mean(rcd) < geometric_mean(pgd)
+        assert rcd[-1] < 0.95 * pgd[-1]
+
+
+@pytest.mark.slow
+def test_subsampling_is_faster_in_time_than_gaussian(full) -> None:
+    """Seed 004 §5.2 (Figs. 2–3, C22): DSANLS/S is faster in (simulated) time than DSANLS/G.
+
+    A Gaussian S^t costs every node the draw of n·d normals and |I_r|·n·d flops to form
+    M_{I_r:}S^t, against |I_r|·d for a column subsample: 0.125 s against 0.0026 s per
+    iteration at 1 GFLOP/s, so DSANLS/S's curve lies far lower against time."""
+    m = full.report["metrics"]
+    assert m["seconds_per_iteration"]["DSANLS/S"] < m["seconds_per_iteration"]["DSANLS/G"] / 10
+    assert m["time_averaged_error"]["DSANLS/S"] < m["time_averaged_error"]["DSANLS/G"]
+
+
+@pytest.mark.slow
+def test_gaussian_per_iteration_advantage_does_not_reproduce_on_dense_data(full) -> None:
+    """Seed 004 §5.2 (Fig. 4, C22) reports DSANLS/G converging faster per iteration than
+    DSANLS/S. NOT reproduced here: on dense low-rank data the two are tied to 0.5 % over the
+    150 iterations (measured geometric means 0.14545 (S) and 0.14561 (G), 0.1579 and 0.1584 after
+    10 iterations). A dense random
+    low-rank matrix is incoherent — every column carries about as much of the row space — so a
+    uniform subsample of d = n/10 columns sketches it as well as Gaussian mixing does; the
+    paper's advantage needs data whose information sits in few columns (its sparse sets).
+    The test holds the tie, so that a change to either sketch is seen."""
+    s, g = geometric_mean(curve(full, "DSANLS/S")), geometric_mean(curve(full, "DSANLS/G"))
+    assert abs(s - g) / s < 0.005
+
+
+@pytest.mark.slow
+def test_dsanls_s_against_time_is_second_only_to_anls_bpp(full) -> None:
+    """Seed 004 §5.2 (Figs. 2–3, C22): DSANLS/S reaches low error first in time. PARTLY
+    reproduced: over the window every run covers (DSANLS/S's 150 iterations, 0.39 simulated
+    seconds) DSANLS/S beats MU, HALS and the other DSANLS variants, but ANLS/BPP lies lower
+    (time-averaged error 0.1424 against 0.1461; HALS 0.1624, MU 0.1883). Causes: (1) at
+    d = n/10 and N = 10 a node sends as much per iteration as the All-Gather of the
+    baselines (54,000 numbers), because this simulator's plain All-Reduce sends the whole
+    k×d array to each of the N − 1 peers ((N − 1)kd, not MPI's ring ≈ 2kd), so DSANLS's
+    O(kd)-vs-O(kn) advantage is absent at this ratio; (2) simulated time counts flops at one
+    rate, and at k = 20 ANLS/BPP's pivoting adds few flops to HALS's, while each exact ANLS
+    step gains far more than one
+    sketched step on data this close to rank k."""
+    m = full.report["metrics"]
+    assert m["ranking_by_time"][:2] == ["ANLS/BPP", "DSANLS/S"]
+    sent = m["elements_sent_per_party_per_iteration"]
+    assert sent["DSANLS/S"] == sent["ANLS/BPP"] == 9 * 20 * (200 + 100)
