@@ -76,8 +76,7 @@ a round trip through SimPy; and a view record is made only when views are kept.
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Generator, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -87,36 +86,22 @@ from parties.view import Message, View, frozen, received_message
 from protocols import wire
 from protocols.channels import SEAL_OVERHEAD_BYTES, SealedChannel
 from protocols.context import PartyContext
-from protocols.effects import (
-    Call,
-    Compute,
-    Input,
-    Output,
-    Recv,
-    RecvAny,
-    RecvEach,
-    RecvWithin,
-    Send,
-    SendEach,
-)
+from protocols.effects import Call
 from protocols.errors import AuthenticationError, MpcsimError, ProtocolAbort
 from protocols.field import PrimeField
+from sim.drivers.driver import DriverOutcome, Interceptor, ProgramFactory
 from sim.drivers.envelopes import (
     Encoded,
-    ReceivedRecords,
     RunChannels,
     decode_received,
     encode_payload,
     seal_payload,
     unseal,
 )
-from sim.drivers.envelopes import detached as _detached
+from sim.drivers.interpreter import Interpreter, Key
 from sim.faults import Fault, FaultLog, FaultPlan
 from sim.ledger import Row
 from sim.network import Link, Network
-
-Interceptor = Callable[[int, int, str, bytes], bytes]
-ProgramFactory = Callable[[PartyContext], Generator[Any, Any, Any]]
 
 
 class _Envelope:
@@ -231,19 +216,6 @@ _new_tuple = tuple.__new__
 _frombuffer = np.frombuffer
 
 
-def _from_program(exc: BaseException) -> BaseException:
-    """``exc`` as the program raised it: without the driver's frame its traceback gained.
-
-    An exception leaving a program passes through the driver's frame, which Python adds to
-    its traceback — and the program may still hold the exception object. Dropping that
-    frame keeps the driver's state (every party's context) out of the program's reach.
-    """
-    tb = exc.__traceback__
-    if tb is not None and tb.tb_frame.f_globals.get("__name__") == __name__:
-        exc.__traceback__ = tb.tb_next
-    return exc
-
-
 def _interrupt_with(fault: Fault) -> Callable[[simpy.Event], None]:
     """A timer callback that crashes the process the timer carries, if it still runs."""
 
@@ -253,14 +225,6 @@ def _interrupt_with(fault: Fault) -> Callable[[simpy.Event], None]:
             process.interrupt(fault)
 
     return interrupt
-
-
-@dataclass
-class DriverOutcome:
-    outputs: dict[int, Any]
-    rows: list[Row]
-    simulated_s: float
-    faults: FaultLog | None = None
 
 
 class SimPyDriver:
@@ -311,6 +275,36 @@ class SimPyDriver:
         self.record_messages = record_messages
         self.field = field
 
+    @staticmethod
+    def check(faults: FaultPlan) -> None:
+        """Every fault plan can be injected here."""
+
+    @staticmethod
+    def info() -> dict[str, Any]:
+        """The report's ``driver``."""
+        return {"name": "simpy", "ranks": 1, "hosts": 1}
+
+    def place(self, participants: Sequence[int]) -> None:
+        """Every participant runs in this process."""
+
+    def hosts(self, pid: int) -> bool:
+        return True
+
+    def shared(self, value: Any) -> Any:
+        return value
+
+    def interpret(
+        self,
+        contexts: Mapping[int, PartyContext],
+        programs: Mapping[int, ProgramFactory],
+        views: dict[int, View],
+        settle: Callable[[], None],
+    ) -> tuple[DriverOutcome, dict[int, View]]:
+        """:meth:`run`, then ``settle()``: the interface of :mod:`sim.drivers.driver`."""
+        outcome = self.run(contexts, programs, views)
+        settle()
+        return outcome, views
+
     def run(
         self,
         contexts: Mapping[int, PartyContext],
@@ -333,8 +327,11 @@ class SimPyDriver:
                 gc.enable()
 
 
-class _Run(ReceivedRecords):
-    """The state of one run (so that a driver holds no state between runs)."""
+class _Run(Interpreter):
+    """The state of one run (so that a driver holds no state between runs): the transport
+    under :class:`~sim.drivers.interpreter.Interpreter`."""
+
+    interrupt = simpy.Interrupt
 
     def __init__(
         self,
@@ -346,6 +343,7 @@ class _Run(ReceivedRecords):
         self.driver = driver
         self.network = driver.network
         self.contexts = contexts
+        self.participants = contexts
         self.programs = programs
         self.views = views
         self.env = simpy.Environment()
@@ -414,110 +412,17 @@ class _Run(ReceivedRecords):
         self.waiting.pop(pid, None)
         gen.close()
 
-    def _record_unread(self) -> None:
-        """Put messages that arrived but were never asked for into their receivers' views.
+    def _unread(self, pid: int) -> Iterator[_Envelope]:
+        """Every message left in ``pid``'s mailbox: each key's first, then those queued behind."""
+        for first in self.mailbox[pid].values():
+            envelope: _Envelope | None = first
+            while envelope is not None:
+                yield envelope
+                envelope = envelope.queued
 
-        An honest-but-curious party sees everything delivered to it, whether or not its
-        program reads it; such messages follow the ones it read, in order of arrival. They are
-        opened here like the others, so a forged one aborts the run even unread.
-        """
-        for pid in sorted(self.mailbox):
-            if self.faults is not None and pid in self.faults.crashed:
-                continue  # a crashed party reads nothing more
-            for first in self.mailbox[pid].values():
-                envelope: _Envelope | None = first
-                while envelope is not None:
-                    try:
-                        message = self._open(envelope, envelope.number)
-                    except Exception as exc:  # a forged message that nobody read
-                        self._fail(pid, exc)
-                        return
-                    if self.driver.record_messages:
-                        self.views[pid].received.append(message)
-                    envelope = envelope.queued
+    # -- the transport's hooks for the interpreter -------------------------------------------
 
-    # -- one party's process ----------------------------------------------------------------
-
-    def _party(self, pid: int) -> Generator[simpy.Event, Any, None]:
-        try:
-            gen = self.programs[pid](self.contexts[pid])
-        except Exception as exc:  # a program that fails before its first effect
-            self._fail(pid, _from_program(exc))
-            return
-        value: Any = None
-        error: BaseException | None = None
-        while True:
-            try:
-                effect = gen.send(value) if error is None else gen.throw(error)
-            except StopIteration as stop:
-                self.outputs[pid] = stop.value
-                return
-            except Exception as exc:
-                # a program that re-raises the notice it was given is done; anything else,
-                # a forged ProtocolAbort included, is this party's own failure
-                _from_program(exc)
-                if self.abort is None:
-                    self._fail(pid, exc)
-                return
-            value, error = None, None
-            crash = None
-            try:
-                kind = type(effect)
-                call = getattr(effect, "call", None)
-                if call is not None:
-                    self.last_call[pid] = call
-                if self.faults is not None and (kind is Send or kind is SendEach):
-                    crash = self.faults.crash_on_send(pid, effect.call, effect.step)
-                    if crash is not None and crash.when == "before":
-                        self._crash(pid, crash, gen)
-                        return
-                if kind is Send:
-                    self._send(pid, ((effect.to, effect.payload),), effect.call, effect.step,
-                               effect.sealed)
-                elif kind is SendEach:
-                    payloads = effect.payloads
-                    self._send(pid, [(to, payloads[to]) for to in sorted(payloads)],
-                               effect.call, effect.step, effect.sealed)
-                elif kind is Recv:
-                    value = yield from self._receive(pid, effect.sender, effect.call, effect.step)
-                elif kind is RecvEach:
-                    value = yield from self._receive_each(pid, effect.senders, effect.call,
-                                                          effect.step)
-                elif kind is RecvAny:
-                    value = yield from self._receive_any(pid, effect.keys)
-                    index = value[0]
-                    self.views[pid].observed.append((
-                        "recv_any", effect.keys[index][1], index, effect.keys[index][0],
-                        float(self.env.now)))
-                elif kind is RecvWithin:
-                    value = yield from self._receive_within(pid, effect)
-                    self.views[pid].observed.append((
-                        "recv_within", effect.call, tuple(value), float(self.env.now)))
-                elif kind is Compute:
-                    yield self.env.timeout(effect.seconds)
-                    value = float(self.env.now)
-                    self.views[pid].observed.append(("compute", self.last_call.get(pid), value))
-                elif kind is Input:
-                    self.views[pid].protocol_inputs.append((effect.call, effect.label,
-                                                            frozen(effect.value)))
-                elif kind is Output:
-                    self.views[pid].outputs.append((effect.call, effect.label,
-                                                    frozen(effect.value)))
-                else:
-                    raise MpcsimError(f"party {pid} yielded {effect!r}, which is not an effect")
-                if crash is not None:  # crash after sending
-                    self._crash(pid, crash, gen)
-                    return
-            except simpy.Interrupt as stop:  # a crash at a set time, while the party waits
-                self._crash(pid, stop.cause, gen)
-                return
-            except ProtocolAbort:
-                error = self._notice()
-                self.views[pid].aborts.append((error.party, error.call))
-            except Exception as exc:
-                error = _detached(exc)
-
-    def _take(self, pid: int, key: tuple[int, str, int, str]) -> _Envelope | None:
+    def _take(self, pid: int, key: Key) -> _Envelope | None:
         """The first arrived message under ``key`` in ``pid``'s mailbox (removed), or None."""
         box = self.mailbox[pid]
         envelope = box.get(key)
@@ -529,98 +434,31 @@ class _Run(ReceivedRecords):
             box[key] = envelope.queued
         return envelope
 
-    def _receive_each(
-        self, pid: int, senders: tuple[int, ...], call: Call, step: str
-    ) -> Generator[simpy.Event, Any, dict[int, np.ndarray]]:
-        """``RecvEach``: one message from each sender, in the order the senders are listed.
+    def _wait(self, pid: int, keys: tuple[Key, ...]) -> simpy.Event:
+        event = self.env.event()
+        self.waiting[pid] = (keys, event)
+        return event
 
-        Messages already in the mailbox are consumed in place; the party's process waits
-        (:meth:`_receive`) only for one that has not arrived yet.
-        """
-        got = {}
-        protocol, index = call.protocol, call.index
-        box, consume = self.mailbox[pid], self._consume
-        for sender in senders:
-            # a mailbox never holds a message from oneself or an unknown party
-            key = (sender, protocol, index, step)
-            envelope = box.get(key)  # self._take(pid, key), in place
-            if envelope is not None:
-                if envelope.queued is None:
-                    del box[key]
-                else:
-                    box[key] = envelope.queued
-                got[sender] = consume(pid, envelope, envelope.number)
-            else:
-                got[sender] = yield from self._receive(pid, sender, call, step)
-        return got
+    def _wait_within(self, pid: int, keys: tuple[Key, ...], timer: simpy.Timeout
+                     ) -> Generator[simpy.Event, Any, _Envelope | None]:
+        event = self._wait(pid, keys)
+        fired = yield event | timer
+        if event in fired:
+            return fired[event]
+        self.waiting.pop(pid, None)
+        return None
 
-    def _receive(
-        self, pid: int, sender: int, call: Call, step: str
-    ) -> Generator[simpy.Event, Any, np.ndarray]:
-        if sender not in self.contexts or sender == pid:
-            raise MpcsimError(f"party {pid} waits for a message from unknown party {sender}")
-        key = (sender, call.protocol, call.index, step)
-        envelope = self._take(pid, key)
-        if envelope is None:
-            if self.abort is not None:
-                raise self._notice()
-            event = self.env.event()
-            self.waiting[pid] = ((key,), event)
-            envelope = yield event
-        return self._consume(pid, envelope, envelope.number)
+    def _timer(self, seconds: float) -> simpy.Timeout:
+        return self.env.timeout(seconds)
 
-    def _receive_any(
-        self, pid: int, keys: tuple[tuple[int, Call, str], ...]
-    ) -> Generator[simpy.Event, Any, tuple[int, np.ndarray]]:
-        if not keys:
-            raise MpcsimError(f"party {pid} waits for any of no messages")
-        wanted = []
-        for sender, call, step in keys:
-            if sender not in self.contexts or sender == pid:
-                raise MpcsimError(f"party {pid} waits for a message from unknown party {sender}")
-            wanted.append((sender, call.protocol, call.index, step))
-        for key in wanted:
-            envelope = self._take(pid, key)
-            if envelope is not None:
-                break
-        else:
-            if self.abort is not None:
-                raise self._notice()
-            event = self.env.event()
-            self.waiting[pid] = (tuple(wanted), event)
-            envelope = yield event
-        return wanted.index(envelope.key), self._consume(pid, envelope, envelope.number)
+    def _expired(self, timer: simpy.Timeout) -> bool:
+        return bool(timer.processed)
 
-    def _receive_within(
-        self, pid: int, effect: RecvWithin
-    ) -> Generator[simpy.Event, Any, dict[int, np.ndarray]]:
-        """Collect ``effect.step`` from each sender until all came or the timeout passed."""
-        keys = {}
-        for sender in effect.senders:
-            if sender not in self.contexts or sender == pid:
-                raise MpcsimError(f"party {pid} waits for a message from unknown party {sender}")
-            keys[(sender, effect.call.protocol, effect.call.index, effect.step)] = sender
-        timer = self.env.timeout(effect.timeout_s)
-        got: dict[int, np.ndarray] = {}
-        while True:
-            for key, sender in keys.items():
-                if sender not in got:
-                    envelope = self._take(pid, key)
-                    if envelope is not None:
-                        got[sender] = self._consume(pid, envelope, envelope.number)
-            missing = tuple(k for k, s in keys.items() if s not in got)
-            if not missing or timer.processed:
-                return {s: got[s] for s in effect.senders if s in got}
-            if self.abort is not None:
-                raise self._notice()
-            event = self.env.event()
-            self.waiting[pid] = (missing, event)
-            fired = yield event | timer
-            if event in fired:
-                envelope = fired[event]
-                got[keys[envelope.key]] = self._consume(pid, envelope, envelope.number)
-            else:
-                self.waiting.pop(pid, None)
+    def _elapse(self, seconds: float) -> simpy.Timeout:
+        return self.env.timeout(seconds)
+
+    def _clock(self) -> float:
+        return float(self.env.now)
 
     # -- messages ---------------------------------------------------------------------------
 
@@ -913,13 +751,6 @@ class _Run(ReceivedRecords):
         return payload
 
     # -- failure ----------------------------------------------------------------------------
-
-    def _notice(self) -> ProtocolAbort:
-        """A fresh notice of the run's abort, for one program: party and call, nothing else."""
-        abort = self.abort
-        if abort is None:  # every abort a program meets follows _fail, which sets it
-            raise MpcsimError("a notice was requested before any party failed")
-        return ProtocolAbort.notice(abort.party, abort.call)
 
     def _fail(self, pid: int, exc: BaseException) -> None:
         if self.abort is None:
