@@ -96,7 +96,7 @@ import struct
 import time
 import zlib
 from collections import deque
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from copyreg import dispatch_table
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -106,30 +106,18 @@ import numpy as np
 
 from parties.view import WALL, Message, View, frozen, received_message
 from protocols.context import PartyContext
-from protocols.effects import (
-    Call,
-    Compute,
-    Input,
-    Output,
-    Recv,
-    RecvAny,
-    RecvEach,
-    RecvWithin,
-    Send,
-    SendEach,
-)
+from protocols.effects import Call
 from protocols.errors import InputError, MpcsimError, ProtocolAbort
 from protocols.field import PrimeField
+from sim.drivers.driver import DriverOutcome, Interceptor, ProgramFactory
 from sim.drivers.envelopes import (
     Encoded,
-    ReceivedRecords,
     RunChannels,
-    detached,
     encode_payload,
     open_payload,
     seal_payload,
 )
-from sim.drivers.simpy import DriverOutcome, Interceptor, ProgramFactory
+from sim.drivers.interpreter import Interpreter, Key
 from sim.ledger import Row
 from sim.network import Network
 
@@ -153,8 +141,6 @@ ARMED_FD_ENV = "MPCSIM_RANK_ARMED_FD"
 :mod:`sim.cli`), if any: ``A`` once the other ranks would report this rank's death (its
 liveness connections are up), ``D`` once they would not any more (closed)."""
 ARMED, DISARMED = b"A", b"D"
-
-Key = tuple[int, str, int, str]  # sender, protocol, call index, step
 
 
 def load_mpi() -> Any:
@@ -250,14 +236,6 @@ def allgather_json(comm: Any, value: Any) -> list[Any]:
     return [json.loads(b) for b in blobs]
 
 
-def _from_program(exc: BaseException) -> BaseException:
-    """``exc`` without this driver's frame, which passing through the driver added."""
-    tb = exc.__traceback__
-    if tb is not None and tb.tb_frame.f_globals.get("__name__") == __name__:
-        exc.__traceback__ = tb.tb_next
-    return exc
-
-
 @dataclass(slots=True)
 class _Envelope:
     sender: int
@@ -269,25 +247,16 @@ class _Envelope:
     data: bytes
     sealed: bool
     arrived_s: float = 0.0  # wall clock since the run's start, when it reached its receiver
+    number: int | None = None  # its number on its sealed channel, given on arrival
 
     @property
     def key(self) -> Key:
         return (self.sender, self.protocol, self.call, self.step)
 
 
-@dataclass(slots=True)
-class _Wait:
-    keys: tuple[Key, ...]
-
-
-@dataclass
-class _Party:
-    gen: Generator[Any, Any, Any]
-    value: Any = None
-    error: BaseException | None = None
-    waiting: tuple[Key, ...] = ()
-    done: bool = False
-    inner: Generator[Any, Any, Any] | None = None  # the driver's own step generator
+_WAITING = object()
+"""What a waiting party's loop yields here: the run resumes it with the message it waited for
+(:meth:`_Run._arrive`) or throws the abort notice into it (:meth:`_Run._aborted`)."""
 
 
 @dataclass
@@ -322,6 +291,8 @@ class MpiDriver:
         The scenario's network: only its routes' hop counts are used (the ledger's ``hops``).
     sealing, interceptor, record_messages, field
         As for :class:`sim.drivers.simpy.SimPyDriver`.
+    faults : FaultPlan, optional
+        Must be empty (:meth:`check`): this transport injects no faults.
     comm : mpi4py communicator, optional
         ``MPI.COMM_WORLD`` by default; the driver works on a duplicate of it.
     """
@@ -336,6 +307,7 @@ class MpiDriver:
         interceptor: Interceptor | None = None,
         record_messages: bool = True,
         field: PrimeField | None = None,
+        faults: Any = None,
         comm: Any = None,
     ) -> None:
         mpi = load_mpi()
@@ -350,6 +322,44 @@ class MpiDriver:
         self.size = self.comm.Get_size()
         hosts = allgather_json(self.comm, mpi.Get_processor_name())
         self.info = MpiRunInfo(self.size, len(set(hosts)))
+
+    @staticmethod
+    def check(faults: Any) -> None:
+        """The MPI extra is installed; no ``[[fault]]`` plan (the transport injects none)."""
+        load_mpi()  # a missing extra is the caller's error, named before anything runs
+        if faults:
+            raise InputError("[[fault]] injection is interpreted by the SimPy driver only; "
+                             "remove the [[fault]] tables or run with --driver simpy")
+
+    @staticmethod
+    def describe() -> dict[str, Any]:
+        """The report's ``driver``: ranks and distinct hosts (every rank must call it)."""
+        mpi = load_mpi()
+        hosts = allgather_json(mpi.COMM_WORLD, mpi.Get_processor_name())
+        return {"name": "mpi", "ranks": mpi.COMM_WORLD.Get_size(), "hosts": len(set(hosts))}
+
+    def place(self, participants: Sequence[int]) -> None:
+        """Block distribution of the participants over the ranks (:func:`block_owner`)."""
+        self.owners(participants)
+
+    def hosts(self, pid: int) -> bool:
+        return self.info.owner[pid] == self.rank
+
+    def shared(self, value: Any) -> Any:
+        """Rank 0's ``value`` (a trusted setup's master secret) at every rank."""
+        return self.comm.bcast(value, root=0)
+
+    def interpret(
+        self,
+        contexts: Mapping[int, PartyContext],
+        programs: Mapping[int, ProgramFactory],
+        views: dict[int, View],
+        settle: Callable[[], None],
+    ) -> tuple[DriverOutcome, dict[int, View]]:
+        """:meth:`run` this rank's parties, ``settle()`` their views, :meth:`gather` all."""
+        outcome = self.run(contexts, programs, views, self.info.owner)
+        settle()
+        return self.gather(outcome, views)
 
     def owners(self, parties: Sequence[int]) -> dict[int, int]:
         """Each party's rank (:func:`block_owner`)."""
@@ -405,7 +415,7 @@ class MpiDriver:
                 rows.append(row._replace(delivered_s=delivered.get((rank, i), row.delivered_s)))
         rows.sort(key=lambda r: r.sent_s)
         wall = max(part[4] for part in parts)
-        return (DriverOutcome(dict(sorted(outputs.items())), rows, wall),
+        return (DriverOutcome(dict(sorted(outputs.items())), rows, wall, wall_s=wall),
                 dict(sorted(all_views.items())))
 
 # -- gathering results (pickle among this job's own ranks; see the module docstring) -----------
@@ -439,7 +449,10 @@ def _refrozen(view: View) -> View:
 # -- one run on one rank -------------------------------------------------------------------------
 
 
-class _Run(ReceivedRecords):
+class _Run(Interpreter):
+    """One run on one rank: the MPI transport under
+    :class:`~sim.drivers.interpreter.Interpreter`."""
+
     def __init__(
         self,
         driver: MpiDriver,
@@ -461,11 +474,13 @@ class _Run(ReceivedRecords):
         for view in views.values():  # every time this rank records is its wall clock
             view.clock = WALL
         self.owner = owner
-        self.parties: dict[int, _Party] = {}
-        self.ready: deque[int] = deque()
-        self.mailbox: dict[int, dict[Key, deque[tuple[_Envelope, int | None]]]] = {
-            p: {} for p in contexts
-        }
+        self.participants = owner
+        self.faults = None  # no [[fault]] plan under MPI (the simulation refuses one)
+        self.record_messages = driver.record_messages
+        self.gens: dict[int, Generator[Any, Any, None]] = {}  # the loops still running
+        self.ready: deque[tuple[int, Any, BaseException | None]] = deque()
+        self.waiting: dict[int, tuple[tuple[Key, ...], Any]] = {}
+        self.mailbox: dict[int, dict[Key, deque[_Envelope]]] = {p: {} for p in contexts}
         self.max_round: dict[int, int] = dict.fromkeys(contexts, 0)
         self.last_call: dict[int, Call] = {}
         self.counters: dict[tuple[int, int], int] = {}
@@ -491,7 +506,8 @@ class _Run(ReceivedRecords):
         _wait(self.comm.Ibcast(clock, root=0))  # rank 0's clock starts the run everywhere
         t0 = self.start = float(clock[0])
         for pid in sorted(self.contexts):
-            self._start_party(pid)
+            self.gens[pid] = self._party(pid)
+            self.ready.append((pid, None, None))
         wave: Any = None
         previous: tuple[int, ...] | None = None
         idle = 0
@@ -501,7 +517,7 @@ class _Run(ReceivedRecords):
             while outcome is None:
                 progressed = False
                 while self.ready:
-                    self._step(self.ready.popleft())
+                    self._step(*self.ready.popleft())
                     progressed = True
                 progressed |= self._poll()
                 if self.requests or wave is not None:
@@ -514,7 +530,7 @@ class _Run(ReceivedRecords):
                     continue
                 if wave is None:  # passive: join the next wave
                     self._check_peers()
-                    waiting = sum(1 for p in self.parties.values() if not p.done)
+                    waiting = len(self.gens)
                     counts = np.array([self.sent, self.received, waiting], dtype=np.int64)
                     totals_buf = np.zeros(3, dtype=np.int64)
                     wave = (self.comm.Iallreduce(counts, totals_buf, op=self.MPI.SUM),
@@ -557,14 +573,12 @@ class _Run(ReceivedRecords):
     def _finish(self, waiting_parties: int) -> None:
         """Agree on how the run ended; raise the abort everywhere if it failed."""
         if waiting_parties and self.abort is None:
-            for pid in sorted(self.parties):
-                party = self.parties[pid]
-                if not party.done:
-                    sender, protocol, index, step = party.waiting[0]
-                    self._fail(pid, MpcsimError(
-                        f"deadlock: waits for '{step}' of {protocol}#{index} from party "
-                        f"{sender}, which was never sent"), notify=False, at=float("inf"))
-                    break
+            for pid in sorted(self.waiting):
+                sender, protocol, index, step = self.waiting[pid][0][0]
+                self._fail(pid, MpcsimError(
+                    f"deadlock: waits for '{step}' of {protocol}#{index} from party "
+                    f"{sender}, which was never sent"), notify=False, at=float("inf"))
+                break
         if self.abort is None:
             self._record_unread()
         own = None
@@ -585,165 +599,55 @@ class _Run(ReceivedRecords):
             abort.__cause__ = InputError(user)
         raise abort
 
-    def _record_unread(self) -> None:
-        for pid in sorted(self.mailbox):
-            for queue in self.mailbox[pid].values():
-                for envelope, number in queue:
-                    try:
-                        message = self._open(envelope, number)
-                    except Exception as exc:  # a forged message that nobody read
-                        self._fail(pid, exc, notify=False)
-                        return
-                    if self.driver.record_messages:
-                        self.views[pid].received.append(message)
-                queue.clear()
+    # -- the transport's hooks for the interpreter --------------------------------------------
 
-    # -- programs ------------------------------------------------------------------------------
-
-    def _start_party(self, pid: int) -> None:
+    def _step(self, pid: int, value: Any, error: BaseException | None) -> None:
+        """Resume party ``pid``'s loop until it waits for a message that is not there."""
+        gen = self.gens.get(pid)
+        if gen is None:
+            return
         try:
-            gen = self.programs[pid](self.contexts[pid])
-        except Exception as exc:
-            self.parties[pid] = _Party(gen=iter(()), done=True)  # type: ignore[arg-type]
-            self._fail(pid, _from_program(exc))
-            return
-        self.parties[pid] = _Party(gen=gen)
-        self.ready.append(pid)
+            if error is None:
+                gen.send(value)
+            else:
+                gen.throw(error)
+        except StopIteration:
+            del self.gens[pid]
 
-    def _step(self, pid: int) -> None:
-        """Run party ``pid``'s program until it waits for a message that is not there."""
-        party = self.parties[pid]
-        if party.done:
-            return
-        while True:
-            if party.inner is not None:  # resuming a receive that was waiting
-                try:
-                    wait = party.inner.send(None)
-                except StopIteration as stop:
-                    party.inner = None
-                    party.value, party.error = stop.value, None
-                except ProtocolAbort:
-                    party.inner = None
-                    party.value, party.error = None, self._notice()
-                    self._noticed(pid)
-                except Exception as exc:
-                    party.inner = None
-                    party.value, party.error = None, detached(exc)
-                else:
-                    party.waiting = wait.keys
-                    return
-            try:
-                if party.error is None:
-                    effect = party.gen.send(party.value)
-                else:
-                    effect = party.gen.throw(party.error)
-            except StopIteration as stop:
-                self.outputs[pid] = stop.value
-                party.done = True
-                return
-            except Exception as exc:
-                _from_program(exc)
-                if self.abort is None:
-                    self._fail(pid, exc)
-                party.done = True
-                return
-            party.value, party.error = None, None
-            try:
-                inner = self._interpret(pid, effect)
-            except ProtocolAbort:
-                party.error = self._notice()
-                self._noticed(pid)
-                continue
-            except Exception as exc:
-                party.error = detached(exc)
-                continue
-            if inner is not None:
-                party.inner = inner
-
-    def _interpret(self, pid: int, effect: Any) -> Generator[_Wait, None, Any] | None:
-        """Carry out an effect; a receive returns a generator that waits (None otherwise)."""
-        party = self.parties[pid]
-        kind = type(effect)
-        call = getattr(effect, "call", None)
-        if call is not None:
-            self.last_call[pid] = call
-        if kind is Send:
-            self._send(pid, effect.to, effect.payload, effect.call, effect.step, effect.sealed)
-        elif kind is SendEach:
-            encoded: Encoded = {}
-            for to in sorted(effect.payloads):
-                self._send(pid, to, effect.payloads[to], effect.call, effect.step,
-                           effect.sealed, encoded)
-        elif kind is Recv:
-            return self._receive(pid, ((effect.sender, effect.call, effect.step),), single=True)
-        elif kind is RecvEach:
-            return self._receive_each(pid, effect.senders, effect.call, effect.step)
-        elif kind is RecvWithin:  # no simulated clock here: a sender that is gone is a lost rank
-            return self._receive_each(pid, effect.senders, effect.call, effect.step)
-        elif kind is RecvAny:
-            if not effect.keys:
-                raise MpcsimError(f"party {pid} waits for any of no messages")
-            return self._receive(pid, effect.keys, single=False)
-        elif kind is Compute:
-            party.value = time.time() - self.start
-            self.views[pid].observed.append(("compute", self.last_call.get(pid), party.value))
-        elif kind is Input:
-            self.views[pid].protocol_inputs.append((effect.call, effect.label,
-                                                    frozen(effect.value)))
-        elif kind is Output:
-            self.views[pid].outputs.append((effect.call, effect.label, frozen(effect.value)))
-        else:
-            raise MpcsimError(f"party {pid} yielded {effect!r}, which is not an effect")
-        return None
-
-    def _receive_each(
-        self, pid: int, senders: tuple[int, ...], call: Call, step: str
-    ) -> Generator[_Wait, None, dict[int, np.ndarray]]:
-        got = {}
-        for sender in senders:
-            got[sender] = yield from self._receive(pid, ((sender, call, step),), single=True)
-        return got
-
-    def _receive(
-        self, pid: int, keys: Sequence[tuple[int, Call, str]], *, single: bool
-    ) -> Generator[_Wait, None, Any]:
-        wanted = []
-        for sender, call, step in keys:
-            if sender not in self.owner or sender == pid:
-                raise MpcsimError(f"party {pid} waits for a message from unknown party {sender}")
-            wanted.append((sender, call.protocol, call.index, step))
+    def _take(self, pid: int, key: Key) -> _Envelope | None:
         box = self.mailbox[pid]
-        while True:
-            for key in wanted:
-                queue = box.get(key)
-                if queue:
-                    envelope, number = queue.popleft()
-                    if not queue:
-                        del box[key]
-                    payload = self._consume(pid, envelope, number)
-                    if single:
-                        return payload
-                    index = wanted.index(key)
-                    self.views[pid].observed.append((
-                        "recv_any", keys[index][1], index, keys[index][0],
-                        time.time() - self.start))
-                    return index, payload
-            if self.abort is not None:
-                raise self._notice()
-            yield _Wait(tuple(wanted))
+        queue = box.get(key)
+        if not queue:
+            return None
+        envelope = queue.popleft()
+        if not queue:
+            del box[key]
+        return envelope
+
+    def _wait(self, pid: int, keys: tuple[Key, ...]) -> object:
+        self.waiting[pid] = (keys, _WAITING)
+        return _WAITING
+
+    def _clock(self) -> float:
+        return time.time() - self.start
+
+    def _unread(self, pid: int) -> Iterator[_Envelope]:
+        for queue in self.mailbox[pid].values():
+            yield from queue
+
+    def _fail_unread(self, pid: int, exc: BaseException) -> None:
+        self._fail(pid, exc, notify=False)
 
     # -- messages ------------------------------------------------------------------------------
 
-    def _send(
-        self,
-        pid: int,
-        to: int,
-        payload: np.ndarray,
-        call: Call,
-        step: str,
-        sealed: bool,
-        encoded: Encoded | None = None,
-    ) -> None:
+    def _send(self, pid: int, payloads: Iterable[tuple[int, np.ndarray]], call: Call,
+              step: str, sealed: bool) -> None:
+        encoded: Encoded = {}  # a payload object is encoded once
+        for to, payload in payloads:
+            self._send_one(pid, to, payload, call, step, sealed, encoded)
+
+    def _send_one(self, pid: int, to: int, payload: np.ndarray, call: Call, step: str,
+                  sealed: bool, encoded: Encoded) -> None:
         if to not in self.owner or to == pid:
             raise MpcsimError(f"party {pid} sent a message to unknown party {to}")
         ctx = self.contexts[pid]
@@ -846,18 +750,18 @@ class _Run(ReceivedRecords):
                                bool(sealed), now))
 
     def _arrive(self, envelope: _Envelope) -> None:
-        number = None
-        if envelope.sealed:
+        if envelope.sealed:  # the receiver numbers a channel's messages as they arrive
             channel = (envelope.sender, envelope.receiver)
-            number = self.expected.get(channel, 0)
-            self.expected[channel] = number + 1
+            envelope.number = self.expected.get(channel, 0)
+            self.expected[channel] = envelope.number + 1
         key = envelope.key
         receiver = envelope.receiver
-        self.mailbox[receiver].setdefault(key, deque()).append((envelope, number))
-        party = self.parties.get(receiver)
-        if party is not None and not party.done and key in party.waiting:
-            party.waiting = ()
-            self.ready.append(receiver)
+        wait = self.waiting.get(receiver)
+        if wait is not None and key in wait[0]:  # handed to the party that waits for it
+            del self.waiting[receiver]
+            self.ready.append((receiver, envelope, None))
+        else:
+            self.mailbox[receiver].setdefault(key, deque()).append(envelope)
 
     def _open(self, envelope: _Envelope, number: int | None) -> Message:
         message = open_payload(self.channels, self.contexts[envelope.receiver], envelope.sender,
@@ -867,18 +771,6 @@ class _Run(ReceivedRecords):
                                 message.round, message.payload, envelope.arrived_s)
 
     # -- failure -------------------------------------------------------------------------------
-
-    def _noticed(self, pid: int) -> None:
-        """Record in ``pid``'s view the abort notice it was just given."""
-        abort = self.abort
-        if abort is not None:
-            self.views[pid].aborts.append((abort.party, abort.call))
-
-    def _notice(self) -> ProtocolAbort:
-        abort = self.abort
-        if abort is None:
-            raise MpcsimError("a notice was requested before any party failed")
-        return ProtocolAbort.notice(abort.party, abort.call)
 
     def _fail(self, pid: int, exc: BaseException, *, notify: bool = True,
               at: float | None = None) -> None:
@@ -908,10 +800,9 @@ class _Run(ReceivedRecords):
         """Throw the notice into every waiting program (and any that waits later)."""
         if self.abort is None:
             self.abort = notice
-        for pid, party in self.parties.items():
-            if party.waiting and not party.done:
-                party.waiting = ()
-                self.ready.append(pid)
+        for pid in sorted(self.waiting):
+            del self.waiting[pid]
+            self.ready.append((pid, None, self._notice()))
 
     def _control(self, source: int, buffer: bytes) -> None:
         kind, party = struct.unpack_from("<BQ", buffer)
@@ -956,9 +847,8 @@ class _Run(ReceivedRecords):
                            self.last_from_rank.get(0, ""), report=self.rank == 1)
         theirs = sorted(p for p, r in self.owner.items() if r == rank)
         party, call = (theirs[0] if theirs else -1), ""
-        for pid in sorted(self.parties):
-            state = self.parties[pid]
-            for sender, protocol, index, _step in state.waiting:
+        for pid in sorted(self.waiting):
+            for sender, protocol, index, _step in self.waiting[pid][0]:
                 if self.owner.get(sender) == rank:
                     party, call = sender, f"{protocol}#{index}"
                     break

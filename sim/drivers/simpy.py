@@ -280,7 +280,7 @@ class SimPyDriver:
         """Every fault plan can be injected here."""
 
     @staticmethod
-    def info() -> dict[str, Any]:
+    def describe() -> dict[str, Any]:
         """The report's ``driver``."""
         return {"name": "simpy", "ranks": 1, "hosts": 1}
 
