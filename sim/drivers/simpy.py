@@ -1,31 +1,17 @@
 """The SimPy driver: runs one party program per participant on the simulated network.
 
-Each program runs as a SimPy process. The driver interprets its effects
-(:mod:`protocols.effects`):
-
-* ``Send``/``SendEach`` — the payload is encoded (:mod:`protocols.wire`), sealed with AES-GCM
-  under the pair's channel key when sealing is on (message number n of its directed channel),
-  timed over the route's links (:mod:`sim.network`: store-and-forward, FIFO links) and
-  delivered to the receiver's mailbox at the simulated delivery time. The ledger gets one row
-  per message. When nothing observes a message in flight (no interceptor, no fault plan),
-  the sender's channel end and number are bound at sending and the bytes are sealed on
-  delivery, into a scratch buffer the receiver authenticates them in: the same bytes and the
-  same checks, without a fresh buffer per message (:meth:`RunChannels.seal_and_authenticate`
-  in :mod:`sim.drivers.envelopes`).
-* ``Recv``/``RecvEach`` — wait until the message with that (sender, call, step) is in the
-  mailbox (arrival order does not matter), open it and record it in the receiver's view.
-* ``RecvAny`` — wait for the first of several (sender, call, step) messages; returns its
-  index in the list and the array (the first listed wins among messages already there).
-* ``Compute`` — the party's clock advances by the declared seconds of local work; the driver
-  returns the clock after it.
-
-What the view records besides payloads: each received message's simulated arrival time, what
-``Compute``, ``RecvAny`` and ``RecvWithin`` returned (``View.observed``) and every abort notice
-a program was given (``View.aborts``) — what a party could measure in a deployment.
-* ``Input``/``Output`` — an immutable copy of the value is recorded in the party's view.
-
-* ``RecvWithin`` — collect the messages of several senders that arrive within a timeout
-  (simulated seconds); returns those that did.
+Each program runs as a SimPy process: the loop of :mod:`sim.drivers.interpreter`, which
+interprets the effects, over this transport. A send's payload is encoded
+(:mod:`protocols.wire`), sealed with AES-GCM under the pair's channel key when sealing is on
+(message number n of its directed channel), timed over the route's links (:mod:`sim.network`:
+store-and-forward, FIFO links) and delivered to the receiver's mailbox at the simulated
+delivery time; the ledger gets one row per message. When nothing observes a message in flight
+(no interceptor, no fault plan), the sender's channel end and number are bound at sending and
+the bytes are sealed on delivery, into a scratch buffer the receiver authenticates them in:
+the same bytes and the same checks, without a fresh buffer per message
+(:meth:`RunChannels.seal_and_authenticate` in :mod:`sim.drivers.envelopes`). ``Compute``
+advances the party's clock by the declared seconds; ``RecvWithin`` times out in simulated
+seconds. Views record simulated arrival times and clocks.
 
 Faults (:mod:`sim.faults`) are injected here, from the run's :class:`~sim.faults.FaultPlan`:
 a crashed party's program is closed where it stands (at a time, or before/after sending a
@@ -36,13 +22,8 @@ channel layer refuses both. A run that then waits for what will never come ends 
 
 A message's round is one more than the highest round its sender had received before sending.
 
-Failure never hangs a run: when a program raises, the driver raises a
-:class:`~protocols.errors.ProtocolAbort` notice — "party m aborted in call c", no reason, no
-round, no cause — inside every peer that is waiting, and inside any peer that waits later;
-the run then ends with the full abort (party, round, call, reason, and the exception as
-``__cause__``), which only the run's caller receives. A failure's text may name a private
-value (an overflowing input), so it never reaches a peer. When no event is left but some
-party still waits for a message, that is a deadlock and ends the same way.
+Failure never hangs a run (the interpreter's notices); when no event is left but some party
+still waits for a message, that is a deadlock, and the run ends with the abort all the same.
 
 Received bytes are hostile. The receiver numbers a channel's sealed messages as they arrive
 (links are FIFO) and opens each when its program asks for it — or at the end of the run, if
@@ -52,12 +33,8 @@ decoded with the run's field, so an element outside [0, p) is refused. A message
 either, read or not, aborts the run as a failure of the receiving party, naming the sender —
 the program is not asked to handle it — and nothing else escapes :meth:`SimPyDriver.run`.
 
-What a program is handed. Received payloads are read-only arrays, and the view records an
-immutable copy of everything (:func:`parties.view.frozen`), so nothing a program holds is an
-object of its view (a received array is a second array object over the record's immutable
-bytes, :func:`protocols.wire.another_array`). An exception the driver throws into a
-program is made by the driver for that program alone, with no traceback, cause or context: a
-traceback would carry the driver's frames, and with them every party's state.
+What a program is handed: read-only arrays, a second array object over the view record's
+immutable bytes (:func:`protocols.wire.another_array`).
 
 The cost of a message. A run of M parties exchanges up to M(M − 1) messages per round, so the
 driver keeps each message's work small and independent of M: the messages of one send effect
@@ -84,7 +61,7 @@ import simpy
 
 from parties.view import Message, View, frozen, received_message
 from protocols import wire
-from protocols.channels import SEAL_OVERHEAD_BYTES, SealedChannel
+from protocols.channels import SEAL_OVERHEAD_BYTES
 from protocols.context import PartyContext
 from protocols.effects import Call
 from protocols.errors import AuthenticationError, MpcsimError, ProtocolAbort
@@ -98,121 +75,12 @@ from sim.drivers.envelopes import (
     seal_payload,
     unseal,
 )
+from sim.drivers.in_flight import Envelope as _Envelope
 from sim.drivers.interpreter import Interpreter, Key
 from sim.faults import Fault, FaultLog, FaultPlan
 from sim.ledger import Row
-from sim.network import Link, Network
+from sim.network import Network
 
-
-class _Envelope:
-    """One message in flight: what its receiver is handed, and what its ledger row records.
-
-    The ledger row is made once, on arrival (:meth:`row`), or at the end of the run for a
-    message that never arrived (lost, or still in flight when the run aborted). ``key`` is
-    its mailbox key — sender, protocol, call number and step — made once per send effect and
-    shared by its envelopes. ``hops`` is its route: the :class:`~sim.network.Link` itself
-    when it goes straight to its receiver (the network's per-sender table), else the
-    ``((a, b), Link)`` of each hop. ``decoded``
-    is shared by the envelopes of one broadcast's encoding (not rewritten in transit): once
-    a receiver has decoded it, it holds its elements (aligned), shape, dtype and the bytes
-    before the elements, and the others' arrays are made without repeating the checks
-    (:func:`protocols.wire.decode_again`) — for a sealed copy, once its own plaintext is
-    found to be that encoding.
-
-    In flight, ``hop`` is the index of the hop it reaches next; in its receiver's mailbox,
-    ``number`` is its number on its channel when sealed (None otherwise), and ``queued`` the
-    message that arrived after it under the same key (a mailbox holds the first; the rest
-    follow it). So a message is one object from sending to reading, and the ledger row it
-    becomes — not a tuple per hop, per mailbox entry and per queue besides. An envelope is
-    in at most one place at a time: a message delivered twice (a replay fault) is delivered
-    as a copy (:meth:`copy`).
-    """
-
-    __slots__ = (
-        "arrived_s",
-        "call",
-        "data",
-        "decoded",
-        "deferred",
-        "elements",
-        "hop",
-        "hops",
-        "key",
-        "n_bytes",
-        "number",
-        "phase",
-        "queued",
-        "receiver",
-        "round",
-        "row_index",
-        "sealed",
-        "sender",
-        "sent_s",
-        "step",
-    )
-
-    def __init__(
-        self, sender: int, receiver: int, call: Call, step: str, round_: int, data: bytes,
-        sealed: bool, row_index: int, hops: tuple[tuple[tuple[object, object], Link], ...] | Link,
-        phase: str, elements: int, n_bytes: int, sent_s: float,
-        key: tuple[int, str, int, str],
-        decoded: list[tuple[bytes, tuple[int, ...], np.dtype, bytes] | None] | None = None,
-        deferred: tuple[SealedChannel, int] | None = None,
-    ) -> None:
-        self.sender = sender
-        self.receiver = receiver
-        self.call = call
-        self.step = step
-        self.round = round_
-        self.data = data
-        self.sealed = sealed
-        self.row_index = row_index
-        self.hops = hops
-        self.phase = phase
-        self.elements = elements
-        self.n_bytes = n_bytes
-        self.sent_s = sent_s
-        self.key = key
-        self.decoded = decoded
-        self.deferred = deferred
-        self.hop = 0
-        self.arrived_s = sent_s  # set on delivery to its receiver
-        self.number: int | None = None
-        self.queued: _Envelope | None = None
-
-    def row(self, delivered_s: float) -> Row:
-        """Its ledger row, delivered at ``delivered_s``.
-
-        Built as the tuple it is (``tuple.__new__``), which is what ``Row(...)`` does
-        behind one more Python call.
-        """
-        call = self.call
-        hops = self.hops
-        return _new_tuple(Row, (self.sender, self.receiver, call.protocol, call.index,
-                                self.step, self.phase, self.round, self.elements, self.n_bytes,
-                                len(hops) if type(hops) is tuple else 1, self.sent_s,
-                                delivered_s))
-
-    @property
-    def n_hops(self) -> int:
-        """The links its route crosses."""
-        return len(self.hops) if type(self.hops) is tuple else 1
-
-    def with_data(self, data: bytes) -> _Envelope:
-        """The same message carrying other bytes (a tampered copy)."""
-        return _Envelope(self.sender, self.receiver, self.call, self.step, self.round, data,
-                         self.sealed, self.row_index, self.hops, self.phase, self.elements,
-                         self.n_bytes, self.sent_s, self.key)
-
-    def copy(self) -> _Envelope:
-        """The same message, sent once more (a replayed copy), not yet in any mailbox."""
-        return _Envelope(self.sender, self.receiver, self.call, self.step, self.round,
-                         self.data, self.sealed, self.row_index, self.hops, self.phase,
-                         self.elements, self.n_bytes, self.sent_s, self.key, self.decoded,
-                         self.deferred)
-
-
-_new_tuple = tuple.__new__
 _frombuffer = np.frombuffer
 
 
