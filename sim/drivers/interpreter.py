@@ -31,8 +31,8 @@ transport's wait tokens, which SimPy runs as a process and the MPI transport ste
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterable, Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -60,6 +60,10 @@ Key = tuple[int, str, int, str]
 
 class NeverRaised(Exception):
     """The interrupt of a transport that never interrupts a waiting party."""
+
+
+class _Stopped(Exception):
+    """A crash fault closed the party's program (its loop ends)."""
 
 
 def from_program(exc: BaseException) -> BaseException:
@@ -155,12 +159,14 @@ class Interpreter(ReceivedRecords):
     # -- one party's loop ------------------------------------------------------------------
 
     def _party(self, pid: int) -> Generator[Any, Any, None]:
+        """Resume party ``pid``'s program with what its last effect returned (or the error
+        thrown into it) until it ends, fails, crashes or re-raises the notice it was given."""
         try:
             gen = self.programs[pid](self.contexts[pid])
         except Exception as exc:  # a program that fails before its first effect
             self._fail(pid, from_program(exc))
             return
-        views = self.views
+        effects = self._effects
         last_call = self.last_call
         interrupt = self.interrupt
         value: Any = None
@@ -179,63 +185,99 @@ class Interpreter(ReceivedRecords):
                     self._fail(pid, exc)
                 return
             value, error = None, None
-            crash = None
             try:
-                kind = type(effect)
                 call = getattr(effect, "call", None)
                 if call is not None:
                     last_call[pid] = call
-                if self.faults is not None and (kind is Send or kind is SendEach):
-                    crash = self.faults.crash_on_send(pid, effect.call, effect.step)
-                    if crash is not None and crash.when == "before":
-                        self._crash(pid, crash, gen)
-                        return
-                if kind is Send:
-                    self._send(pid, ((effect.to, effect.payload),), effect.call, effect.step,
-                               effect.sealed)
-                elif kind is SendEach:
-                    payloads = effect.payloads
-                    self._send(pid, [(to, payloads[to]) for to in sorted(payloads)],
-                               effect.call, effect.step, effect.sealed)
-                elif kind is Recv:
-                    value = yield from self._receive(pid, effect.sender, effect.call, effect.step)
-                elif kind is RecvEach:
-                    value = yield from self._receive_each(pid, effect.senders, effect.call,
-                                                          effect.step)
-                elif kind is RecvAny:
-                    value = yield from self._receive_any(pid, effect.keys)
-                    index = value[0]
-                    views[pid].observed.append((
-                        "recv_any", effect.keys[index][1], index, effect.keys[index][0],
-                        self._clock()))
-                elif kind is RecvWithin:
-                    value = yield from self._receive_within(pid, effect)
-                    views[pid].observed.append((
-                        "recv_within", effect.call, tuple(value), self._clock()))
-                elif kind is Compute:
-                    wait = self._elapse(effect.seconds)
-                    if wait is not None:
-                        yield wait
-                    value = self._clock()
-                    views[pid].observed.append(("compute", last_call.get(pid), value))
-                elif kind is Input:
-                    views[pid].protocol_inputs.append((effect.call, effect.label,
-                                                       frozen(effect.value)))
-                elif kind is Output:
-                    views[pid].outputs.append((effect.call, effect.label, frozen(effect.value)))
-                else:
+                handler = effects.get(type(effect))
+                if handler is None:
                     raise MpcsimError(f"party {pid} yielded {effect!r}, which is not an effect")
-                if crash is not None:  # crash after sending
-                    self._crash(pid, crash, gen)
-                    return
+                method, waits = handler
+                if waits:
+                    value = yield from method(self, pid, effect)
+                else:
+                    value = method(self, pid, effect, gen)
+            except _Stopped:  # a crash fault closed the program
+                return
             except interrupt as stop:  # a crash at a set time, while the party waits
                 self._crash(pid, stop.cause, gen)  # type: ignore[attr-defined]
                 return
             except ProtocolAbort:
                 error = self._notice()
-                views[pid].aborts.append((error.party, error.call))
+                self.views[pid].aborts.append((error.party, error.call))
             except Exception as exc:
                 error = detached(exc)
+
+    # -- the effects: (method, whether it may wait), by effect type (:data:`_effects`) ------
+
+    def _on_send(self, pid: int, effect: Send | SendEach, gen: Generator[Any, Any, Any]
+                 ) -> None:
+        crash = None
+        if self.faults is not None:
+            crash = self.faults.crash_on_send(pid, effect.call, effect.step)
+            if crash is not None and crash.when == "before":
+                self._crash(pid, crash, gen)
+                raise _Stopped
+        if type(effect) is Send:
+            self._send(pid, ((effect.to, effect.payload),), effect.call, effect.step,
+                       effect.sealed)
+        else:
+            payloads = effect.payloads
+            self._send(pid, [(to, payloads[to]) for to in sorted(payloads)], effect.call,
+                       effect.step, effect.sealed)
+        if crash is not None:  # crash after sending
+            self._crash(pid, crash, gen)
+            raise _Stopped
+
+    def _on_recv(self, pid: int, effect: Recv) -> Generator[Any, Any, np.ndarray]:
+        return (yield from self._receive(pid, effect.sender, effect.call, effect.step))
+
+    def _on_recv_each(self, pid: int, effect: RecvEach
+                      ) -> Generator[Any, Any, dict[int, np.ndarray]]:
+        return (yield from self._receive_each(pid, effect.senders, effect.call, effect.step))
+
+    def _on_recv_any(self, pid: int, effect: RecvAny
+                     ) -> Generator[Any, Any, tuple[int, np.ndarray]]:
+        value = yield from self._receive_any(pid, effect.keys)
+        index = value[0]
+        self.views[pid].observed.append((
+            "recv_any", effect.keys[index][1], index, effect.keys[index][0], self._clock()))
+        return value
+
+    def _on_recv_within(self, pid: int, effect: RecvWithin
+                        ) -> Generator[Any, Any, dict[int, np.ndarray]]:
+        value = yield from self._receive_within(pid, effect)
+        self.views[pid].observed.append(("recv_within", effect.call, tuple(value),
+                                         self._clock()))
+        return value
+
+    def _on_compute(self, pid: int, effect: Compute) -> Generator[Any, Any, float]:
+        wait = self._elapse(effect.seconds)
+        if wait is not None:
+            yield wait
+        value = self._clock()
+        self.views[pid].observed.append(("compute", self.last_call.get(pid), value))
+        return value
+
+    def _on_input(self, pid: int, effect: Input, gen: Generator[Any, Any, Any]) -> None:
+        self.views[pid].protocol_inputs.append((effect.call, effect.label,
+                                                frozen(effect.value)))
+
+    def _on_output(self, pid: int, effect: Output, gen: Generator[Any, Any, Any]) -> None:
+        self.views[pid].outputs.append((effect.call, effect.label, frozen(effect.value)))
+
+    _effects: ClassVar[dict[type, tuple[Callable[..., Any], bool]]] = {
+        Send: (_on_send, False),
+        SendEach: (_on_send, False),
+        Recv: (_on_recv, True),
+        RecvEach: (_on_recv_each, True),
+        RecvAny: (_on_recv_any, True),
+        RecvWithin: (_on_recv_within, True),
+        Compute: (_on_compute, True),
+        Input: (_on_input, False),
+        Output: (_on_output, False),
+    }
+    """Each effect type's handler: a function, or a generator that may wait (``True``)."""
 
     # -- receiving ---------------------------------------------------------------------------
 

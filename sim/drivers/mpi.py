@@ -6,26 +6,28 @@ r-th contiguous block of the sorted ids, the first P mod R blocks one longer), s
 one party per process and R < P interleaves the parties of a rank cooperatively: a rank steps
 each of its programs until it waits for a message, then polls the network.
 
-Effects (:mod:`protocols.effects`) mean what they mean under the SimPy driver
-(:mod:`sim.drivers.simpy`):
+Effects (:mod:`protocols.effects`) are interpreted by the one interpreter both drivers share
+(:mod:`sim.drivers.interpreter`); :class:`sim.drivers.mpi_rank.Run` is the transport under it,
+and what differs from SimPy is what the transport does:
 
 * ``Send``/``SendEach`` — the payload's wire encoding (:mod:`protocols.wire`), sealed with
   AES-GCM under the pair's channel key when sealing is on (message number n of its directed
   channel, the header — protocol, call, step, round — bound as associated data). Between
   ranks it travels as two MPI messages of bytes, both sent with a non-blocking ``Isend``
   under an MPI tag derived from the call and the step (:func:`message_tag`): a fixed binary
-  frame (:data:`_FRAME`: kind, sender, receiver, call, round, sealed, the sender's ledger
-  row, the lengths; then protocol and step as UTF-8), then those bytes as they are (no
-  copy into one buffer). Nothing is pickled. Between two parties of
+  frame (``_FRAME`` in :mod:`sim.drivers.mpi_rank`: kind, sender, receiver, call, round,
+  sealed, the sender's ledger row, the lengths; then protocol and step as UTF-8), then those
+  bytes as they are (no copy into one buffer). Nothing is pickled. Between two parties of
   one rank the same bytes are handed over in memory, so the bytes counted are the bytes that
   would travel.
 * ``Recv``/``RecvEach``/``RecvAny`` — wait until the message with that (sender, call, step) is
   in the party's mailbox; open it (sequence number, AES-GCM, field range) when asked, as the
   SimPy driver does. ``RecvAny`` takes the first listed among messages already there.
-* ``RecvWithin`` — waits for every listed sender, like ``RecvEach``: there is no simulated
-  clock to time out on, and no ``[[fault]]`` plan under this driver (the simulation refuses
-  one), so a sender that never sends is a lost rank, which aborts the run. Real-time dropouts
-  with a wall-clock timeout are not modelled here.
+* ``RecvWithin`` — waits for every listed sender, like ``RecvEach``: this transport offers
+  no timer (:meth:`~sim.drivers.interpreter.Interpreter._timer`), and no ``[[fault]]`` plan
+  (the simulation refuses one), so a sender that never sends is a lost rank, which aborts the
+  run. Real-time dropouts with a wall-clock timeout are not modelled here. The view records
+  the senders and the wall clock, as under SimPy.
 * ``Compute(seconds)`` — the work was real, so nothing is simulated: the driver returns the
   party's wall clock (seconds since the run started) and does not wait.
 * ``Input``/``Output`` — recorded in the party's view, as under SimPy.
