@@ -131,6 +131,17 @@ def error_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if line.startswith("error:")]
 
 
+def test_record_views_false_is_honoured_under_mpi() -> None:
+    """No rank keeps a record of a received message when views are off; the ledger keeps
+    every message (key agreement's and SecureSum's) and the sum is right (numpy's)."""
+    done = mpiexec(2, str(HERE / "mpi_job.py"), "noviews", timeout=120)
+    assert done.returncode == 0, done.stderr
+    held, rows, total = json.loads(done.stdout.strip().splitlines()[-1])
+    assert held == [0, 0, 0, 0]
+    assert rows > 0 and rows % (4 * 3) == 0  # whole rounds of M(M - 1) messages
+    assert np.allclose(total, sum(np.arange(5.0) + m for m in range(4)))
+
+
 def test_a_raising_program_ends_every_rank() -> None:
     done = mpiexec(2, str(HERE / "mpi_job.py"), "raise", timeout=120)
     assert done.returncode != 0
