@@ -60,7 +60,8 @@ class RankLost(ProtocolAbort):
     """A rank ended during the run (killed, or crashed outside any party program).
 
     The surviving ranks cannot finalise MPI with it; the CLI exits without doing so
-    (:func:`exit_lost`). ``report`` is true on the one rank that prints the error.
+    (:func:`sim.drivers.launch.exit_lost`). ``report`` is true on the one rank that prints
+    the error.
     """
 
     def __init__(self, party: int, round: int | None, reason: str, call: str = "",

@@ -181,7 +181,7 @@ def rank_pids(marker: str) -> dict[int, int]:
     """pid of each MPI rank whose command line holds ``marker`` (from /proc).
 
     Under Hydra a rank runs in a child of the process Hydra started, which waits for it
-    (``_supervise_rank`` in :mod:`sim.cli`): the rank is that child, and the waiting parent is
+    (``supervise_rank`` in :mod:`sim.drivers.launch`): the rank is that child, and the parent is
     returned only while it has none.
     """
     found: dict[int, dict[int, int]] = {}  # rank -> {pid: parent pid}
@@ -213,7 +213,7 @@ def test_a_killed_rank_ends_every_rank_without_partial_files(tmp_path: Path) -> 
     The kill comes once rank 0's progress says the run has been going for 3 s (its clock
     starts after the imports and the planning; MPI set-up and key agreement take well under a
     second of it), so it lands in the sweeps however slow the machine is. A rank killed while
-    the job still starts is the launcher's to report (see ``_launch`` in :mod:`sim.cli`).
+    the job still starts is the launcher's to report (see ``launch`` in :mod:`sim.drivers.launch`).
     """
     short = tmp_path / "short.toml"
     short.write_text(LONG.replace("iterations = 4000", "iterations = 1"))
