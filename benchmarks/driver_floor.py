@@ -1,9 +1,10 @@
 """The least driver of effect programs: the PD-NMF benchmark's driver floor.
 
-Party programs speak effects (:mod:`protocols.effects`); a driver resumes each program's
-generator, interprets what it yields and sends back the result. :class:`LeastDriver` does
-that for the four effects a PD-NMF party yields (``Input``, ``SendEach``, ``RecvEach``,
-``Output``) and nothing else, keeping what the SimPy driver keeps of them:
+Party programs speak effects (:mod:`protocols.effects`); the drivers' one interpreter
+(:mod:`sim.drivers.interpreter`) resumes each program's generator, interprets what it yields
+and sends back the result. :class:`LeastDriver` is the least transport under it for the four
+effects a PD-NMF party yields (``Input``, ``SendEach``, ``RecvEach``, ``Output``), keeping
+what the SimPy driver keeps of them:
 
 * one SimPy process per party;
 * a send effect's payload encoded once (:func:`protocols.wire.encode`), each message timed
@@ -22,10 +23,10 @@ With ``sealing``, each message is sealed with AES-GCM and authenticated at its r
 SimPy driver does it when nothing observes messages in flight.
 
 Nothing else: no faults, no interceptor, no relays (every route is a direct
-link), no abort handling, no checks of the program's effects — what any driver of these
+link), no abort handling (a failing program ends the benchmark) — what any transport of these
 programs must do to keep this ledger and these views, written for this one pattern. Its
 time over the logging floor is what interpreting effects costs at the least; the SimPy
-driver's time over it is the price of its generality. This module is imported by
+transport's time over it is the price of its generality. This module is imported by
 ``benchmarks/pd_nmf.py``; it is not part of the installed package.
 """
 
@@ -33,7 +34,7 @@ from __future__ import annotations
 
 import copy
 import gc
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -44,9 +45,10 @@ from parties.view import View, another_sparse, frozen, is_immutable, received_me
 from protocols import wire
 from protocols.channels import SEAL_OVERHEAD_BYTES
 from protocols.context import AesRandomness, PartyContext
-from protocols.effects import Input, Output, RecvEach, SendEach
+from protocols.effects import Call
 from protocols.field import FixedPoint, prime_field
 from sim.drivers.envelopes import RunChannels
+from sim.drivers.interpreter import Interpreter, Key
 from sim.ledger import Row
 from sim.network import Network
 from sim.simulation import party_seed, preshared_keys
@@ -100,77 +102,93 @@ class LeastDriver:
     def _run(self, contexts: dict[int, PartyContext],
              programs: dict[int, Callable[[PartyContext], Generator[Any, Any, Any]]],
              views: dict[int, View]) -> tuple[dict[int, Any], list[Row]]:
+        run = _LeastRun(self, contexts, programs, views)
+        for pid in sorted(contexts):
+            run.env.process(run._party(pid))
+        run.env.run()
+        if run.waiting:
+            raise RuntimeError(f"parties {sorted(run.waiting)} wait for messages never sent")
+        return run.outputs, run.rows
+
+
+class _Message:
+    """One message from sending to reading (a fixed record; ``number`` is the interpreter's,
+    unused here: the sealed entry carries the channel number)."""
+
+    __slots__ = ("data", "decoded", "elements", "index", "key", "n_bytes", "number", "phase",
+                 "round", "sealed", "sender", "sent", "to")
+
+    def __init__(self, sender: int, to: int, key: tuple[int, str, int, str], data: bytes,
+                 decoded: list[Any], round_: int, phase: str, elements: int, sent: float,
+                 index: int, n_bytes: int, sealed: list[Any] | None) -> None:
+        self.sender, self.to, self.key, self.data, self.decoded = sender, to, key, data, decoded
+        self.round, self.phase, self.elements, self.sent = round_, phase, elements, sent
+        self.index, self.n_bytes, self.sealed, self.number = index, n_bytes, sealed, None
+
+
+class _LeastRun(Interpreter):
+    """One run: the least transport under the interpreter's party loop."""
+
+    def __init__(self, driver: LeastDriver, contexts: dict[int, PartyContext],
+                 programs: dict[int, Any], views: dict[int, View]) -> None:
         self.env = simpy.Environment()
-        self.contexts, self.views = contexts, views
-        self.mailbox: dict[int, dict[tuple[int, str, int, str], tuple[Any, ...]]] = {
+        self.network, self.field, self.sealing = driver.network, driver.field, driver.sealing
+        self.contexts = self.participants = contexts
+        self.programs, self.views = programs, views
+        self.mailbox: dict[int, dict[tuple[int, str, int, str], _Message]] = {
             p: {} for p in contexts}
-        self.waiting: dict[int, tuple[tuple[int, str, int, str], simpy.Event]] = {}
+        self.waiting: dict[int, tuple[tuple[Key, ...], Any]] = {}
         self.max_round = dict.fromkeys(contexts, 0)
+        self.last_call = {}
         self.link_free: dict[tuple[int, int], float] = {}
         self.channels = RunChannels()
         self.counters: dict[tuple[int, int], int] = {}  # next number to send, per channel
         self.expected: dict[tuple[int, int], int] = {}  # next number to receive
         self.rows: list[Any] = []
         self.outputs: dict[int, Any] = {}
-        for pid in sorted(contexts):
-            self.env.process(self._party(pid, programs[pid](contexts[pid])))
-        self.env.run()
-        if self.waiting:
-            raise RuntimeError(f"parties {sorted(self.waiting)} wait for messages never sent")
-        return self.outputs, self.rows
+        self.abort, self.faults, self.record_messages = None, None, True
 
-    def _party(self, pid: int, gen: Generator[Any, Any, Any]) -> Generator[simpy.Event, Any, None]:
-        view = self.views[pid]
-        value = None
-        while True:
-            try:
-                effect = gen.send(value)
-            except StopIteration as stop:
-                self.outputs[pid] = stop.value
-                return
-            kind = type(effect)
-            value = None
-            if kind is SendEach:
-                self._send(pid, effect)
-            elif kind is RecvEach:
-                value = yield from self._receive_each(pid, effect)
-            elif kind is Input:
-                view.protocol_inputs.append((effect.call, effect.label, frozen(effect.value)))
-            elif kind is Output:
-                view.outputs.append((effect.call, effect.label, frozen(effect.value)))
-            else:
-                raise RuntimeError(f"party {pid} yielded {type(effect).__name__}, which the "
-                                   "least driver does not interpret")
+    def _fail(self, pid: int, exc: BaseException) -> None:
+        raise RuntimeError(f"party {pid} failed: {exc}") from exc
 
-    def _send(self, pid: int, effect: SendEach) -> None:
-        call, step = effect.call, effect.step
+    def _clock(self) -> float:
+        return float(self.env.now)
+
+    def _take(self, pid: int, key: Key) -> _Message | None:
+        return self.mailbox[pid].pop(key, None)  # one message per key in these programs
+
+    def _wait(self, pid: int, keys: tuple[Key, ...]) -> simpy.Event:
+        event = self.env.event()
+        self.waiting[pid] = (keys, event)
+        return event
+
+    def _send(self, pid: int, payloads: Iterable[tuple[int, np.ndarray]], call: Call,
+              step: str, sealed: bool) -> None:
         now = self.env.now
         round_ = self.max_round[pid] + 1
         phase = self.contexts[pid].phase
         key = (pid, call.protocol, call.index, step)
         links, link_free, rows = self.network.direct_links(pid), self.link_free, self.rows
-        payloads = effect.payloads
-        arrivals: dict[float, list[tuple[Any, ...]]] = {}
+        arrivals: dict[float, list[_Message]] = {}
         last: object = None
         data, elements, decoded = b"", 0, [None]
         ctx, sealing, counters = self.contexts[pid], self.sealing, self.counters
-        for to in sorted(payloads):
-            payload = payloads[to]
+        for to, payload in payloads:
             if payload is not last:  # a broadcast's payload is encoded once
                 data, elements, decoded, last = wire.encode(payload), payload.size, [None], payload
-            n_bytes, sealed = len(data), None
+            n_bytes, bound = len(data), None
             if sealing:  # its channel's sending end and number, and (on arrival) the receiver's
                 sequence = counters.get((pid, to), 0)
                 counters[(pid, to)] = sequence + 1
-                sealed = [self.channels.sending(ctx, to), sequence, call, None]
+                bound = [self.channels.sending(ctx, to), sequence, call, None]
                 n_bytes += SEAL_OVERHEAD_BYTES
             link = links[to]
             free = link_free.get((pid, to), 0.0)
             end = (free if free > now else now) + n_bytes * 8.0 / link.bandwidth_bps
             link_free[(pid, to)] = end
             when = end + link.latency_s
-            message = (pid, to, key, data, decoded, round_, phase, elements, now, len(rows),
-                       n_bytes, sealed)
+            message = _Message(pid, to, key, data, decoded, round_, phase, elements, now,
+                               len(rows), n_bytes, bound)
             rows.append(None)
             group = arrivals.get(when)
             if group is None:
@@ -183,46 +201,32 @@ class LeastDriver:
 
     def _arrive(self, event: simpy.Event) -> None:
         now, rows, waiting, mailbox = self.env.now, self.rows, self.waiting, self.mailbox
-        for message in event.value:
-            sender, to, key, _, _, round_, phase, elements, sent, index, n_bytes, sealed = message
-            rows[index] = _new_tuple(Row, (sender, to, key[1], key[2], key[3], phase, round_,
-                                           elements, n_bytes, 1, sent, now))
-            if sealed is not None:  # the receiver numbers a channel's messages as they arrive
-                number = self.expected.get((sender, to), 0)
-                self.expected[(sender, to)] = number + 1
-                sealed[3] = number
-            wait = waiting.get(to)
-            if wait is not None and wait[0] == key:
-                del waiting[to]
-                wait[1].succeed(message)
+        for m in event.value:
+            key = m.key
+            rows[m.index] = _new_tuple(Row, (m.sender, m.to, key[1], key[2], key[3], m.phase,
+                                             m.round, m.elements, m.n_bytes, 1, m.sent, now))
+            if m.sealed is not None:  # the receiver numbers a channel's messages on arrival
+                number = self.expected.get((m.sender, m.to), 0)
+                self.expected[(m.sender, m.to)] = number + 1
+                m.sealed[3] = number
+            wait = waiting.get(m.to)
+            if wait is not None and key in wait[0]:
+                del waiting[m.to]
+                wait[1].succeed(m)
             else:
-                mailbox[to][key] = message  # one message per key in these programs
+                mailbox[m.to][key] = m
 
-    def _receive_each(self, pid: int, effect: RecvEach
-                      ) -> Generator[simpy.Event, Any, dict[int, np.ndarray]]:
-        call, step = effect.call, effect.step
-        box, got = self.mailbox[pid], {}
-        for sender in effect.senders:
-            key = (sender, call.protocol, call.index, step)
-            message = box.pop(key, None)
-            if message is None:
-                event = self.env.event()
-                self.waiting[pid] = (key, event)
-                message = yield event
-            got[sender] = self._consume(pid, message)
-        return got
-
-    def _consume(self, pid: int, message: tuple[Any, ...]) -> np.ndarray:
+    def _consume(self, pid: int, message: _Message, number: int | None) -> np.ndarray:
         """The message's record in the view, and the program's own array (flat payloads)."""
-        decoded, round_, sealed, key = message[4], message[5], message[11], message[2]
+        decoded, round_, sealed, key = message.decoded, message.round, message.sealed, message.key
         if sealed is not None:  # sealed by the sender's end, authenticated by the receiver's
-            sending, sequence, call, number = sealed
-            self.channels.seal_and_authenticate(sending, sequence, message[3],
-                                                self.contexts[pid], message[0], number, call,
-                                                key[3], round_)
+            sending, sequence, call, channel_number = sealed
+            self.channels.seal_and_authenticate(sending, sequence, message.data,
+                                                self.contexts[pid], message.sender,
+                                                channel_number, call, key[3], round_)
         checked = decoded[0]
         if checked is None:  # the first receiver of this encoding checks it
-            data = message[3]
+            data = message.data
             payload = wire.decode(data, self.field)
             decoded[0] = checked = (wire.body_of(payload, data), payload.dtype)
         else:  # wire.decode_again, in place
@@ -230,7 +234,7 @@ class LeastDriver:
         if round_ > self.max_round[pid]:
             self.max_round[pid] = round_
         self.views[pid].received.append(
-            received_message(message[0], key[1], key[2], key[3], round_, payload))
+            received_message(message.sender, key[1], key[2], key[3], round_, payload))
         return np.frombuffer(checked[0], checked[1])  # wire.another_array, in place
 
 

@@ -37,6 +37,7 @@ wrapper closes over the party's own program and inputs only.
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import hmac
 import os
@@ -60,14 +61,13 @@ from protocols.effects import Call
 from protocols.errors import InputError, PartyInputError, ProtocolAbort
 from protocols.field import FixedPoint, PrimeField, default_frac_bits, prime_field
 from protocols.key_agreement import key_agreement
-from sim.drivers.simpy import DriverOutcome, Interceptor, SimPyDriver
+from sim.drivers.driver import DriverOutcome, Interceptor, driver_class
 from sim.faults import FaultPlan
 from sim.ledger import Ledger
 from sim.network import Network
 
 KEY_SETUPS = ("x25519", "preshared", "none")
 KEY_SOURCES = ("seed", "os")
-DRIVERS = ("simpy", "mpi")
 SEED_SALT = b"mpcsim/sim/party-seeds/v1"
 """HKDF salt of :func:`party_seed` and :func:`run_key` (a fixed project label)."""
 
@@ -388,23 +388,15 @@ class Simulation:
         if key_source not in KEY_SOURCES:
             raise InputError(f"key_source = {key_source!r} is unknown; use one of {KEY_SOURCES}")
         self.key_source = key_source
-        if driver not in DRIVERS:
-            raise InputError(f"driver = {driver!r} is unknown; use one of {DRIVERS}")
-        if driver == "mpi":
-            from sim.drivers.mpi import load_mpi
-
-            load_mpi()  # a missing extra is the caller's error, named before anything runs
         self.driver = driver
+        self.faults = faults or FaultPlan()
+        driver_class(driver).check(self.faults)  # an unknown name, a missing extra, faults
         self.sealing = sealing
         self.keys = keys
         self.record_draws = record_draws
         self.record_views = record_views
         self.randomness = randomness
         self.interceptor = interceptor
-        self.faults = faults or FaultPlan()
-        if driver == "mpi" and self.faults:
-            raise InputError("[[fault]] injection is interpreted by the SimPy driver only; "
-                             "remove the [[fault]] tables or run with --driver simpy")
 
     def run(self, parties: Sequence[Party], seed: int | None = None) -> Result:
         """Run every party's program; raise ``ProtocolAbort`` if any party fails.
@@ -424,15 +416,10 @@ class Simulation:
         prk = seed_key(run_seed)  # validates a per-run seed as the constructor does
         network = self._network_for(roles)
         self.faults.check_participants(sorted(roles), self.sealing)
-        mpi = None
-        hosted: Callable[[int], bool] = lambda pid: True  # noqa: E731
-        if self.driver == "mpi":
-            from sim.drivers.mpi import MpiDriver
-
-            mpi = MpiDriver(network, sealing=self.sealing, interceptor=self.interceptor,
-                            record_messages=self.record_views, field=self.field)
-            owner = mpi.owners(sorted(roles))
-            hosted = lambda pid: owner[pid] == mpi.rank  # noqa: E731
+        driver = driver_class(self.driver)(
+            network, sealing=self.sealing, interceptor=self.interceptor,
+            record_messages=self.record_views, field=self.field, faults=self.faults)
+        driver.place(sorted(roles))
         views: dict[int, View] = {}
         contexts: dict[int, PartyContext] = {}
         programs = {}
@@ -440,7 +427,7 @@ class Simulation:
         from_os = self.key_source == "os"
         for party in parties:
             pid = party.id
-            if not hosted(pid):  # another rank's party: its state never reaches this one
+            if not driver.hosts(pid):  # another rank's party: its state never reaches this one
                 continue
             record = {str(k): frozen(v) for k, v in party.inputs.items()}
             view = View(party=pid, role=party.role, inputs=record)
@@ -481,8 +468,8 @@ class Simulation:
                                            self.keys == "x25519")
         if self.keys == "preshared":
             master = os.urandom(SEED_BYTES) if from_os else None
-            if mpi is not None and from_os:  # one trusted setup: the ranks share its master
-                master = mpi.comm.bcast(master, root=0)
+            if from_os:  # one trusted setup: every process shares its master
+                master = driver.shared(master)
             channels: dict[int, dict[int, bytes]] = {pid: {} for pid in contexts}
             masks: dict[int, dict[int, bytes]] = {pid: {} for pid in contexts}
             for (a, b), (channel, mask) in preshared_keys(prk, sorted(roles),
@@ -494,17 +481,9 @@ class Simulation:
             for pid, ctx in contexts.items():
                 ctx.install_all_pair_keys(channels[pid], masks[pid])
         start = time.perf_counter()
-        if mpi is not None:
-            rank_outcome = mpi.run(contexts, programs, views, owner)
-            _record_party_state(views, contexts, recorders)
-            outcome, views = mpi.gather(rank_outcome, views)
-            wall = max(time.perf_counter() - start, outcome.simulated_s)
-            return self._result(outcome, views, roles, run_seed, wall)
-        driver = SimPyDriver(network, sealing=self.sealing, interceptor=self.interceptor,
-                             record_messages=self.record_views, field=self.field,
-                             faults=self.faults)
         try:
-            outcome = driver.run(contexts, programs, views)
+            settle = functools.partial(_record_party_state, views, contexts, recorders)
+            outcome, views = driver.interpret(contexts, programs, views, settle)
         except ProtocolAbort as abort:
             cause = abort.__cause__
             if isinstance(cause, InputError) and not isinstance(abort, InputError):
@@ -519,8 +498,7 @@ class Simulation:
                 abort.result = self._result(partial, views, roles, run_seed,
                                             time.perf_counter() - start, abort)
             raise
-        wall = time.perf_counter() - start
-        _record_party_state(views, contexts, recorders)
+        wall = max(time.perf_counter() - start, outcome.wall_s or 0.0)
         return self._result(outcome, views, roles, run_seed, wall)
 
     @staticmethod
@@ -553,13 +531,7 @@ class Simulation:
     def driver_info(self) -> dict[str, Any]:
         """Which driver runs the programs, on how many ranks and hosts (the report's
         ``driver``). Under MPI every rank must call it (it gathers the host names)."""
-        if self.driver == "mpi":
-            from sim.drivers.mpi import allgather_json, load_mpi
-
-            mpi = load_mpi()
-            hosts = allgather_json(mpi.COMM_WORLD, mpi.Get_processor_name())
-            return {"name": "mpi", "ranks": mpi.COMM_WORLD.Get_size(), "hosts": len(set(hosts))}
-        return {"name": "simpy", "ranks": 1, "hosts": 1}
+        return driver_class(self.driver).describe()
 
     def _network_for(self, roles: dict[int, str]) -> Network:
         network = self.network

@@ -346,8 +346,8 @@ def test_host_file_example_uses_real_options() -> None:
     assert hosts and all(re.fullmatch(r"[\w.-]+:\d+", h) for h in hosts)
     command = lines[lines.index("EOT") + 1].split()
     assert command[:2] == ["mpiexec", "-disable-auto-cleanup"] and "-f" in command
-    cli = (ROOT / "sim" / "cli.py").read_text(encoding="utf-8")
-    assert '"-disable-auto-cleanup"' in cli  # what `--ranks` passes too
+    launch = (ROOT / "sim" / "drivers" / "launch.py").read_text(encoding="utf-8")
+    assert '"-disable-auto-cleanup"' in launch  # what `--ranks` passes too
     run = command.index("run")
     assert command[run - 1].endswith("/.venv/bin/mpcsim")
     assert (ROOT / command[run + 1]).is_file()

@@ -1,31 +1,17 @@
 """The SimPy driver: runs one party program per participant on the simulated network.
 
-Each program runs as a SimPy process. The driver interprets its effects
-(:mod:`protocols.effects`):
-
-* ``Send``/``SendEach`` — the payload is encoded (:mod:`protocols.wire`), sealed with AES-GCM
-  under the pair's channel key when sealing is on (message number n of its directed channel),
-  timed over the route's links (:mod:`sim.network`: store-and-forward, FIFO links) and
-  delivered to the receiver's mailbox at the simulated delivery time. The ledger gets one row
-  per message. When nothing observes a message in flight (no interceptor, no fault plan),
-  the sender's channel end and number are bound at sending and the bytes are sealed on
-  delivery, into a scratch buffer the receiver authenticates them in: the same bytes and the
-  same checks, without a fresh buffer per message (:meth:`RunChannels.seal_and_authenticate`
-  in :mod:`sim.drivers.envelopes`).
-* ``Recv``/``RecvEach`` — wait until the message with that (sender, call, step) is in the
-  mailbox (arrival order does not matter), open it and record it in the receiver's view.
-* ``RecvAny`` — wait for the first of several (sender, call, step) messages; returns its
-  index in the list and the array (the first listed wins among messages already there).
-* ``Compute`` — the party's clock advances by the declared seconds of local work; the driver
-  returns the clock after it.
-
-What the view records besides payloads: each received message's simulated arrival time, what
-``Compute``, ``RecvAny`` and ``RecvWithin`` returned (``View.observed``) and every abort notice
-a program was given (``View.aborts``) — what a party could measure in a deployment.
-* ``Input``/``Output`` — an immutable copy of the value is recorded in the party's view.
-
-* ``RecvWithin`` — collect the messages of several senders that arrive within a timeout
-  (simulated seconds); returns those that did.
+Each program runs as a SimPy process: the loop of :mod:`sim.drivers.interpreter`, which
+interprets the effects, over this transport. A send's payload is encoded
+(:mod:`protocols.wire`), sealed with AES-GCM under the pair's channel key when sealing is on
+(message number n of its directed channel), timed over the route's links (:mod:`sim.network`:
+store-and-forward, FIFO links) and delivered to the receiver's mailbox at the simulated
+delivery time; the ledger gets one row per message. When nothing observes a message in flight
+(no interceptor, no fault plan), the sender's channel end and number are bound at sending and
+the bytes are sealed on delivery, into a scratch buffer the receiver authenticates them in:
+the same bytes and the same checks, without a fresh buffer per message
+(:meth:`RunChannels.seal_and_authenticate` in :mod:`sim.drivers.envelopes`). ``Compute``
+advances the party's clock by the declared seconds; ``RecvWithin`` times out in simulated
+seconds. Views record simulated arrival times and clocks.
 
 Faults (:mod:`sim.faults`) are injected here, from the run's :class:`~sim.faults.FaultPlan`:
 a crashed party's program is closed where it stands (at a time, or before/after sending a
@@ -36,13 +22,8 @@ channel layer refuses both. A run that then waits for what will never come ends 
 
 A message's round is one more than the highest round its sender had received before sending.
 
-Failure never hangs a run: when a program raises, the driver raises a
-:class:`~protocols.errors.ProtocolAbort` notice — "party m aborted in call c", no reason, no
-round, no cause — inside every peer that is waiting, and inside any peer that waits later;
-the run then ends with the full abort (party, round, call, reason, and the exception as
-``__cause__``), which only the run's caller receives. A failure's text may name a private
-value (an overflowing input), so it never reaches a peer. When no event is left but some
-party still waits for a message, that is a deadlock and ends the same way.
+Failure never hangs a run (the interpreter's notices); when no event is left but some party
+still waits for a message, that is a deadlock, and the run ends with the abort all the same.
 
 Received bytes are hostile. The receiver numbers a channel's sealed messages as they arrive
 (links are FIFO) and opens each when its program asks for it — or at the end of the run, if
@@ -52,12 +33,8 @@ decoded with the run's field, so an element outside [0, p) is refused. A message
 either, read or not, aborts the run as a failure of the receiving party, naming the sender —
 the program is not asked to handle it — and nothing else escapes :meth:`SimPyDriver.run`.
 
-What a program is handed. Received payloads are read-only arrays, and the view records an
-immutable copy of everything (:func:`parties.view.frozen`), so nothing a program holds is an
-object of its view (a received array is a second array object over the record's immutable
-bytes, :func:`protocols.wire.another_array`). An exception the driver throws into a
-program is made by the driver for that program alone, with no traceback, cause or context: a
-traceback would carry the driver's frames, and with them every party's state.
+What a program is handed: read-only arrays, a second array object over the view record's
+immutable bytes (:func:`protocols.wire.another_array`).
 
 The cost of a message. A run of M parties exchanges up to M(M − 1) messages per round, so the
 driver keeps each message's work small and independent of M: the messages of one send effect
@@ -76,8 +53,7 @@ a round trip through SimPy; and a view record is made only when views are kept.
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Generator, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -85,163 +61,27 @@ import simpy
 
 from parties.view import Message, View, frozen, received_message
 from protocols import wire
-from protocols.channels import SEAL_OVERHEAD_BYTES, SealedChannel
+from protocols.channels import SEAL_OVERHEAD_BYTES
 from protocols.context import PartyContext
-from protocols.effects import (
-    Call,
-    Compute,
-    Input,
-    Output,
-    Recv,
-    RecvAny,
-    RecvEach,
-    RecvWithin,
-    Send,
-    SendEach,
-)
+from protocols.effects import Call
 from protocols.errors import AuthenticationError, MpcsimError, ProtocolAbort
 from protocols.field import PrimeField
+from sim.drivers.driver import DriverOutcome, Interceptor, ProgramFactory
 from sim.drivers.envelopes import (
     Encoded,
-    ReceivedRecords,
     RunChannels,
     decode_received,
     encode_payload,
     seal_payload,
     unseal,
 )
-from sim.drivers.envelopes import detached as _detached
+from sim.drivers.in_flight import Envelope as _Envelope
+from sim.drivers.interpreter import Interpreter, Key
 from sim.faults import Fault, FaultLog, FaultPlan
 from sim.ledger import Row
-from sim.network import Link, Network
+from sim.network import Network
 
-Interceptor = Callable[[int, int, str, bytes], bytes]
-ProgramFactory = Callable[[PartyContext], Generator[Any, Any, Any]]
-
-
-class _Envelope:
-    """One message in flight: what its receiver is handed, and what its ledger row records.
-
-    The ledger row is made once, on arrival (:meth:`row`), or at the end of the run for a
-    message that never arrived (lost, or still in flight when the run aborted). ``key`` is
-    its mailbox key — sender, protocol, call number and step — made once per send effect and
-    shared by its envelopes. ``hops`` is its route: the :class:`~sim.network.Link` itself
-    when it goes straight to its receiver (the network's per-sender table), else the
-    ``((a, b), Link)`` of each hop. ``decoded``
-    is shared by the envelopes of one broadcast's encoding (not rewritten in transit): once
-    a receiver has decoded it, it holds its elements (aligned), shape, dtype and the bytes
-    before the elements, and the others' arrays are made without repeating the checks
-    (:func:`protocols.wire.decode_again`) — for a sealed copy, once its own plaintext is
-    found to be that encoding.
-
-    In flight, ``hop`` is the index of the hop it reaches next; in its receiver's mailbox,
-    ``number`` is its number on its channel when sealed (None otherwise), and ``queued`` the
-    message that arrived after it under the same key (a mailbox holds the first; the rest
-    follow it). So a message is one object from sending to reading, and the ledger row it
-    becomes — not a tuple per hop, per mailbox entry and per queue besides. An envelope is
-    in at most one place at a time: a message delivered twice (a replay fault) is delivered
-    as a copy (:meth:`copy`).
-    """
-
-    __slots__ = (
-        "arrived_s",
-        "call",
-        "data",
-        "decoded",
-        "deferred",
-        "elements",
-        "hop",
-        "hops",
-        "key",
-        "n_bytes",
-        "number",
-        "phase",
-        "queued",
-        "receiver",
-        "round",
-        "row_index",
-        "sealed",
-        "sender",
-        "sent_s",
-        "step",
-    )
-
-    def __init__(
-        self, sender: int, receiver: int, call: Call, step: str, round_: int, data: bytes,
-        sealed: bool, row_index: int, hops: tuple[tuple[tuple[object, object], Link], ...] | Link,
-        phase: str, elements: int, n_bytes: int, sent_s: float,
-        key: tuple[int, str, int, str],
-        decoded: list[tuple[bytes, tuple[int, ...], np.dtype, bytes] | None] | None = None,
-        deferred: tuple[SealedChannel, int] | None = None,
-    ) -> None:
-        self.sender = sender
-        self.receiver = receiver
-        self.call = call
-        self.step = step
-        self.round = round_
-        self.data = data
-        self.sealed = sealed
-        self.row_index = row_index
-        self.hops = hops
-        self.phase = phase
-        self.elements = elements
-        self.n_bytes = n_bytes
-        self.sent_s = sent_s
-        self.key = key
-        self.decoded = decoded
-        self.deferred = deferred
-        self.hop = 0
-        self.arrived_s = sent_s  # set on delivery to its receiver
-        self.number: int | None = None
-        self.queued: _Envelope | None = None
-
-    def row(self, delivered_s: float) -> Row:
-        """Its ledger row, delivered at ``delivered_s``.
-
-        Built as the tuple it is (``tuple.__new__``), which is what ``Row(...)`` does
-        behind one more Python call.
-        """
-        call = self.call
-        hops = self.hops
-        return _new_tuple(Row, (self.sender, self.receiver, call.protocol, call.index,
-                                self.step, self.phase, self.round, self.elements, self.n_bytes,
-                                len(hops) if type(hops) is tuple else 1, self.sent_s,
-                                delivered_s))
-
-    @property
-    def n_hops(self) -> int:
-        """The links its route crosses."""
-        return len(self.hops) if type(self.hops) is tuple else 1
-
-    def with_data(self, data: bytes) -> _Envelope:
-        """The same message carrying other bytes (a tampered copy)."""
-        return _Envelope(self.sender, self.receiver, self.call, self.step, self.round, data,
-                         self.sealed, self.row_index, self.hops, self.phase, self.elements,
-                         self.n_bytes, self.sent_s, self.key)
-
-    def copy(self) -> _Envelope:
-        """The same message, sent once more (a replayed copy), not yet in any mailbox."""
-        return _Envelope(self.sender, self.receiver, self.call, self.step, self.round,
-                         self.data, self.sealed, self.row_index, self.hops, self.phase,
-                         self.elements, self.n_bytes, self.sent_s, self.key, self.decoded,
-                         self.deferred)
-
-
-_new_tuple = tuple.__new__
 _frombuffer = np.frombuffer
-
-
-def _from_program(exc: BaseException) -> BaseException:
-    """``exc`` as the program raised it: without the driver's frame its traceback gained.
-
-    An exception leaving a program passes through the driver's frame, which Python adds to
-    its traceback — and the program may still hold the exception object. Dropping that
-    frame keeps the driver's state (every party's context) out of the program's reach.
-    """
-    tb = exc.__traceback__
-    if tb is not None and tb.tb_frame.f_globals.get("__name__") == __name__:
-        exc.__traceback__ = tb.tb_next
-    return exc
 
 
 def _interrupt_with(fault: Fault) -> Callable[[simpy.Event], None]:
@@ -253,14 +93,6 @@ def _interrupt_with(fault: Fault) -> Callable[[simpy.Event], None]:
             process.interrupt(fault)
 
     return interrupt
-
-
-@dataclass
-class DriverOutcome:
-    outputs: dict[int, Any]
-    rows: list[Row]
-    simulated_s: float
-    faults: FaultLog | None = None
 
 
 class SimPyDriver:
@@ -311,6 +143,36 @@ class SimPyDriver:
         self.record_messages = record_messages
         self.field = field
 
+    @staticmethod
+    def check(faults: FaultPlan) -> None:
+        """Every fault plan can be injected here."""
+
+    @staticmethod
+    def describe() -> dict[str, Any]:
+        """The report's ``driver``."""
+        return {"name": "simpy", "ranks": 1, "hosts": 1}
+
+    def place(self, participants: Sequence[int]) -> None:
+        """Every participant runs in this process."""
+
+    def hosts(self, pid: int) -> bool:
+        return True
+
+    def shared(self, value: Any) -> Any:
+        return value
+
+    def interpret(
+        self,
+        contexts: Mapping[int, PartyContext],
+        programs: Mapping[int, ProgramFactory],
+        views: dict[int, View],
+        settle: Callable[[], None],
+    ) -> tuple[DriverOutcome, dict[int, View]]:
+        """:meth:`run`, then ``settle()``: the interface of :mod:`sim.drivers.driver`."""
+        outcome = self.run(contexts, programs, views)
+        settle()
+        return outcome, views
+
     def run(
         self,
         contexts: Mapping[int, PartyContext],
@@ -333,8 +195,11 @@ class SimPyDriver:
                 gc.enable()
 
 
-class _Run(ReceivedRecords):
-    """The state of one run (so that a driver holds no state between runs)."""
+class _Run(Interpreter):
+    """The state of one run (so that a driver holds no state between runs): the transport
+    under :class:`~sim.drivers.interpreter.Interpreter`."""
+
+    interrupt = simpy.Interrupt
 
     def __init__(
         self,
@@ -346,6 +211,7 @@ class _Run(ReceivedRecords):
         self.driver = driver
         self.network = driver.network
         self.contexts = contexts
+        self.participants = contexts
         self.programs = programs
         self.views = views
         self.env = simpy.Environment()
@@ -414,110 +280,17 @@ class _Run(ReceivedRecords):
         self.waiting.pop(pid, None)
         gen.close()
 
-    def _record_unread(self) -> None:
-        """Put messages that arrived but were never asked for into their receivers' views.
+    def _unread(self, pid: int) -> Iterator[_Envelope]:
+        """Every message left in ``pid``'s mailbox: each key's first, then those queued behind."""
+        for first in self.mailbox[pid].values():
+            envelope: _Envelope | None = first
+            while envelope is not None:
+                yield envelope
+                envelope = envelope.queued
 
-        An honest-but-curious party sees everything delivered to it, whether or not its
-        program reads it; such messages follow the ones it read, in order of arrival. They are
-        opened here like the others, so a forged one aborts the run even unread.
-        """
-        for pid in sorted(self.mailbox):
-            if self.faults is not None and pid in self.faults.crashed:
-                continue  # a crashed party reads nothing more
-            for first in self.mailbox[pid].values():
-                envelope: _Envelope | None = first
-                while envelope is not None:
-                    try:
-                        message = self._open(envelope, envelope.number)
-                    except Exception as exc:  # a forged message that nobody read
-                        self._fail(pid, exc)
-                        return
-                    if self.driver.record_messages:
-                        self.views[pid].received.append(message)
-                    envelope = envelope.queued
+    # -- the transport's hooks for the interpreter -------------------------------------------
 
-    # -- one party's process ----------------------------------------------------------------
-
-    def _party(self, pid: int) -> Generator[simpy.Event, Any, None]:
-        try:
-            gen = self.programs[pid](self.contexts[pid])
-        except Exception as exc:  # a program that fails before its first effect
-            self._fail(pid, _from_program(exc))
-            return
-        value: Any = None
-        error: BaseException | None = None
-        while True:
-            try:
-                effect = gen.send(value) if error is None else gen.throw(error)
-            except StopIteration as stop:
-                self.outputs[pid] = stop.value
-                return
-            except Exception as exc:
-                # a program that re-raises the notice it was given is done; anything else,
-                # a forged ProtocolAbort included, is this party's own failure
-                _from_program(exc)
-                if self.abort is None:
-                    self._fail(pid, exc)
-                return
-            value, error = None, None
-            crash = None
-            try:
-                kind = type(effect)
-                call = getattr(effect, "call", None)
-                if call is not None:
-                    self.last_call[pid] = call
-                if self.faults is not None and (kind is Send or kind is SendEach):
-                    crash = self.faults.crash_on_send(pid, effect.call, effect.step)
-                    if crash is not None and crash.when == "before":
-                        self._crash(pid, crash, gen)
-                        return
-                if kind is Send:
-                    self._send(pid, ((effect.to, effect.payload),), effect.call, effect.step,
-                               effect.sealed)
-                elif kind is SendEach:
-                    payloads = effect.payloads
-                    self._send(pid, [(to, payloads[to]) for to in sorted(payloads)],
-                               effect.call, effect.step, effect.sealed)
-                elif kind is Recv:
-                    value = yield from self._receive(pid, effect.sender, effect.call, effect.step)
-                elif kind is RecvEach:
-                    value = yield from self._receive_each(pid, effect.senders, effect.call,
-                                                          effect.step)
-                elif kind is RecvAny:
-                    value = yield from self._receive_any(pid, effect.keys)
-                    index = value[0]
-                    self.views[pid].observed.append((
-                        "recv_any", effect.keys[index][1], index, effect.keys[index][0],
-                        float(self.env.now)))
-                elif kind is RecvWithin:
-                    value = yield from self._receive_within(pid, effect)
-                    self.views[pid].observed.append((
-                        "recv_within", effect.call, tuple(value), float(self.env.now)))
-                elif kind is Compute:
-                    yield self.env.timeout(effect.seconds)
-                    value = float(self.env.now)
-                    self.views[pid].observed.append(("compute", self.last_call.get(pid), value))
-                elif kind is Input:
-                    self.views[pid].protocol_inputs.append((effect.call, effect.label,
-                                                            frozen(effect.value)))
-                elif kind is Output:
-                    self.views[pid].outputs.append((effect.call, effect.label,
-                                                    frozen(effect.value)))
-                else:
-                    raise MpcsimError(f"party {pid} yielded {effect!r}, which is not an effect")
-                if crash is not None:  # crash after sending
-                    self._crash(pid, crash, gen)
-                    return
-            except simpy.Interrupt as stop:  # a crash at a set time, while the party waits
-                self._crash(pid, stop.cause, gen)
-                return
-            except ProtocolAbort:
-                error = self._notice()
-                self.views[pid].aborts.append((error.party, error.call))
-            except Exception as exc:
-                error = _detached(exc)
-
-    def _take(self, pid: int, key: tuple[int, str, int, str]) -> _Envelope | None:
+    def _take(self, pid: int, key: Key) -> _Envelope | None:
         """The first arrived message under ``key`` in ``pid``'s mailbox (removed), or None."""
         box = self.mailbox[pid]
         envelope = box.get(key)
@@ -529,98 +302,31 @@ class _Run(ReceivedRecords):
             box[key] = envelope.queued
         return envelope
 
-    def _receive_each(
-        self, pid: int, senders: tuple[int, ...], call: Call, step: str
-    ) -> Generator[simpy.Event, Any, dict[int, np.ndarray]]:
-        """``RecvEach``: one message from each sender, in the order the senders are listed.
+    def _wait(self, pid: int, keys: tuple[Key, ...]) -> simpy.Event:
+        event = self.env.event()
+        self.waiting[pid] = (keys, event)
+        return event
 
-        Messages already in the mailbox are consumed in place; the party's process waits
-        (:meth:`_receive`) only for one that has not arrived yet.
-        """
-        got = {}
-        protocol, index = call.protocol, call.index
-        box, consume = self.mailbox[pid], self._consume
-        for sender in senders:
-            # a mailbox never holds a message from oneself or an unknown party
-            key = (sender, protocol, index, step)
-            envelope = box.get(key)  # self._take(pid, key), in place
-            if envelope is not None:
-                if envelope.queued is None:
-                    del box[key]
-                else:
-                    box[key] = envelope.queued
-                got[sender] = consume(pid, envelope, envelope.number)
-            else:
-                got[sender] = yield from self._receive(pid, sender, call, step)
-        return got
+    def _wait_within(self, pid: int, keys: tuple[Key, ...], timer: simpy.Timeout
+                     ) -> Generator[simpy.Event, Any, _Envelope | None]:
+        event = self._wait(pid, keys)
+        fired = yield event | timer
+        if event in fired:
+            return fired[event]
+        self.waiting.pop(pid, None)
+        return None
 
-    def _receive(
-        self, pid: int, sender: int, call: Call, step: str
-    ) -> Generator[simpy.Event, Any, np.ndarray]:
-        if sender not in self.contexts or sender == pid:
-            raise MpcsimError(f"party {pid} waits for a message from unknown party {sender}")
-        key = (sender, call.protocol, call.index, step)
-        envelope = self._take(pid, key)
-        if envelope is None:
-            if self.abort is not None:
-                raise self._notice()
-            event = self.env.event()
-            self.waiting[pid] = ((key,), event)
-            envelope = yield event
-        return self._consume(pid, envelope, envelope.number)
+    def _timer(self, seconds: float) -> simpy.Timeout:
+        return self.env.timeout(seconds)
 
-    def _receive_any(
-        self, pid: int, keys: tuple[tuple[int, Call, str], ...]
-    ) -> Generator[simpy.Event, Any, tuple[int, np.ndarray]]:
-        if not keys:
-            raise MpcsimError(f"party {pid} waits for any of no messages")
-        wanted = []
-        for sender, call, step in keys:
-            if sender not in self.contexts or sender == pid:
-                raise MpcsimError(f"party {pid} waits for a message from unknown party {sender}")
-            wanted.append((sender, call.protocol, call.index, step))
-        for key in wanted:
-            envelope = self._take(pid, key)
-            if envelope is not None:
-                break
-        else:
-            if self.abort is not None:
-                raise self._notice()
-            event = self.env.event()
-            self.waiting[pid] = (tuple(wanted), event)
-            envelope = yield event
-        return wanted.index(envelope.key), self._consume(pid, envelope, envelope.number)
+    def _expired(self, timer: simpy.Timeout) -> bool:
+        return bool(timer.processed)
 
-    def _receive_within(
-        self, pid: int, effect: RecvWithin
-    ) -> Generator[simpy.Event, Any, dict[int, np.ndarray]]:
-        """Collect ``effect.step`` from each sender until all came or the timeout passed."""
-        keys = {}
-        for sender in effect.senders:
-            if sender not in self.contexts or sender == pid:
-                raise MpcsimError(f"party {pid} waits for a message from unknown party {sender}")
-            keys[(sender, effect.call.protocol, effect.call.index, effect.step)] = sender
-        timer = self.env.timeout(effect.timeout_s)
-        got: dict[int, np.ndarray] = {}
-        while True:
-            for key, sender in keys.items():
-                if sender not in got:
-                    envelope = self._take(pid, key)
-                    if envelope is not None:
-                        got[sender] = self._consume(pid, envelope, envelope.number)
-            missing = tuple(k for k, s in keys.items() if s not in got)
-            if not missing or timer.processed:
-                return {s: got[s] for s in effect.senders if s in got}
-            if self.abort is not None:
-                raise self._notice()
-            event = self.env.event()
-            self.waiting[pid] = (missing, event)
-            fired = yield event | timer
-            if event in fired:
-                envelope = fired[event]
-                got[keys[envelope.key]] = self._consume(pid, envelope, envelope.number)
-            else:
-                self.waiting.pop(pid, None)
+    def _elapse(self, seconds: float) -> simpy.Timeout:
+        return self.env.timeout(seconds)
+
+    def _clock(self) -> float:
+        return float(self.env.now)
 
     # -- messages ---------------------------------------------------------------------------
 
@@ -913,13 +619,6 @@ class _Run(ReceivedRecords):
         return payload
 
     # -- failure ----------------------------------------------------------------------------
-
-    def _notice(self) -> ProtocolAbort:
-        """A fresh notice of the run's abort, for one program: party and call, nothing else."""
-        abort = self.abort
-        if abort is None:  # every abort a program meets follows _fail, which sets it
-            raise MpcsimError("a notice was requested before any party failed")
-        return ProtocolAbort.notice(abort.party, abort.call)
 
     def _fail(self, pid: int, exc: BaseException) -> None:
         if self.abort is None:

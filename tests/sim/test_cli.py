@@ -400,11 +400,12 @@ def test_exact_audit_honours_max_runs(tmp_path: Path) -> None:
 def test_a_supervised_rank_ends_its_waiting_parent_with_an_ordinary_exit_while_armed(
         ending: str, status: int) -> None:
     """Hydra's proxy SIGKILLs everything it started once it reaps a process a signal ended
-    (:mod:`sim.cli`): while the rank says its death would be reported (``A`` on the pipe), the
-    parent that waits for it exits with ``128 + N`` when signal N ends it — a normal exit —
-    and survives SIGUSR1 sent to the process group; otherwise it ends by the same signal."""
-    program = ("import os, signal, sys\nfrom sim.cli import _supervise_rank\n"
-               f"armed = _supervise_rank()\n{ending}\n")
+    (:mod:`sim.drivers.launch`): while the rank says its death would be reported (``A`` on the
+    pipe), the parent that waits for it exits with ``128 + N`` when signal N ends it — a
+    normal exit — and survives SIGUSR1 sent to the process group; otherwise it ends by the
+    same signal."""
+    program = ("import os, signal, sys\nfrom sim.drivers.launch import supervise_rank\n"
+               f"armed = supervise_rank()\n{ending}\n")
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
                           timeout=60, start_new_session=True, check=False)
     assert done.returncode == status, done.stderr

@@ -3,6 +3,7 @@
     mpiexec -n R python mpi_job.py scenarios OUT NAME...   # catalogue scenarios by name
     mpiexec -n R python mpi_job.py raise                   # party 1 raises in its 2nd call
     mpiexec -n R python mpi_job.py tamper                  # a forged message to party 2
+    mpiexec -n R python mpi_job.py noviews                 # record_views = False
 
 ``scenarios`` writes, per name, ``OUT/NAME/`` (report.json, outputs.npz, ledger.csv) and
 ``OUT/NAME/views.txt`` (:func:`mpi_catalog.views_digest`), or ``OUT/NAME.error`` with the
@@ -11,6 +12,7 @@ error line. The fault modes print rank 0's ``error:`` line and exit 1, as the CL
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -74,7 +76,22 @@ def fault(mode: str) -> int:
     return 0
 
 
+def noviews() -> int:
+    """SecureSum of 4 parties without message records: rank 0 prints, per party, the messages
+    its view holds, then the ledger's rows and the sum party 0 output."""
+    sim = Simulation(Network.build(4), seed=3, driver="mpi", record_views=False)
+    inputs = [{"x": np.arange(5.0) + m} for m in range(4)]
+    result = sim.run(site_parties(secure_sum, inputs))
+    if ROOT:
+        held = [len(result.views[p].received) for p in range(4)]
+        total = np.asarray(result.outputs[0]).tolist()
+        sys.stdout.write(json.dumps([held, len(result.ledger), total]) + "\n")
+    return 0
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "noviews":
+        raise SystemExit(noviews())
     if sys.argv[1] == "scenarios":
         raise SystemExit(scenarios(Path(sys.argv[2]), sys.argv[3:]))
     raise SystemExit(fault(sys.argv[1]))

@@ -131,6 +131,17 @@ def error_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if line.startswith("error:")]
 
 
+def test_record_views_false_is_honoured_under_mpi() -> None:
+    """No rank keeps a record of a received message when views are off; the ledger keeps
+    every message (key agreement's and SecureSum's) and the sum is right (numpy's)."""
+    done = mpiexec(2, str(HERE / "mpi_job.py"), "noviews", timeout=120)
+    assert done.returncode == 0, done.stderr
+    held, rows, total = json.loads(done.stdout.strip().splitlines()[-1])
+    assert held == [0, 0, 0, 0]
+    assert rows > 0 and rows % (4 * 3) == 0  # whole rounds of M(M - 1) messages
+    assert np.allclose(total, sum(np.arange(5.0) + m for m in range(4)))
+
+
 def test_a_raising_program_ends_every_rank() -> None:
     done = mpiexec(2, str(HERE / "mpi_job.py"), "raise", timeout=120)
     assert done.returncode != 0
@@ -170,7 +181,7 @@ def rank_pids(marker: str) -> dict[int, int]:
     """pid of each MPI rank whose command line holds ``marker`` (from /proc).
 
     Under Hydra a rank runs in a child of the process Hydra started, which waits for it
-    (``_supervise_rank`` in :mod:`sim.cli`): the rank is that child, and the waiting parent is
+    (``supervise_rank`` in :mod:`sim.drivers.launch`): the rank is that child, and the parent is
     returned only while it has none.
     """
     found: dict[int, dict[int, int]] = {}  # rank -> {pid: parent pid}
@@ -202,7 +213,7 @@ def test_a_killed_rank_ends_every_rank_without_partial_files(tmp_path: Path) -> 
     The kill comes once rank 0's progress says the run has been going for 3 s (its clock
     starts after the imports and the planning; MPI set-up and key agreement take well under a
     second of it), so it lands in the sweeps however slow the machine is. A rank killed while
-    the job still starts is the launcher's to report (see ``_launch`` in :mod:`sim.cli`).
+    the job still starts is the launcher's to report (see ``launch`` in :mod:`sim.drivers.launch`).
     """
     short = tmp_path / "short.toml"
     short.write_text(LONG.replace("iterations = 4000", "iterations = 1"))

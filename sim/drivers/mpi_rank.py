@@ -1,0 +1,531 @@
+"""One run on one MPI rank: the transport under the shared interpreter.
+
+:class:`Run` steps this rank's party loops (:class:`~sim.drivers.interpreter.Interpreter`)
+and moves their messages: framed between ranks, handed over in memory within one; it ends the
+run by termination waves and watches the other ranks' liveness (:mod:`sim.drivers.liveness`).
+See :mod:`sim.drivers.mpi` for what each part means.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import time
+import zlib
+from collections import deque
+from collections.abc import Generator, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from parties.view import WALL, Message, View, received_message
+from protocols.context import PartyContext
+from protocols.effects import Call
+from protocols.errors import InputError, MpcsimError, ProtocolAbort
+from sim.drivers.driver import ProgramFactory
+from sim.drivers.envelopes import Encoded, RunChannels, encode_payload, open_payload, seal_payload
+from sim.drivers.interpreter import Interpreter, Key
+from sim.drivers.liveness import Liveness
+from sim.drivers.mpi_comm import (
+    IDLE_SLEEP_MAX_S,
+    IDLE_SLEEP_S,
+    IDLE_SPINS,
+    allgather_json,
+    wait,
+)
+from sim.ledger import Row
+
+_DATA, _ABORT, _LOST = 1, 2, 3
+_CONTROL_TAG = 1
+_FIRST_DATA_TAG = 16
+# kind, sender, receiver, call, round, sealed, sender's row, len(protocol), len(step), len(data)
+_FRAME = struct.Struct("<BQQQQBQHHQ")
+_LIVENESS_EVERY = 64
+_LOSS_GRACE_S = 1.0  # how long a failed run waits for a dead rank's connection to close
+
+
+def message_tag(call: Call, step: str, tag_ub: int) -> int:
+    """The MPI tag of a message: call number and step, mapped into the data tags.
+
+    ``(call · 2^10 + crc32(step) mod 2^10) mod (tag_ub − 16) + 16``. Tags 0..15 are the
+    driver's control tags. Receivers match any tag (messages are routed by their frame) and
+    check the tag against the frame.
+    """
+    raw = call.index * 1024 + zlib.crc32(step.encode()) % 1024
+    return raw % (tag_ub - _FIRST_DATA_TAG) + _FIRST_DATA_TAG
+
+
+class RankLost(ProtocolAbort):
+    """A rank ended during the run (killed, or crashed outside any party program).
+
+    The surviving ranks cannot finalise MPI with it; the CLI exits without doing so
+    (:func:`sim.drivers.launch.exit_lost`). ``report`` is true on the one rank that prints
+    the error.
+    """
+
+    def __init__(self, party: int, round: int | None, reason: str, call: str = "",
+                 report: bool = True) -> None:
+        super().__init__(party, round, reason, call)
+        self.report = report
+
+    def __str__(self) -> str:
+        where = f"in call {self.call}" if self.call else "before its first message"
+        return f"party {self.party} lost {where}: {self.reason}"
+
+
+
+
+@dataclass(slots=True)
+class _Envelope:
+    sender: int
+    receiver: int
+    protocol: str
+    call: int
+    step: str
+    round: int
+    data: bytes
+    sealed: bool
+    arrived_s: float = 0.0  # wall clock since the run's start, when it reached its receiver
+    number: int | None = None  # its number on its sealed channel, given on arrival
+
+    @property
+    def key(self) -> Key:
+        return (self.sender, self.protocol, self.call, self.step)
+
+
+_WAITING = object()
+"""What a waiting party's loop yields here: the run resumes it with the message it waited for
+(:meth:`Run._arrive`) or throws the abort notice into it (:meth:`Run._aborted`)."""
+
+
+@dataclass
+class RankOutcome:
+    """One rank's share of a run: its parties' outputs, the rows they sent, and deliveries.
+
+    ``deliveries`` holds (sender's rank, row number there, delivery time) of every message
+    this rank's parties received; ``wall_s`` is the run's duration on this rank.
+    """
+
+    outputs: dict[int, Any]
+    rows: list[Row]
+    deliveries: list[tuple[int, int, float]]
+    wall_s: float
+
+
+
+
+class Run(Interpreter):
+    """One run on one rank: the MPI transport under
+    :class:`~sim.drivers.interpreter.Interpreter`."""
+
+    def __init__(
+        self,
+        driver: Any,  # the sim.drivers.mpi.MpiDriver that runs it (which imports this)
+        comm: Any,
+        contexts: Mapping[int, PartyContext],
+        programs: Mapping[int, ProgramFactory],
+        views: Mapping[int, View],
+        owner: Mapping[int, int],
+    ) -> None:
+        self.driver = driver
+        self.MPI = driver.MPI
+        self.comm = comm
+        self.rank = driver.rank
+        self.size = driver.size
+        self.tag_ub = int(comm.Get_attr(self.MPI.TAG_UB))
+        self.contexts = contexts
+        self.programs = programs
+        self.views = views
+        for view in views.values():  # every time this rank records is its wall clock
+            view.clock = WALL
+        self.owner = owner
+        self.participants = owner
+        self.faults = None  # no [[fault]] plan under MPI (the simulation refuses one)
+        self.record_messages = driver.record_messages
+        self.gens: dict[int, Generator[Any, Any, None]] = {}  # the loops still running
+        self.ready: deque[tuple[int, Any, BaseException | None]] = deque()
+        self.waiting: dict[int, tuple[tuple[Key, ...], Any]] = {}
+        self.mailbox: dict[int, dict[Key, deque[_Envelope]]] = {p: {} for p in contexts}
+        self.max_round: dict[int, int] = dict.fromkeys(contexts, 0)
+        self.last_call: dict[int, Call] = {}
+        self.counters: dict[tuple[int, int], int] = {}
+        self.expected: dict[tuple[int, int], int] = {}
+        self.channels = RunChannels()  # the run's sealed channels, never a context's
+        self.rows: list[Row] = []
+        self.deliveries: list[tuple[int, int, float]] = []
+        self.outputs: dict[int, Any] = {}
+        self.abort: ProtocolAbort | None = None  # the first abort this rank learned of
+        self.own_failure: tuple[float, ProtocolAbort] | None = None
+        self.requests: list[tuple[Any, bytes]] = []
+        self.sent = 0
+        self.received = 0
+        self.last_from_rank: dict[int, str] = {}
+        self.start = 0.0
+        self.links: Liveness
+
+    # -- the loop ----------------------------------------------------------------------------
+
+    def execute(self) -> RankOutcome:
+        links = self.links = Liveness(self.comm, self.rank, self.size)
+        clock = np.array([time.time()])
+        wait(self.comm.Ibcast(clock, root=0))  # rank 0's clock starts the run everywhere
+        t0 = self.start = float(clock[0])
+        for pid in sorted(self.contexts):
+            self.gens[pid] = self._party(pid)
+            self.ready.append((pid, None, None))
+        wave: Any = None
+        previous: tuple[int, ...] | None = None
+        idle = 0
+        spins = 0
+        outcome: tuple[int, ...] | None = None
+        try:
+            while outcome is None:
+                progressed = False
+                while self.ready:
+                    self._step(*self.ready.popleft())
+                    progressed = True
+                progressed |= self._poll()
+                if self.requests or wave is not None:
+                    self._check_peers()  # before a send's or the wave's Test touches a peer
+                self._reap()
+                spins += 1
+                if spins % _LIVENESS_EVERY == 0 or idle > IDLE_SPINS:
+                    self._watch()
+                if self.ready:
+                    continue
+                if wave is None:  # passive: join the next wave
+                    self._check_peers()
+                    waiting = len(self.gens)
+                    counts = np.array([self.sent, self.received, waiting], dtype=np.int64)
+                    totals_buf = np.zeros(3, dtype=np.int64)
+                    wave = (self.comm.Iallreduce(counts, totals_buf, op=self.MPI.SUM),
+                            totals_buf, counts)
+                    continue
+                if wave[0].Test():
+                    totals = tuple(int(v) for v in wave[1])
+                    wave = None
+                    if previous == totals and totals[0] == totals[1]:
+                        outcome = totals
+                        break
+                    previous = totals
+                    continue
+                if not progressed:
+                    idle += 1
+                    if idle < IDLE_SPINS or self.requests:  # sends in flight need progress
+                        os.sched_yield()
+                    else:
+                        time.sleep(min(IDLE_SLEEP_S * (idle - IDLE_SPINS + 1),
+                                       IDLE_SLEEP_MAX_S))
+                else:
+                    idle = 0
+        except RankLost:
+            raise
+        except Exception:
+            # an MPI operation may fail on a dead rank before its liveness connection closes
+            # (the process's memory goes before its files): name the dead rank if there is one
+            lost = links.check(_LOSS_GRACE_S)
+            if lost is not None:
+                self._lost(lost, links)
+            raise
+        finally:
+            links.close()
+        for request, _ in self.requests:
+            wait(request)
+        self.requests.clear()
+        self._finish(outcome[2])
+        return RankOutcome(self.outputs, self.rows, self.deliveries, time.time() - t0)
+
+    def _finish(self, waiting_parties: int) -> None:
+        """Agree on how the run ended; raise the abort everywhere if it failed."""
+        if waiting_parties and self.abort is None:
+            for pid in sorted(self.waiting):
+                sender, protocol, index, step = self.waiting[pid][0][0]
+                self._fail(pid, MpcsimError(
+                    f"deadlock: waits for '{step}' of {protocol}#{index} from party "
+                    f"{sender}, which was never sent"), notify=False, at=float("inf"))
+                break
+        if self.abort is None:
+            self._record_unread()
+        own = None
+        if self.own_failure is not None:
+            t, abort = self.own_failure
+            cause = abort.__cause__
+            user = str(cause) if isinstance(cause, InputError) else None
+            own = (t, abort.party, abort.round, abort.reason, abort.call, user)
+        reports = allgather_json(self.comm, own)
+        failures = sorted((r for r in reports if r is not None), key=lambda r: (r[0], r[1]))
+        if not failures:
+            return
+        _, party, round_, reason, call, user = failures[0]
+        abort = ProtocolAbort(party, round_, reason, call)
+        if self.own_failure is not None and self.own_failure[1].party == party:
+            abort.__cause__ = self.own_failure[1].__cause__
+        elif user is not None:  # a user's mistake (bad input) stays one on every rank
+            abort.__cause__ = InputError(user)
+        raise abort
+
+    # -- the transport's hooks for the interpreter --------------------------------------------
+
+    def _step(self, pid: int, value: Any, error: BaseException | None) -> None:
+        """Resume party ``pid``'s loop until it waits for a message that is not there."""
+        gen = self.gens.get(pid)
+        if gen is None:
+            return
+        try:
+            if error is None:
+                gen.send(value)
+            else:
+                gen.throw(error)
+        except StopIteration:
+            del self.gens[pid]
+
+    def _take(self, pid: int, key: Key) -> _Envelope | None:
+        box = self.mailbox[pid]
+        queue = box.get(key)
+        if not queue:
+            return None
+        envelope = queue.popleft()
+        if not queue:
+            del box[key]
+        return envelope
+
+    def _wait(self, pid: int, keys: tuple[Key, ...]) -> object:
+        self.waiting[pid] = (keys, _WAITING)
+        return _WAITING
+
+    def _clock(self) -> float:
+        return time.time() - self.start
+
+    def _unread(self, pid: int) -> Iterator[_Envelope]:
+        for queue in self.mailbox[pid].values():
+            yield from queue
+
+    def _fail_unread(self, pid: int, exc: BaseException) -> None:
+        self._fail(pid, exc, notify=False)
+
+    # -- messages ------------------------------------------------------------------------------
+
+    def _send(self, pid: int, payloads: Iterable[tuple[int, np.ndarray]], call: Call,
+              step: str, sealed: bool) -> None:
+        encoded: Encoded = {}  # a payload object is encoded once
+        for to, payload in payloads:
+            self._send_one(pid, to, payload, call, step, sealed, encoded)
+
+    def _send_one(self, pid: int, to: int, payload: np.ndarray, call: Call, step: str,
+                  sealed: bool, encoded: Encoded) -> None:
+        if to not in self.owner or to == pid:
+            raise MpcsimError(f"party {pid} sent a message to unknown party {to}")
+        ctx = self.contexts[pid]
+        data, elements = encode_payload(ctx, payload, encoded)
+        round_ = self.max_round[pid] + 1
+        is_sealed = self.driver.sealing and sealed
+        if is_sealed:
+            sequence = self.counters.get((pid, to), 0)
+            self.counters[(pid, to)] = sequence + 1
+            data = seal_payload(self.channels, ctx, to, sequence, data, call, step, round_)
+        n_bytes = len(data)
+        if self.driver.interceptor is not None:
+            data = self.driver.interceptor(pid, to, call.tag(step), data)
+        now = time.time() - self.start
+        hops = len(self.driver.network.route_links(pid, to))
+        row_index = len(self.rows)
+        self.rows.append(Row(pid, to, call.protocol, call.index, step, ctx.phase, round_,
+                             elements, n_bytes, hops, now, now))
+        dest = self.owner[to]
+        if dest == self.rank:
+            self.deliveries.append((self.rank, row_index, now))
+            self._arrive(_Envelope(pid, to, call.protocol, call.index, step, round_, data,
+                                   is_sealed, now))
+            return
+        self._check_peers()
+        protocol_raw, step_raw = call.protocol.encode(), step.encode()
+        frame = b"".join((_FRAME.pack(_DATA, pid, to, call.index, round_, int(is_sealed),
+                                      row_index, len(protocol_raw), len(step_raw), len(data)),
+                          protocol_raw, step_raw))
+        tag = message_tag(call, step, self.tag_ub)
+        byte = self.MPI.BYTE
+        # the data follows its frame from the same rank: MPI keeps the two in order
+        self.requests.append((self.comm.Isend([frame, byte], dest=dest, tag=tag), frame))
+        self.requests.append((self.comm.Isend([data, byte], dest=dest, tag=tag), data))
+        self.sent += 1
+
+    def _reap(self) -> None:
+        """Advance the sends in flight; forget those that completed (their buffers may go)."""
+        if self.requests:
+            self.requests = [(r, b) for r, b in self.requests if not r.Test()]
+
+    def _poll(self) -> bool:
+        """Receive every message that has arrived; True if there was any."""
+        got = False
+        status = self.MPI.Status()
+        while True:
+            message = self.comm.improbe(source=self.MPI.ANY_SOURCE, tag=self.MPI.ANY_TAG,
+                                        status=status)
+            if message is None:
+                return got
+            got = True
+            buffer = bytearray(status.Get_count(self.MPI.BYTE))
+            message.Recv([buffer, self.MPI.BYTE])
+            source, tag = status.Get_source(), status.Get_tag()
+            if tag == _CONTROL_TAG:
+                self._control(source, bytes(buffer))
+            else:
+                self._receive_frame(source, tag, bytes(buffer))
+
+    def _receive_frame(self, source: int, tag: int, buffer: bytes) -> None:
+        """A frame has arrived: receive its data (the next message from ``source``)."""
+        self.received += 1
+        try:
+            kind, sender, receiver, index, round_, sealed, row, n_proto, n_step, n_data = (
+                _FRAME.unpack_from(buffer))
+            at = _FRAME.size
+            protocol = buffer[at:at + n_proto].decode()
+            step = buffer[at + n_proto:at + n_proto + n_step].decode()
+        except (struct.error, UnicodeDecodeError) as exc:
+            raise MpcsimError(f"rank {source} sent a malformed frame: {exc}") from None
+        received = bytearray(n_data)
+        status = self.MPI.Status()
+        # the sender posted the data with the frame; wait for it while still watching for a
+        # dead rank (its data may never come)
+        request = self.comm.Irecv([received, self.MPI.BYTE], source=source, tag=tag)
+        spins = 0
+        while True:
+            self._check_peers()
+            if request.Test(status):
+                break
+            spins += 1
+            if spins % _LIVENESS_EVERY == 0:
+                self._watch()
+            os.sched_yield()
+        if status.Get_count(self.MPI.BYTE) != n_data:
+            raise MpcsimError(f"rank {source} sent {status.Get_count(self.MPI.BYTE)} bytes of "
+                              f"data where its frame announced {n_data}")
+        data = bytes(received)  # immutable: payloads are decoded onto it
+        now = time.time() - self.start
+        if (kind != _DATA or self.owner.get(sender) != source
+                or self.owner.get(receiver) != self.rank
+                or message_tag(Call(protocol, index), step, self.tag_ub) != tag):
+            raise MpcsimError(
+                f"rank {source} sent a frame whose header does not match its route or tag "
+                f"(party {sender} to party {receiver}, {protocol}#{index}.{step})"
+            )
+        self.deliveries.append((source, row, now))
+        self.last_from_rank[source] = f"{protocol}#{index}"
+        self._arrive(_Envelope(sender, receiver, protocol, index, step, round_, data,
+                               bool(sealed), now))
+
+    def _arrive(self, envelope: _Envelope) -> None:
+        if envelope.sealed:  # the receiver numbers a channel's messages as they arrive
+            channel = (envelope.sender, envelope.receiver)
+            envelope.number = self.expected.get(channel, 0)
+            self.expected[channel] = envelope.number + 1
+        key = envelope.key
+        receiver = envelope.receiver
+        wait = self.waiting.get(receiver)
+        if wait is not None and key in wait[0]:  # handed to the party that waits for it
+            del self.waiting[receiver]
+            self.ready.append((receiver, envelope, None))
+        else:
+            self.mailbox[receiver].setdefault(key, deque()).append(envelope)
+
+    def _open(self, envelope: _Envelope, number: int | None) -> Message:
+        message = open_payload(self.channels, self.contexts[envelope.receiver], envelope.sender,
+                               number, envelope.data, Call(envelope.protocol, envelope.call),
+                               envelope.step, envelope.round, self.driver.field)
+        return received_message(message.sender, message.protocol, message.call, message.step,
+                                message.round, message.payload, envelope.arrived_s)
+
+    # -- failure -------------------------------------------------------------------------------
+
+    def _fail(self, pid: int, exc: BaseException, *, notify: bool = True,
+              at: float | None = None) -> None:
+        """Party ``pid`` (of this rank) failed: abort here and tell every other rank.
+
+        ``at`` orders failures across ranks (the earliest is the run's); a deadlock found
+        once the run is over comes after every real failure and tells nobody.
+        """
+        call = self.contexts[pid].failing_call(self.last_call.get(pid))
+        abort = ProtocolAbort(pid, self.max_round[pid], f"{type(exc).__name__}: {exc}",
+                              f"{call.protocol}#{call.index}" if call else "")
+        abort.__cause__ = exc
+        if self.own_failure is None:
+            self.own_failure = (time.time() if at is None else at, abort)
+        if self.abort is not None or not notify:
+            self.abort = self.abort or ProtocolAbort.notice(pid, abort.call)
+            return
+        notice = struct.pack("<BQ", _ABORT, pid) + abort.call.encode()
+        for rank in range(self.size):
+            if rank != self.rank:
+                request = self.comm.Isend([notice, self.MPI.BYTE], dest=rank, tag=_CONTROL_TAG)
+                self.requests.append((request, notice))
+                self.sent += 1  # control messages count too: none may be left in flight
+        self._aborted(ProtocolAbort.notice(pid, abort.call))
+
+    def _aborted(self, notice: ProtocolAbort) -> None:
+        """Throw the notice into every waiting program (and any that waits later)."""
+        if self.abort is None:
+            self.abort = notice
+        for pid in sorted(self.waiting):
+            del self.waiting[pid]
+            self.ready.append((pid, None, self._notice()))
+
+    def _control(self, source: int, buffer: bytes) -> None:
+        kind, party = struct.unpack_from("<BQ", buffer)
+        text = buffer[9:].decode(errors="replace")
+        if kind == _ABORT:
+            self.received += 1
+            self._aborted(ProtocolAbort.notice(party, text))
+        elif kind == _LOST:  # rank 0 found a dead rank and reports it: end quietly
+            raise RankLost(party, None, text, "", report=False)
+        else:
+            raise MpcsimError(f"rank {source} sent an unknown control message ({kind})")
+
+    def _check_peers(self) -> None:
+        """Raise :class:`RankLost` if a rank's liveness connection closed (a select, ~µs).
+
+        Called before every MPI operation that needs another rank's side — a send, the test
+        of a send in flight or of the termination wave, the wait for a frame's data. MPICH ends
+        a process whose operation touches a dead rank at once, with no error the driver could
+        catch (``mpiexec -disable-auto-cleanup`` spares only the ranks that never do), so the
+        death must be read on the liveness connection first; probing for arrivals is safe.
+        """
+        lost = self.links.check()
+        if lost is not None:
+            self._lost(lost, self.links)
+
+    def _watch(self) -> None:
+        """Raise :class:`RankLost` if a rank died (or rank 0 reported one that did)."""
+        self._check_peers()
+        if self.comm.iprobe(source=self.MPI.ANY_SOURCE, tag=_CONTROL_TAG):
+            status = self.MPI.Status()
+            buffer = bytearray(64 + 4096)
+            self.comm.Recv([buffer, self.MPI.BYTE], source=self.MPI.ANY_SOURCE,
+                           tag=_CONTROL_TAG, status=status)
+            self._control(status.Get_source(), bytes(buffer[:status.Get_count(self.MPI.BYTE)]))
+
+    def _lost(self, rank: int, links: Liveness) -> None:
+        """Rank ``rank`` died: name its parties and the call in progress, end every rank."""
+        if self.rank != 0:  # rank 0 died: the next rank reports it
+            hosted = sorted(p for p, r in self.owner.items() if r == 0)
+            raise RankLost(hosted[0] if hosted else 0, None,
+                           "rank 0 ended during the run, killed or crashed",
+                           self.last_from_rank.get(0, ""), report=self.rank == 1)
+        theirs = sorted(p for p, r in self.owner.items() if r == rank)
+        party, call = (theirs[0] if theirs else -1), ""
+        for pid in sorted(self.waiting):
+            for sender, protocol, index, _step in self.waiting[pid][0]:
+                if self.owner.get(sender) == rank:
+                    party, call = sender, f"{protocol}#{index}"
+                    break
+            if call:
+                break
+        if not call:
+            call = self.last_from_rank.get(rank, "")
+        reason = (f"rank {rank} (hosting parties {theirs[0]}..{theirs[-1]}) ended during the "
+                  "run, killed or crashed" if theirs else f"rank {rank} ended during the run")
+        lost = struct.pack("<BQ", _LOST, max(party, 0)) + reason.encode()
+        for other in range(1, self.size):
+            if other != rank and links.alive(other):
+                self.comm.Isend([lost, self.MPI.BYTE], dest=other, tag=_CONTROL_TAG)
+        raise RankLost(party, None, reason, call)
