@@ -3,10 +3,10 @@
 One JSON line per size n (10^3 … 10^7 elements of GF(2^61 − 1)), from interleaved runs of:
 
 * ``raw_aes`` — the floor: a fresh output array of n words and one `cryptography`
-  AES-256-CTR context (the same key and counter block as the stream) encrypting 8n zero bytes
-  into it (``update_into``; the zero plaintext is made once, outside the timing). These are
-  exactly the bytes the mask stream masks: its words are this keystream masked to 61 bits
-  (the script checks so);
+  AES-256-CTR cipher (built from the key bytes, with the stream's counter block) encrypting 8n
+  zero bytes into it (``update_into``; the zero plaintext is made once, outside the timing).
+  These are exactly the bytes the mask stream masks: its words are this keystream masked to
+  61 bits (the script checks so);
 * ``mask`` — :func:`protocols.prg.field_stream` (a fresh cipher per call, the module function);
 * ``mask_kept`` — :meth:`protocols.prg.StreamCiphers.field_stream` of one owner that keeps its
   encryptors and scratch buffers (what a party's :class:`protocols.context.AesRandomness` does);
@@ -65,11 +65,11 @@ def raw_arm(n: int) -> Callable[[], np.ndarray]:
     """Fresh n-word output + one AES-256-CTR context writing the keystream into it."""
     zeros = bytes(8 * n)
     counter = STREAM.to_bytes(8, "big") + bytes(8)
-    key = algorithms.AES(KEY)
 
     def run() -> np.ndarray:
         out = np.empty(n + 2, dtype=np.uint64)  # update_into wants 15 bytes of room
-        Cipher(key, modes.CTR(counter)).encryptor().update_into(zeros, memoryview(out).cast("B"))
+        Cipher(algorithms.AES(KEY), modes.CTR(counter)).encryptor().update_into(
+            zeros, memoryview(out).cast("B"))
         return out[:n]
 
     return run

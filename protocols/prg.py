@@ -1016,7 +1016,10 @@ def _direct_field_stream(
     where fewer than :data:`_MAX_STREAMS_REJECTIONS` rejections are expected in ``n``
     candidates. Element i is then keystream word i masked to ``field.bits`` bits, as long as no
     candidate is rejected. A stream of at most :data:`KEPT_GROUP_WORDS` words is encrypted into
-    the owner's scratch buffer (:class:`_StreamScratch`) and masked into the output in one pass;
+    the owner's scratch buffer (:class:`_StreamScratch`) and masked into the output in one pass
+    — or, up to :data:`STREAM_PASS_WORDS` words drawn on its own by a
+    ``StreamCiphers(keep=False)`` (the module functions), encrypted in place in a zeroed array
+    two words longer than the stream, which it returns a view of;
     a longer one is written by an AES-256-CTR context straight into the output, a pass of
     :data:`STREAM_PASS_WORDS` words at a time (from the owner's zero plaintext of
     :data:`KEPT_GROUP_WORDS` words, so an owner keeps at most ~200 KiB of scratch), and each
@@ -1036,13 +1039,23 @@ def _direct_field_stream(
         return None
     if n * _rejection_rate(field) > _MAX_STREAMS_REJECTIONS:
         return None
-    if out is None:
-        out = np.empty(n, dtype=field.dtype)
-    elif out.dtype != field.dtype or out.ndim != 1 or not out.flags.c_contiguous:
+    if out is not None and (out.dtype != field.dtype or out.ndim != 1
+                            or not out.flags.c_contiguous):
         return None
-    words = out.view(np.uint64)
     mask = np.uint64((1 << field.bits) - 1)
     p = np.uint64(field.p)
+    if n <= STREAM_PASS_WORDS and out is None and not ciphers._keep:
+        # A short stream of its own: encrypted in place in zeroed memory (its slack words are
+        # the room OpenSSL's update_into wants), then masked in place.
+        full = np.zeros(n + _SLACK_WORDS, dtype=field.dtype)
+        data = memoryview(full.view(np.uint64)).cast("B")
+        _ctr(key, stream).update_into(data[: _WORD_BYTES * n], data)
+        words = full.view(np.uint64)[:n]
+        np.bitwise_and(words, mask, out=words)
+        return full[:n] if words.max() < p else None
+    if out is None:
+        out = np.empty(n, dtype=field.dtype)
+    words = out.view(np.uint64)
     scratch = ciphers._stream_scratch()
     if n <= KEPT_GROUP_WORDS:  # one pass through the scratch buffer
         buffer = scratch.buffer(n + 1)
@@ -1053,8 +1066,8 @@ def _direct_field_stream(
             _ctr(key, stream).update_into(scratch.zeros(n), memoryview(buffer).cast("B"))
         np.bitwise_and(buffer[:n], mask, out=words)
         return out if words.max() < p else None
-    zeros = scratch.zeros(KEPT_GROUP_WORDS)  # the plaintext of one update: 64 KiB at most
-    zero_words = KEPT_GROUP_WORDS
+    zero_words = min(n, KEPT_GROUP_WORDS)  # the plaintext of one update: 64 KiB at most
+    zeros = scratch.zeros(zero_words)
     out_bytes = memoryview(words).cast("B")
     cipher = _ctr(key, stream)
     in_place = n - _SLACK_WORDS  # words with 15 bytes of room after them in the output
