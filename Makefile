@@ -14,6 +14,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 LATEST := .venv-latest
 LOWEST := .venv-lowest
+PEERS := .venv-peers
+PEERS_STAMP := $(PEERS)/.installed-stamp
 
 # uv builds environments on this machine's Python only (it never downloads an interpreter), and
 # keeps the project's environment at .venv.
@@ -24,7 +26,7 @@ export UV_PROJECT_ENVIRONMENT := $(VENV)
 # numpy calls do not oversubscribe them (benchmarks pin their own threads with threadpoolctl).
 SINGLE_THREADED := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 NUMBA_NUM_THREADS=1
 
-.PHONY: .venv run test test-all test-latest test-lowest lock lock-upgrade bench lint clean
+.PHONY: .venv run test test-all test-latest test-lowest lock lock-upgrade bench peers lint clean
 
 $(UV):
 	test -x $(UV_DIR)/bin/python || $(PYTHON) -m venv $(UV_DIR)
@@ -77,8 +79,23 @@ lock-upgrade: | $(UV)
 bench: $(STAMP)
 	@for script in benchmarks/*.py; do echo "# $$script" >&2; $(BIN)/python $$script || exit 1; done
 
+# The side-by-side comparisons with MPyC, SPU and Flower (benchmarks/peers/): the peers go into
+# their own environment, .venv-peers, from benchmarks/peers/requirements.txt (pinned, with
+# hashes; re-resolve it with the command at the top of benchmarks/peers/requirements.in), never
+# into .venv — `make test` does not install them. Each script runs mpcsim's arm in .venv and
+# the peers' arms in .venv-peers, interleaved, and prints JSON lines with the ratios.
+$(PEERS_STAMP): benchmarks/peers/requirements.txt | $(UV)
+	$(UV) venv --clear --quiet --python $(PYTHON) $(PEERS)
+	$(UV) pip install --quiet --python $(PEERS)/bin/python --require-hashes \
+		-r benchmarks/peers/requirements.txt
+	touch $(PEERS_STAMP)
+
+peers: $(STAMP) $(PEERS_STAMP)
+	@for script in benchmarks/peers/*.py; do echo "# $$script" >&2; \
+		$(SINGLE_THREADED) $(BIN)/python $$script || exit 1; done
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
 clean:
-	rm -rf $(VENV) $(LATEST) $(LOWEST) $(UV_DIR) build *.egg-info .pytest_cache
+	rm -rf $(VENV) $(LATEST) $(LOWEST) $(PEERS) $(UV_DIR) build *.egg-info .pytest_cache

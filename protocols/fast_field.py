@@ -15,7 +15,15 @@ every array it returns is what the original would return) that
   Python ints reduced mod p (exact, canonical), and inverts element by element with Python's
   ``pow(v, -1, p)`` (extended Euclid; zero maps to zero, as Fermat's x^(p−2) does);
 * ranks stacks over GF(2^61 − 1) and GF(2^127 − 1) with the compiled Gaussian elimination of
-  :mod:`protocols.mersenne_ranks` (exact ranks over GF(p), not over another field).
+  :mod:`protocols.mersenne_ranks` (exact ranks over GF(p), not over another field) — over
+  GF(2^61 − 1) only once they pay: loading numba and the kernels costs a process ~0.45 s
+  (seconds more in a fresh clone, whose numba cache is empty), while a one-shot run's audit
+  (the quickstart: three single matrices of at most 99 × 40) ranks in tens of milliseconds
+  with numpy. Each twin therefore rents before it buys (the ski-rental rule): it ranks with
+  numpy while the numpy work it has done, by the cost model :func:`numpy_rank_seconds`, stays
+  within :data:`RANK_RENT_SECONDS`, and with the kernels from the first stack that would
+  exceed it — at once if the process has loaded them already. Both paths give the exact rank,
+  so which one ran never shows in a result.
 
 Other fields and operations are the original's. ``tests/protocols/test_mersenne_ranks.py`` checks
 every operation against galois.
@@ -26,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from protocols import mersenne_ranks
-from protocols.field import GaloisField, Mersenne61Field, PrimeField
+from protocols.field import SMALL_INV, GaloisField, Mersenne61Field, PrimeField
 
 
 class _ObjectIntField(GaloisField):
@@ -61,10 +69,52 @@ class _ObjectIntField(GaloisField):
         return super().ranks(stack)
 
 
+RANK_RENT_SECONDS = 0.1
+"""Estimated seconds of numpy Gaussian elimination a :func:`fast_field` twin of GF(2^61 − 1)
+does before it loads the compiled kernels (~0.45 s to load from numba's cache): at most a
+fraction of the load, and more than a one-shot run's audit needs (the quickstart's: ~0.03 s
+by :func:`numpy_rank_seconds`)."""
+
+_COLUMN_SECONDS = 40e-6  # numpy elimination: fixed cost of one column step (measured)
+_ELEMENT_SECONDS = 100e-9  # ... its cost per element of the stack in that step
+_SMALL_INV_SECONDS = 8e-6  # ... per pivot inverted one by one (up to SMALL_INV pivots)
+_VECTOR_INV_SECONDS = 9e-3  # ... for the vectorised Fermat inverse of more pivots
+
+
+def numpy_rank_seconds(shape: tuple[int, ...]) -> float:
+    """Estimated seconds of :meth:`protocols.field.PrimeField.ranks` (numpy) on GF(2^61 − 1)
+    for a stack of this shape (S, r, c): c column steps, each inverting up to S pivots and
+    updating the S·r·c elements, fitted to measured times (``benchmarks/oneshot.py`` prints
+    them beside the kernels')."""
+    n_mat, n_rows, n_cols = shape
+    inv = _SMALL_INV_SECONDS * n_mat if n_mat <= SMALL_INV else _VECTOR_INV_SECONDS
+    return n_cols * (_COLUMN_SECONDS + inv + _ELEMENT_SECONDS * n_mat * n_rows * n_cols)
+
+
+class _RankRent:
+    """The numpy rank work (estimated seconds) one :func:`fast_field` twin has done so far.
+
+    The twin is a value like every field (immutable, equal to its original); this counter is
+    what it carries of its own, for the one comparison that made it."""
+
+    __slots__ = ("seconds",)
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+
+
 class _CompiledRanks61(Mersenne61Field):
-    """Mersenne61Field whose stacked ranks run compiled."""
+    """Mersenne61Field whose stacked ranks run compiled once they pay (the module docstring)."""
+
+    _rent: _RankRent
 
     def ranks(self, stack: np.ndarray) -> np.ndarray:
+        stack = np.asarray(stack)
+        if stack.ndim == 3 and not mersenne_ranks.loaded():
+            rent = self._rent.seconds + numpy_rank_seconds(stack.shape)
+            if rent <= RANK_RENT_SECONDS:
+                self._rent.seconds = rent
+                return super().ranks(stack)
         return mersenne_ranks.ranks(self.p, stack)
 
 
@@ -88,4 +138,6 @@ def fast_field(field_: PrimeField) -> PrimeField:
         return field_
     twin = object.__new__(cls)
     twin.__dict__.update(field_.__dict__)
+    if cls is _CompiledRanks61:
+        object.__setattr__(twin, "_rent", _RankRent())
     return twin

@@ -35,6 +35,11 @@ def _kernels() -> ModuleType:
     return mersenne_rank_kernels
 
 
+def loaded() -> bool:
+    """Whether this process has loaded the compiled kernels (numba and its cache) already."""
+    return _kernels.cache_info().currsize > 0
+
+
 def supported(p: int) -> bool:
     """Whether :func:`ranks` has a compiled path for GF(p)."""
     return p in (MERSENNE61, MERSENNE127)

@@ -48,6 +48,11 @@ So the keystream is produced in two ways that give the same bytes:
   blocks of its latest group shape when they are small (:data:`KEPT_GROUP_WORDS`), so a
   party's many calls of one size rewrite only the stream number. The module-level
   functions use encryptors built for the call (``StreamCiphers(keep=False)``).
+* **One stream** of single-word elements (GF(2^61 − 1), primes below 2^31) is drawn into its
+  output: encrypted, masked and checked in cache-sized passes, from zero plaintext and through
+  scratch buffers that the :class:`StreamCiphers` keeps (:func:`_direct_field_stream`), so a
+  stream allocates nothing but itself and costs little more than AES-CTR
+  (``benchmarks/mask_stream.py``); a rejected candidate sends it down the exact path below.
 * **Long streams** (and the continuation of a short one that came up short) come from
   AES-256-CTR contexts in 512 KiB passes into one reused buffer, so that masking runs on
   cache-resident data; for GF(2^61 − 1) and lengths from :data:`FUSE_MIN_HALF` on,
@@ -60,7 +65,8 @@ tested against the RFC's vectors.
 
 Nothing here keeps state between calls but what a :class:`StreamCiphers` keeps — its
 owner's encryptors (ECB keeps no state between updates, so a kept encryptor gives the streams
-of a fresh one) and one group buffer, rewritten before every use and never returned — and
+of a fresh one), one group buffer and its single-stream scratch, rewritten before every use and
+never returned — and
 nothing draws system randomness: every key comes from seed bytes the caller passes in.
 """
 
@@ -123,6 +129,11 @@ GROUP_WORDS = 1 << 18
 """Keystream words of the group of keys whose short streams are masked and summed at once
 (2 MiB: larger groups measured faster at M = 300, d = 1000, up to this size)."""
 
+STREAM_PASS_WORDS = 1 << 15
+"""Keystream words per pass of a mask stream drawn straight into its output (256 KiB: each
+pass is masked in place while it is in the L2 cache; shorter passes measured slower, from the
+Python overhead of each pass)."""
+
 FUSE_MIN_HALF = 1 << 13
 """Half-stream length from which :func:`pair_mask_sum` fuses generation and summation."""
 
@@ -141,6 +152,8 @@ _HASH_BYTES = 32
 _WORD_BYTES = 8
 _SLACK_WORDS = 2  # OpenSSL's update_into wants len(data) + 15 bytes of room
 _MAX_STREAMS_REJECTIONS = 0.01  # batch path when fewer rejections than this are expected
+_U64_DTYPE = np.dtype(np.uint64)
+_I64_DTYPE = np.dtype(np.int64)
 
 
 # -- key derivation ------------------------------------------------------------------------
@@ -470,13 +483,21 @@ class StreamCiphers:
         call.
     """
 
-    __slots__ = ("_encryptors", "_group", "_keep", "_met")
+    __slots__ = ("_encryptors", "_group", "_keep", "_met", "_scratch")
 
     def __init__(self, keep: bool = True) -> None:
         self._encryptors: dict[bytes, CipherContext] = {}
         self._met: set[bytes] = set()
         self._keep = keep
         self._group: _GroupBuffers | None = None
+        self._scratch: _StreamScratch | None = None
+
+    def _stream_scratch(self) -> _StreamScratch:
+        """This owner's scratch buffers for single streams (built on first use, then kept)."""
+        scratch = self._scratch
+        if scratch is None:
+            scratch = self._scratch = _StreamScratch()
+        return scratch
 
     @property
     def kept(self) -> int:
@@ -939,13 +960,17 @@ def _field_stream(
 ) -> np.ndarray:
     """:func:`field_stream` without validation, optionally writing into ``out`` (shape (n,)).
 
-    A short stream is one encryption of its counter blocks under the key's ECB encryptor; a
-    long stream, or the continuation of a short one that came up short, is drawn from a CTR
-    context in passes of at most CHUNK_WORDS words through one reused buffer. Both read the
-    same keystream.
+    Fields of one word per element where rejections are rare take :func:`_direct_field_stream`.
+    Otherwise (or when that path meets a rejected candidate), a short stream is one encryption
+    of its counter blocks under the key's ECB encryptor; a long stream, or the continuation of
+    a short one that came up short, is drawn from a CTR context in passes of at most
+    CHUNK_WORDS words through one reused buffer. All read the same keystream.
     """
     if n == 0:
         return np.empty(0, dtype=field.dtype) if out is None else out
+    direct = _direct_field_stream(ciphers, key, stream, n, field, out)
+    if direct is not None:
+        return direct
     per = field.words_per_element()
     used = 0  # keystream words consumed so far (always whole candidates)
     first = np.empty(0, dtype=field.dtype)
@@ -979,6 +1004,134 @@ def _field_stream(
         out[filled : filled + take] = accepted[:take]
         filled += take
     return out
+
+
+def _direct_field_stream(
+    ciphers: StreamCiphers, key: bytes, stream: int, n: int, field: PrimeField,
+    out: np.ndarray | None,
+) -> np.ndarray | None:
+    """:func:`_field_stream` for fields whose elements are single masked words, or None.
+
+    Applies to fields of at most 63 bits held as ``uint64`` (GF(2^61 − 1)) or ``int64`` words
+    where fewer than :data:`_MAX_STREAMS_REJECTIONS` rejections are expected in ``n``
+    candidates. Element i is then keystream word i masked to ``field.bits`` bits, as long as no
+    candidate is rejected. A stream of at most :data:`KEPT_GROUP_WORDS` words is encrypted into
+    the owner's scratch buffer (:class:`_StreamScratch`) and masked into the output in one pass
+    — or, up to :data:`STREAM_PASS_WORDS` words drawn on its own by a
+    ``StreamCiphers(keep=False)`` (the module functions), encrypted in place in a zeroed array
+    two words longer than the stream, which it returns a view of;
+    a longer one is written by an AES-256-CTR context straight into the output, a pass of
+    :data:`STREAM_PASS_WORDS` words at a time (from the owner's zero plaintext of
+    :data:`KEPT_GROUP_WORDS` words, so an owner keeps at most ~200 KiB of scratch), and each
+    pass is masked in place and its largest value checked against p while it is
+    cache-resident — only the last two words, for which OpenSSL's ``update_into`` lacks room
+    in the output, go through the scratch buffer. A rejected candidate (probability
+    (2^bits − p)/2^bits each) returns None, and the caller draws the stream exactly — the
+    same elements the rejection rule defines, continuation and all. So nothing is allocated per
+    call but the output (and, for a ``StreamCiphers(keep=False)``, its scratch), and the
+    stream costs what AES-CTR costs plus one in-cache pass.
+
+    With kept encryptors (``StreamCiphers(keep=True)``) a short stream is the ECB encryption of
+    its counter blocks under the key's encryptor (the same keystream), which saves building a
+    context per call; without, it comes from a CTR context like a long one.
+    """
+    if field.bits > 63 or field.dtype not in (_U64_DTYPE, _I64_DTYPE):
+        return None
+    if n * _rejection_rate(field) > _MAX_STREAMS_REJECTIONS:
+        return None
+    if out is not None and (out.dtype != field.dtype or out.ndim != 1
+                            or not out.flags.c_contiguous):
+        return None
+    mask = np.uint64((1 << field.bits) - 1)
+    p = np.uint64(field.p)
+    if n <= STREAM_PASS_WORDS and out is None and not ciphers._keep:
+        # A short stream of its own: encrypted in place in zeroed memory (its slack words are
+        # the room OpenSSL's update_into wants), then masked in place.
+        full = np.zeros(n + _SLACK_WORDS, dtype=field.dtype)
+        data = memoryview(full.view(np.uint64)).cast("B")
+        _ctr(key, stream).update_into(data[: _WORD_BYTES * n], data)
+        words = full.view(np.uint64)[:n]
+        np.bitwise_and(words, mask, out=words)
+        return full[:n] if words.max() < p else None
+    if out is None:
+        out = np.empty(n, dtype=field.dtype)
+    words = out.view(np.uint64)
+    scratch = ciphers._stream_scratch()
+    if n <= KEPT_GROUP_WORDS:  # one pass through the scratch buffer
+        buffer = scratch.buffer(n + 1)
+        if ciphers._keep:
+            ciphers._encryptor(key).update_into(scratch.counter_bytes(stream, -(-n // 2)),
+                                                memoryview(buffer).cast("B"))
+        else:
+            _ctr(key, stream).update_into(scratch.zeros(n), memoryview(buffer).cast("B"))
+        np.bitwise_and(buffer[:n], mask, out=words)
+        return out if words.max() < p else None
+    zero_words = min(n, KEPT_GROUP_WORDS)  # the plaintext of one update: 64 KiB at most
+    zeros = scratch.zeros(zero_words)
+    out_bytes = memoryview(words).cast("B")
+    cipher = _ctr(key, stream)
+    in_place = n - _SLACK_WORDS  # words with 15 bytes of room after them in the output
+    for start in range(0, n, STREAM_PASS_WORDS):
+        end = min(start + STREAM_PASS_WORDS, n)
+        at, stop = start, min(end, in_place)
+        while at < stop:
+            size = min(zero_words, stop - at)
+            cipher.update_into(zeros[: _WORD_BYTES * size], out_bytes[_WORD_BYTES * at :])
+            at += size
+        if at < end:  # the last words: through the scratch buffer
+            rest = scratch.buffer(end - at)
+            cipher.update_into(zeros[: _WORD_BYTES * (end - at)], memoryview(rest).cast("B"))
+            words[at:end] = rest[: end - at]
+        chunk = words[start:end]
+        np.bitwise_and(chunk, mask, out=chunk)
+        if chunk.max() >= p:
+            return None
+    return out
+
+
+class _StreamScratch:
+    """The reused buffers of :func:`_direct_field_stream`, owned by one :class:`StreamCiphers`.
+
+    :meth:`zeros` is the CTR plaintext (immutable zero bytes), :meth:`buffer` receives
+    keystream (with the 15 bytes of room OpenSSL's ``update_into`` wants), and
+    :meth:`counter_bytes` the counter blocks ``stream`` ‖ b of an ECB stream; each is built on
+    first use and kept, grown when too small, and the counters' stream column is rewritten only
+    when the stream number changes. Every buffer is written before it is read, so nothing of
+    one call reaches the next.
+    """
+
+    __slots__ = ("_buffer", "_counters", "_stream", "_zeros")
+
+    def __init__(self) -> None:
+        self._zeros = b""
+        self._buffer: np.ndarray | None = None
+        self._counters: np.ndarray | None = None
+        self._stream = -1
+
+    def zeros(self, words: int) -> memoryview:
+        """``words`` words of zero bytes."""
+        if len(self._zeros) < _WORD_BYTES * words:
+            self._zeros = bytes(_WORD_BYTES * words)
+        return memoryview(self._zeros)[: _WORD_BYTES * words]
+
+    def buffer(self, words: int) -> np.ndarray:
+        """A buffer of at least ``words`` words and the slack past them."""
+        buffer = self._buffer
+        if buffer is None or len(buffer) < words + _SLACK_WORDS:
+            buffer = self._buffer = np.empty(words + _SLACK_WORDS, dtype=np.uint64)
+        return buffer
+
+    def counter_bytes(self, stream: int, n_blocks: int) -> memoryview:
+        """The counter blocks ``stream`` ‖ b, b < ``n_blocks``, as bytes."""
+        counters = self._counters
+        if counters is None or len(counters) < n_blocks:
+            counters = np.empty((n_blocks, 2), dtype=">u8")
+            counters[:, 1] = np.arange(n_blocks, dtype=np.uint64)
+            self._counters, self._stream = counters, -1
+        if stream != self._stream:
+            counters[:, 0] = stream
+            self._stream = stream
+        return memoryview(counters[:n_blocks]).cast("B")
 
 
 def _rejection_rate(field: PrimeField) -> float:
