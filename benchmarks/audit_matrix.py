@@ -57,6 +57,7 @@ from parties.audit import ConditionedRandomness
 from parties.party import Party, site_parties
 from parties.view import View
 from protocols.context import PartyContext, add_one_stream_mask
+from protocols.crypto.keystream import field_stream
 from protocols.effects import (
     Call,
     Compute,
@@ -69,7 +70,6 @@ from protocols.effects import (
 )
 from protocols.errors import InputError, ProtocolAbort
 from protocols.field import PrimeField, prime_field
-from protocols.prg import field_stream
 from protocols.secagg import Config, secagg_aggregator, secagg_field
 from protocols.secure_sum import PROTOCOL, column_sum, own_share, reconstruct
 from sim.privacy import SimPyRunner, audit, secure_sum_program

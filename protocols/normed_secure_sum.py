@@ -67,8 +67,8 @@ from protocols.context import PartyContext
 from protocols.effects import Call, Input, Output
 from protocols.errors import EncodingError, FieldOverflowError, InputError
 from protocols.field import MERSENNE61
+from protocols.field.mersenne127 import mpc_field
 from protocols.functionality import CallInstance, FunctionalityMismatch, Ideal, beyond
-from protocols.mersenne127 import mpc_field
 from protocols.mpc import bits as bits_mod
 from protocols.mpc import inv_sqrt as inv_sqrt_mod
 from protocols.mpc import normalize as normalize_mod

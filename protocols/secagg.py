@@ -21,7 +21,7 @@ Round 2 — ShareKeys
     that note within the timeout are U2; each u ∈ U2 learns which of its neighbours are in U2.
 Round 3 — MaskedInputCollection
     u computes, for each neighbour v ∈ U2, the pair seed s_{u,v} = KA(s_u^SK, s_v^PK) (X25519 +
-    HKDF, :func:`protocols.channels.agree`) and sends
+    HKDF, :func:`protocols.crypto.key_agreement.agree`) and sends
     y_u = x̂_u + PRG(b_u) + Σ_{v∈N(u)∩U2} ±PRG(s_{u,v}) (+ if u < v); senders within the
     timeout are U3.
 Round 4 — Unmasking
@@ -75,7 +75,6 @@ import networkx as nx
 import numpy as np
 
 from protocols import shamir
-from protocols.channels import agree, keypair
 from protocols.context import (
     PartyContext,
     Randomness,
@@ -86,6 +85,7 @@ from protocols.context import (
     expand_stream,
     seed_key,
 )
+from protocols.crypto.key_agreement import agree, keypair
 from protocols.effects import Call, Input, Output, Recv, RecvWithin, Send, SendEach
 from protocols.errors import InputError, MpcsimError
 from protocols.field import PrimeField
@@ -252,7 +252,8 @@ def self_mask(randomness: Randomness, b: np.ndarray, call: Call, length: int) ->
 
 def pair_seeds(sk: np.ndarray, me: int, peer_keys: Mapping[int, bytes]) -> dict[int, bytes]:
     """s_{me,v} for the peers v of ``peer_keys``: X25519 of me's mask key (derived from the
-    secret ``sk``) with v's public key, through HKDF (:func:`protocols.channels.agree`)."""
+    secret ``sk``) with v's public key, through HKDF
+    (:func:`protocols.crypto.key_agreement.agree`)."""
     private, _ = keypair(secret_key(sk))
     return {v: agree(private, peer_keys[v], me, v).mask_seed for v in sorted(peer_keys)}
 

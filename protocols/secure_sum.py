@@ -254,8 +254,8 @@ def _prg_column_sum(
     """r^(i) = x̂_i − Σ_j r_i^(j) + Σ_j r_j^(i) (Table 2.1's column sum, shares from the PRG).
 
     ``prg_two_share``: the randomness returns the net mask Σ_j (r_j^(i) − r_i^(j)) of the
-    2d-element pair streams directly (:func:`protocols.prg.pair_mask_sum`); ``prg``: x̂ plus
-    the one-stream mask Σ_{j>i} s_ij − Σ_{j<i} s_ij of d-element streams
+    2d-element pair streams directly (:func:`protocols.crypto.mask_sums.pair_mask_sum`); ``prg``: x̂
+    plus the one-stream mask Σ_{j>i} s_ij − Σ_{j<i} s_ij of d-element streams
     (:func:`protocols.context.add_one_stream_mask`: with the default randomness and
     GF(2^61 − 1), x̂ is added in the pass that sums the streams). Neither materialises the
     streams.

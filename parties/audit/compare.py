@@ -58,8 +58,8 @@ from scipy import optimize, special, stats
 
 from parties.audit.calls import Layout
 from parties.audit.result import INCONCLUSIVE, LEAK, PRIVATE
-from protocols.fast_field import fast_field
 from protocols.field import PrimeField
+from protocols.field.fast_field import fast_field
 
 SMALL_FIELD = 64
 """Fields of at most this many elements get a chi-square test on every value."""

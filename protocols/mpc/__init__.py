@@ -1,7 +1,7 @@
 """The arithmetic-sharing MPC engine behind NormedSecureSum (semi-honest, trusted dealer).
 
 Spec ``normed_secure_sum.md`` §2. Data holders hold additive shares over GF(p) (p = 2^127 − 1
-by default, :mod:`protocols.mersenne127`); a trusted dealer supplies input-independent
+by default, :mod:`protocols.field.mersenne127`); a trusted dealer supplies input-independent
 preprocessing material in an offline phase; every opening is masked and range-checked. One
 module per primitive family:
 

@@ -45,7 +45,7 @@ from protocols.context import PartyContext
 from protocols.effects import Call, Recv, SendEach
 from protocols.errors import MpcsimError
 from protocols.field import PrimeField
-from protocols.mersenne127 import ELEMENT127, mpc_field
+from protocols.field.mersenne127 import ELEMENT127, mpc_field
 from protocols.mpc.coins import call_rng
 from protocols.mpc.public import constant
 from protocols.simulator import CallView, MessageKey, SimulatorMismatch

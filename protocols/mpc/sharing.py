@@ -36,7 +36,7 @@ import numpy as np
 from protocols.context import PartyContext
 from protocols.effects import Call, RecvEach, SendEach
 from protocols.field import PrimeField
-from protocols.mersenne127 import Mersenne127Field, concatenate
+from protocols.field.mersenne127 import Mersenne127Field, concatenate
 from protocols.mpc.coins import call_rng
 from protocols.mpc.dealer import Pool
 from protocols.mpc.public import check_range, constant
@@ -53,7 +53,7 @@ class Session:
     ctx : PartyContext
         The party's context (id, peers, generator).
     field : PrimeField
-        The engine's field (:func:`protocols.mersenne127.mpc_field`).
+        The engine's field (:func:`protocols.field.mersenne127.mpc_field`).
     call : Call
         The invocation; its tag names every message.
     pool : Pool

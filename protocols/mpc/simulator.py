@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from protocols.fast_field import fast_field
 from protocols.field import PrimeField
+from protocols.field.fast_field import fast_field
 from protocols.mpc.dealer import uniform_below
 from protocols.mpc.public import constant
 from protocols.mpc.sharing import BEAVER, INPUT, MASKED, OUTPUT

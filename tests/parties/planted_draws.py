@@ -30,9 +30,9 @@ from typing import Any
 import numpy as np
 
 from protocols.context import PartyContext
+from protocols.crypto.keystream import field_stream
 from protocols.effects import Input, Output, RecvEach, SendEach
 from protocols.field import PrimeField
-from protocols.prg import field_stream
 from protocols.secure_sum import PROTOCOL, column_sum, own_share, reconstruct
 
 

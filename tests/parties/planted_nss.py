@@ -32,7 +32,7 @@ import numpy as np
 
 from protocols.context import PartyContext
 from protocols.effects import Call, Input, Output, RecvEach, SendEach
-from protocols.mersenne127 import mpc_field
+from protocols.field.mersenne127 import mpc_field
 from protocols.mpc import dealer as dealer_mod
 from protocols.mpc.coins import call_rng
 from protocols.mpc.dealer import Pool, receive_material

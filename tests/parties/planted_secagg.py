@@ -43,8 +43,8 @@ import numpy as np
 
 from parties.party import Party
 from protocols import shamir
-from protocols.channels import keypair
 from protocols.context import AesRandomness, PartyContext
+from protocols.crypto.key_agreement import keypair
 from protocols.effects import Input, Output, Recv, RecvWithin, Send, SendEach
 from protocols.field import PrimeField
 from protocols.secagg import (

@@ -27,8 +27,8 @@ from hypothesis import strategies as st
 
 from parties.party import site_parties
 from parties.view import View
-from protocols.channels import SEAL_OVERHEAD_BYTES
 from protocols.context import AesRandomness, MaskReuseError, PartyContext
+from protocols.crypto.sealing import SEAL_OVERHEAD_BYTES
 from protocols.effects import Call, Send, SendEach
 from protocols.errors import FieldOverflowError, InputError, MpcsimError, ProtocolAbort
 from protocols.field import FixedPoint, prime_field

@@ -15,7 +15,7 @@ import numpy as np
 
 from parties.party import Party
 from protocols.context import PartyContext
-from protocols.mersenne127 import mpc_field
+from protocols.field.mersenne127 import mpc_field
 from protocols.mpc.dealer import Pool, Request, dealer, receive_material
 from protocols.mpc.public import constants, to_ints
 from protocols.mpc.sharing import OUTPUT, Session, share_input

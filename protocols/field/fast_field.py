@@ -15,7 +15,7 @@ every array it returns is what the original would return) that
   Python ints reduced mod p (exact, canonical), and inverts element by element with Python's
   ``pow(v, -1, p)`` (extended Euclid; zero maps to zero, as Fermat's x^(p−2) does);
 * ranks stacks over GF(2^61 − 1) and GF(2^127 − 1) with the compiled Gaussian elimination of
-  :mod:`protocols.mersenne_ranks` (exact ranks over GF(p), not over another field).
+  :mod:`protocols.field.ranks` (exact ranks over GF(p), not over another field).
 
 Other fields and operations are the original's. ``tests/protocols/test_mersenne_ranks.py`` checks
 every operation against galois.
@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from protocols import mersenne_ranks
 from protocols.field import GaloisField, Mersenne61Field, PrimeField
+from protocols.field import ranks as mersenne_ranks
 
 
 class _ObjectIntField(GaloisField):
