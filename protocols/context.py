@@ -43,6 +43,7 @@ from protocols.crypto.mask_sums import SignedKeys
 from protocols.effects import Call
 from protocols.errors import MpcsimError
 from protocols.field import FixedPoint, PrimeField
+from protocols.sharing import one_stream_mask_from_streams
 
 STREAMS_PER_CALL = 1 << 16
 
@@ -71,7 +72,8 @@ class Randomness(Protocol):
     def pairwise_mask(
         self, peers: tuple[int, ...], call: Call, half: int, sub: int = 0
     ) -> np.ndarray:
-        """The net pairwise mask: :func:`pairwise_mask_from_streams` of the 2·half streams."""
+        """The net pairwise mask: :func:`protocols.sharing.pairwise_mask_from_streams` of the
+        2·half streams."""
         ...
 
     def expand(self, seed: Seed, call: Call, n: int) -> np.ndarray:
@@ -86,41 +88,6 @@ class Randomness(Protocol):
         (:class:`parties.audit.randomness.AffineOracle`).
         """
         ...
-
-
-def pairwise_mask_from_streams(
-    field: PrimeField, party: int, peers: tuple[int, ...], streams: np.ndarray, half: int
-) -> np.ndarray:
-    """Σ_j (r_j^(i) − r_i^(j)) for party i, from its 2·half-element stream with each peer j.
-
-    A pair's stream holds the lower party's share for the higher one in its first half and the
-    reverse in its second (:func:`protocols.secure_sum.pair_shares`), so peer j contributes
-    (second − first) if i < j and (first − second) otherwise.
-    """
-    plus, minus = [], []
-    for peer, row in zip(peers, streams, strict=True):
-        first, second = row[:half], row[half : 2 * half]
-        plus.append(second if party < peer else first)
-        minus.append(first if party < peer else second)
-    return field.combine(plus, minus) if plus else field.zeros(half)
-
-
-def one_stream_mask_from_streams(
-    field: PrimeField, party: int, peers: tuple[int, ...], streams: np.ndarray
-) -> np.ndarray:
-    """Σ_{j>i} s_ij − Σ_{j<i} s_ij for party i, from its stream s_ij with each peer j.
-
-    The one-stream pairwise mask: the lower party of a pair adds the pair's stream, the
-    higher one subtracts it, so every pair's contribution cancels in the sum over parties.
-    ``streams`` has shape (len(peers), n).
-    """
-    plus = [row for peer, row in zip(peers, streams, strict=True) if party < peer]
-    minus = [row for peer, row in zip(peers, streams, strict=True) if party > peer]
-    if not plus and not minus:
-        return field.zeros(streams.shape[1] if streams.ndim == 2 else 0)
-    if not plus:  # the highest party only subtracts
-        return field.neg(field.sum_arrays(minus))
-    return field.combine(plus, minus)
 
 
 def one_stream_mask(

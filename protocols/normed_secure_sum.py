@@ -77,7 +77,7 @@ from protocols.mpc.inv_sqrt import inv_sqrt
 from protocols.mpc.multiply import multiply, square
 from protocols.mpc.normalize import pair_normalizer
 from protocols.mpc.public import check_range, constants, signed, small, to_ints
-from protocols.mpc.sharing import BEAVER, MASKED, OUTPUT, Session, concat, share_input
+from protocols.mpc.session import BEAVER, MASKED, OUTPUT, Session, concat, share_input
 from protocols.mpc.simulator import (
     OpeningStandIn,
     bitdec_opening,

@@ -16,7 +16,7 @@ Round 1 — AdvertiseKeys
     (simulated) and calls the senders U1; it sends each u ∈ U1 the keys of its neighbours in U1.
 Round 2 — ShareKeys
     u draws a self-mask seed b_u, Shamir-shares (s_u^SK, b_u) with threshold t among its
-    neighbours and itself (:mod:`protocols.shamir`, evaluation point v + 1 for holder v),
+    neighbours and itself (:mod:`protocols.sharing`, evaluation point v + 1 for holder v),
     sends each neighbour its share, then tells the aggregator it has done so. The senders of
     that note within the timeout are U2; each u ∈ U2 learns which of its neighbours are in U2.
 Round 3 — MaskedInputCollection
@@ -74,7 +74,7 @@ from typing import Any, Literal
 import networkx as nx
 import numpy as np
 
-from protocols import shamir
+from protocols import sharing
 from protocols.context import (
     PartyContext,
     Randomness,
@@ -143,7 +143,7 @@ def check_config(config: Config, n_parties: int, p: int) -> Config:
     if not (isinstance(config.timeout_s, int | float) and 0 < config.timeout_s < math.inf):
         raise InputError(f"timeout_s = {config.timeout_s!r} must be a positive number")
     smallest = min(len(v) for v in neighbourhoods(n_parties, config.graph, config.degree)) + 1
-    shamir.check_threshold(config.threshold, smallest, p)
+    sharing.check_threshold(config.threshold, smallest, p)
     if n_parties >= p:
         raise InputError(f"{n_parties} sites need a field with p > {n_parties}, got p = {p}")
     return config
@@ -347,7 +347,7 @@ def secagg_field(ctx: PartyContext, x_hat: np.ndarray, config: Config, label: st
     b = ctx.randomness.private(call, lsec, sub=1)
     holders = (*u1, me)
     coefficients = ctx.randomness.private(call, (config.threshold - 1) * 2 * lsec, sub=2)
-    shares = shamir.share(field, np.concatenate([sk, b]), [v + 1 for v in holders],
+    shares = sharing.shamir_share(field, np.concatenate([sk, b]), [v + 1 for v in holders],
                           coefficients.reshape(config.threshold - 1, 2 * lsec))
     own_share = shares[-1]
     yield SendEach({v: shares[i] for i, v in enumerate(u1)}, call, "shares")
@@ -425,7 +425,7 @@ def secagg_aggregator(ctx: PartyContext, length: int, config: Config
                 f"the threshold t = {t}"
             )
         points = [x for x, _ in shares[v]]
-        secrets[v] = shamir.reconstruct(field, points, [s for _, s in shares[v]], t)
+        secrets[v] = sharing.shamir_reconstruct(field, points, [s for _, s in shares[v]], t)
     terms = [np.asarray(masked[u]) for u in sorted(u3)]
     minus = [self_mask(ctx.randomness, secrets[u], call, length) for u in sorted(u3)]
     for v in sorted(u2 - u3):  # v dropped after sharing: cancel u's term ±PRG(s_{u,v}) by
@@ -699,7 +699,7 @@ class SecAggSimulator:
             if b is None:
                 continue
             holders = sorted({*(w for w in sch.nbrs[v] if w in sch.u1), v})
-            values = shamir.share(field, np.concatenate([sk, b]), [w + 1 for w in holders],
+            values = sharing.shamir_share(field, np.concatenate([sk, b]), [w + 1 for w in holders],
                                   coefficients)
             shares[v] = dict(zip(holders, values, strict=True))
         out: dict[MessageKey, np.ndarray] = {}

@@ -51,7 +51,6 @@ from protocols.context import (
     AesRandomness,
     PartyContext,
     Randomness,
-    pairwise_mask_from_streams,
 )
 from protocols.crypto.hkdf import hkdf_expand, hkdf_extract
 from protocols.crypto.key_agreement import key_agreement
@@ -59,6 +58,7 @@ from protocols.crypto.keystream import encrypt_blocks
 from protocols.effects import Call
 from protocols.errors import InputError, PartyInputError, ProtocolAbort
 from protocols.field import FixedPoint, PrimeField, default_frac_bits, prime_field
+from protocols.sharing import pairwise_mask_from_streams
 from sim.drivers.simpy import DriverOutcome, Interceptor, SimPyDriver
 from sim.faults import FaultPlan
 from sim.ledger import Ledger

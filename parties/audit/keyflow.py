@@ -83,9 +83,9 @@ from parties.audit.result import INCONCLUSIVE, LEAK, NOT_APPLICABLE, PRIVATE, Au
 from parties.audit.unmasking import judged, message_name
 from parties.party import Party
 from parties.view import View
-from protocols.context import one_stream_mask_from_streams
 from protocols.crypto.keystream import BLOCK_BYTES, keystream_words
 from protocols.field import PrimeField
+from protocols.sharing import one_stream_mask_from_streams
 
 MIN_BITS = 48
 """Least entropy (bits) of material whose appearance in a view counts as carrying it."""

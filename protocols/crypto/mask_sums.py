@@ -69,7 +69,7 @@ def pair_mask_sum(
 
     With s_k = ``field_stream(keys[k], stream, 2·half, field)`` this is
     Σ_k signs[k]·(s_k[half:] − s_k[:half]): the net pairwise mask a party adds in the PRG
-    SecureSum (:func:`protocols.secure_sum.pair_shares`: the first half of a pair's stream is
+    SecureSum (:func:`protocols.sharing.pair_shares`: the first half of a pair's stream is
     the lower party's share for the higher one, the second half the reverse).
 
     For GF(2^61 − 1) the streams are never materialised one by one. Halves of at least

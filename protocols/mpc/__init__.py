@@ -9,7 +9,7 @@ module per primitive family:
 module       primitives                                           declared cost (rounds)
 ============ =================================================== ========================
 dealer       triples, square pairs, bits, κ-masks, trunc pairs    offline, 1 message each
-sharing      input sharing (P0), openings, local linear ops       1 per opening
+session      input sharing (P0), openings, local linear ops       1 per opening
 multiply     Beaver products (P1), squares (P2)                   1
 truncate     TruncPr (P3), dithered output opening (O4)           1
 bits         BitDec (P4), prefix-OR (P5), Sklansky networks        1 + ⌈log₂ ℓ⌉, ⌈log₂ n⌉

@@ -40,7 +40,7 @@ from protocols.field import PrimeField
 from protocols.field.fast_field import fast_field
 from protocols.mpc.dealer import uniform_below
 from protocols.mpc.public import constant
-from protocols.mpc.sharing import BEAVER, INPUT, MASKED, OUTPUT
+from protocols.mpc.session import BEAVER, INPUT, MASKED, OUTPUT
 from protocols.simulator import CallView, MessageKey, SimulatorMismatch
 
 OpeningLaw = Callable[[str, str, int, np.random.Generator], np.ndarray | None]

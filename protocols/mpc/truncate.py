@@ -34,7 +34,7 @@ import numpy as np
 from protocols.errors import InputError
 from protocols.field.mersenne127 import Mersenne127Field, trunc_combine
 from protocols.mpc.public import check_range, low_bits, to_ints
-from protocols.mpc.sharing import MASKED, OUTPUT, Session
+from protocols.mpc.session import MASKED, OUTPUT, Session
 
 TRUNC_ROUNDS = 1
 

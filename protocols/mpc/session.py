@@ -1,8 +1,9 @@
-"""Additive sharing, openings and the local (linear) operations of the MPC engine.
+"""The MPC engine's session: input sharing, openings and local (linear) operations.
 
 A secret v ∈ F_p is held as shares v_j, one per data holder, with Σ_j v_j ≡ v (mod p)
-(spec ``normed_secure_sum.md`` §2.1). Linear operations are local: [a] + [b], c·[a] for a
-public c, and adding a public constant (only the first data holder adds it). Opening
+(spec ``normed_secure_sum.md`` §2.1); the share arithmetic is :mod:`protocols.sharing`'s.
+Linear operations are local: [a] + [b], c·[a] for a public c, and adding a public constant
+(only the first data holder adds it). Opening
 (:meth:`Session.open`) costs one round: every party sends its share to every other party and
 adds what it receives. Openings that do not depend on each other are batched by the caller into
 one call (one round).
@@ -40,6 +41,7 @@ from protocols.field.mersenne127 import Mersenne127Field, concatenate
 from protocols.mpc.coins import call_rng
 from protocols.mpc.dealer import Pool
 from protocols.mpc.public import check_range, constant
+from protocols.sharing import column_sum, own_share
 
 BEAVER, MASKED, OUTPUT, INPUT = "beaver", "masked", "output", "input"
 
@@ -145,8 +147,8 @@ def share_input(
     if not peers:
         return values
     masks = field.random(call_rng(ctx, call), (len(peers), *values.shape))
-    own = field.sub(values, field.sum(masks, axis=0))
+    own = own_share(field, values, list(masks))
     step = f"00.{INPUT}.share"
     yield SendEach({p: masks[i] for i, p in enumerate(peers)}, call, step)
     received = yield RecvEach(peers, call, step)
-    return field.sum(np.stack([own, *(received[p] for p in peers)]), axis=0)
+    return column_sum(field, own, [received[p] for p in peers])
