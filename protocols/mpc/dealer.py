@@ -77,8 +77,8 @@ class DealerSimulator:
     coalition of *every* data holder sees the material itself; it has no honest input to
     protect and is outside this simulator (its runs fail the output check). The dealer in the
     coalition *with* a data holder knows every triple and mask: NormedSecureSum's simulator
-    declares that it reveals everything (:class:`protocols.normed_secure_sum.
-    NormedSecureSumSimulator`).
+    declares that it reveals everything
+    (:class:`protocols.normed_secure_sum_simulator.NormedSecureSumSimulator`).
     """
 
     name: str = PROTOCOL

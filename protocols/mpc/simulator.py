@@ -26,7 +26,7 @@ which is what a call-by-call simulator fed the real members' messages cannot rep
 
 :class:`OpeningStandIn` is that honest side for one call of one simulated run; a protocol on
 the engine supplies the law of each opening (:data:`OpeningLaw`, e.g.
-:class:`protocols.normed_secure_sum.NormedSecureSumSimulator`).
+:class:`protocols.normed_secure_sum_simulator.NormedSecureSumSimulator`).
 """
 
 from __future__ import annotations

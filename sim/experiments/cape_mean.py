@@ -58,10 +58,8 @@ if TYPE_CHECKING:
     import numpy as np
 
     from parties.party import Party
+    from protocols.cape_noise_plans import NoisePlan
     from protocols.context import PartyContext
-    from protocols.correlated_noise import (
-        NoisePlan,
-    )
     from sim.simulation import Result
 
 LABEL = "mean"
@@ -108,12 +106,8 @@ def mean_plan(sizes: np.ndarray, bound: float, epsilon: float, delta: float, sch
 
     import numpy as np
 
-    from protocols.correlated_noise import (
-        cape_plan,
-        conventional_plan,
-        gaussian_noise_scale,
-        generalized_plan,
-    )
+    from protocols.cape_noise_plans import cape_plan, conventional_plan, generalized_plan
+    from protocols.correlated_noise import gaussian_noise_scale
 
     taus = np.array([gaussian_noise_scale(2 * bound / n, epsilon, delta) for n in sizes])
     weights = sizes / sizes.sum()

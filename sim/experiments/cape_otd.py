@@ -51,7 +51,7 @@ from sim.experiments.cape_setup import (
 if TYPE_CHECKING:
     import numpy as np
 
-    from protocols.correlated_noise import NoisePlan
+    from protocols.cape_noise_plans import NoisePlan
     from sim.simulation import Result
 
 METHODS = ("cape", "conventional", "local", "nonprivate", "random")
@@ -108,7 +108,7 @@ def otd_plans(sizes: list[int], p: dict[str, Any], dim: int, sigma2: float,
     import numpy as np
 
     from algorithms.cape.otd import agn_scales
-    from protocols.correlated_noise import cape_plan, conventional_plan, generalized_plan
+    from protocols.cape_noise_plans import cape_plan, conventional_plan, generalized_plan
 
     n = np.asarray(sizes, dtype=np.float64)
     scales = [agn_scales(p["model"], int(m), dim, p["epsilon"], p["delta"], sigma2,
