@@ -7,8 +7,8 @@ of the protocol — reusing a mask across rounds would reveal differences of inp
 seeds digest recommends (``spec/seeds_digest.md`` §6 item 2), each stream is derived from
 (pair seed, invocation counter):
 
-* the 32-byte pair key (``PairKeys.mask_seed`` from :mod:`protocols.crypto.sealing`, or a private
-  key from :func:`derive_key`) is the AES-256 key;
+* the 32-byte pair key (``PairKeys.mask_seed`` from :mod:`protocols.crypto.key_agreement`, or a
+  private key from :func:`protocols.crypto.hkdf.derive_key`) is the AES-256 key;
 * the 16-byte counter block is ``stream`` (the invocation counter, an unsigned 64-bit number)
   in its upper 8 bytes and the block counter, starting at 0, in its lower 8 bytes, both
   big-endian (NIST SP 800-38A counter mode; pycryptodome's ``AES.MODE_CTR`` with
@@ -39,24 +39,18 @@ So the keystream is produced in two ways that give the same bytes:
   protocol call (≈ 1 KB each, kept from a key's second use on: M(M − 1) KB over an M-party
   run that uses its keys again, 1 GB at M = 1000). In one call the counter blocks are
   built once and encrypted under each key (the SecureSum pattern: one stream number,
-  every peer's key) into a buffer of about 2 MiB of keys; for GF(2^61 − 1)
-  :func:`signed_stream_sum` and :func:`pair_mask_sum` mask, check and sum that group's
-  rows at once — in one compiled pass (:mod:`protocols.field.mersenne61_kernels`) from
-  :data:`protocols.field.mersenne61.KERNEL_MIN_ELEMENTS` elements on, in numpy below — so no stream
-  is materialised on its own, and :meth:`StreamCiphers.add_signed_stream_sum` adds the sum to
-  SecureSum's x̂ in the same pass. A :class:`StreamCiphers` keeps the buffer and counter
+  every peer's key) into a buffer of about 2 MiB of keys, which the mask sums of
+  :mod:`protocols.crypto.mask_sums` mask, check and sum at once, so that no stream is
+  materialised on its own. A :class:`StreamCiphers` keeps the buffer and counter
   blocks of its latest group shape when they are small (:data:`KEPT_GROUP_WORDS`), so a
   party's many calls of one size rewrite only the stream number. The module-level
   functions use encryptors built for the call (``StreamCiphers(keep=False)``).
 * **Long streams** (and the continuation of a short one that came up short) come from
   AES-256-CTR contexts in 512 KiB passes into one reused buffer, so that masking runs on
-  cache-resident data; for GF(2^61 − 1) and lengths from :data:`FUSE_MIN_HALF` on,
-  :func:`signed_stream_sum` and :func:`pair_mask_sum` add each pass into the running sum
-  at once (a context per pass costs little beside 512 KiB of encryption).
+  cache-resident data (a context per pass costs little beside 512 KiB of encryption).
 
-Key derivation (:func:`hkdf_sha256`, :func:`derive_key`) is RFC 5869 HKDF from
-`cryptography` as well (a few µs a call; pycryptodome's pure-Python HKDF costs ~80 µs),
-tested against the RFC's vectors.
+:func:`encrypt_blocks` is the same AES-256 on blocks the caller chooses (AES as a PRF: the
+pre-shared key setup). Key derivation is :mod:`protocols.crypto.hkdf`.
 
 Nothing here keeps state between calls but what a :class:`StreamCiphers` keeps — its
 owner's encryptors (ECB keeps no state between updates, so a kept encryptor gives the streams
@@ -183,7 +177,8 @@ def field_stream(key: bytes, stream: int, n: int, field: PrimeField) -> np.ndarr
     Parameters
     ----------
     key : bytes
-        32-byte AES-256 key (a pair's ``mask_seed`` or a :func:`derive_key` key).
+        32-byte AES-256 key (a pair's ``mask_seed`` or a
+        :func:`protocols.crypto.hkdf.derive_key` key).
     stream : int
         Stream number in [0, 2^64), e.g. the protocol invocation counter; every invocation
         must use a new one so that masks are never reused.
