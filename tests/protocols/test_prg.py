@@ -7,6 +7,9 @@ HKDF vectors, pycryptodome's HKDF, and a pure-Python rejection sampler written h
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+
 import numpy as np
 import pytest
 from Crypto.Cipher import AES
@@ -338,6 +341,39 @@ def test_hkdf_matches_pycryptodome() -> None:
         hkdf.hkdf_sha256(b"ikm", b"salt", b"", 255 * 32 + 1)
     with pytest.raises(InputError, match="info"):
         hkdf.hkdf_sha256(b"ikm", b"salt", "info", 32)
+
+
+
+# RFC 5869 A.1: the PRK of test case 1, and its OKM (the first vector above)
+RFC5869_PRK_1 = "077709362c2e32df0ddc3f0dc47bba6390b6c73bb50f9c3122ec844ad7c2b3e5"
+
+
+def test_hkdf_extract_and_expand_are_rfc5869_and_pycryptodome() -> None:
+    ikm, salt, info, length, okm = RFC5869_SHA256[0]
+    prk = hkdf.hkdf_extract(bytes.fromhex(salt), bytes.fromhex(ikm))
+    assert prk.hex() == RFC5869_PRK_1
+    assert hkdf.hkdf_expand(prk, bytes.fromhex(info), length).hex() == okm
+    rng = np.random.default_rng(52)
+    for length in (0, 1, 32, 33, 255 * 32):
+        ikm_b, salt_b, info_b = (rng.bytes(int(rng.integers(1, 80))) for _ in range(3))
+        got = hkdf.hkdf_expand(hkdf.hkdf_extract(salt_b, ikm_b), info_b, length)
+        assert got == (HKDF(ikm_b, length, salt_b, SHA256, 1, info_b) if length else b"")
+    assert hkdf.hkdf_extract(b"", b"k") == hmac.digest(bytes(32), b"k", hashlib.sha256)
+    with pytest.raises(InputError, match="prk"):
+        hkdf.hkdf_expand(bytes(31), b"", 32)
+    with pytest.raises(InputError, match="length"):
+        hkdf.hkdf_expand(bytes(32), b"", 255 * 32 + 1)
+
+
+def test_encrypt_blocks_is_aes256_ecb() -> None:
+    rng = np.random.default_rng(16)
+    data = rng.bytes(16 * 37)
+    assert keystream.encrypt_blocks(KEY, data) == AES.new(KEY, AES.MODE_ECB).encrypt(data)
+    assert keystream.encrypt_blocks(KEY, b"") == b""
+    with pytest.raises(InputError, match="multiple of 16"):
+        keystream.encrypt_blocks(KEY, bytes(17))
+    with pytest.raises(InputError, match="32 bytes"):
+        keystream.encrypt_blocks(bytes(16), bytes(16))
 
 
 def test_derive_key() -> None:
