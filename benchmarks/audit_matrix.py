@@ -57,6 +57,7 @@ from parties.audit import ConditionedRandomness
 from parties.party import Party, site_parties
 from parties.view import View
 from protocols.context import PartyContext, add_one_stream_mask
+from protocols.crypto.keystream import field_stream
 from protocols.effects import (
     Call,
     Compute,
@@ -69,9 +70,9 @@ from protocols.effects import (
 )
 from protocols.errors import InputError, ProtocolAbort
 from protocols.field import PrimeField, prime_field
-from protocols.prg import field_stream
 from protocols.secagg import Config, secagg_aggregator, secagg_field
-from protocols.secure_sum import PROTOCOL, column_sum, own_share, reconstruct
+from protocols.secure_sum import PROTOCOL
+from protocols.sharing import additive_reconstruct, column_sum, own_share
 from sim.privacy import SimPyRunner, audit, secure_sum_program
 
 SEED = 27
@@ -104,7 +105,8 @@ def _finish(ctx: PartyContext, call: Call, colsum: np.ndarray,
     if received is None:
         yield SendEach(dict.fromkeys(ctx.peers, colsum), call, "column_sum")
         received = yield RecvEach(ctx.peers, call, "column_sum")
-    total = reconstruct(ctx.field, [colsum, *(received[p][: len(colsum)] for p in ctx.peers)])
+    total = additive_reconstruct(
+        ctx.field, [colsum, *(received[p][: len(colsum)] for p in ctx.peers)])
     yield Output("sum", total, call)
     return total
 

@@ -46,14 +46,13 @@ from algorithms.cape.pca import (
 from algorithms.cape.symmetric import matrix_size
 from algorithms.data.latent import synthetic_spiked
 from parties.party import Party
+from protocols.cape_noise_plans import NoisePlan, cape_plan
 from protocols.context import PartyContext
 from protocols.correlated_noise import (
     AGGREGATOR,
     NOISE_GENERATOR,
-    NoisePlan,
     cape_aggregator,
     cape_noise_generator,
-    cape_plan,
     cape_site,
 )
 from sim.network import Network

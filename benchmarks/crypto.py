@@ -6,17 +6,17 @@ to `cryptography` (of the minima and of the medians; above 1 means `cryptography
 These figures chose the library of each primitive (README, "Dependencies"):
 
 * ``aes_ctr`` — mask keystream: pycryptodome ``MODE_CTR``, pycryptodome ``MODE_ECB`` on
-  counter blocks built with numpy (what :mod:`protocols.prg` did for short streams), and
-  `cryptography`'s CTR, writing into a reused buffer where the API allows;
+  counter blocks built with numpy (what :mod:`protocols.crypto.keystream` did for short streams),
+  and `cryptography`'s CTR, writing into a reused buffer where the API allows;
 * ``aes_gcm`` — sealing one message (a fresh cipher object per message, as
-  :func:`protocols.channels.seal_message` does);
+  :func:`protocols.crypto.sealing.seal_message` does);
 * ``x25519`` — a key pair from seed bytes, and one agreement;
 * ``hkdf`` — 64 bytes of HKDF-SHA256: the standard library's ``hmac`` against `cryptography`.
 
-Two more lines place the mask generation of :mod:`protocols.prg` against its floor:
+Two more lines place the mask generation of :mod:`protocols.crypto.keystream` against its floor:
 
 * ``mask_floor`` — every party's net mask of one PRG SecureSum call (the one-stream form,
-  :meth:`protocols.prg.StreamCiphers.signed_stream_sum` with all of its peers), M = 1000,
+  :meth:`protocols.crypto.mask_sums.signed_stream_sum` with all of its peers), M = 1000,
   d = 1000: M(M − 1)·d = 10^9 elements (M = 400 with ``--quick``), against the floor — the raw
   AES-256-CTR keystream of as many elements (8 bytes each, one OpenSSL context, 1 MiB updates
   into a reused buffer) plus masking them to 61 bits and checking for rejections (512 KiB
@@ -32,15 +32,15 @@ One line per message size (16 KB, PD-NMF's d = 2001; 8 MB, SecureSum's d = 10^6)
 channels' cost per message:
 
 * ``seal_open`` — µs to seal and to open one message with the reference functions
-  (:func:`protocols.channels.seal_message` / :func:`~protocols.channels.open_message`, what
-  the drivers called per message) and with a kept :class:`protocols.channels.SealedChannel`
-  and an encoded header (what they do now; ``channel_seal_into`` / ``channel_open_into``:
-  into reused buffers, as the SimPy driver seals and authenticates a message on delivery
-  when nothing observes it in flight), interleaved; old ÷ new per direction; and the floor:
-  the AEAD alone, ``AESGCM.encrypt_into`` / ``decrypt_into`` into reused buffers (GB/s).
-  At 8 MB the figures are the C library's allocator as much as AES-GCM: in this loop,
-  sealing into new ``bytes`` (two 8 MB objects a message, one freed) maps and unmaps fresh
-  memory each time (~7 ms against ~0.7 ms for the AEAD); in a run that keeps many messages
+  (:func:`protocols.crypto.sealing.seal_message` / :func:`~protocols.crypto.sealing.open_message`,
+  what the drivers called per message) and with a kept
+  :class:`protocols.crypto.sealing.SealedChannel` and an encoded header (what they do now;
+  ``channel_seal_into`` / ``channel_open_into``: into reused buffers, as the SimPy driver seals and
+  authenticates a message on delivery when nothing observes it in flight), interleaved; old ÷ new
+  per direction; and the floor: the AEAD alone, ``AESGCM.encrypt_into`` / ``decrypt_into`` into
+  reused buffers (GB/s). At 8 MB the figures are the C library's allocator as much as AES-GCM: in
+  this loop, sealing into new ``bytes`` (two 8 MB objects a message, one freed) maps and unmaps
+  fresh memory each time (~7 ms against ~0.7 ms for the AEAD); in a run that keeps many messages
   alive every new large buffer is fresh memory anyway (``benchmarks/secure_sum.py`` is the
   figure for that case).
 
@@ -67,7 +67,9 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from timing import emit, interleaved, pinned, ratio, summary
 
-from protocols.channels import (
+from protocols.crypto.keystream import CHUNK_WORDS, StreamCiphers
+from protocols.crypto.mask_sums import signed_stream_sum
+from protocols.crypto.sealing import (
     NONCE_BYTES,
     SEAL_OVERHEAD_BYTES,
     TAG_BYTES,
@@ -79,7 +81,6 @@ from protocols.channels import (
     seal_message,
 )
 from protocols.field import MERSENNE61, prime_field
-from protocols.prg import CHUNK_WORDS, StreamCiphers, signed_stream_sum
 
 KEY = bytes(range(32))
 NONCE = bytes(range(12))
@@ -308,7 +309,7 @@ def mask_floor(m: int, d: int, repeats: int, note: dict[str, int]) -> None:
         start = time.perf_counter()
         for ciphers, (keys, signs) in zip(kept, parties, strict=True):
             if warm:
-                ciphers.signed_stream_sum(keys, signs, stream, d, field)
+                signed_stream_sum(keys, signs, stream, d, field, ciphers=ciphers)
             else:
                 signed_stream_sum(keys, signs, stream, d, field)
         return time.perf_counter() - start
@@ -345,7 +346,7 @@ def mask_small_calls(m: int, n: int, repeats: int, note: dict[str, int]) -> None
         for stream in range(first, first + calls):
             for ciphers, (keys, signs) in zip(kept, parties, strict=True):
                 if warm:
-                    ciphers.signed_stream_sum(keys, signs, stream, n, field)
+                    signed_stream_sum(keys, signs, stream, n, field, ciphers=ciphers)
                 else:
                     signed_stream_sum(keys, signs, stream, n, field)
         return (time.perf_counter() - start) / (calls * m)

@@ -43,8 +43,8 @@ import simpy
 
 from parties.view import View, another_sparse, frozen, is_immutable, received_message
 from protocols import wire
-from protocols.channels import SEAL_OVERHEAD_BYTES
 from protocols.context import AesRandomness, PartyContext
+from protocols.crypto.sealing import SEAL_OVERHEAD_BYTES
 from protocols.effects import Call
 from protocols.field import FixedPoint, prime_field
 from sim.drivers.envelopes import RunChannels

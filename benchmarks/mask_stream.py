@@ -1,4 +1,4 @@
-"""The mask stream of :mod:`protocols.prg` against raw AES-256-CTR, size by size.
+"""The mask stream of :mod:`protocols.crypto.keystream` against raw AES-256-CTR, size by size.
 
 One JSON line per size n (10^3 … 10^7 elements of GF(2^61 − 1)), from interleaved runs of:
 
@@ -7,10 +7,13 @@ One JSON line per size n (10^3 … 10^7 elements of GF(2^61 − 1)), from interl
   zero bytes into it (``update_into``; the zero plaintext is made once, outside the timing).
   These are exactly the bytes the mask stream masks: its words are this keystream masked to
   61 bits (the script checks so);
-* ``mask`` — :func:`protocols.prg.field_stream` (a fresh cipher per call, the module function);
-* ``mask_kept`` — :meth:`protocols.prg.StreamCiphers.field_stream` of one owner that keeps its
-  encryptors and scratch buffers (what a party's :class:`protocols.context.AesRandomness` does);
-* ``before`` (with ``--before REV``) — ``field_stream`` of ``protocols/prg.py`` as it was at the
+* ``mask`` — :func:`protocols.crypto.keystream.field_stream` (a fresh cipher per call, the
+  module function);
+* ``mask_kept`` — :meth:`protocols.crypto.keystream.StreamCiphers.field_stream` of one owner
+  that keeps its encryptors and scratch buffers (what a party's
+  :class:`protocols.context.AesRandomness` does);
+* ``before`` (with ``--before REV``) — ``field_stream`` of ``protocols/crypto/keystream.py``
+  (``protocols/prg.py`` before the crypto family) as it was at the
   git revision REV, loaded from ``git show`` beside the current one.
 
 Each line gives, per arm, the min and median seconds of its runs and the minor page faults per
@@ -38,7 +41,7 @@ import numpy as np
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from timing import emit, interleaved, pinned, ratio
 
-from protocols import prg
+from protocols.crypto import keystream as prg
 from protocols.field import MERSENNE61, prime_field
 
 KEY = bytes(range(32))
@@ -48,9 +51,16 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def load_before(rev: str) -> ModuleType:
-    """``protocols/prg.py`` at git revision ``rev``, as a module of its own."""
-    source = subprocess.run(["git", "show", f"{rev}:protocols/prg.py"], cwd=ROOT, check=True,
-                            capture_output=True, text=True).stdout
+    """The keystream module at git revision ``rev`` (``protocols/crypto/keystream.py``, or
+    ``protocols/prg.py`` before the crypto family), as a module of its own."""
+    for where in ("protocols/crypto/keystream.py", "protocols/prg.py"):
+        shown = subprocess.run(["git", "show", f"{rev}:{where}"], cwd=ROOT,
+                               capture_output=True, text=True)
+        if shown.returncode == 0:
+            source = shown.stdout
+            break
+    else:
+        raise SystemExit(f"error: no keystream module at {rev}")
     path = Path(tempfile.mkdtemp()) / "prg_before.py"
     path.write_text(source)
     spec = importlib.util.spec_from_file_location("prg_before", path)
@@ -99,7 +109,8 @@ def faults_per_call(fn: Callable[[], object], calls: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
-    parser.add_argument("--before", metavar="REV", help="also time prg.py at this git revision")
+    parser.add_argument("--before", metavar="REV",
+                        help="also time the keystream module at this git revision")
     parser.add_argument("--budget", type=float, default=0.05, help="seconds per sample")
     args = parser.parse_args()
     repeats = 5 if args.quick else 11

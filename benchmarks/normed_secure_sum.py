@@ -40,7 +40,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from parties.party import Party
-from protocols.mersenne127 import Mersenne127Field
+from protocols.field.mersenne127 import Mersenne127Field
 from protocols.mpc.dealer import deal
 from protocols.normed_secure_sum import (
     PRESETS,

@@ -9,7 +9,7 @@ Prints JSON lines:
   (min, median), the ratio before ÷ after of the minima and the median of the pair-by-pair
   ratios, whether each tree's process loaded numba, and whether the two trees wrote
   byte-identical ``outputs.npz`` and ``ledger.csv`` (``report.json`` differs in its wall time);
-* ``rank_cost`` — the estimate :func:`protocols.fast_field.numpy_rank_seconds` beside the
+* ``rank_cost`` — the estimate :func:`protocols.field.fast_field.numpy_rank_seconds` beside the
   measured seconds of numpy's and the compiled Gaussian elimination over GF(2^61 − 1), for the
   stack shapes an audit ranks (the quickstart's are (1, 49, 40) and (1, 99, 40)).
 
@@ -83,9 +83,9 @@ def run_once(tree: Path, scenario: str, out: Path) -> tuple[float, float, bool]:
 
 def rank_costs() -> None:
     """The numpy rank cost model against measured numpy and compiled times."""
-    from protocols import mersenne_ranks
-    from protocols.fast_field import numpy_rank_seconds
     from protocols.field import MERSENNE61, prime_field
+    from protocols.field import ranks as mersenne_ranks
+    from protocols.field.fast_field import numpy_rank_seconds
 
     field = prime_field(MERSENNE61)
     rng = np.random.default_rng(0)

@@ -7,8 +7,8 @@ Prints one JSON line per case: the profiled wall time and its split into
 * ``wire`` — payload encoding and decoding (:mod:`protocols.wire`);
 * ``fixed_point`` — the fixed-point codec (``FixedPoint.encode``/``decode``);
 * ``field`` — other field arithmetic (adding shares, reconstructing);
-* ``masks`` — mask generation (:mod:`protocols.prg`, the randomness, their AES calls);
-* ``sealing`` — AES-GCM sealing and opening, and key agreement (:mod:`protocols.channels`);
+* ``masks`` — mask generation (:mod:`protocols.crypto.keystream`, the randomness, their AES calls);
+* ``sealing`` — AES-GCM sealing and opening, and key agreement (:mod:`protocols.crypto.sealing`);
 * ``protocol`` — the protocols' own logic (SecureSum, key agreement's program);
 * ``local_compute`` — the algorithms' own numpy/scipy work;
 * ``other`` — the rest (setup, Python runtime).
@@ -54,7 +54,7 @@ CATEGORIES = ("simpy", "driver", "wire", "fixed_point", "field", "masks", "seali
 
 def _own_category(func: tuple[str, int, str]) -> str | None:
     """The category of a function by where it is defined; None if it inherits its callers'."""
-    filename, _, name = func
+    filename = func[0]
     path = filename.replace("\\", "/")
     if "/simpy/" in path:
         return "simpy"
@@ -67,12 +67,14 @@ def _own_category(func: tuple[str, int, str]) -> str | None:
         return "driver"
     if rel == "protocols/wire.py":
         return "wire"
-    if rel == "protocols/field.py":
-        return ("fixed_point" if name in ("encode", "decode", "decode_sum", "_check_range")
-                else "field")
-    if rel in ("protocols/prg.py", "protocols/context.py"):
+    if rel == "protocols/field/fixed_point.py":
+        return "fixed_point"
+    if rel.startswith("protocols/field/"):
+        return "field"
+    if rel in ("protocols/crypto/keystream.py", "protocols/crypto/mask_sums.py",
+               "protocols/context.py"):
         return "masks"
-    if rel == "protocols/channels.py":
+    if rel == "protocols/crypto/sealing.py":
         return "sealing"
     if rel.startswith("protocols/"):
         return "protocol"

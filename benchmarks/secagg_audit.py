@@ -1,4 +1,4 @@
-"""Simulation audits of SecAgg / SecAgg+ (:class:`protocols.secagg.SecAggSimulator`).
+"""Simulation audits of SecAgg / SecAgg+ (:class:`protocols.secagg_simulator.SecAggSimulator`).
 
 Prints JSON lines:
 

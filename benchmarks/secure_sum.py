@@ -6,15 +6,15 @@ with both sets of runs behind it (``benchmarks/timing.py``).
 1. ``secure_sum_vs_masks`` — M = 10, d = 10^6, for the PRG variants ``prg`` (one d-element
    stream per pair, the default) and ``prg_two_share`` (the thesis's 2d-element stream): the
    SecureSum run with sealing off and on, against generating the same net masks alone (every
-   party's :func:`protocols.prg.signed_stream_sum` / :func:`protocols.prg.pair_mask_sum`
-   with all of its peers). Target: sealing on ≤ 1.5 × masks. Beside it, the sealed run's
-   floor, timed in the same rounds: the masks plus sealing and opening the messages the run
-   sends (every party's d-element column sum to each of its M − 1 peers, AES-256-GCM through
-   a kept :class:`protocols.channels.SealedChannel` per directed channel, sealed and opened
-   into two reused buffers, as the SimPy driver does when nothing observes a message in
-   flight) — work no implementation of the protocol with sealed channels can skip. And the
-   protocol's whole floor: that plus every party's own arithmetic (encode its input, add its
-   mask, add up the M column sums, decode), timed alone — the run against it is what the
+   party's :func:`protocols.crypto.mask_sums.signed_stream_sum` /
+   :func:`protocols.crypto.mask_sums.pair_mask_sum` with all of its peers). Target: sealing on ≤ 1.5
+   × masks. Beside it, the sealed run's floor, timed in the same rounds: the masks plus sealing and
+   opening the messages the run sends (every party's d-element column sum to each of its M − 1
+   peers, AES-256-GCM through a kept :class:`protocols.crypto.sealing.SealedChannel` per directed
+   channel, sealed and opened into two reused buffers, as the SimPy driver does when nothing
+   observes a message in flight) — work no implementation of the protocol with sealed channels can
+   skip. And the protocol's whole floor: that plus every party's own arithmetic (encode its input,
+   add its mask, add up the M column sums, decode), timed alone — the run against it is what the
    driver, the messages and the views cost.
 2. ``driver_overhead_per_message`` — 10 parties exchanging one-element messages in 50 rounds
    (the programs do no other work).
@@ -59,11 +59,11 @@ from timing import PartyClock, emit, interleaved, pinned, ratio
 
 from parties.party import site_parties
 from protocols import wire
-from protocols.channels import SEAL_OVERHEAD_BYTES, SealedChannel, encode_header
 from protocols.context import AesRandomness, PartyContext, add_one_stream_mask
+from protocols.crypto.mask_sums import pair_mask_sum, signed_stream_sum
+from protocols.crypto.sealing import SEAL_OVERHEAD_BYTES, SealedChannel, encode_header
 from protocols.effects import Call, RecvEach, SendEach
 from protocols.field import FixedPoint, prime_field
-from protocols.prg import pair_mask_sum, signed_stream_sum
 from protocols.secure_sum import secure_sum
 from sim.network import Network
 from sim.simulation import Simulation, preshared_keys
@@ -141,7 +141,7 @@ def x25519_primitives(budget_s: float = 0.2) -> dict[str, float]:
     from crypto import per_op
     from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
 
-    from protocols.prg import hkdf_sha256
+    from protocols.crypto.hkdf import hkdf_sha256
 
     own = X25519PrivateKey.generate()
     peer = X25519PrivateKey.generate().public_key()

@@ -44,7 +44,8 @@ import numpy as np
 
 from parties.view import Coalition, View
 from protocols.accounting import gaussian_delta
-from protocols.correlated_noise import PROTOCOL, NoisePlan
+from protocols.cape_noise_plans import NoisePlan
+from protocols.correlated_noise import PROTOCOL
 from protocols.errors import InputError
 from protocols.field import FixedPoint
 

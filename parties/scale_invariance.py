@@ -41,7 +41,7 @@ import numpy as np
 from scipy import stats
 
 from parties.view import View
-from protocols.mersenne127 import mpc_field
+from protocols.field.mersenne127 import mpc_field
 
 RESIDUE_BITS = 8
 OPENINGS = ("beaver", "masked", "output")

@@ -72,7 +72,8 @@ from typing import Any
 
 import numpy as np
 
-from protocols.correlated_noise import PROTOCOL, SITE_NOISE_COV, NoisePlan
+from protocols.cape_noise_plans import NoisePlan
+from protocols.correlated_noise import PROTOCOL, SITE_NOISE_COV
 from protocols.field import FixedPoint, Mersenne61Field
 from protocols.simulator import CallView, MessageKey, SimulatorMismatch
 

@@ -7,8 +7,8 @@ other fact a party learns arrives through a ``Recv`` effect, which is what makes
 complete.
 
 Randomness is injected (DESIGN.md): by default masks come from AES-CTR streams
-(:mod:`protocols.prg`) keyed by the party's private key or by the seed it shares with a peer
-(after key agreement), numbered by the call counter so that every invocation draws fresh
+(:mod:`protocols.crypto.keystream`) keyed by the party's private key or by the seed it shares with a
+peer (after key agreement), numbered by the call counter so that every invocation draws fresh
 masks. An audit may substitute another :class:`Randomness` — for instance, one that enumerates
 every mask in a tiny field.
 
@@ -18,8 +18,8 @@ seed. Its generator is seeded with the party's own derived seed (so
 ``rng.bit_generator.seed_seq.entropy`` is that seed, never the run's), its roles are a
 read-only copy, its field and fixed point are its own objects (the field refuses assignment),
 its keys are its own pairs' keys, and the AES encryptors its randomness keeps for them
-(:class:`protocols.prg.StreamCiphers`) are built by that randomness alone. Python cannot
-sandbox a program in one process: the garbage collector (``gc.get_referrers``,
+(:class:`protocols.crypto.keystream.StreamCiphers`) are built by that randomness alone. Python
+cannot sandbox a program in one process: the garbage collector (``gc.get_referrers``,
 ``gc.get_objects``), frame walking (``sys._getframe``, ``f_back``) and monkeypatching shared
 modules reach past any context, and are outside the model; the MPI driver's one process per
 party closes them. A program that writes into its
@@ -37,10 +37,13 @@ from typing import Protocol
 
 import numpy as np
 
+from protocols.crypto import mask_sums
+from protocols.crypto.keystream import StreamCiphers, field_stream
+from protocols.crypto.mask_sums import SignedKeys
 from protocols.effects import Call
 from protocols.errors import MpcsimError
 from protocols.field import FixedPoint, PrimeField
-from protocols.prg import SignedKeys, StreamCiphers, field_stream
+from protocols.sharing import one_stream_mask_from_streams
 
 STREAMS_PER_CALL = 1 << 16
 
@@ -69,7 +72,8 @@ class Randomness(Protocol):
     def pairwise_mask(
         self, peers: tuple[int, ...], call: Call, half: int, sub: int = 0
     ) -> np.ndarray:
-        """The net pairwise mask: :func:`pairwise_mask_from_streams` of the 2·half streams."""
+        """The net pairwise mask: :func:`protocols.sharing.pairwise_mask_from_streams` of the
+        2·half streams."""
         ...
 
     def expand(self, seed: Seed, call: Call, n: int) -> np.ndarray:
@@ -84,41 +88,6 @@ class Randomness(Protocol):
         (:class:`parties.audit.randomness.AffineOracle`).
         """
         ...
-
-
-def pairwise_mask_from_streams(
-    field: PrimeField, party: int, peers: tuple[int, ...], streams: np.ndarray, half: int
-) -> np.ndarray:
-    """Σ_j (r_j^(i) − r_i^(j)) for party i, from its 2·half-element stream with each peer j.
-
-    A pair's stream holds the lower party's share for the higher one in its first half and the
-    reverse in its second (:func:`protocols.secure_sum.pair_shares`), so peer j contributes
-    (second − first) if i < j and (first − second) otherwise.
-    """
-    plus, minus = [], []
-    for peer, row in zip(peers, streams, strict=True):
-        first, second = row[:half], row[half : 2 * half]
-        plus.append(second if party < peer else first)
-        minus.append(first if party < peer else second)
-    return field.combine(plus, minus) if plus else field.zeros(half)
-
-
-def one_stream_mask_from_streams(
-    field: PrimeField, party: int, peers: tuple[int, ...], streams: np.ndarray
-) -> np.ndarray:
-    """Σ_{j>i} s_ij − Σ_{j<i} s_ij for party i, from its stream s_ij with each peer j.
-
-    The one-stream pairwise mask: the lower party of a pair adds the pair's stream, the
-    higher one subtracts it, so every pair's contribution cancels in the sum over parties.
-    ``streams`` has shape (len(peers), n).
-    """
-    plus = [row for peer, row in zip(peers, streams, strict=True) if party < peer]
-    minus = [row for peer, row in zip(peers, streams, strict=True) if party > peer]
-    if not plus and not minus:
-        return field.zeros(streams.shape[1] if streams.ndim == 2 else 0)
-    if not plus:  # the highest party only subtracts
-        return field.neg(field.sum_arrays(minus))
-    return field.combine(plus, minus)
 
 
 def one_stream_mask(
@@ -171,8 +140,8 @@ def seed_key(elements: np.ndarray) -> bytes:
 def expand_stream(seed: Seed, call: Call, n: int, field: PrimeField,
                   ciphers: StreamCiphers | None = None) -> np.ndarray:
     """The default :meth:`Randomness.expand`: AES-256-CTR keyed by ``seed`` (a vector of
-    elements: by :func:`seed_key`), stream ``call.index`` (:func:`protocols.prg.field_stream`),
-    through ``ciphers`` when given."""
+    elements: by :func:`seed_key`), stream ``call.index``
+    (:func:`protocols.crypto.keystream.field_stream`), through ``ciphers`` when given."""
     key = seed if isinstance(seed, bytes) else seed_key(seed)
     if ciphers is None:
         return field_stream(key, call.index, n, field)
@@ -209,8 +178,8 @@ def expand_many(randomness: Randomness, seeds: list[bytes], call: Call, n: int,
     """Row k is ``randomness.expand(seeds[k], call, n)``; shape (len(seeds), n).
 
     The default :class:`AesRandomness` draws the rows in one batch
-    (:func:`protocols.prg.field_streams`); any other source is asked seed by seed, so that it
-    serves (and may record or program) every expansion.
+    (:func:`protocols.crypto.keystream.field_streams`); any other source is asked seed by seed, so
+    that it serves (and may record or program) every expansion.
     """
     if not seeds:
         return field.zeros((0, n))
@@ -320,23 +289,24 @@ class AesRandomness:
         stream = stream_number(call, sub)
         seeds = self._claim_seeds(peers, stream)
         signs = [1 if self.party < peer else -1 for peer in peers]
-        return self.ciphers.pair_mask_sum(seeds, signs, stream, half, self.field)
+        return mask_sums.pair_mask_sum(seeds, signs, stream, half, self.field, ciphers=self.ciphers)
 
     def pairwise_signed_sum(
         self, peers: tuple[int, ...], call: Call, n: int, sub: int = 0
     ) -> np.ndarray:
         """:func:`one_stream_mask_from_streams` of the n-element streams, fused
-        (:func:`protocols.prg.signed_stream_sum`)."""
+        (:func:`protocols.crypto.mask_sums.signed_stream_sum`)."""
         stream = stream_number(call, sub)
         seeds = self._claim_seeds(peers, stream)
         signs = [1 if self.party < peer else -1 for peer in peers]
-        return self.ciphers.signed_stream_sum(seeds, signs, stream, n, self.field)
+        return mask_sums.signed_stream_sum(seeds, signs, stream, n, self.field,
+                                           ciphers=self.ciphers)
 
     def add_pairwise_signed_sum(
         self, base: np.ndarray, peers: tuple[int, ...], call: Call, sub: int = 0
     ) -> np.ndarray:
         """``base`` + :meth:`pairwise_signed_sum` (mod p), in one pass where it can
-        (:meth:`protocols.prg.StreamCiphers.add_signed_stream_sum`)."""
+        (:meth:`protocols.crypto.mask_sums.add_signed_stream_sum`)."""
         stream = stream_number(call, sub)
         signed = self._signed_keys(peers)
         used = self._used
@@ -344,7 +314,7 @@ class AesRandomness:
             if (peer, stream) in used:
                 self._claim(peer, stream)  # raises MaskReuseError
             used.add((peer, stream))
-        return self.ciphers.add_signed_keys_sum(base, signed, stream, self.field)
+        return mask_sums.add_signed_keys_sum(base, signed, stream, self.field, ciphers=self.ciphers)
 
     def _signed_keys(self, peers: tuple[int, ...]) -> SignedKeys:
         """The pair seeds shared with ``peers``, signed as the one-stream mask signs them

@@ -43,10 +43,13 @@ import numpy as np
 
 from protocols import (
     all_reduce,
+    cape_noise_plans,
     cape_simulator,
     correlated_noise,
     normed_secure_sum,
+    normed_secure_sum_simulator,
     secagg,
+    secagg_simulator,
     secure_sum,
 )
 from protocols.errors import InputError
@@ -107,10 +110,10 @@ REGISTRY: Mapping[str, Declaration] = MappingProxyType({d.name: d for d in (
     Declaration("all_reduce", all_reduce.functionality, all_reduce.AllReduceSimulator,
                 all_reduce.honest_inputs, uses=("secure_sum",)),
     Declaration("normed_secure_sum", normed_secure_sum.functionality,
-                normed_secure_sum.NormedSecureSumSimulator, uses=("dealer",)),
+                normed_secure_sum_simulator.NormedSecureSumSimulator, uses=("dealer",)),
     Declaration("dealer", no_outputs, _fixed(dealer.SIMULATOR)),
     Declaration("cape", correlated_noise.functionality, _fixed(cape_simulator.SIMULATOR)),
-    Declaration("secagg", secagg.functionality, secagg.SecAggSimulator),
+    Declaration("secagg", secagg.functionality, secagg_simulator.SecAggSimulator),
 )})
 """Protocol name → its declaration: every protocol of this package, each with a simulator
 (none declares :class:`~protocols.simulator.NoSimulator`); CAPE's needs the run's noise plan,
@@ -118,7 +121,7 @@ which :func:`cape_declaration` gives it (the bare entry answers "not applicable"
 
 
 def cape_declaration(
-    plan: correlated_noise.NoisePlan | Mapping[int, correlated_noise.NoisePlan], frac_bits: int,
+    plan: cape_noise_plans.NoisePlan | Mapping[int, cape_noise_plans.NoisePlan], frac_bits: int,
     budget: cape_simulator.Budget | Mapping[int, cape_simulator.Budget] | None = None,
     aggregator: int | None = None, generator: int | None = None,
 ) -> Declaration:

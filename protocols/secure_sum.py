@@ -58,13 +58,17 @@ import numpy as np
 from protocols.context import (
     PartyContext,
     add_one_stream_mask,
-    one_stream_mask_from_streams,
-    pairwise_mask_from_streams,
 )
 from protocols.effects import Call, Input, Output, RecvEach, SendEach
 from protocols.errors import InputError
-from protocols.field import PrimeField
 from protocols.functionality import CallInstance, Ideal, field_sum
+from protocols.sharing import (
+    additive_reconstruct,
+    column_sum,
+    one_stream_mask_from_streams,
+    own_share,
+    pairwise_mask_from_streams,
+)
 from protocols.simulator import (
     CallView,
     MessageKey,
@@ -119,41 +123,6 @@ def check_variant(variant: str) -> str:
     return variant
 
 
-# -- share arithmetic (pure, no I/O) -----------------------------------------------------------
-
-
-def own_share(field: PrimeField, x_hat: np.ndarray, shares_out: list[np.ndarray]) -> np.ndarray:
-    """r_i^(i) = x̂_i − Σ_{j≠i} r_i^(j): the share a party keeps (Table 2.1, row i)."""
-    if not shares_out:
-        return x_hat
-    return field.sub(x_hat, field.sum_arrays(shares_out))
-
-
-def column_sum(field: PrimeField, kept: np.ndarray, shares_in: list[np.ndarray]) -> np.ndarray:
-    """r^(j) = r_j^(j) + Σ_{i≠j} r_i^(j): the sum of the shares party j holds (column j)."""
-    if not shares_in:
-        return kept
-    return field.add(kept, field.sum_arrays(shares_in))
-
-
-def split(field: PrimeField, x_hat: np.ndarray, masks: list[np.ndarray]) -> list[np.ndarray]:
-    """All M shares of x̂ given the M − 1 random ones: ``masks + [own share]``."""
-    return [*masks, own_share(field, x_hat, masks)]
-
-
-def reconstruct(field: PrimeField, column_sums: list[np.ndarray]) -> np.ndarray:
-    """Σ_j r^(j) = Σ_i x̂_i (sum of column sums equals sum of row sums)."""
-    return field.sum_arrays(column_sums)
-
-
-def pair_shares(
-    stream: np.ndarray, me: int, peer: int, length: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Split a pair's 2d-element stream into (my share for peer, peer's share for me)."""
-    first, second = stream[:length], stream[length:]
-    return (first, second) if me < peer else (second, first)
-
-
 # -- the party program -------------------------------------------------------------------------
 
 
@@ -193,7 +162,7 @@ def secure_sum_field(
                          f"{ctx.field.name} (dtype {ctx.field.dtype}); give "
                          "field.elements([...]), or use secure_sum for real values")
     call, column_sums = yield from _column_sums(ctx, x_hat, variant, label)
-    total = reconstruct(ctx.field, column_sums)
+    total = additive_reconstruct(ctx.field, column_sums)
     yield Output("sum", total, call)
     return total
 
@@ -254,8 +223,8 @@ def _prg_column_sum(
     """r^(i) = x̂_i − Σ_j r_i^(j) + Σ_j r_j^(i) (Table 2.1's column sum, shares from the PRG).
 
     ``prg_two_share``: the randomness returns the net mask Σ_j (r_j^(i) − r_i^(j)) of the
-    2d-element pair streams directly (:func:`protocols.prg.pair_mask_sum`); ``prg``: x̂ plus
-    the one-stream mask Σ_{j>i} s_ij − Σ_{j<i} s_ij of d-element streams
+    2d-element pair streams directly (:func:`protocols.crypto.mask_sums.pair_mask_sum`); ``prg``: x̂
+    plus the one-stream mask Σ_{j>i} s_ij − Σ_{j<i} s_ij of d-element streams
     (:func:`protocols.context.add_one_stream_mask`: with the default randomness and
     GF(2^61 − 1), x̂ is added in the pass that sums the streams). Neither materialises the
     streams.

@@ -81,8 +81,8 @@ A protocol for which no simulator is written declares a :class:`NoSimulator` wit
 the audit of a run that makes such a call answers "not applicable" and names the call — never
 "private". No built-in protocol does: SecureSum and All-Reduce (per call), NormedSecureSum and
 its dealer (program rerun, :mod:`protocols.mpc.simulator`), SecAgg/SecAgg+
-(:class:`protocols.secagg.SecAggSimulator`) and CAPE (:mod:`protocols.cape_simulator`, with
-the audit target's noise plan) each declare a simulator in :mod:`protocols.registry`.
+(:class:`protocols.secagg_simulator.SecAggSimulator`) and CAPE (:mod:`protocols.cape_simulator`,
+with the audit target's noise plan) each declare a simulator in :mod:`protocols.registry`.
 """
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ _DTYPES: dict[int, np.dtype] = {
     2: np.dtype("<i8"),
     3: np.dtype("<f8"),
     4: np.dtype("u1"),
-    6: np.dtype([("lo", "<u8"), ("hi", "<u8")]),  # GF(2^127 − 1) records (protocols.mersenne127)
+    6: np.dtype([("lo", "<u8"), ("hi", "<u8")]),  # GF(2^127 − 1) records (field.mersenne127)
 }
 _NATIVE: dict[int, np.dtype] = {code: dtype.newbyteorder("=") for code, dtype in _DTYPES.items()}
 _CODES: dict[np.dtype, int] = {

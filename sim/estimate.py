@@ -95,7 +95,7 @@ class Costs:
         Memory per field element carried: the payload kept in the receiver's view.
     pair_key_bytes : float
         Memory per pair key a party holds in a simulation: the keys and the AES encryptor
-        its randomness keeps for a key it uses again (``protocols.prg.StreamCiphers``,
+        its randomness keeps for a key it uses again (``protocols.crypto.keystream.StreamCiphers``,
         ≈ 1 KB measured); M(M − 1) of them in an M-party simulation.
     message_s, unsealed_message_s : float
         Wall time per message of a run: the driver's event, encoding, sealing (AES-GCM) and,

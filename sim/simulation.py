@@ -38,8 +38,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import hashlib
-import hmac
 import os
 import time
 from collections.abc import Callable, Generator, Mapping, Sequence
@@ -47,7 +45,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from Crypto.Cipher import AES
 
 from parties.party import SITE, Party, Program, check_parties
 from parties.view import Coalition, View, another_sparse, frozen, is_immutable
@@ -55,12 +52,14 @@ from protocols.context import (
     AesRandomness,
     PartyContext,
     Randomness,
-    pairwise_mask_from_streams,
 )
+from protocols.crypto.hkdf import hkdf_expand, hkdf_extract
+from protocols.crypto.key_agreement import key_agreement
+from protocols.crypto.keystream import encrypt_blocks
 from protocols.effects import Call
 from protocols.errors import InputError, PartyInputError, ProtocolAbort
 from protocols.field import FixedPoint, PrimeField, default_frac_bits, prime_field
-from protocols.key_agreement import key_agreement
+from protocols.sharing import pairwise_mask_from_streams
 from sim.drivers.driver import DriverOutcome, Interceptor, driver_class
 from sim.faults import FaultPlan
 from sim.ledger import Ledger
@@ -128,12 +127,12 @@ def seed_key(run_seed: int) -> bytes:
     if isinstance(run_seed, bool) or not isinstance(run_seed, int) or run_seed < 0:
         raise InputError(f"seed = {run_seed!r} must be a non-negative integer")
     ikm = run_seed.to_bytes(max(1, (run_seed.bit_length() + 7) // 8), "big")
-    return hmac.digest(SEED_SALT, ikm, hashlib.sha256)
+    return hkdf_extract(SEED_SALT, ikm)
 
 
 def _expand(prk: bytes, *labels: int | str) -> bytes:
     """HKDF-Expand to one 32-byte block (RFC 5869 §2.3, T(1))."""
-    return hmac.digest(prk, _labels(*labels) + b"\x01", hashlib.sha256)
+    return hkdf_expand(prk, _labels(*labels), 32)
 
 
 def party_seed(run_seed: int | bytes, party: int, purpose: str) -> bytes:
@@ -199,7 +198,7 @@ def preshared_keys(
     id_array = np.array(ids, dtype=np.uint64)
     pairs = np.stack([id_array[lo], id_array[hi]], axis=1)
     key = master if master is not None else run_key(seed, "preshared")
-    material = AES.new(key, AES.MODE_ECB).encrypt(_preshared_blocks(pairs))
+    material = encrypt_blocks(key, _preshared_blocks(pairs))
     return {(a, b): (material[at : at + 32], material[at + 32 : at + 64])
             for a, b, at in zip(pairs[:, 0].tolist(), pairs[:, 1].tolist(),
                                 range(0, len(material), 64), strict=True)}

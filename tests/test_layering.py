@@ -16,6 +16,7 @@ or ``common``. Failures list every offending file and line.
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 import pytest
@@ -199,17 +200,17 @@ def test_no_grab_bag_modules() -> None:
 @pytest.mark.parametrize(
     ("module", "source", "expected"),
     [
-        ("protocols/field.py", "import sim.network\n", ["sim.network"]),
-        ("protocols/field.py", "from sim import network\n", ["sim"]),
-        ("protocols/field.py",
+        ("protocols/field/prime.py", "import sim.network\n", ["sim.network"]),
+        ("protocols/field/prime.py", "from sim import network\n", ["sim"]),
+        ("protocols/field/prime.py",
          "def f():\n    from parties.view import View\n    return View\n",
          ["parties.view"]),
-        ("protocols/field.py",
+        ("protocols/field/prime.py",
          "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from algorithms import data\n",
          ["algorithms"]),
-        ("protocols/field.py", "import importlib\nm = importlib.import_module('sim.cli')\n",
+        ("protocols/field/prime.py", "import importlib\nm = importlib.import_module('sim.cli')\n",
          ["sim.cli"]),
-        ("protocols/field.py", "m = __import__('parties')\n", ["parties"]),
+        ("protocols/field/prime.py", "m = __import__('parties')\n", ["parties"]),
         ("algorithms/data/dataset.py", "from ...sim import report\n", ["sim"]),
         ("algorithms/data/dataset.py", "from ... import parties\n", ["parties"]),
         ("algorithms/data/dataset.py", "from ..nmf import rri\n", []),
@@ -240,3 +241,50 @@ def test_print_checker_finds_nested_calls() -> None:
     source = "def f(x):\n    if x:\n        print('hi')\n    return x\n"
     assert print_calls(ROOT / "sim" / "x.py", source) == ["sim/x.py:3: print(...)"]
     assert print_calls(ROOT / "sim" / "x.py", "import sys\nsys.stdout.write('ok')\n") == []
+
+
+# -- families inside protocols (DESIGN.md, "As the packages grow") -------------------------------
+
+MODULE_LINES = 650
+"""No protocols module grows past ~600 lines (DESIGN.md): split it along its jobs first."""
+
+FAMILY_FLOOR = {
+    # the prime fields stand on nothing but the error hierarchy
+    "protocols.field": {"protocols.errors", "protocols.field"},
+    # the crypto library on the fields (stream elements) and itself; the key agreement's setup
+    # program also speaks the effects vocabulary
+    "protocols.crypto": {"protocols.errors", "protocols.field", "protocols.crypto"},
+}
+FAMILY_EXTRA = {"protocols.crypto.key_agreement": {"protocols.context", "protocols.effects"}}
+
+
+def test_no_protocols_module_over_the_size_limit() -> None:
+    long = [f"{p.relative_to(ROOT)}: {n} lines"
+            for p in sorted((ROOT / "protocols").rglob("*.py"))
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MODULE_LINES]
+    assert not long, "split these modules along their jobs:\n" + "\n".join(long)
+
+
+def test_field_and_crypto_families_import_only_below_them() -> None:
+    bad = []
+    for module, targets in import_graph().items():
+        for family, allowed in FAMILY_FLOOR.items():
+            if module != family and not module.startswith(family + "."):
+                continue
+            ok = allowed | FAMILY_EXTRA.get(module, set())
+            bad += [f"{module} imports {t}" for t in sorted(targets)
+                    if t.startswith("protocols") and not any(
+                        t == a or t.startswith(a + ".") for a in ok)]
+    assert not bad, "\n".join(bad)
+
+
+def test_family_check_catches_a_planted_climb(monkeypatch: pytest.MonkeyPatch) -> None:
+    graph = import_graph()
+    graph["protocols.crypto.keystream"] = graph["protocols.crypto.keystream"] | {
+        "protocols.context"}
+    graph["protocols.field.prime"] = graph["protocols.field.prime"] | {"protocols.crypto.hkdf"}
+    monkeypatch.setattr(sys.modules[__name__], "import_graph", lambda: graph)
+    with pytest.raises(AssertionError) as caught:
+        test_field_and_crypto_families_import_only_below_them()
+    assert "protocols.crypto.keystream imports protocols.context" in str(caught.value)
+    assert "protocols.field.prime imports protocols.crypto.hkdf" in str(caught.value)

@@ -29,7 +29,7 @@ Departures and caveats (spec §10):
 * T4 — eigenvalues are ordered by magnitude (the authors use an SVD of the noisy M2), and W
   uses |λ|; a (numerically) zero eigenvalue is floored at 1e−12 to keep W finite.
 * The *conventional* scheme reuses the same two-stage messages with each site adding its full
-  local noise (CAPE plan :func:`protocols.correlated_noise.conventional_plan`). The paper's
+  local noise (CAPE plan :func:`protocols.cape_noise_plans.conventional_plan`). The paper's
   conventional sites ship the full noisy D×D×D tensor; by linearity the aggregator's tensor
   has the same distribution either way, at a fraction of the traffic.
 * Error metric (§6.2): the mean over recovered components of the distance to the nearest
@@ -60,10 +60,10 @@ from algorithms.cape.symmetric import (
     unpack_tensor,
 )
 from algorithms.cape.tensor_power import tensor_power_method
+from protocols.cape_noise_plans import NoisePlan
 from protocols.context import PartyContext
 from protocols.correlated_noise import (
     AGGREGATOR,
-    NoisePlan,
     cape_aggregator,
     cape_noise_generator,
     cape_site,

@@ -14,7 +14,7 @@ With unequal sample sizes the generalized plan (μ_s = N_s/N, τ_pool = c(ε, δ
 
 Baselines (§6.1): pooled non-private PCA; pooled AG; the conventional scheme (each site adds
 AG noise for its own N_s, the aggregator averages;
-:func:`protocols.correlated_noise.conventional_plan`); local AG (one site alone). Utility is
+:func:`protocols.cape_noise_plans.conventional_plan`); local AG (one site alone). Utility is
 the captured energy q(V) = tr(Vᵀ A_true V) (:func:`captured_energy`).
 
 Sensitivity (spec §10 S1): ``"paper"`` takes Δ = 1/N_s (Analyze Gauss's add/remove-one
@@ -31,17 +31,14 @@ from typing import Any
 import numpy as np
 
 from algorithms.cape.symmetric import matrix_size, pack_matrix, sym_matrix_noise, unpack_matrix
+from protocols.cape_noise_plans import NoisePlan, cape_plan, conventional_plan, generalized_plan
 from protocols.context import PartyContext
 from protocols.correlated_noise import (
-    NoisePlan,
     cape_aggregator,
     cape_noise_generator,
-    cape_plan,
     cape_site,
     check_privacy,
-    conventional_plan,
     gaussian_noise_scale,
-    generalized_plan,
 )
 from protocols.effects import Output
 from protocols.errors import InputError

@@ -22,7 +22,7 @@ from parties.view import View
 from protocols.effects import Call
 from protocols.errors import InputError
 from protocols.field import PrimeField
-from protocols.mersenne127 import ELEMENT127
+from protocols.field.mersenne127 import ELEMENT127
 from protocols.simulator import CallView
 
 MessageId = tuple[int, int, str, int]

@@ -74,8 +74,8 @@ from parties.audit.affine_tests import (
 from parties.audit.calls import Layout
 from parties.audit.element_tests import SMALL_FIELD, element_families, element_tests
 from parties.audit.result import INCONCLUSIVE, LEAK, PRIVATE
-from protocols.fast_field import fast_field
 from protocols.field import PrimeField
+from protocols.field.fast_field import fast_field
 
 DETECT = 0.9
 """Power is stated as the deviation caught with this probability."""

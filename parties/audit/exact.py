@@ -65,9 +65,10 @@ from parties.audit.randomness import (
 from parties.audit.result import LEAK, NOT_APPLICABLE, PRIVATE, AuditResult
 from parties.audit.statistical import field_vectors, honest_parties
 from parties.party import SITE, Party
+from protocols.crypto.hkdf import derive_key
+from protocols.crypto.keystream import field_stream
 from protocols.errors import InputError
 from protocols.field import PrimeField
-from protocols.prg import derive_key, field_stream
 
 DETECT = 0.9
 

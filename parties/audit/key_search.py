@@ -26,9 +26,9 @@ from parties.audit.randomness import (
 )
 from parties.audit.unmasking import message_name
 from parties.view import View
-from protocols.context import one_stream_mask_from_streams
+from protocols.crypto.keystream import BLOCK_BYTES, keystream_words
 from protocols.field import PrimeField
-from protocols.prg import BLOCK_BYTES, keystream_words
+from protocols.sharing import one_stream_mask_from_streams
 
 MIN_BITS = 48
 """Least entropy (bits) of material whose appearance in a view counts as carrying it."""

@@ -5,9 +5,9 @@ party's randomness (:class:`~.randomness.ConditionedRandomness`), so it knows th
 key — each party's private mask key ``("private", m)`` and each pair's seed ``("pair", a, b)``
 (the seed key agreement would give the pair; an audited program finds it in
 ``ctx.mask_seeds``) — and, from the recorded draws, every mask stream expanded from them
-(AES-256-CTR, :mod:`protocols.prg`). Element by element such material is uniform, so tests on
-values alone (the statistical and simulation methods) see nothing when a site hands its pair
-seed or its mask key to a third party; yet that party now knows every mask derived from it.
+(AES-256-CTR, :mod:`protocols.crypto.keystream`). Element by element such material is uniform, so
+tests on values alone (the statistical and simulation methods) see nothing when a site hands its
+pair seed or its mask key to a third party; yet that party now knows every mask derived from it.
 
 :func:`trace` runs the program once and looks in the coalition's view (received payloads and
 declared outputs) for every honest key, or a function of one the audit can recompute:

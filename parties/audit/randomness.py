@@ -40,13 +40,13 @@ from protocols.context import (
     Seed,
     affine_expansion,
     expand_stream,
-    pairwise_mask_from_streams,
     stream_number,
 )
+from protocols.crypto.hkdf import derive_key
 from protocols.effects import Call
 from protocols.errors import InputError
 from protocols.field import PrimeField
-from protocols.prg import derive_key
+from protocols.sharing import pairwise_mask_from_streams
 from protocols.simulator import StreamKey, stream_key
 
 RandomnessFactory = Callable[[int, PrimeField], Randomness]

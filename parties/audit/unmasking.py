@@ -18,8 +18,8 @@ honest inputs:
 * every expansion of a *computable seed* in the message's call — the bytes of those keys, each
   such draw as a seed of field elements (:func:`protocols.context.seed_key`), every payload the
   coalition received as bytes or as elements, and the X25519 agreement
-  (:func:`protocols.channels.agree`) of each such draw, as a mask key, with each 32-byte public
-  key in the coalition's view — through AES-CTR (:func:`protocols.context.expand_stream`, and
+  (:func:`protocols.crypto.key_agreement.agree`) of each such draw, as a mask key, with each 32-byte
+  public key in the coalition's view — through AES-CTR (:func:`protocols.context.expand_stream`, and
   the keystream of :func:`protocols.context.stream_number`) and through the audit's programmed
   oracle (:func:`protocols.context.affine_expansion`).
 
@@ -55,12 +55,12 @@ from parties.audit.randomness import (
 from parties.audit.result import LEAK, AuditResult
 from parties.party import Party
 from parties.view import Message, View
-from protocols.channels import agree, keypair
 from protocols.context import affine_expansion, expand_stream, seed_key, stream_number
+from protocols.crypto.key_agreement import agree, keypair
+from protocols.crypto.keystream import field_stream
 from protocols.effects import Call
 from protocols.errors import InputError
 from protocols.field import PrimeField
-from protocols.prg import field_stream
 
 UNMASK_TRIAL = (1 << 31) - 1000
 """First trial number of the unmasking runs (apart from the audits' own and the trace's)."""

@@ -1,7 +1,7 @@
 """The arithmetic-sharing MPC engine behind NormedSecureSum (semi-honest, trusted dealer).
 
 Spec ``normed_secure_sum.md`` §2. Data holders hold additive shares over GF(p) (p = 2^127 − 1
-by default, :mod:`protocols.mersenne127`); a trusted dealer supplies input-independent
+by default, :mod:`protocols.field.mersenne127`); a trusted dealer supplies input-independent
 preprocessing material in an offline phase; every opening is masked and range-checked. One
 module per primitive family:
 
@@ -9,7 +9,7 @@ module per primitive family:
 module       primitives                                           declared cost (rounds)
 ============ =================================================== ========================
 dealer       triples, square pairs, bits, κ-masks, trunc pairs    offline, 1 message each
-sharing      input sharing (P0), openings, local linear ops       1 per opening
+session      input sharing (P0), openings, local linear ops       1 per opening
 multiply     Beaver products (P1), squares (P2)                   1
 truncate     TruncPr (P3), dithered output opening (O4)           1
 bits         BitDec (P4), prefix-OR (P5), Sklansky networks        1 + ⌈log₂ ℓ⌉, ⌈log₂ n⌉

@@ -43,7 +43,7 @@ import numpy as np
 
 from protocols.mpc.multiply import multiply
 from protocols.mpc.public import bit_matrix, constants, small
-from protocols.mpc.sharing import MASKED, Session
+from protocols.mpc.session import MASKED, Session
 
 
 def levels(n: int) -> int:

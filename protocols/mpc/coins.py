@@ -1,6 +1,6 @@
 """The MPC engine's local coins, drawn through the party's injected randomness.
 
-Input shares (:func:`protocols.mpc.sharing.share_input`) and the dealer's material
+Input shares (:func:`protocols.mpc.session.share_input`) and the dealer's material
 (:mod:`protocols.mpc.dealer`) need many uniform draws of several kinds (field elements, bits,
 integers below 2^b). They come from a numpy generator seeded, once per call, by four elements
 of the party's *private* mask stream of that call (:class:`protocols.context.Randomness`), not

@@ -45,7 +45,7 @@ from protocols.context import PartyContext
 from protocols.effects import Call, Recv, SendEach
 from protocols.errors import MpcsimError
 from protocols.field import PrimeField
-from protocols.mersenne127 import ELEMENT127, mpc_field
+from protocols.field.mersenne127 import ELEMENT127, mpc_field
 from protocols.mpc.coins import call_rng
 from protocols.mpc.public import constant
 from protocols.simulator import CallView, MessageKey, SimulatorMismatch
@@ -77,8 +77,8 @@ class DealerSimulator:
     coalition of *every* data holder sees the material itself; it has no honest input to
     protect and is outside this simulator (its runs fail the output check). The dealer in the
     coalition *with* a data holder knows every triple and mask: NormedSecureSum's simulator
-    declares that it reveals everything (:class:`protocols.normed_secure_sum.
-    NormedSecureSumSimulator`).
+    declares that it reveals everything
+    (:class:`protocols.normed_secure_sum_simulator.NormedSecureSumSimulator`).
     """
 
     name: str = PROTOCOL

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from protocols.mpc.multiply import multiply, square
-from protocols.mpc.sharing import Session, concat
+from protocols.mpc.session import Session, concat
 from protocols.mpc.truncate import trunc_pr
 
 SEED = (2.6708353888, -3.2853566192, 1.6385678675)

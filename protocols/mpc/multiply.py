@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from protocols.mersenne127 import Mersenne127Field, beaver_combine, square_combine
-from protocols.mpc.sharing import BEAVER, Session, concat
+from protocols.field.mersenne127 import Mersenne127Field, beaver_combine, square_combine
+from protocols.mpc.session import BEAVER, Session, concat
 
 PRODUCT_ROUNDS = 1
 

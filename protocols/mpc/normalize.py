@@ -29,7 +29,7 @@ from protocols.mpc.bits import bit_dec, bit_dec_cost, prefix_or, prefix_or_cost
 from protocols.mpc.multiply import cost as product_cost
 from protocols.mpc.multiply import multiply
 from protocols.mpc.public import constants
-from protocols.mpc.sharing import Session
+from protocols.mpc.session import Session
 
 
 def cost(ell: int) -> dict[str, int]:

@@ -8,7 +8,7 @@ that for the three element representations the engine meets, without a Python lo
 elements for the fast ones:
 
 * ``uint64`` — GF(2^61 − 1) (:class:`~protocols.field.Mersenne61Field`);
-* :data:`~protocols.mersenne127.ELEMENT127` records — GF(2^127 − 1);
+* :data:`~protocols.field.mersenne127.ELEMENT127` records — GF(2^127 − 1);
 * ``object`` arrays of Python ints — any other prime (galois).
 """
 
@@ -18,7 +18,7 @@ import numpy as np
 
 from protocols.errors import FieldOverflowError
 from protocols.field import PrimeField
-from protocols.mersenne127 import ELEMENT127
+from protocols.field.mersenne127 import ELEMENT127
 
 _M64 = (1 << 64) - 1
 

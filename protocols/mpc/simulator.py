@@ -26,7 +26,7 @@ which is what a call-by-call simulator fed the real members' messages cannot rep
 
 :class:`OpeningStandIn` is that honest side for one call of one simulated run; a protocol on
 the engine supplies the law of each opening (:data:`OpeningLaw`, e.g.
-:class:`protocols.normed_secure_sum.NormedSecureSumSimulator`).
+:class:`protocols.normed_secure_sum_simulator.NormedSecureSumSimulator`).
 """
 
 from __future__ import annotations
@@ -36,11 +36,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from protocols.fast_field import fast_field
 from protocols.field import PrimeField
+from protocols.field.fast_field import fast_field
 from protocols.mpc.dealer import uniform_below
 from protocols.mpc.public import constant
-from protocols.mpc.sharing import BEAVER, INPUT, MASKED, OUTPUT
+from protocols.mpc.session import BEAVER, INPUT, MASKED, OUTPUT
 from protocols.simulator import CallView, MessageKey, SimulatorMismatch
 
 OpeningLaw = Callable[[str, str, int, np.random.Generator], np.ndarray | None]

@@ -32,9 +32,9 @@ from typing import Any
 import numpy as np
 
 from protocols.errors import InputError
-from protocols.mersenne127 import Mersenne127Field, trunc_combine
+from protocols.field.mersenne127 import Mersenne127Field, trunc_combine
 from protocols.mpc.public import check_range, low_bits, to_ints
-from protocols.mpc.sharing import MASKED, OUTPUT, Session
+from protocols.mpc.session import MASKED, OUTPUT, Session
 
 TRUNC_ROUNDS = 1
 

@@ -6,7 +6,7 @@ channel, the header :func:`header` bound as associated data); the receiving side
 bytes to :func:`open_payload`, which checks the sequence number and the tag and decodes the
 payload with the run's field; :class:`ReceivedRecords` turns an opened message into the
 receiver's view record. A run keeps its :class:`RunChannels`: one
-:class:`protocols.channels.SealedChannel` per directed channel and endpoint, so a message
+:class:`protocols.crypto.sealing.SealedChannel` per directed channel and endpoint, so a message
 does not rebuild the AES-GCM key schedule, the nonce's channel prefix or the associated
 data's channel fields. They are the driver's, never a context's: a channel holds its key
 schedule, and a program reaches only what its context holds. The SimPy driver
@@ -22,8 +22,13 @@ import numpy as np
 
 from parties.view import Message, View, frozen, received_message
 from protocols import wire
-from protocols.channels import SEAL_OVERHEAD_BYTES, EncodedHeader, SealedChannel, encode_header
 from protocols.context import PartyContext
+from protocols.crypto.sealing import (
+    SEAL_OVERHEAD_BYTES,
+    EncodedHeader,
+    SealedChannel,
+    encode_header,
+)
 from protocols.effects import Call
 from protocols.errors import MpcsimError
 from protocols.field import PrimeField
@@ -63,7 +68,7 @@ def encode_payload(
 
 
 class RunChannels:
-    """The sealed channels of one run: a :class:`~protocols.channels.SealedChannel` per
+    """The sealed channels of one run: a :class:`~protocols.crypto.sealing.SealedChannel` per
     directed channel and endpoint, built on first use from that endpoint's own key.
 
     The sending end of sender → receiver is built from the sender's context key for the
@@ -186,8 +191,8 @@ def seal_payload(
 ) -> bytes:
     """``data`` sealed as message ``sequence`` of the channel from ``ctx.party`` to ``to``.
 
-    nonce ‖ ciphertext ‖ tag: :data:`protocols.channels.SEAL_OVERHEAD_BYTES` more than
-    ``data``; the bytes of :func:`protocols.channels.seal_message` under ``ctx``'s key.
+    nonce ‖ ciphertext ‖ tag: :data:`protocols.crypto.sealing.SEAL_OVERHEAD_BYTES` more than
+    ``data``; the bytes of :func:`protocols.crypto.sealing.seal_message` under ``ctx``'s key.
     """
     return channels.sending(ctx, to).seal(sequence, data, channels.header(call, step, round_))
 
@@ -221,7 +226,7 @@ def unseal(
 ) -> bytes:
     """The plaintext of message ``number`` from ``sender`` to ``ctx.party``.
 
-    :func:`protocols.channels.open_message` under the receiver's key: the same checks and
+    :func:`protocols.crypto.sealing.open_message` under the receiver's key: the same checks and
     the same errors.
     """
     return channels.receiving(ctx, sender).open(number, data, channels.header(call, step, round_))

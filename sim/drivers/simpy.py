@@ -27,7 +27,7 @@ still waits for a message, that is a deadlock, and the run ends with the abort a
 
 Received bytes are hostile. The receiver numbers a channel's sealed messages as they arrive
 (links are FIFO) and opens each when its program asks for it — or at the end of the run, if
-it never does: the message must carry that number (:func:`protocols.channels.open_message`)
+it never does: the message must carry that number (:func:`protocols.crypto.sealing.open_message`)
 and pass AES-GCM authentication against its header (protocol, call, step, round); then it is
 decoded with the run's field, so an element outside [0, p) is refused. A message that fails
 either, read or not, aborts the run as a failure of the receiving party, naming the sender —
@@ -61,8 +61,8 @@ import simpy
 
 from parties.view import Message, View, frozen, received_message
 from protocols import wire
-from protocols.channels import SEAL_OVERHEAD_BYTES
 from protocols.context import PartyContext
+from protocols.crypto.sealing import SEAL_OVERHEAD_BYTES
 from protocols.effects import Call
 from protocols.errors import AuthenticationError, MpcsimError, ProtocolAbort
 from protocols.field import PrimeField

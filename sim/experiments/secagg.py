@@ -13,8 +13,8 @@ round, simulated seconds).
 run's ``[[fault]]`` dropouts, their PRG programmed by the audit (affine in a seed of field
 elements, :class:`parties.audit.randomness.AffineOracle`, as the simulator of Bonawitz et al.
 programs its random oracle), and judges every SecAgg call by
-:class:`protocols.secagg.SecAggSimulator` (a coalition study over ``coalitions = "all"`` or
-``sizes`` includes the aggregator, party M).
+:class:`protocols.secagg_simulator.SecAggSimulator` (a coalition study over ``coalitions = "all"``
+or ``sizes`` includes the aggregator, party M).
 
 Metrics: ``survivors`` and ``dropped`` (site ids), ``max_abs_error`` (the aggregator's and every
 surviving site's output against numpy's sum of the survivors' column sums; the fixed-point
@@ -113,7 +113,7 @@ def run(inp: RunInput) -> AlgorithmRun:
         result=result,
         outputs={"sum": np.asarray(total), "survivors": np.asarray(survivors, dtype=np.int64)},
         # the simulation method replays these parties with the run's dropouts
-        # (protocols.secagg.SecAggSimulator); the other methods need a field program
+        # (protocols.secagg_simulator.SecAggSimulator); the other methods need a field program
         audit_target=AuditTarget(tuple(parties), "secagg", variant_of(config, "affine"),
                                  faults=inp.scenario.faults, oracle="affine",
                                  field_reason=FIELD_REASON),

@@ -27,7 +27,8 @@ from algorithms.cape.pca import (
 from algorithms.cape.symmetric import matrix_size, tensor_size, unpack_matrix, unpack_tensor
 from algorithms.data import synthetic_mog
 from parties.party import Party
-from protocols.correlated_noise import AGGREGATOR, NOISE_GENERATOR, cape_plan
+from protocols.cape_noise_plans import cape_plan
+from protocols.correlated_noise import AGGREGATOR, NOISE_GENERATOR
 from protocols.errors import InputError
 from protocols.field import FixedPoint, Mersenne61Field
 from sim.network import Network

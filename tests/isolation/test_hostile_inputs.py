@@ -5,7 +5,7 @@ Three doors are attacked with truncated, extended, bit-flipped and random inputs
 * the wire decoder (:func:`protocols.wire.decode`): it accepts exactly the valid encodings —
   anything it accepts re-encodes to the same bytes and holds field elements below p — and
   refuses everything else with :class:`WireFormatError`;
-* the channel opener (:func:`protocols.channels.open_message`): anything but the sealed
+* the channel opener (:func:`protocols.crypto.sealing.open_message`): anything but the sealed
   message itself, under its key, channel, sequence number and header, is an
   :class:`AuthenticationError`;
 * the scenario loader (:func:`sim.scenario.load_scenario`): a file or a table is either a
@@ -33,14 +33,14 @@ from hypothesis import strategies as st
 
 from parties.party import Party, site_parties
 from protocols import wire
-from protocols.channels import (
+from protocols.context import PartyContext
+from protocols.crypto.sealing import (
     NONCE_BYTES,
     SEAL_OVERHEAD_BYTES,
     associated_data,
     open_message,
     seal_message,
 )
-from protocols.context import PartyContext
 from protocols.effects import Recv, Send
 from protocols.errors import (
     AuthenticationError,

@@ -31,8 +31,9 @@ from reachability import reachable
 
 from parties.party import Party, site_parties
 from parties.view import View
-from protocols.channels import SealedChannel, agree, keypair
 from protocols.context import AesRandomness, PartyContext, one_stream_mask
+from protocols.crypto.key_agreement import agree, keypair
+from protocols.crypto.sealing import SealedChannel
 from protocols.effects import Call, Input, Output, Recv, Send
 from protocols.errors import FieldOverflowError, ProtocolAbort
 from protocols.field import prime_field
@@ -305,7 +306,8 @@ def cipher_contexts(roots: list[Any]) -> dict[int, Any]:
 
 
 def test_each_party_builds_its_own_cipher_contexts() -> None:
-    """A party keeps one AES encryptor per key it draws under again (protocols.prg.StreamCiphers):
+    """A party keeps one AES encryptor per key it draws under again
+    (protocols.crypto.keystream.StreamCiphers):
     its own key material, built by its own randomness, reachable from no other party. The
     check has the power to see a shared one: two sources handed one StreamCiphers fail it."""
     m = 4

@@ -34,9 +34,10 @@ SAMPLES: dict[str, tuple[Any, ...]] = {
 """Cached function → sample arguments; the value returned must be immutable."""
 
 NOT_DATA = {
-    "protocols.field.mersenne61_kernels": "returns the compiled-kernel module (code, not data)",
-    "protocols.mersenne127._kernels": "returns the compiled-kernel module (code, not data)",
-    "protocols.mersenne_ranks._kernels": "returns the compiled-kernel module (code, not data)",
+    "protocols.field.mersenne61.mersenne61_kernels":
+        "returns the compiled-kernel module (code, not data)",
+    "protocols.field.mersenne127._kernels": "returns the compiled-kernel module (code, not data)",
+    "protocols.field.ranks._kernels": "returns the compiled-kernel module (code, not data)",
 }
 
 

@@ -34,7 +34,8 @@ import numpy as np
 from protocols.all_reduce import PROTOCOL as ALL_REDUCE
 from protocols.context import PartyContext, add_one_stream_mask
 from protocols.effects import Input, Output, RecvEach, SendEach
-from protocols.secure_sum import PROTOCOL, column_sum, own_share, reconstruct, secure_sum_field
+from protocols.secure_sum import PROTOCOL, secure_sum_field
+from protocols.sharing import additive_reconstruct, column_sum, own_share
 
 Gen = Generator[Any, Any, np.ndarray]
 
@@ -81,7 +82,7 @@ def header_column_sum(ctx: PartyContext, x: np.ndarray) -> Gen:
     message = np.concatenate([np.asarray(x[:1]), colsum])  # BUG: raw x[0] in front
     yield SendEach(dict.fromkeys(ctx.peers, message), call, "column_sum")
     got = yield RecvEach(ctx.peers, call, "column_sum")
-    total = reconstruct(ctx.field, [colsum, *(got[p][1:] for p in ctx.peers)])
+    total = additive_reconstruct(ctx.field, [colsum, *(got[p][1:] for p in ctx.peers)])
     yield Output("sum", total, call)
     return total
 
@@ -101,7 +102,7 @@ def shares_with_trailer(ctx: PartyContext, x: np.ndarray) -> Gen:
     colsum = column_sum(fld, kept, [got[p][:h] for p in peers])
     yield SendEach(dict.fromkeys(peers, colsum), call, "column_sum")
     sums = yield RecvEach(peers, call, "column_sum")
-    total = reconstruct(fld, [colsum, *(sums[p] for p in peers)])
+    total = additive_reconstruct(fld, [colsum, *(sums[p] for p in peers)])
     yield Output("sum", total, call)
     return total
 

@@ -43,12 +43,12 @@ from typing import Any
 
 import numpy as np
 
+from protocols.cape_noise_plans import NoisePlan
 from protocols.context import PartyContext
 from protocols.correlated_noise import (
     AGGREGATOR,
     NOISE_GENERATOR,
     PROTOCOL,
-    NoisePlan,
     _grid,
     _n_summands,
     draw_noise,

@@ -30,10 +30,11 @@ from typing import Any
 import numpy as np
 
 from protocols.context import PartyContext
+from protocols.crypto.keystream import field_stream
 from protocols.effects import Input, Output, RecvEach, SendEach
 from protocols.field import PrimeField
-from protocols.prg import field_stream
-from protocols.secure_sum import PROTOCOL, column_sum, own_share, reconstruct
+from protocols.secure_sum import PROTOCOL
+from protocols.sharing import additive_reconstruct, column_sum, own_share
 
 
 def expand(field_: PrimeField, key: np.ndarray, stream: int, n: int) -> np.ndarray:
@@ -80,7 +81,7 @@ def _sum(ctx: PartyContext, x: np.ndarray, *, key_shares: bool = False, publish:
     colsum = column_sum(fld, kept, [got[p] for p in peers])
     yield SendEach(dict.fromkeys(peers, colsum), call, "column_sum")
     sums = yield RecvEach(peers, call, "column_sum")
-    total = reconstruct(fld, [colsum, *(sums[p] for p in peers)])
+    total = additive_reconstruct(fld, [colsum, *(sums[p] for p in peers)])
     yield Output("sum", total, call)
     if pieces:  # BUG: ... and its second in a farewell
         if ctx.party != 0:

@@ -41,7 +41,8 @@ import numpy as np
 
 from protocols.context import PartyContext
 from protocols.effects import Input, Output, RecvEach, SendEach
-from protocols.secure_sum import PROTOCOL, column_sum, own_share, reconstruct
+from protocols.secure_sum import PROTOCOL
+from protocols.sharing import additive_reconstruct, column_sum, own_share
 
 Gen = Generator[Any, Any, np.ndarray]
 
@@ -60,7 +61,7 @@ def _summed(ctx: PartyContext, recorded: np.ndarray, summed: np.ndarray,
     colsum = column_sum(field, kept, [got[p] for p in peers])
     yield SendEach(dict.fromkeys(peers, colsum), call, "column_sum")
     sums = yield RecvEach(peers, call, "column_sum")
-    return call, reconstruct(field, [colsum, *(sums[p] for p in peers)])
+    return call, additive_reconstruct(field, [colsum, *(sums[p] for p in peers)])
 
 
 # -- class 3 ------------------------------------------------------------------------------------
@@ -115,7 +116,7 @@ def _explicit_with_share(ctx: PartyContext, x: np.ndarray, to: int, share: np.nd
     colsum = column_sum(field, kept, [got[p] for p in peers])
     yield SendEach(dict.fromkeys(peers, colsum), call, "column_sum")
     sums = yield RecvEach(peers, call, "column_sum")
-    total = reconstruct(field, [colsum, *(sums[p] for p in peers)])
+    total = additive_reconstruct(field, [colsum, *(sums[p] for p in peers)])
     yield Output("sum", total, call)
     return total
 
@@ -173,7 +174,7 @@ def _beacon(ctx: PartyContext, x: np.ndarray, payload: Any) -> Gen:
     colsum = column_sum(field, kept, [got[p] for p in peers])
     yield SendEach(dict.fromkeys(peers, colsum), call, "column_sum")
     sums = yield RecvEach(peers, call, "column_sum")
-    total = reconstruct(field, [colsum, *(sums[p] for p in peers)])
+    total = additive_reconstruct(field, [colsum, *(sums[p] for p in peers)])
     r = ctx.randomness.private(call, 1, sub=1)
     yield SendEach({p: payload(call, r, p) for p in peers}, call, "beacon")
     yield RecvEach(peers, call, "beacon")

@@ -27,7 +27,7 @@ import planted_leaks as pl
 from protocols.context import PartyContext
 from protocols.effects import Recv, SendEach
 from protocols.field import PrimeField
-from protocols.secure_sum import pair_shares
+from protocols.sharing import pair_shares
 
 Function = Callable[[PrimeField, np.ndarray], np.ndarray]
 

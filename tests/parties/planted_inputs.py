@@ -17,7 +17,8 @@ import numpy as np
 
 from protocols.context import add_one_stream_mask
 from protocols.effects import Input, Output, Recv, RecvEach, Send, SendEach
-from protocols.secure_sum import PROTOCOL, reconstruct
+from protocols.secure_sum import PROTOCOL
+from protocols.sharing import additive_reconstruct
 
 
 def _ping_if(ctx: Any, flag: bool, x: np.ndarray) -> Generator[Any, Any, Any]:
@@ -35,7 +36,7 @@ def _ping_if(ctx: Any, flag: bool, x: np.ndarray) -> Generator[Any, Any, Any]:
     colsum = add_one_stream_mask(ctx.randomness, ctx.party, ctx.peers, call, np.asarray(x), fld)
     yield SendEach(dict.fromkeys(ctx.peers, colsum), call, "column_sum")
     got = yield RecvEach(ctx.peers, call, "column_sum")
-    total = reconstruct(fld, [colsum, *(got[p] for p in ctx.peers)])
+    total = additive_reconstruct(fld, [colsum, *(got[p] for p in ctx.peers)])
     yield Output("sum", total, call)
     return total
 

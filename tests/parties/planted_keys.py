@@ -49,8 +49,8 @@ from typing import Any
 import numpy as np
 
 from protocols.context import AesRandomness, PartyContext, stream_number
+from protocols.crypto.keystream import keystream_words
 from protocols.effects import Call, Recv, Send
-from protocols.prg import keystream_words
 from protocols.secure_sum import secure_sum_field
 
 Program = Callable[[PartyContext, np.ndarray], Generator[Any, Any, np.ndarray]]
@@ -102,7 +102,7 @@ def _block(ctx: PartyContext, x: np.ndarray) -> np.ndarray:
 
 def net_mask(ctx: PartyContext, d: int) -> np.ndarray:
     """s_12 − s_01: site 1's one-stream mask, recomputed from its seeds (the bug's copy)."""
-    from protocols.prg import field_stream
+    from protocols.crypto.keystream import field_stream
 
     stream = stream_number(next_call(ctx), 0)
     s12 = field_stream(ctx.mask_seeds[THIRD], stream, d, ctx.field)

@@ -132,10 +132,11 @@ from typing import Any
 import numpy as np
 
 from protocols.context import PartyContext
+from protocols.crypto.keystream import field_stream
 from protocols.effects import Call, Input, Output, RecvEach, SendEach
 from protocols.field import PrimeField
-from protocols.prg import field_stream
-from protocols.secure_sum import PROTOCOL, column_sum, own_share, pair_shares, reconstruct
+from protocols.secure_sum import PROTOCOL
+from protocols.sharing import additive_reconstruct, column_sum, own_share, pair_shares
 
 Program = Callable[[PartyContext, np.ndarray], Generator[Any, Any, np.ndarray]]
 PUBLIC_KEY = bytes(32)
@@ -158,7 +159,7 @@ def _exchange_column_sums(
     peers = ctx.peers
     yield SendEach(dict.fromkeys(peers, colsum), call, "column_sum")
     received = yield RecvEach(peers, call, "column_sum")
-    total = reconstruct(ctx.field, [colsum, *(received[p] for p in peers)])
+    total = additive_reconstruct(ctx.field, [colsum, *(received[p] for p in peers)])
     yield Output("sum", total, call)
     return total
 

@@ -32,7 +32,7 @@ import numpy as np
 
 from protocols.context import PartyContext
 from protocols.effects import Call, Input, Output, RecvEach, SendEach
-from protocols.mersenne127 import mpc_field
+from protocols.field.mersenne127 import mpc_field
 from protocols.mpc import dealer as dealer_mod
 from protocols.mpc.coins import call_rng
 from protocols.mpc.dealer import Pool, receive_material
@@ -40,7 +40,7 @@ from protocols.mpc.inv_sqrt import inv_sqrt
 from protocols.mpc.multiply import multiply, square
 from protocols.mpc.normalize import pair_normalizer
 from protocols.mpc.public import low_bits, signed, small
-from protocols.mpc.sharing import INPUT, MASKED, Session, concat, share_input
+from protocols.mpc.session import INPUT, MASKED, Session, concat, share_input
 from protocols.mpc.truncate import inverse_power_of_two, trunc_pr
 from protocols.normed_secure_sum import (
     PROTOCOL,

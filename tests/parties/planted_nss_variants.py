@@ -28,9 +28,9 @@ import numpy as np
 
 from protocols.context import PartyContext
 from protocols.effects import Output, RecvEach, SendEach
-from protocols.mersenne127 import mpc_field
+from protocols.field.mersenne127 import mpc_field
 from protocols.mpc.public import constants, small
-from protocols.mpc.sharing import INPUT, OUTPUT
+from protocols.mpc.session import INPUT, OUTPUT
 from protocols.normed_secure_sum import (
     REVEALED_DITHER,
     REVEALED_NORM,

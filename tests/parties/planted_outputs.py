@@ -27,7 +27,8 @@ import numpy as np
 
 from protocols.context import add_one_stream_mask
 from protocols.effects import Input, Output, RecvAny, RecvEach, Send, SendEach
-from protocols.secure_sum import PROTOCOL, reconstruct
+from protocols.secure_sum import PROTOCOL
+from protocols.sharing import additive_reconstruct
 
 Rule = Callable[[Any, np.ndarray, np.ndarray], int]
 
@@ -41,7 +42,7 @@ def _pinged(rule: Rule) -> Callable[..., Generator[Any, Any, Any]]:
                                      np.asarray(x), fld)
         yield SendEach(dict.fromkeys(ctx.peers, colsum), call, "column_sum")
         got = yield RecvEach(ctx.peers, call, "column_sum")
-        total = reconstruct(fld, [colsum, *(got[p] for p in ctx.peers)])
+        total = additive_reconstruct(fld, [colsum, *(got[p] for p in ctx.peers)])
         yield Output("sum", total, call)
         if ctx.party != 0:
             count = rule(ctx, np.asarray(x), np.asarray(total))

@@ -42,7 +42,8 @@ import planted_leaks as pl
 
 from protocols.context import PartyContext
 from protocols.effects import Call, Recv, SendEach
-from protocols.secure_sum import pair_shares, secure_sum_field
+from protocols.secure_sum import secure_sum_field
+from protocols.sharing import pair_shares
 
 
 def two_sums(ctx: PartyContext, x: np.ndarray) -> Generator[Any, Any, np.ndarray]:

@@ -42,9 +42,9 @@ from typing import Any
 import numpy as np
 
 from parties.party import Party
-from protocols import shamir
-from protocols.channels import keypair
+from protocols import sharing
 from protocols.context import AesRandomness, PartyContext
+from protocols.crypto.key_agreement import keypair
 from protocols.effects import Input, Output, Recv, RecvWithin, Send, SendEach
 from protocols.field import PrimeField
 from protocols.secagg import (
@@ -95,7 +95,7 @@ def site_round(ctx: PartyContext, x_hat: np.ndarray, config: Config, leak: str |
         coefficients = ctx.randomness.private(call, (t - 1) * 2 * lsec, sub=2).reshape(
             t - 1, 2 * lsec)
         memory["b"], memory["b_coefficients"] = b, coefficients[:, lsec:].copy()
-    shares = shamir.share(field, np.concatenate([sk, b]), [v + 1 for v in holders],
+    shares = sharing.shamir_share(field, np.concatenate([sk, b]), [v + 1 for v in holders],
                           coefficients)
     yield SendEach({v: shares[i] for i, v in enumerate(u1)}, call, "shares")
     if leaking and leak == "share_to_aggregator":
@@ -208,8 +208,9 @@ def recover_from_both_secrets(field: PrimeField, agg_view: Any, m: int, t: int,
         parts = payload[: m * lsec].reshape(m, lsec)
         b_shares.append((w + 1, parts[order.index(LEAKER)]))
         sk_shares.append((w + 1, payload[m * lsec:]))
-    b0 = shamir.reconstruct(field, [x for x, _ in b_shares[:t]], [s for _, s in b_shares[:t]], t)
-    sk0 = shamir.reconstruct(field, [x for x, _ in sk_shares[:t]],
+    b0 = sharing.shamir_reconstruct(field, [x for x, _ in b_shares[:t]],
+                                    [s for _, s in b_shares[:t]], t)
+    sk0 = sharing.shamir_reconstruct(field, [x for x, _ in sk_shares[:t]],
                              [s for _, s in sk_shares[:t]], t)
     public = {u: bytes(got[(u, "public_key")][0]) for u in range(m)}
     return _unmask_x0(field, call_index, got[(LEAKER, "masked_input")][0], b0, sk0, public)
@@ -226,7 +227,7 @@ def recover_from_wrong_share(field: PrimeField, views: Mapping[int, Any], member
     for w in members:
         points.append(w + 1)
         values.append(_by_step(views[w], call_index)[(LEAKER, "shares")][0])
-    secret = shamir.reconstruct(field, points[:t], values[:t], t)
+    secret = sharing.shamir_reconstruct(field, points[:t], values[:t], t)
     sk0, b0 = secret[:lsec], secret[lsec:]
     public = {u: bytes(agg[(u, "public_key")][0]) for u in range(m)}
     return _unmask_x0(field, call_index, agg[(LEAKER, "masked_input")][0], b0, sk0, public)
@@ -244,13 +245,14 @@ def recover_from_reused_key(field: PrimeField, agg_view: Any, m: int, t: int,
         order = sorted(range(m))
         parts = two[(w, "unmask")][0].reshape(len(order), lsec)
         sk_shares.append((w + 1, parts[order.index(LEAKER)]))
-    sk0 = shamir.reconstruct(field, [x for x, _ in sk_shares[:t]],
+    sk0 = sharing.shamir_reconstruct(field, [x for x, _ in sk_shares[:t]],
                              [s for _, s in sk_shares[:t]], t)
     b_shares = []
     for w in range(m):
         parts = one[(w, "unmask")][0].reshape(m, lsec)
         b_shares.append((w + 1, parts[LEAKER]))
-    b0 = shamir.reconstruct(field, [x for x, _ in b_shares[:t]], [s for _, s in b_shares[:t]], t)
+    b0 = sharing.shamir_reconstruct(field, [x for x, _ in b_shares[:t]],
+                                    [s for _, s in b_shares[:t]], t)
     public = {u: bytes(one[(u, "public_key")][0]) for u in range(m)}
     return _unmask_x0(field, first, one[(LEAKER, "masked_input")][0], b0, sk0, public)
 
@@ -264,7 +266,8 @@ def recover_from_omitted_pairs(field: PrimeField, agg_view: Any, m: int, t: int,
     lsec = secret_length(field)
     got = _by_step(agg_view, call_index)
     b_shares = [(w + 1, got[(w, "unmask")][0].reshape(m, lsec)[LEAKER]) for w in range(m)]
-    b0 = shamir.reconstruct(field, [x for x, _ in b_shares[:t]], [s for _, s in b_shares[:t]], t)
+    b0 = sharing.shamir_reconstruct(field, [x for x, _ in b_shares[:t]],
+                                    [s for _, s in b_shares[:t]], t)
     prg = AesRandomness(field, bytes(32))
     y0 = got[(LEAKER, "masked_input")][0]
     return field.sub(y0, self_mask(prg, b0, Call(PROTOCOL, call_index), len(y0)))

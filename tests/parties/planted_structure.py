@@ -33,7 +33,7 @@ import planted_leaks as pl
 
 from protocols.context import PartyContext
 from protocols.field import PrimeField
-from protocols.secure_sum import pair_shares
+from protocols.sharing import pair_shares
 
 Transform = Callable[[int], int]
 

@@ -10,13 +10,13 @@ import pytest
 
 from parties.cape_collusion import analyse, analytic_residual, paper_threshold
 from parties.party import Party
+from protocols.cape_noise_plans import cape_plan
 from protocols.correlated_noise import (
     AGGREGATOR,
     NOISE_GENERATOR,
     PROTOCOL,
     cape_aggregator,
     cape_noise_generator,
-    cape_plan,
     cape_site,
     zero_sum_noise,
 )

@@ -23,11 +23,11 @@ from planted_cape import LEAKY, leaky_generator, leaky_site
 
 from parties.audit.randomness import ConditionedRandomness
 from parties.cape_collusion import analytic_residual
+from protocols.cape_noise_plans import cape_plan
 from protocols.cape_simulator import Budget, CapeSimulator
 from protocols.correlated_noise import (
     cape_aggregator,
     cape_noise_generator,
-    cape_plan,
     cape_site,
     gaussian_noise_scale,
 )

@@ -246,8 +246,8 @@ def test_planted_leaks_over_gf_2_127_are_caught_by_the_fast_path_as_by_galois() 
     """NormedSecureSum's field: a mask reused within a call (a 3-column affine dependence, seen
     only by the hull ranks) and a mask reused across calls (a 2-column relation) are leaks;
     uniform views stay private. The compiled ranks separate exactly the groups galois's do."""
-    from protocols.fast_field import fast_field
     from protocols.field import prime_field
+    from protocols.field.fast_field import fast_field
 
     p127 = (1 << 127) - 1
     f = prime_field(p127)

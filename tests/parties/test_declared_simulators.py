@@ -21,7 +21,8 @@ from auditing import F61, P, coalitions, field_inputs, run_views
 
 from parties.audit.calls import CallRecord, select_calls, split_run
 from protocols.all_reduce import AllReduceSimulator, all_reduce, all_reduce_field
-from protocols.correlated_noise import cape_aggregator, cape_noise_generator, cape_plan, cape_site
+from protocols.cape_noise_plans import cape_plan
+from protocols.correlated_noise import cape_aggregator, cape_noise_generator, cape_site
 from protocols.effects import Call
 from protocols.errors import InputError
 from protocols.registry import cape_declaration

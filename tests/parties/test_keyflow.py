@@ -213,7 +213,7 @@ def test_exact_honest_prg_is_private_under_enumerated_keys(coalition: list[int])
 def _own_expansion(ctx: PartyContext, x: np.ndarray) -> Generator[Any, Any, np.ndarray]:
     """Honest SecureSum (prg) whose masks the program expands from ctx.mask_seeds itself."""
     from protocols.context import stream_number
-    from protocols.prg import field_stream
+    from protocols.crypto.keystream import field_stream
 
     call = pk.next_call(ctx)
     stream = stream_number(call, 0)

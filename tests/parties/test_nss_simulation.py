@@ -20,7 +20,7 @@ from planted_nss import PARAMS, nss_parties
 from parties.audit.calls import split_run
 from parties.audit.randomness import ConditionedRandomness
 from parties.party import site_parties
-from protocols.mersenne127 import mpc_field
+from protocols.field.mersenne127 import mpc_field
 from protocols.mpc.public import to_ints
 from protocols.mpc.simulator import OpeningStandIn, bitdec_opening, masked_offset
 from protocols.normed_secure_sum import encode_inputs, normed_secure_sum

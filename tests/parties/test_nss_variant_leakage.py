@@ -25,9 +25,9 @@ from parties.audit.calls import split_run
 from parties.audit.randomness import ConditionedRandomness
 from parties.party import site_parties
 from protocols.effects import Call
+from protocols.field.mersenne127 import mpc_field
+from protocols.field.mersenne127 import mpc_field as field_of
 from protocols.functionality import CallInstance, beyond
-from protocols.mersenne127 import mpc_field
-from protocols.mersenne127 import mpc_field as field_of
 from protocols.mpc.public import signed
 from protocols.normed_secure_sum import (
     PROTOCOL,

@@ -41,7 +41,7 @@ def _sum_and_pad(ctx, x):
     import planted_leaks as pl
 
     from protocols.effects import Recv, SendEach
-    from protocols.secure_sum import pair_shares
+    from protocols.sharing import pair_shares
 
     call = yield from pl._start(ctx, x)
     d = len(x)

@@ -1,4 +1,4 @@
-"""The simulation method on SecAgg / SecAgg+ (:class:`protocols.secagg.SecAggSimulator`).
+"""The simulation method on SecAgg / SecAgg+ (:class:`protocols.secagg_simulator.SecAggSimulator`).
 
 Honest runs are ``private``, with power, for coalitions below the threshold — the aggregator
 included or not, with a dropout, on the complete and the Harary graph; planted leaks
@@ -18,7 +18,8 @@ from parties.audit.calls import split_run
 from parties.audit.randomness import ConditionedRandomness
 from protocols.errors import InputError
 from protocols.field import prime_field
-from protocols.secagg import Config, SecAggSimulator, config_of, variant_of
+from protocols.secagg import Config, config_of, variant_of
+from protocols.secagg_simulator import SecAggSimulator
 from sim.faults import parse_faults
 from sim.network import Network
 from sim.privacy import SimPyRunner

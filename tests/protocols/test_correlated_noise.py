@@ -15,23 +15,25 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from parties.party import Party
+from protocols.cape_noise_plans import (
+    InfeasibleNoiseError,
+    cape_plan,
+    constraint_residuals,
+    conventional_plan,
+    feasibility_lp,
+    generalized_plan,
+    performance_gain,
+)
 from protocols.correlated_noise import (
     AGGREGATOR,
     NOISE_GENERATOR,
-    InfeasibleNoiseError,
     cape_aggregator,
     cape_noise_generator,
-    cape_plan,
     cape_site,
     check_privacy,
-    constraint_residuals,
-    conventional_plan,
     declared_cost,
     discrete_gaussian,
-    feasibility_lp,
     gaussian_noise_scale,
-    generalized_plan,
-    performance_gain,
     zero_sum_noise,
 )
 from protocols.errors import InputError

@@ -1,7 +1,7 @@
 """The threshold below which SecureSum's calls keep the numpy paths (no numba in the process).
 
-:data:`protocols.field.KERNEL_MIN_ELEMENTS`: the compiled kernels of
-:mod:`protocols.mersenne61_kernels` cost a fresh process about half a second to load, which
+:data:`protocols.field.mersenne61.KERNEL_MIN_ELEMENTS`: the compiled kernels of
+:mod:`protocols.field.mersenne61_kernels` cost a fresh process about half a second to load, which
 runs of short vectors never win back. (The kernels' results are tested in
 ``test_mersenne61_kernels.py``.)
 """
@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from protocols.field import KERNEL_MIN_ELEMENTS
+from protocols.field.mersenne61 import KERNEL_MIN_ELEMENTS
 
 ROOT = Path(__file__).resolve().parents[2]
 

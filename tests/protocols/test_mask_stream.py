@@ -1,7 +1,9 @@
-"""The mask stream drawn straight into its output (:func:`protocols.prg._direct_field_stream`).
+"""The mask stream drawn straight into its output
+(:func:`protocols.crypto.keystream._direct_field_stream`).
 
 Every expected value is built here from `cryptography`'s own AES-256-CTR (counter block =
-stream ‖ 0, big-endian, as the :mod:`protocols.prg` docstring documents) and the documented
+stream ‖ 0, big-endian, as the :mod:`protocols.crypto.keystream` docstring documents) and the
+documented
 rule — little-endian 64-bit words, masked to the bit length of p, values ≥ p rejected, accepted
 candidates in keystream order — never from the code under test. The sizes straddle the
 path's boundaries (one scratch pass, in-place passes, the two tail words written through the
@@ -15,7 +17,7 @@ import numpy as np
 import pytest
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
-from protocols import prg
+from protocols.crypto import keystream as prg
 from protocols.field import MERSENNE61, prime_field
 
 KEY = bytes(range(7, 39))

@@ -1,4 +1,5 @@
-"""GF(2^127 − 1) on 64-bit limbs (:mod:`protocols.mersenne127`) against Python ints and galois."""
+"""GF(2^127 − 1) on 64-bit limbs (:mod:`protocols.field.mersenne127`) against Python ints and
+galois."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 from protocols import wire
 from protocols.errors import InputError
 from protocols.field import GaloisField, Mersenne61Field
-from protocols.mersenne127 import ELEMENT127, MERSENNE127, Mersenne127Field, mpc_field
+from protocols.field.mersenne127 import ELEMENT127, MERSENNE127, Mersenne127Field, mpc_field
 
 P = MERSENNE127
 F = Mersenne127Field()

@@ -1,6 +1,6 @@
 """The compiled GF(2^61 − 1) paths of SecureSum's small calls give what the numpy paths give.
 
-:mod:`protocols.mersenne61_kernels` serves fixed-point encoding and decoding, the sums of
+:mod:`protocols.field.mersenne61_kernels` serves fixed-point encoding and decoding, the sums of
 :meth:`~protocols.field.Mersenne61Field.combine`, and the masked column sum x̂ + Σ ±s of the
 PRG SecureSum. Every result is checked against an independent reference — Python integers,
 pycryptodome's AES-CTR keystream — and against the numpy path the kernels replace, taken by
@@ -21,17 +21,18 @@ from Crypto.Cipher import AES
 from Crypto.Util import Counter
 
 from parties.party import site_parties
-from protocols import field as field_module
-from protocols import prg
 from protocols.context import (
     AesRandomness,
     MaskReuseError,
     PartyContext,
     add_one_stream_mask,
 )
+from protocols.crypto import keystream, mask_sums
+from protocols.crypto.keystream import StreamCiphers
 from protocols.effects import Call
 from protocols.errors import EncodingError, FieldOverflowError, InputError, MpcsimError
 from protocols.field import MERSENNE61, FixedPoint, prime_field
+from protocols.field import mersenne61 as field_module
 from protocols.secure_sum import ALL_VARIANTS, secure_sum
 from sim.network import Network
 from sim.simulation import Simulation
@@ -56,8 +57,8 @@ class Declining(SimpleNamespace):
 @pytest.fixture(autouse=True, params=["compiled", "by_length"])
 def kernel_lengths(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int:
     """Every test twice: with the kernels serving vectors of any length, and with the
-    project's threshold (:data:`protocols.field.KERNEL_MIN_ELEMENTS`: short vectors keep the
-    numpy paths)."""
+    project's threshold (:data:`protocols.field.mersenne61.KERNEL_MIN_ELEMENTS`: short vectors keep
+    the numpy paths)."""
     if request.param == "compiled":
         monkeypatch.setattr(field_module, "KERNEL_MIN_ELEMENTS", 1)
     return field_module.KERNEL_MIN_ELEMENTS
@@ -70,7 +71,6 @@ def numpy_path(monkeypatch: pytest.MonkeyPatch):
     def run(fn):
         with monkeypatch.context() as patch:
             patch.setattr(field_module, "mersenne61_kernels", Declining)
-            patch.setattr(prg, "mersenne61_kernels", Declining)
             return fn()
 
     return run
@@ -287,8 +287,8 @@ def test_decode_sum_equals_python_integers_and_the_two_steps(size, n_arrays, fra
 
 def test_decode_sum_takes_the_compiled_pass_from_the_threshold_on(monkeypatch, kernel_lengths):
     """The tests above compare the compiled passes, not a fallback: they serve two or more flat
-    vectors from :data:`~protocols.field.KERNEL_MIN_ELEMENTS` elements on, and only those —
-    up to four in one pass, more with the last addition fused."""
+    vectors from :data:`~protocols.field.mersenne61.KERNEL_MIN_ELEMENTS` elements on, and only those
+    — up to four in one pass, more with the last addition fused."""
     real = field_module.mersenne61_kernels()
     calls: list[tuple[str, int]] = []
 
@@ -381,7 +381,7 @@ def reference_signed_sum(base: list[int], keys, signs, stream: int, n: int, halv
     return [v % P for v in total]
 
 
-@pytest.mark.parametrize("n", [1, 2, 3, 64, 2001, prg.FUSE_MIN_HALF - 1])
+@pytest.mark.parametrize("n", [1, 2, 3, 64, 2001, mask_sums.FUSE_MIN_HALF - 1])
 @pytest.mark.parametrize("n_keys", [1, 2, 3, 7, 8, 15])
 def test_masked_column_sum_equals_the_keystream_by_hand(n, n_keys, numpy_path):
     rng = np.random.default_rng(n * 31 + n_keys)
@@ -390,15 +390,15 @@ def test_masked_column_sum_equals_the_keystream_by_hand(n, n_keys, numpy_path):
     base = rng.integers(0, P, n, dtype=np.uint64)
     base[0] = P - 1
     stream = int(rng.integers(0, 2**63))
-    ciphers = prg.StreamCiphers()
-    got = ciphers.add_signed_stream_sum(base, keys, signs, stream, F61)
+    ciphers = keystream.StreamCiphers()
+    got = mask_sums.add_signed_stream_sum(base, keys, signs, stream, F61, ciphers=ciphers)
     expected = reference_signed_sum([int(v) for v in base], keys, signs, stream, n, 1)
     assert [int(v) for v in got] == expected
-    mask = prg.signed_stream_sum(keys, signs, stream, n, F61)
+    mask = mask_sums.signed_stream_sum(keys, signs, stream, n, F61)
     assert same_bits(got, F61.add(base, mask))
     assert same_bits(got, numpy_path(lambda: F61.add(
-        base, prg.signed_stream_sum(keys, signs, stream, n, F61))))
-    for halves, fn in ((1, prg.signed_stream_sum), (2, prg.pair_mask_sum)):
+        base, mask_sums.signed_stream_sum(keys, signs, stream, n, F61))))
+    for halves, fn in ((1, mask_sums.signed_stream_sum), (2, mask_sums.pair_mask_sum)):
         if n <= 64:
             by_hand = reference_signed_sum([], keys, signs, stream, n, halves)
             assert [int(v) for v in fn(keys, signs, stream, n, F61)] == by_hand
@@ -409,20 +409,22 @@ def test_masked_column_sum_equals_the_keystream_by_hand(n, n_keys, numpy_path):
 def test_masked_column_sum_with_base_outside_the_field_or_odd_is_field_add(numpy_path):
     keys = [bytes([k]) * 32 for k in range(1, 5)]
     signs = [1, -1, 1, -1]
-    mask = prg.signed_stream_sum(keys, signs, 3, 40, F61)
+    mask = mask_sums.signed_stream_sum(keys, signs, 3, 40, F61)
     odd_bases = [np.full(40, P, np.uint64), np.full(40, 2**64 - 1, np.uint64),
                  np.arange(80, dtype=np.uint64)[::2], np.arange(40, dtype=np.int64)]
     for base in odd_bases[:3]:
-        got = prg.StreamCiphers().add_signed_stream_sum(base, keys, signs, 3, F61)
+        got = mask_sums.add_signed_stream_sum(base, keys, signs, 3, F61, ciphers=StreamCiphers())
         assert same_bits(got, F61.add(base, mask))
     with pytest.raises(TypeError):  # as field.add refuses int64 + uint64
-        prg.StreamCiphers().add_signed_stream_sum(odd_bases[3], keys, signs, 3, F61)
+        mask_sums.add_signed_stream_sum(odd_bases[3], keys, signs, 3, F61, ciphers=StreamCiphers())
     with pytest.raises(TypeError):
         F61.add(odd_bases[3], mask)
-    assert same_bits(prg.StreamCiphers().add_signed_stream_sum(
-        np.zeros(0, np.uint64), keys, signs, 3, F61), np.zeros(0, np.uint64))
-    assert same_bits(prg.StreamCiphers().add_signed_stream_sum(
-        np.arange(5, dtype=np.uint64), [], [], 3, F61), np.arange(5, dtype=np.uint64))
+    assert same_bits(mask_sums.add_signed_stream_sum(
+        np.zeros(0, np.uint64), keys, signs, 3, F61, ciphers=StreamCiphers()),
+        np.zeros(0, np.uint64))
+    assert same_bits(mask_sums.add_signed_stream_sum(
+        np.arange(5, dtype=np.uint64), [], [], 3, F61, ciphers=StreamCiphers()),
+        np.arange(5, dtype=np.uint64))
 
 
 class _CorruptingEcb:
@@ -445,11 +447,11 @@ def test_masked_column_sum_draws_exactly_past_a_rejected_word(monkeypatch, bad):
     keys = [bytes([k]) * 32 for k in range(1, 4)]
     signs = [1, -1, -1]
     base = np.random.default_rng(0).integers(0, P, n, dtype=np.uint64)
-    clean = prg.StreamCiphers().add_signed_stream_sum(base, keys, signs, stream, F61)
-    real_ecb = prg._ecb
-    monkeypatch.setattr(prg, "_ecb", lambda key: _CorruptingEcb(real_ecb(key), word)
+    clean = mask_sums.add_signed_stream_sum(base, keys, signs, stream, F61, ciphers=StreamCiphers())
+    real_ecb = keystream._ecb
+    monkeypatch.setattr(keystream, "_ecb", lambda key: _CorruptingEcb(real_ecb(key), word)
                         if key == keys[bad] else real_ecb(key))
-    got = prg.StreamCiphers().add_signed_stream_sum(base, keys, signs, stream, F61)
+    got = mask_sums.add_signed_stream_sum(base, keys, signs, stream, F61, ciphers=StreamCiphers())
     total = [int(v) for v in base]
     for k, (key, sign) in enumerate(zip(keys, signs, strict=True)):
         row = keystream_elements(key, stream, n + 1)
@@ -471,19 +473,19 @@ def test_kept_group_buffers_give_fresh_results_across_sizes_and_streams():
     fresh instance's, and no result shares memory with the kept buffer or another result."""
     rng = np.random.default_rng(5)
     keys = [rng.bytes(32) for _ in range(5)]
-    kept = prg.StreamCiphers()
+    kept = keystream.StreamCiphers()
     results = []
     for call, (n, k) in enumerate([(2001, 3), (2001, 3), (7, 3), (2001, 3), (2001, 4),
                                    (1, 1), (5000, 5), (2001, 3)]):
         base = rng.integers(0, P, n, dtype=np.uint64)
         signs = [1, -1, 1, -1, 1][:k]
-        got = kept.add_signed_stream_sum(base, keys[:k], signs, call, F61)
-        fresh = prg.StreamCiphers(keep=False).add_signed_stream_sum(base, keys[:k], signs,
-                                                                    call, F61)
+        got = mask_sums.add_signed_stream_sum(base, keys[:k], signs, call, F61, ciphers=kept)
+        fresh = mask_sums.add_signed_stream_sum(base, keys[:k], signs, call, F61,
+                                                ciphers=StreamCiphers(keep=False))
         assert same_bits(got, fresh)
         results.append((got, got.copy()))
         group = kept._group
-        assert group is None or group.buffer.size <= prg.KEPT_GROUP_WORDS + 2  # + slack words
+        assert group is None or group.buffer.size <= keystream.KEPT_GROUP_WORDS + 2  # + slack words
     for got, copy in results:
         assert same_bits(got, copy)  # later calls did not write into earlier results
         assert kept._group is None or not np.shares_memory(got, kept._group.buffer)
@@ -499,20 +501,22 @@ def test_masked_sums_over_several_groups_equal_the_keystream_by_hand(monkeypatch
     keys = [bytes([7 * i + 1]) * 32 for i in range(5)]
     signs = [1, -1, -1, 1, -1]
     words = 2 * -(-halves * n // 2)
-    monkeypatch.setattr(prg, "GROUP_WORDS", per_group * words)
+    monkeypatch.setattr(keystream, "GROUP_WORDS", per_group * words)
+    monkeypatch.setattr(mask_sums, "GROUP_WORDS", per_group * words)
     base = edge_elements(np.random.default_rng(per_group), n)
-    fn = prg.signed_stream_sum if halves == 1 else prg.pair_mask_sum
+    fn = mask_sums.signed_stream_sum if halves == 1 else mask_sums.pair_mask_sum
     expected = reference_signed_sum([], keys, signs, stream, n, halves)
     assert [int(v) for v in fn(keys, signs, stream, n, F61)] == expected
     if halves == 1:
-        got = prg.StreamCiphers().add_signed_stream_sum(base, keys, signs, stream, F61)
+        got = mask_sums.add_signed_stream_sum(base, keys, signs, stream, F61,
+                                              ciphers=StreamCiphers())
         assert [int(v) for v in got] == reference_signed_sum(
             [int(v) for v in base], keys, signs, stream, n, 1)
 
 
 def test_signed_keys_are_checked_once_and_put_the_plus_keys_first():
     keys = [bytes([i]) * 32 for i in range(5)]
-    signed = prg.SignedKeys(keys, [-1, 1, -1, 1, 1])
+    signed = mask_sums.SignedKeys(keys, [-1, 1, -1, 1, 1])
     assert signed.keys == (keys[1], keys[3], keys[4], keys[0], keys[2])
     assert signed.n_plus == 3 and signed.signs == [1, 1, 1, -1, -1]
     with pytest.raises(AttributeError):
@@ -520,8 +524,8 @@ def test_signed_keys_are_checked_once_and_put_the_plus_keys_first():
     for bad_keys, bad_signs in ((keys[:2], [1]), (keys[:2], [1, 0]), ([b"short"], [1]),
                                 (keys[0], [1]), ([*keys[:1], 7], [1, 1])):
         with pytest.raises(InputError):
-            prg.SignedKeys(bad_keys, bad_signs)  # type: ignore[arg-type]
-    assert prg.SignedKeys([bytearray(keys[0])], [np.int64(-1)]).keys == (keys[0],)
+            mask_sums.SignedKeys(bad_keys, bad_signs)  # type: ignore[arg-type]
+    assert mask_sums.SignedKeys([bytearray(keys[0])], [np.int64(-1)]).keys == (keys[0],)
 
 
 @pytest.mark.parametrize("n", [1, 1023, 1024, 2001])

@@ -11,10 +11,10 @@ import galois
 import numpy as np
 import pytest
 
-from protocols import mersenne_ranks
-from protocols.fast_field import fast_field
 from protocols.field import GaloisField, Mersenne61Field, prime_field
-from protocols.mersenne127 import Mersenne127Field
+from protocols.field import ranks as mersenne_ranks
+from protocols.field.fast_field import fast_field
+from protocols.field.mersenne127 import Mersenne127Field
 
 PRIMES = [(1 << 61) - 1, (1 << 127) - 1]
 

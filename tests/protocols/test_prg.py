@@ -1,4 +1,4 @@
-"""Tests of :mod:`protocols.prg`: AES-CTR keystream convention, field streams, HKDF.
+"""Tests of :mod:`protocols.crypto.keystream`: AES-CTR keystream convention, field streams, HKDF.
 
 Expected values come from outside the code under test: pycryptodome's own ``AES.MODE_CTR``
 (with an explicit ``Counter`` object), the NIST SP 800-38A CTR-AES256 vectors, the RFC 5869
@@ -6,6 +6,9 @@ HKDF vectors, pycryptodome's HKDF, and a pure-Python rejection sampler written h
 """
 
 from __future__ import annotations
+
+import hashlib
+import hmac
 
 import numpy as np
 import pytest
@@ -15,7 +18,8 @@ from Crypto.Protocol.KDF import HKDF
 from Crypto.Util import Counter
 from scipy import stats
 
-from protocols import prg
+from protocols.crypto import hkdf, keystream, mask_sums
+from protocols.crypto.keystream import StreamCiphers
 from protocols.errors import InputError
 from protocols.field import MERSENNE61, prime_field
 
@@ -67,7 +71,7 @@ def test_keystream_matches_pycryptodome_ctr(stream: int, n_words: int) -> None:
         KEY, AES.MODE_CTR, nonce=stream.to_bytes(8, "big"), initial_value=0
     ).encrypt(bytes(8 * n_words))
     assert expected == nonce_form
-    words = prg.keystream_words(KEY, stream, n_words)
+    words = keystream.keystream_words(KEY, stream, n_words)
     assert words.dtype == np.uint64 and words.shape == (n_words,)
     assert words.tobytes() == expected  # little-endian words, keystream byte order
 
@@ -88,7 +92,7 @@ def test_keystream_nist_sp800_38a_ctr_aes256() -> None:
         "2b0930daa23de94ce87017ba2d84988d"
         "dfc9c58db67aada613c2dd08457941a6"
     )
-    words = prg.keystream_words(key, 0xF0F1F2F3F4F5F6F7, 8, start_block=0xF8F9FAFBFCFDFEFF)
+    words = keystream.keystream_words(key, 0xF0F1F2F3F4F5F6F7, 8, start_block=0xF8F9FAFBFCFDFEFF)
     assert bytes(a ^ b for a, b in zip(words.tobytes(), plaintext, strict=True)) == ciphertext
 
 
@@ -111,16 +115,16 @@ def test_keystream_nist_sp800_38a_ctr_aes256() -> None:
 )
 def test_field_stream_equals_hand_rejection_sampling(field, n: int) -> None:
     for stream in (0, 12345):
-        got = prg.field_stream(KEY, stream, n, field)
+        got = keystream.field_stream(KEY, stream, n, field)
         assert got.dtype == field.dtype and got.shape == (n,)
         assert [int(v) for v in got] == reference_elements(KEY, stream, n, field.p)
 
 
 def test_mersenne_stream_is_masked_keystream() -> None:
-    words = prg.keystream_words(KEY, 9, 5000)
+    words = keystream.keystream_words(KEY, 9, 5000)
     masked = words & np.uint64(MERSENNE61)
     assert not np.any(masked == np.uint64(MERSENNE61))  # no rejection in this prefix
-    np.testing.assert_array_equal(prg.field_stream(KEY, 9, 5000, F61), masked)
+    np.testing.assert_array_equal(keystream.field_stream(KEY, 9, 5000, F61), masked)
 
 
 def test_from_words_masks_and_rejects_by_hand_for_p5() -> None:
@@ -134,27 +138,27 @@ def test_from_words_masks_and_rejects_by_hand_for_p5() -> None:
 
 def test_no_element_reaches_p() -> None:
     for field, n in ((F5, 20000), (F7, 20000), (F31, 20000), (F61, 20000), (F127, 200)):
-        values = prg.field_stream(OTHER_KEY, 3, n, field)
+        values = keystream.field_stream(OTHER_KEY, 3, n, field)
         assert all(0 <= int(v) < field.p for v in values.tolist())
 
 
 @pytest.mark.parametrize(
     ("field", "n_max"),
-    [(F61, prg.CHUNK_WORDS + 1001), (F5, 50000), (F31, 3000), (F127, 60)],
+    [(F61, keystream.CHUNK_WORDS + 1001), (F5, 50000), (F31, 3000), (F127, 60)],
 )
 def test_prefix_property_and_determinism(field, n_max: int) -> None:
-    long = prg.field_stream(KEY, 77, n_max, field)
-    np.testing.assert_array_equal(long, prg.field_stream(KEY, 77, n_max, field))
+    long = keystream.field_stream(KEY, 77, n_max, field)
+    np.testing.assert_array_equal(long, keystream.field_stream(KEY, 77, n_max, field))
     for n in (0, 1, 2, 3, 17, n_max // 3, n_max - 1):
-        np.testing.assert_array_equal(prg.field_stream(KEY, 77, n, field), long[:n])
+        np.testing.assert_array_equal(keystream.field_stream(KEY, 77, n, field), long[:n])
 
 
 def test_long_stream_matches_reference_across_chunks() -> None:
-    n = 2 * prg.CHUNK_WORDS + 5
+    n = 2 * keystream.CHUNK_WORDS + 5
     expected = np.frombuffer(reference_keystream(KEY, 4, 8 * n), dtype="<u8") & np.uint64(
         MERSENNE61
     )
-    np.testing.assert_array_equal(prg.field_stream(KEY, 4, n, F61), expected)
+    np.testing.assert_array_equal(keystream.field_stream(KEY, 4, n, F61), expected)
 
 
 @pytest.mark.parametrize("field", [F5, F61, F127])
@@ -163,35 +167,36 @@ def test_continuation_in_small_passes_gives_the_same_elements(monkeypatch, field
     # one-shot start and the CTR continuation; the elements must not change.
     n = 60
     expected = reference_elements(KEY, 5, n, field.p)
-    monkeypatch.setattr(prg, "_candidates", lambda _field, need: min(need, 3))
-    assert [int(v) for v in prg.field_stream(KEY, 5, n, field)] == expected
-    monkeypatch.setattr(prg, "CHUNK_WORDS", 7)
-    assert [int(v) for v in prg.field_stream(KEY, 5, n, field)] == expected
+    monkeypatch.setattr(keystream, "_candidates", lambda _field, need: min(need, 3))
+    assert [int(v) for v in keystream.field_stream(KEY, 5, n, field)] == expected
+    monkeypatch.setattr(keystream, "CHUNK_WORDS", 7)
+    assert [int(v) for v in keystream.field_stream(KEY, 5, n, field)] == expected
 
 
 def test_streams_and_keys_give_different_outputs() -> None:
-    base = prg.field_stream(KEY, 0, 64, F61)
-    assert not np.array_equal(base, prg.field_stream(KEY, 1, 64, F61))
-    assert not np.array_equal(base, prg.field_stream(OTHER_KEY, 0, 64, F61))
+    base = keystream.field_stream(KEY, 0, 64, F61)
+    assert not np.array_equal(base, keystream.field_stream(KEY, 1, 64, F61))
+    assert not np.array_equal(base, keystream.field_stream(OTHER_KEY, 0, 64, F61))
     assert not np.array_equal(
-        prg.field_stream(KEY, 2**64 - 1, 64, F61), prg.field_stream(KEY, 2**63 - 1, 64, F61)
+        keystream.field_stream(KEY, 2**64 - 1, 64, F61),
+        keystream.field_stream(KEY, 2**63 - 1, 64, F61),
     )
     # no shared elements at all between two streams of 2^61 − 1 (collisions have prob ~2^-49)
-    assert not set(base.tolist()) & set(prg.field_stream(KEY, 1, 64, F61).tolist())
+    assert not set(base.tolist()) & set(keystream.field_stream(KEY, 1, 64, F61).tolist())
 
 
 def test_no_hidden_state_between_calls() -> None:
-    first = prg.field_stream(KEY, 11, 100, F5)
-    prg.field_stream(OTHER_KEY, 11, 5000, F5)
-    prg.field_streams([KEY, OTHER_KEY], 12, 100, F61)
-    np.testing.assert_array_equal(prg.field_stream(KEY, 11, 100, F5), first)
+    first = keystream.field_stream(KEY, 11, 100, F5)
+    keystream.field_stream(OTHER_KEY, 11, 5000, F5)
+    keystream.field_streams([KEY, OTHER_KEY], 12, 100, F61)
+    np.testing.assert_array_equal(keystream.field_stream(KEY, 11, 100, F5), first)
 
 
 # -- batched streams -----------------------------------------------------------------------
 
 
 def _keys(count: int) -> list[bytes]:
-    return [prg.derive_key(bytes(16) + i.to_bytes(4, "big"), "test") for i in range(count)]
+    return [hkdf.derive_key(bytes(16) + i.to_bytes(4, "big"), "test") for i in range(count)]
 
 
 @pytest.mark.parametrize(
@@ -200,10 +205,10 @@ def _keys(count: int) -> list[bytes]:
 )
 def test_field_streams_rows_equal_field_stream(field, n_keys: int, n: int) -> None:
     keys = _keys(n_keys)
-    batch = prg.field_streams(keys, 2**40 + 3, n, field)
+    batch = keystream.field_streams(keys, 2**40 + 3, n, field)
     assert batch.shape == (n_keys, n) and batch.dtype == field.dtype
     for k, key in enumerate(keys):
-        np.testing.assert_array_equal(batch[k], prg.field_stream(key, 2**40 + 3, n, field))
+        np.testing.assert_array_equal(batch[k], keystream.field_stream(key, 2**40 + 3, n, field))
 
 
 @pytest.mark.parametrize("p", [5, 31])
@@ -211,20 +216,21 @@ def test_field_streams_in_groups_and_with_rejections(monkeypatch, p: int) -> Non
     field, keys, n = prime_field(p), _keys(7), 21
     expected = np.array([reference_elements(key, 8, n, p) for key in keys])
     if p == 31:  # about half of the rows meet a rejected candidate (31 of 32 values accepted)
-        clean = [bool(np.all(prg.keystream_words(key, 8, n) & np.uint64(31) < 31)) for key in keys]
+        clean = [bool(np.all(keystream.keystream_words(key, 8, n) & np.uint64(31) < 31))
+                 for key in keys]
         assert any(clean) and not all(clean)
-    monkeypatch.setattr(prg, "GROUP_WORDS", 64)  # groups of 2 keys
-    monkeypatch.setattr(prg, "CHUNK_WORDS", 64)
-    monkeypatch.setattr(prg, "_MAX_STREAMS_REJECTIONS", float("inf"))  # force the batch path
-    np.testing.assert_array_equal(prg.field_streams(keys, 8, n, field), expected)
-    long = prg.field_streams(keys[:2], 8, 100, F61)  # n > CHUNK_WORDS: one stream at a time
-    np.testing.assert_array_equal(long[1], prg.field_stream(keys[1], 8, 100, F61))
+    monkeypatch.setattr(keystream, "GROUP_WORDS", 64)  # groups of 2 keys
+    monkeypatch.setattr(keystream, "CHUNK_WORDS", 64)
+    monkeypatch.setattr(keystream, "_MAX_STREAMS_REJECTIONS", float("inf"))  # force the batch path
+    np.testing.assert_array_equal(keystream.field_streams(keys, 8, n, field), expected)
+    long = keystream.field_streams(keys[:2], 8, 100, F61)  # n > CHUNK_WORDS: one stream at a time
+    np.testing.assert_array_equal(long[1], keystream.field_stream(keys[1], 8, 100, F61))
 
 
 def test_field_streams_empty_shapes() -> None:
-    assert prg.field_streams([], 0, 10, F61).shape == (0, 10)
-    assert prg.field_streams([KEY], 0, 0, F61).shape == (1, 0)
-    assert prg.field_stream(KEY, 0, 0, F127).shape == (0,)
+    assert keystream.field_streams([], 0, 10, F61).shape == (0, 10)
+    assert keystream.field_streams([KEY], 0, 0, F61).shape == (1, 0)
+    assert keystream.field_stream(KEY, 0, 0, F127).shape == (0,)
 
 
 # -- uniformity ----------------------------------------------------------------------------
@@ -232,18 +238,18 @@ def test_field_streams_empty_shapes() -> None:
 
 @pytest.mark.parametrize("field", [F5, F7])
 def test_chi_square_uniform_on_tiny_fields(field) -> None:
-    values = prg.field_stream(KEY, 2024, 200_000, field).astype(np.int64)
+    values = keystream.field_stream(KEY, 2024, 200_000, field).astype(np.int64)
     counts = np.bincount(values, minlength=field.p)
     assert stats.chisquare(counts).pvalue > 1e-3
     # The test has power: reducing masked words mod p instead of rejecting them is biased
     # (for p = 5: residues 0, 1, 2 twice as likely as 3, 4) and is caught at once.
-    words = prg.keystream_words(KEY, 2024, 200_000) & np.uint64(7)
+    words = keystream.keystream_words(KEY, 2024, 200_000) & np.uint64(7)
     biased = np.bincount((words % np.uint64(field.p)).astype(np.int64), minlength=field.p)
     assert stats.chisquare(biased).pvalue < 1e-12
 
 
 def test_ks_uniform_on_mersenne61() -> None:
-    values = prg.field_stream(OTHER_KEY, 7, 200_000, F61)
+    values = keystream.field_stream(OTHER_KEY, 7, 200_000, F61)
     assert stats.kstest(values.astype(np.float64) / MERSENNE61, "uniform").pvalue > 1e-3
     low_bytes = np.bincount((values & np.uint64(0xFF)).astype(np.int64), minlength=256)
     assert stats.chisquare(low_bytes).pvalue > 1e-3
@@ -270,22 +276,22 @@ def test_ks_uniform_on_mersenne61() -> None:
 def test_field_stream_validation(kwargs: dict, names: str) -> None:
     args = {"key": KEY, "stream": 0, "n": 4, "field": F61} | kwargs
     with pytest.raises(InputError, match=names):
-        prg.field_stream(**args)
+        keystream.field_stream(**args)
 
 
 def test_field_streams_validation() -> None:
     with pytest.raises(InputError, match="sequence"):
-        prg.field_streams(KEY, 0, 4, F61)
+        keystream.field_streams(KEY, 0, 4, F61)
     with pytest.raises(InputError, match=r"keys\[1\]"):
-        prg.field_streams([KEY, bytes(16)], 0, 4, F61)
+        keystream.field_streams([KEY, bytes(16)], 0, 4, F61)
     with pytest.raises(InputError, match="stream"):
-        prg.field_streams([KEY], -3, 4, F61)
+        keystream.field_streams([KEY], -3, 4, F61)
 
 
 def test_numpy_integers_are_accepted() -> None:
     np.testing.assert_array_equal(
-        prg.field_stream(KEY, np.uint64(2**64 - 1), np.int64(10), F61),
-        prg.field_stream(KEY, 2**64 - 1, 10, F61),
+        keystream.field_stream(KEY, np.uint64(2**64 - 1), np.int64(10), F61),
+        keystream.field_stream(KEY, 2**64 - 1, 10, F61),
     )
 
 
@@ -320,7 +326,7 @@ RFC5869_SHA256 = [
 
 @pytest.mark.parametrize(("ikm", "salt", "info", "length", "okm"), RFC5869_SHA256)
 def test_hkdf_rfc5869_vectors(ikm: str, salt: str, info: str, length: int, okm: str) -> None:
-    out = prg.hkdf_sha256(bytes.fromhex(ikm), bytes.fromhex(salt), bytes.fromhex(info), length)
+    out = hkdf.hkdf_sha256(bytes.fromhex(ikm), bytes.fromhex(salt), bytes.fromhex(info), length)
     assert out.hex() == okm
 
 
@@ -329,25 +335,58 @@ def test_hkdf_matches_pycryptodome() -> None:
     for length in (1, 31, 32, 33, 64, 100, 255 * 32):
         ikm, salt, info = (rng.bytes(int(rng.integers(1, 80))) for _ in range(3))
         expected = HKDF(ikm, length, salt, SHA256, 1, info)
-        assert prg.hkdf_sha256(ikm, salt, info, length) == expected
-    assert prg.hkdf_sha256(b"ikm", b"salt", b"", 0) == b""
+        assert hkdf.hkdf_sha256(ikm, salt, info, length) == expected
+    assert hkdf.hkdf_sha256(b"ikm", b"salt", b"", 0) == b""
     with pytest.raises(InputError, match="length"):
-        prg.hkdf_sha256(b"ikm", b"salt", b"", 255 * 32 + 1)
+        hkdf.hkdf_sha256(b"ikm", b"salt", b"", 255 * 32 + 1)
     with pytest.raises(InputError, match="info"):
-        prg.hkdf_sha256(b"ikm", b"salt", "info", 32)
+        hkdf.hkdf_sha256(b"ikm", b"salt", "info", 32)
+
+
+
+# RFC 5869 A.1: the PRK of test case 1, and its OKM (the first vector above)
+RFC5869_PRK_1 = "077709362c2e32df0ddc3f0dc47bba6390b6c73bb50f9c3122ec844ad7c2b3e5"
+
+
+def test_hkdf_extract_and_expand_are_rfc5869_and_pycryptodome() -> None:
+    ikm, salt, info, length, okm = RFC5869_SHA256[0]
+    prk = hkdf.hkdf_extract(bytes.fromhex(salt), bytes.fromhex(ikm))
+    assert prk.hex() == RFC5869_PRK_1
+    assert hkdf.hkdf_expand(prk, bytes.fromhex(info), length).hex() == okm
+    rng = np.random.default_rng(52)
+    for length in (0, 1, 32, 33, 255 * 32):
+        ikm_b, salt_b, info_b = (rng.bytes(int(rng.integers(1, 80))) for _ in range(3))
+        got = hkdf.hkdf_expand(hkdf.hkdf_extract(salt_b, ikm_b), info_b, length)
+        assert got == (HKDF(ikm_b, length, salt_b, SHA256, 1, info_b) if length else b"")
+    assert hkdf.hkdf_extract(b"", b"k") == hmac.digest(bytes(32), b"k", hashlib.sha256)
+    with pytest.raises(InputError, match="prk"):
+        hkdf.hkdf_expand(bytes(31), b"", 32)
+    with pytest.raises(InputError, match="length"):
+        hkdf.hkdf_expand(bytes(32), b"", 255 * 32 + 1)
+
+
+def test_encrypt_blocks_is_aes256_ecb() -> None:
+    rng = np.random.default_rng(16)
+    data = rng.bytes(16 * 37)
+    assert keystream.encrypt_blocks(KEY, data) == AES.new(KEY, AES.MODE_ECB).encrypt(data)
+    assert keystream.encrypt_blocks(KEY, b"") == b""
+    with pytest.raises(InputError, match="multiple of 16"):
+        keystream.encrypt_blocks(KEY, bytes(17))
+    with pytest.raises(InputError, match="32 bytes"):
+        keystream.encrypt_blocks(bytes(16), bytes(16))
 
 
 def test_derive_key() -> None:
     seed = bytes(range(100, 132))
-    key = prg.derive_key(seed, "party 3 / noise")
-    assert len(key) == 32 and key == prg.derive_key(seed, "party 3 / noise")
-    assert key == HKDF(seed, 32, prg.PRG_KEY_SALT, SHA256, 1, b"party 3 / noise")
-    assert key != prg.derive_key(seed, "party 3 / masks")
-    assert key != prg.derive_key(bytes(range(101, 133)), "party 3 / noise")
+    key = hkdf.derive_key(seed, "party 3 / noise")
+    assert len(key) == 32 and key == hkdf.derive_key(seed, "party 3 / noise")
+    assert key == HKDF(seed, 32, hkdf.PRG_KEY_SALT, SHA256, 1, b"party 3 / noise")
+    assert key != hkdf.derive_key(seed, "party 3 / masks")
+    assert key != hkdf.derive_key(bytes(range(101, 133)), "party 3 / noise")
     with pytest.raises(InputError, match="seed"):
-        prg.derive_key(bytes(15), "x")
+        hkdf.derive_key(bytes(15), "x")
     with pytest.raises(InputError, match="label"):
-        prg.derive_key(seed, b"x")
+        hkdf.derive_key(seed, b"x")
 
 
 # -- the fused net pairwise mask (SecureSum's PRG variant) --------------------------------------
@@ -355,7 +394,7 @@ def test_derive_key() -> None:
 
 def _net_from_materialised(keys, signs, stream, half, field):
     """Σ_k s_k·(second half − first half), by Python ints from the materialised streams."""
-    from protocols.prg import field_streams
+    from protocols.crypto.keystream import field_streams
 
     rows = field_streams(keys, stream, 2 * half, field)
     total = [0] * half
@@ -367,7 +406,7 @@ def _net_from_materialised(keys, signs, stream, half, field):
 
 @pytest.mark.parametrize("half", [1, 5, (1 << 13) + 1, (1 << 16) - 1, 1 << 16, (1 << 16) + 3])
 def test_pair_mask_sum_equals_the_materialised_streams(half):
-    from protocols.prg import pair_mask_sum
+    from protocols.crypto.mask_sums import pair_mask_sum
 
     field = prime_field("2^61-1")
     rng = np.random.default_rng(half)
@@ -381,7 +420,7 @@ def test_pair_mask_sum_equals_the_materialised_streams(half):
 
 @pytest.mark.parametrize("p", [5, 2**31 - 1])
 def test_pair_mask_sum_in_other_fields(p):
-    from protocols.prg import pair_mask_sum
+    from protocols.crypto.mask_sums import pair_mask_sum
 
     field = prime_field(p)
     keys = [bytes([k]) * 32 for k in range(1, 4)]
@@ -394,7 +433,7 @@ def test_fused_path_declines_a_rejected_word_and_the_sum_falls_back(monkeypatch)
     the fused path must then give up and the exact materialised path answer."""
     field = prime_field("2^61-1")
     keys = [b"\x07" * 32, b"\x08" * 32]
-    real_ctr = prg._ctr
+    real_ctr = keystream._ctr
 
     class RejectingCtr:
         def __init__(self, inner):
@@ -406,20 +445,20 @@ def test_fused_path_declines_a_rejected_word_and_the_sum_falls_back(monkeypatch)
             words[-1] = np.uint64((1 << 64) - 1)  # masks to p: a rejected candidate
             return written
 
-    monkeypatch.setattr(prg, "_ctr", lambda *a: RejectingCtr(real_ctr(*a)))
-    terms = prg._terms(keys, [1, -1], prg.FUSE_MIN_HALF, 2)
-    assert prg._signed_sum_61(terms, 4, prg.FUSE_MIN_HALF) is None
-    monkeypatch.setattr(prg, "_ctr", real_ctr)
-    monkeypatch.setattr(prg, "_signed_sum_61", lambda *a: None)
-    half = prg.FUSE_MIN_HALF + 1
-    got = prg.pair_mask_sum(keys, [1, -1], 4, half, field)
+    monkeypatch.setattr(mask_sums, "_ctr", lambda *a: RejectingCtr(real_ctr(*a)))
+    terms = mask_sums._terms(keys, [1, -1], mask_sums.FUSE_MIN_HALF, 2)
+    assert mask_sums._signed_sum_61(terms, 4, mask_sums.FUSE_MIN_HALF) is None
+    monkeypatch.setattr(mask_sums, "_ctr", real_ctr)
+    monkeypatch.setattr(mask_sums, "_signed_sum_61", lambda *a: None)
+    half = mask_sums.FUSE_MIN_HALF + 1
+    got = mask_sums.pair_mask_sum(keys, [1, -1], 4, half, field)
     expected = _net_from_materialised(keys, [1, -1], 4, half, field)
     assert [int(got[i]) for i in (0, 1, half // 2, half - 1)] == [
         expected[i] for i in (0, 1, half // 2, half - 1)]
 
 
 def test_pair_mask_sum_checks_its_arguments():
-    from protocols.prg import pair_mask_sum
+    from protocols.crypto.mask_sums import pair_mask_sum
 
     field = prime_field("2^61-1")
     with pytest.raises(InputError):
@@ -441,13 +480,14 @@ def reference_keystream_from(key: bytes, stream: int, start_block: int, n_bytes:
 
 @pytest.mark.parametrize("stream", [0, 3, 2**63 + 5, 2**64 - 1])
 def test_kept_encryptor_keystream_matches_pycryptodome_ctr_at_offsets(stream: int) -> None:
-    ciphers = prg.StreamCiphers()
+    ciphers = keystream.StreamCiphers()
     for start_block in (0, 1, 7, 2**32 - 1, 2**63, 2**64 - 40):
         for n_words in (0, 1, 2, 3, 31, 80):
             expected = reference_keystream_from(KEY, stream, start_block, 8 * n_words)
             got = ciphers.keystream_words(KEY, stream, n_words, start_block)
             assert got.dtype == np.uint64 and got.tobytes() == expected
-            assert got.tobytes() == prg.keystream_words(KEY, stream, n_words, start_block).tobytes()
+            expected = keystream.keystream_words(KEY, stream, n_words, start_block)
+            assert got.tobytes() == expected.tobytes()
     assert ciphers.kept == 1  # one encryptor, reused by every call
     with pytest.raises(InputError, match="overflow"):
         ciphers.keystream_words(KEY, stream, 4, 2**64 - 1)
@@ -465,25 +505,25 @@ def _signed_reference(keys, signs, stream, n, p, halves):
 
 @pytest.mark.parametrize(
     ("field", "n"),
-    [(F61, 1), (F61, 999), (F61, 2001), (F61, prg.FUSE_MIN_HALF + 3),
+    [(F61, 1), (F61, 999), (F61, 2001), (F61, mask_sums.FUSE_MIN_HALF + 3),
      (F5, 333), (F31, 700), (F64, 257), (F127, 40)],
 )
 def test_kept_encryptors_give_the_streams_of_fresh_ones_and_of_pycryptodome(field, n) -> None:
     """One StreamCiphers serves many calls (streams, lengths, keys interleaved); every result
     equals the module function's (fresh encryptors) and the hand reference from pycryptodome's
     CTR — for GF(2^61 − 1) on the short and the fused path, and for fields with rejections."""
-    ciphers = prg.StreamCiphers()
+    ciphers = keystream.StreamCiphers()
     keys = _keys(5)
     signs = [1, -1, -1, 1, -1]
     for stream in (9, 2**40 + 1, 9 + 1):
         rows = ciphers.field_streams(keys, stream, n, field)
-        np.testing.assert_array_equal(rows, prg.field_streams(keys, stream, n, field))
+        np.testing.assert_array_equal(rows, keystream.field_streams(keys, stream, n, field))
         assert [int(v) for v in rows[2]] == reference_elements(keys[2], stream, n, field.p)
         single = ciphers.field_stream(keys[4], stream, n, field)
         assert [int(v) for v in single] == reference_elements(keys[4], stream, n, field.p)
         for halves, method in ((1, "signed_stream_sum"), (2, "pair_mask_sum")):
-            kept = getattr(ciphers, method)(keys, signs, stream, n, field)
-            fresh = getattr(prg, method)(keys, signs, stream, n, field)
+            kept = getattr(mask_sums, method)(keys, signs, stream, n, field, ciphers=ciphers)
+            fresh = getattr(mask_sums, method)(keys, signs, stream, n, field)
             np.testing.assert_array_equal(kept, fresh)
             if n <= 2001:  # the hand reference is pure Python
                 expected = _signed_reference(keys, signs, stream, n, field.p, halves)
@@ -494,10 +534,10 @@ def test_kept_encryptors_give_the_streams_of_fresh_ones_and_of_pycryptodome(fiel
 @pytest.mark.parametrize("field", [F5, F31, F127])
 def test_kept_encryptors_continue_a_stream_after_rejections(monkeypatch, field) -> None:
     """Short first passes force the continuation (from a block offset, mid-block) to run."""
-    ciphers = prg.StreamCiphers()
+    ciphers = keystream.StreamCiphers()
     expected = reference_elements(KEY, 6, 90, field.p)
     assert [int(v) for v in ciphers.field_stream(KEY, 6, 90, field)] == expected
-    monkeypatch.setattr(prg, "_candidates", lambda _field, need: min(need, 3))
+    monkeypatch.setattr(keystream, "_candidates", lambda _field, need: min(need, 3))
     assert [int(v) for v in ciphers.field_stream(KEY, 6, 90, field)] == expected
     rows = ciphers.field_streams([OTHER_KEY, KEY], 6, 90, field)
     assert [int(v) for v in rows[1]] == expected
@@ -528,14 +568,14 @@ def test_short_mersenne_sum_draws_a_group_with_a_rejection_exactly(monkeypatch, 
     n, word, stream = 37, 20, 5
     keys = _keys(5)
     signs = [1, 1, -1, -1, 1]
-    clean = prg.signed_stream_sum(keys, signs, stream, n, F61) if halves == 1 else (
-        prg.pair_mask_sum(keys, signs, stream, n, F61))
-    real_ecb = prg._ecb
-    monkeypatch.setattr(prg, "GROUP_WORDS", 2 * (halves * n + 1))  # groups of two keys
-    monkeypatch.setattr(prg, "_ecb", lambda key: _CorruptingEcb(real_ecb(key), word)
+    clean = mask_sums.signed_stream_sum(keys, signs, stream, n, F61) if halves == 1 else (
+        mask_sums.pair_mask_sum(keys, signs, stream, n, F61))
+    real_ecb = keystream._ecb
+    monkeypatch.setattr(keystream, "GROUP_WORDS", 2 * (halves * n + 1))  # groups of two keys
+    monkeypatch.setattr(keystream, "_ecb", lambda key: _CorruptingEcb(real_ecb(key), word)
                         if key == keys[bad] else real_ecb(key))
-    got = prg.StreamCiphers().pair_mask_sum(keys, signs, stream, n, F61) if halves == 2 else (
-        prg.StreamCiphers().signed_stream_sum(keys, signs, stream, n, F61))
+    fn = mask_sums.pair_mask_sum if halves == 2 else mask_sums.signed_stream_sum
+    got = fn(keys, signs, stream, n, F61, ciphers=StreamCiphers())
     total = [0] * n
     for k, (key, sign) in enumerate(zip(keys, signs, strict=True)):
         words = np.frombuffer(reference_keystream(key, stream, 8 * (halves * n + 8)), "<u8")
@@ -550,9 +590,9 @@ def test_short_mersenne_sum_draws_a_group_with_a_rejection_exactly(monkeypatch, 
 
 
 def test_stream_ciphers_keep_from_a_keys_second_use_only_when_asked_and_validate() -> None:
-    kept, fresh = prg.StreamCiphers(), prg.StreamCiphers(keep=False)
+    kept, fresh = keystream.StreamCiphers(), keystream.StreamCiphers(keep=False)
     for ciphers in (kept, fresh):
-        ciphers.signed_stream_sum(_keys(3), [1, 1, -1], 0, 10, F61)
+        mask_sums.signed_stream_sum(_keys(3), [1, 1, -1], 0, 10, F61, ciphers=ciphers)
         ciphers.field_stream(KEY, 0, 10, F5)
     assert kept.kept == 0 == fresh.kept  # each key used once: nothing kept
     for ciphers in (kept, fresh):
@@ -563,6 +603,6 @@ def test_stream_ciphers_keep_from_a_keys_second_use_only_when_asked_and_validate
     with pytest.raises(InputError, match=r"keys\[1\]"):
         kept.field_streams([KEY, bytes(16)], 0, 4, F61)
     with pytest.raises(InputError, match="signs"):
-        kept.pair_mask_sum([KEY], [0], 0, 4, F61)
+        mask_sums.pair_mask_sum([KEY], [0], 0, 4, F61, ciphers=kept)
     with pytest.raises(InputError, match="stream"):
         kept.field_stream(KEY, 2**64, 4, F61)

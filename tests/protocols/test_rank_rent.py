@@ -1,7 +1,8 @@
 """The audits' GF(2^61 − 1) ranks load numba's kernels only once they pay (ski rental).
 
-:func:`protocols.fast_field.fast_field` ranks with numpy while its estimated numpy work stays
-within :data:`protocols.fast_field.RANK_RENT_SECONDS`, then with the compiled kernels. The ranks
+:func:`protocols.field.fast_field.fast_field` ranks with numpy while its estimated numpy work stays
+within :data:`protocols.field.fast_field.RANK_RENT_SECONDS`, then with the compiled kernels.
+The ranks
 are checked against galois (``np.linalg.matrix_rank`` over ``galois.GF(p)``) and against ranks
 known by construction, on both paths; which path runs is observed by counting the calls into
 the kernels; and a one-shot CLI run of the quickstart, in a fresh process, must not import
@@ -19,10 +20,10 @@ import galois
 import numpy as np
 import pytest
 
-from protocols import fast_field as fast_field_module
-from protocols import mersenne_ranks
-from protocols.fast_field import RANK_RENT_SECONDS, fast_field, numpy_rank_seconds
 from protocols.field import MERSENNE61, prime_field
+from protocols.field import fast_field as fast_field_module
+from protocols.field import ranks as mersenne_ranks
+from protocols.field.fast_field import RANK_RENT_SECONDS, fast_field, numpy_rank_seconds
 
 ROOT = Path(__file__).resolve().parents[2]
 F61 = prime_field(MERSENNE61)
@@ -117,7 +118,7 @@ def test_the_quickstart_one_shot_run_does_not_load_numba(tmp_path):
     assert plain.stdout.split()[-1] == "False"
     # the same run with the kernels loaded first writes the same outputs and ledger
     loaded = subprocess.run([sys.executable, "-c",
-                             "from protocols import mersenne_ranks\n"
+                             "from protocols.field import ranks as mersenne_ranks\n"
                              "mersenne_ranks._kernels()\n" + probe,
                              str(tmp_path / "loaded")],
                             cwd=ROOT, capture_output=True, text=True, check=True)

@@ -1,6 +1,6 @@
-"""Tests of :class:`protocols.channels.SealedChannel`: the bytes and the refusals of the
-reference functions :func:`~protocols.channels.seal_message` and
-:func:`~protocols.channels.open_message`, message for message.
+"""Tests of :class:`protocols.crypto.sealing.SealedChannel`: the bytes and the refusals of the
+reference functions :func:`~protocols.crypto.sealing.seal_message` and
+:func:`~protocols.crypto.sealing.open_message`, message for message.
 
 Every expected value comes from the reference functions (the path the drivers took before the
 channel object) or from pycryptodome's AES-GCM, never from the channel object itself.
@@ -16,7 +16,7 @@ from Crypto.Cipher import AES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocols.channels import (
+from protocols.crypto.sealing import (
     NONCE_BYTES,
     SEAL_OVERHEAD_BYTES,
     EncodedHeader,

@@ -27,8 +27,8 @@ from hypothesis import strategies as st
 
 from parties.party import site_parties
 from parties.view import View
-from protocols.channels import SEAL_OVERHEAD_BYTES
 from protocols.context import AesRandomness, MaskReuseError, PartyContext
+from protocols.crypto.sealing import SEAL_OVERHEAD_BYTES
 from protocols.effects import Call, Send, SendEach
 from protocols.errors import FieldOverflowError, InputError, MpcsimError, ProtocolAbort
 from protocols.field import FixedPoint, prime_field
@@ -36,14 +36,16 @@ from protocols.secure_sum import (
     ALL_VARIANTS,
     COST_FORMULAS,
     PROTOCOL,
-    column_sum,
     declared_cost,
-    own_share,
-    pair_shares,
-    reconstruct,
     secure_sum,
     secure_sum_field,
-    split,
+)
+from protocols.sharing import (
+    additive_reconstruct,
+    additive_split,
+    column_sum,
+    own_share,
+    pair_shares,
 )
 from sim.network import Network
 from sim.simulation import Result, Simulation
@@ -379,7 +381,7 @@ def test_split_gives_shares_that_add_up_to_the_secret(p: int) -> None:
     rng = np.random.default_rng(p % 97)
     x_hat = field.random(rng, 5)
     masks = [field.random(rng, 5) for _ in range(4)]
-    shares = split(field, x_hat, masks)
+    shares = additive_split(field, x_hat, masks)
     assert len(shares) == 5
     for got, mask in zip(shares[:4], masks, strict=True):
         assert got.tolist() == mask.tolist()
@@ -389,7 +391,7 @@ def test_split_gives_shares_that_add_up_to_the_secret(p: int) -> None:
     assert [int(v) for v in kept] == [
         (int(x_hat[j]) - sum(int(mk[j]) for mk in masks)) % p for j in range(5)]
     assert own_share(field, x_hat, []).tolist() == x_hat.tolist()  # M = 1: keep everything
-    assert split(field, x_hat, [])[0].tolist() == x_hat.tolist()
+    assert additive_split(field, x_hat, [])[0].tolist() == x_hat.tolist()
 
 
 @pytest.mark.parametrize("p", [P7, P61])
@@ -403,7 +405,7 @@ def test_table_2_1_column_sums_add_up_to_the_row_sums(p: int, m: int) -> None:
     table = []  # table[i][j] = r_i^(j)
     for i in range(m):
         masks = [field.random(rng, d) for _ in range(m - 1)]
-        row = split(field, x_hats[i], masks)  # shares for j ≠ i, then the kept one
+        row = additive_split(field, x_hats[i], masks)  # shares for j ≠ i, then the kept one
         order = [j for j in range(m) if j != i] + [i]
         table.append({j: row[k] for k, j in enumerate(order)})
     columns = [column_sum(field, table[j][j], [table[i][j] for i in range(m) if i != j])
@@ -411,7 +413,7 @@ def test_table_2_1_column_sums_add_up_to_the_row_sums(p: int, m: int) -> None:
     for j in range(m):
         assert [int(v) for v in columns[j]] == [
             sum(int(table[i][j][c]) for i in range(m)) % p for c in range(d)]
-    total = reconstruct(field, columns)
+    total = additive_reconstruct(field, columns)
     assert [int(v) for v in total] == [sum(int(x[c]) for x in x_hats) % p for c in range(d)]
     assert column_sum(field, x_hats[0], []).tolist() == x_hats[0].tolist()
 
@@ -684,8 +686,8 @@ def _party_1_randomness(field: Any, peers: tuple[int, ...]) -> AesRandomness:
 def test_fused_pairwise_mask_equals_the_mask_from_the_recorded_streams() -> None:
     """AesRandomness.pairwise_mask (fused, streams never materialised) must equal the net mask
     computed from the streams one by one, which is what recording runs (audits) use."""
-    from protocols.context import pairwise_mask_from_streams
     from protocols.effects import Call
+    from protocols.sharing import pairwise_mask_from_streams
 
     field = prime_field("2^61-1")
     peers = (0, 2, 5)

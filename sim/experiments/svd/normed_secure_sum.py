@@ -77,7 +77,7 @@ def nss_declaration(params: NssParams) -> Any:
     """NormedSecureSum's registered declaration, its simulator given the run's parameters.
 
     The parameters are public but not in the views; the simulator needs them for the law of
-    each masked opening (:class:`protocols.normed_secure_sum.NormedSecureSumSimulator`).
+    each masked opening (:class:`protocols.normed_secure_sum_simulator.NormedSecureSumSimulator`).
     """
 
     return replace(REGISTRY["normed_secure_sum"],

@@ -1,6 +1,6 @@
 """Run MPC engine primitives in a real simulated run (data holders + dealer), for the tests.
 
-:func:`run_engine` gives each data holder a :class:`~protocols.mpc.sharing.Session` over the
+:func:`run_engine` gives each data holder a :class:`~protocols.mpc.session.Session` over the
 dealt material of ``plan`` and shares of secrets chosen by the test (party 0 inputs them,
 the others input zeros, so the shares are uniform and sum to the secret), runs ``body`` and
 opens what it returns. Expected values are computed by the tests with Python integers.
@@ -15,10 +15,10 @@ import numpy as np
 
 from parties.party import Party
 from protocols.context import PartyContext
-from protocols.mersenne127 import mpc_field
+from protocols.field.mersenne127 import mpc_field
 from protocols.mpc.dealer import Pool, Request, dealer, receive_material
 from protocols.mpc.public import constants, to_ints
-from protocols.mpc.sharing import OUTPUT, Session, share_input
+from protocols.mpc.session import OUTPUT, Session, share_input
 from sim.simulation import Result, Simulation
 
 P127 = (1 << 127) - 1

@@ -14,7 +14,7 @@ import pytest
 from harness import KAPPA, P127, engine_rows, run_engine, signed
 
 from protocols.errors import FieldOverflowError, MpcsimError, ProtocolAbort
-from protocols.mersenne127 import Mersenne127Field
+from protocols.field.mersenne127 import Mersenne127Field
 from protocols.mpc import bits, inv_sqrt, multiply, normalize, truncate
 from protocols.mpc.dealer import Request, deal, plan_elements
 from protocols.mpc.inv_sqrt import SEED

@@ -1,8 +1,9 @@
-"""Additive sharing, openings and the local (linear) operations of the MPC engine.
+"""The MPC engine's session: input sharing, openings and local (linear) operations.
 
 A secret v ∈ F_p is held as shares v_j, one per data holder, with Σ_j v_j ≡ v (mod p)
-(spec ``normed_secure_sum.md`` §2.1). Linear operations are local: [a] + [b], c·[a] for a
-public c, and adding a public constant (only the first data holder adds it). Opening
+(spec ``normed_secure_sum.md`` §2.1); the share arithmetic is :mod:`protocols.sharing`'s.
+Linear operations are local: [a] + [b], c·[a] for a public c, and adding a public constant
+(only the first data holder adds it). Opening
 (:meth:`Session.open`) costs one round: every party sends its share to every other party and
 adds what it receives. Openings that do not depend on each other are batched by the caller into
 one call (one round).
@@ -36,10 +37,11 @@ import numpy as np
 from protocols.context import PartyContext
 from protocols.effects import Call, RecvEach, SendEach
 from protocols.field import PrimeField
-from protocols.mersenne127 import Mersenne127Field, concatenate
+from protocols.field.mersenne127 import Mersenne127Field, concatenate
 from protocols.mpc.coins import call_rng
 from protocols.mpc.dealer import Pool
 from protocols.mpc.public import check_range, constant
+from protocols.sharing import column_sum, own_share
 
 BEAVER, MASKED, OUTPUT, INPUT = "beaver", "masked", "output", "input"
 
@@ -53,7 +55,7 @@ class Session:
     ctx : PartyContext
         The party's context (id, peers, generator).
     field : PrimeField
-        The engine's field (:func:`protocols.mersenne127.mpc_field`).
+        The engine's field (:func:`protocols.field.mersenne127.mpc_field`).
     call : Call
         The invocation; its tag names every message.
     pool : Pool
@@ -145,8 +147,8 @@ def share_input(
     if not peers:
         return values
     masks = field.random(call_rng(ctx, call), (len(peers), *values.shape))
-    own = field.sub(values, field.sum(masks, axis=0))
+    own = own_share(field, values, list(masks))
     step = f"00.{INPUT}.share"
     yield SendEach({p: masks[i] for i, p in enumerate(peers)}, call, step)
     received = yield RecvEach(peers, call, step)
-    return field.sum(np.stack([own, *(received[p] for p in peers)]), axis=0)
+    return column_sum(field, own, [received[p] for p in peers])

@@ -1,8 +1,8 @@
-"""Compiled kernels of :mod:`protocols.mersenne127` (numba), imported on first use.
+"""Compiled kernels of :mod:`protocols.field.mersenne127` (numba), imported on first use.
 
 Elements are passed as flat ``uint64`` arrays of interleaved limbs (lo0, hi0, lo1, hi1, ...),
-the memory of the :data:`~protocols.mersenne127.ELEMENT127` records themselves. The helpers are
-module-level and inlined: defined inside a function (as closures) numba neither inlined nor
+the memory of the :data:`~protocols.field.mersenne127.ELEMENT127` records themselves. The helpers
+are module-level and inlined: defined inside a function (as closures) numba neither inlined nor
 vectorised them, and products ran 6× slower.
 """
 

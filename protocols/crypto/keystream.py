@@ -7,8 +7,8 @@ of the protocol — reusing a mask across rounds would reveal differences of inp
 seeds digest recommends (``spec/seeds_digest.md`` §6 item 2), each stream is derived from
 (pair seed, invocation counter):
 
-* the 32-byte pair key (``PairKeys.mask_seed`` from :mod:`protocols.channels`, or a private
-  key from :func:`derive_key`) is the AES-256 key;
+* the 32-byte pair key (``PairKeys.mask_seed`` from :mod:`protocols.crypto.key_agreement`, or a
+  private key from :func:`protocols.crypto.hkdf.derive_key`) is the AES-256 key;
 * the 16-byte counter block is ``stream`` (the invocation counter, an unsigned 64-bit number)
   in its upper 8 bytes and the block counter, starting at 0, in its lower 8 bytes, both
   big-endian (NIST SP 800-38A counter mode; pycryptodome's ``AES.MODE_CTR`` with
@@ -39,12 +39,9 @@ So the keystream is produced in two ways that give the same bytes:
   protocol call (≈ 1 KB each, kept from a key's second use on: M(M − 1) KB over an M-party
   run that uses its keys again, 1 GB at M = 1000). In one call the counter blocks are
   built once and encrypted under each key (the SecureSum pattern: one stream number,
-  every peer's key) into a buffer of about 2 MiB of keys; for GF(2^61 − 1)
-  :func:`signed_stream_sum` and :func:`pair_mask_sum` mask, check and sum that group's
-  rows at once — in one compiled pass (:mod:`protocols.mersenne61_kernels`) from
-  :data:`protocols.field.KERNEL_MIN_ELEMENTS` elements on, in numpy below — so no stream
-  is materialised on its own, and :meth:`StreamCiphers.add_signed_stream_sum` adds the sum to
-  SecureSum's x̂ in the same pass. A :class:`StreamCiphers` keeps the buffer and counter
+  every peer's key) into a buffer of about 2 MiB of keys, which the mask sums of
+  :mod:`protocols.crypto.mask_sums` mask, check and sum at once, so that no stream is
+  materialised on its own. A :class:`StreamCiphers` keeps the buffer and counter
   blocks of its latest group shape when they are small (:data:`KEPT_GROUP_WORDS`), so a
   party's many calls of one size rewrite only the stream number. The module-level
   functions use encryptors built for the call (``StreamCiphers(keep=False)``).
@@ -55,13 +52,10 @@ So the keystream is produced in two ways that give the same bytes:
   (``benchmarks/mask_stream.py``); a rejected candidate sends it down the exact path below.
 * **Long streams** (and the continuation of a short one that came up short) come from
   AES-256-CTR contexts in 512 KiB passes into one reused buffer, so that masking runs on
-  cache-resident data; for GF(2^61 − 1) and lengths from :data:`FUSE_MIN_HALF` on,
-  :func:`signed_stream_sum` and :func:`pair_mask_sum` add each pass into the running sum
-  at once (a context per pass costs little beside 512 KiB of encryption).
+  cache-resident data (a context per pass costs little beside 512 KiB of encryption).
 
-Key derivation (:func:`hkdf_sha256`, :func:`derive_key`) is RFC 5869 HKDF from
-`cryptography` as well (a few µs a call; pycryptodome's pure-Python HKDF costs ~80 µs),
-tested against the RFC's vectors.
+:func:`encrypt_blocks` is the same AES-256 on blocks the caller chooses (AES as a PRF: the
+pre-shared key setup). Key derivation is :mod:`protocols.crypto.hkdf`.
 
 Nothing here keeps state between calls but what a :class:`StreamCiphers` keeps — its
 owner's encryptors (ECB keeps no state between updates, so a kept encryptor gives the streams
@@ -70,28 +64,30 @@ never returned — and
 nothing draws system randomness: every key comes from seed bytes the caller passes in.
 """
 
+
 from __future__ import annotations
 
 import math
-import operator
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
-from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from protocols import field as field_module
-from protocols.errors import InputError
-from protocols.field import (
-    MERSENNE61,
-    Mersenne61Field,
-    PrimeField,
-    is_flat_u64,
-    mersenne61_kernels,
-    reduce61_inplace,
+from protocols.crypto.arguments import (
+    KEY_BYTES,
+    MAX_STREAM,
+    as_bytes,
+    as_count,
+    as_key,
+    as_stream,
+    check_field,
 )
+from protocols.crypto.scratch import SLACK_WORDS as _SLACK_WORDS
+from protocols.crypto.scratch import WORD_BYTES as _WORD_BYTES
+from protocols.crypto.scratch import StreamScratch
+from protocols.errors import InputError
+from protocols.field import PrimeField
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.ciphers import CipherContext
@@ -101,26 +97,15 @@ __all__ = [
     "CHUNK_WORDS",
     "KEY_BYTES",
     "MAX_STREAM",
-    "PRG_KEY_SALT",
-    "SignedKeys",
     "StreamCiphers",
-    "derive_key",
+    "encrypt_blocks",
     "field_stream",
     "field_streams",
-    "hkdf_sha256",
     "keystream_words",
-    "pair_mask_sum",
-    "signed_stream_sum",
 ]
-
-KEY_BYTES = 32
-"""Length of an AES-256 stream key in bytes."""
 
 BLOCK_BYTES = 16
 """AES block length: one counter block yields two 64-bit words of keystream."""
-
-MAX_STREAM = (1 << 64) - 1
-"""Largest stream number (stream numbers are unsigned 64-bit integers)."""
 
 CHUNK_WORDS = 1 << 16
 """Keystream words drawn per pass for long streams (512 KiB: stays in the L2 cache)."""
@@ -134,9 +119,6 @@ STREAM_PASS_WORDS = 1 << 15
 pass is masked in place while it is in the L2 cache; shorter passes measured slower, from the
 Python overhead of each pass)."""
 
-FUSE_MIN_HALF = 1 << 13
-"""Half-stream length from which :func:`pair_mask_sum` fuses generation and summation."""
-
 KEPT_GROUP_WORDS = 1 << 13
 """Largest group buffer (64 KiB of keystream words, with its counter blocks at most 128 KiB)
 a :class:`StreamCiphers` keeps for its next call: one buffer, that of the latest group shape,
@@ -145,87 +127,11 @@ allocates neither it nor its counter blocks again. Larger groups cost more to dr
 allocate, and are not kept: a run of M = 1000 parties keeps at most 128 MiB of them (beside
 the ~1 GB of their kept encryptors)."""
 
-PRG_KEY_SALT = b"mpcsim/prg/derive_key/v1"
-"""HKDF salt of :func:`derive_key` (a fixed project label, RFC 5869 §3.1)."""
-
-_HASH_BYTES = 32
-_WORD_BYTES = 8
-_SLACK_WORDS = 2  # OpenSSL's update_into wants len(data) + 15 bytes of room
 _MAX_STREAMS_REJECTIONS = 0.01  # batch path when fewer rejections than this are expected
 _U64_DTYPE = np.dtype(np.uint64)
 _I64_DTYPE = np.dtype(np.int64)
 
 
-# -- key derivation ------------------------------------------------------------------------
-
-
-def hkdf_sha256(ikm: bytes, salt: bytes, info: bytes, length: int) -> bytes:
-    """RFC 5869 HKDF with HMAC-SHA256: extract a pseudo-random key, expand it to ``length``.
-
-    Parameters
-    ----------
-    ikm : bytes
-        Input keying material (a shared secret or seed bytes).
-    salt : bytes
-        Extraction salt; empty means a string of 32 zero bytes (RFC 5869 §2.2).
-    info : bytes
-        Context bound into the output (RFC 5869 §2.3).
-    length : int
-        Output length in bytes, 0 ≤ length ≤ 255·32.
-
-    Returns
-    -------
-    bytes
-        ``length`` bytes of output keying material.
-
-    Raises
-    ------
-    InputError
-        If an argument is not bytes-like or ``length`` is out of range.
-    """
-    ikm = _as_bytes(ikm, "ikm")
-    salt = _as_bytes(salt, "salt")
-    info = _as_bytes(info, "info")
-    length = _as_count(length, "length")
-    if length > 255 * _HASH_BYTES:
-        raise InputError(f"length = {length} exceeds the HKDF-SHA256 maximum {255 * _HASH_BYTES}")
-    if length == 0:
-        return b""
-    return HKDF(hashes.SHA256(), length, salt or bytes(_HASH_BYTES), info).derive(ikm)
-
-
-def derive_key(seed: bytes, label: str) -> bytes:
-    """A 32-byte stream key derived from seed material and a purpose label (HKDF-SHA256).
-
-    Used for keys a party needs on its own (e.g. its private masks) from its seed bytes; pair
-    keys come from :func:`protocols.channels.agree`. Different labels give independent keys.
-
-    Parameters
-    ----------
-    seed : bytes
-        Seed material, at least 16 bytes (e.g. ``SeedSequence.generate_state`` as bytes).
-    label : str
-        What the key is for, e.g. ``"party 3 / noise"``; bound into the HKDF info.
-
-    Returns
-    -------
-    bytes
-        ``hkdf_sha256(seed, PRG_KEY_SALT, label.encode("utf-8"), 32)``.
-
-    Raises
-    ------
-    InputError
-        If ``seed`` is not bytes-like or shorter than 16 bytes, or ``label`` is not a string.
-    """
-    seed = _as_bytes(seed, "seed")
-    if len(seed) < 16:
-        raise InputError(f"seed must hold at least 16 bytes of key material, got {len(seed)}")
-    if not isinstance(label, str):
-        raise InputError(f"label must be a str, got {type(label).__name__}")
-    return hkdf_sha256(seed, PRG_KEY_SALT, label.encode("utf-8"), KEY_BYTES)
-
-
-# -- keystream -----------------------------------------------------------------------------
 
 
 def keystream_words(key: bytes, stream: int, n_words: int, start_block: int = 0) -> np.ndarray:
@@ -248,7 +154,7 @@ def keystream_words(key: bytes, stream: int, n_words: int, start_block: int = 0)
     numpy.ndarray of uint64, shape (n_words,)
         Word i is bytes 8i … 8i+7 of the keystream that starts at block ``start_block``.
     """
-    key = _as_key(key, "key")
+    key = as_key(key, "key")
     stream, n_words, start_block = _keystream_arguments(stream, n_words, start_block)
     cipher = _ctr(key, stream, start_block)
     return np.frombuffer(cipher.update(bytes(_WORD_BYTES * n_words)), dtype=np.uint64).copy()
@@ -256,9 +162,9 @@ def keystream_words(key: bytes, stream: int, n_words: int, start_block: int = 0)
 
 def _keystream_arguments(stream: int, n_words: int, start_block: int) -> tuple[int, int, int]:
     """The checked (stream, n_words, start_block) of :func:`keystream_words`."""
-    stream = _as_stream(stream)
-    n_words = _as_count(n_words, "n_words")
-    start_block = _as_count(start_block, "start_block")
+    stream = as_stream(stream)
+    n_words = as_count(n_words, "n_words")
+    start_block = as_count(start_block, "start_block")
     if start_block > MAX_STREAM:
         raise InputError(f"start_block = {start_block} is out of range [0, 2^64 − 1]")
     if start_block + -(-n_words // 2) > MAX_STREAM + 1:
@@ -285,7 +191,8 @@ def field_stream(key: bytes, stream: int, n: int, field: PrimeField) -> np.ndarr
     Parameters
     ----------
     key : bytes
-        32-byte AES-256 key (a pair's ``mask_seed`` or a :func:`derive_key` key).
+        32-byte AES-256 key (a pair's ``mask_seed`` or a
+        :func:`protocols.crypto.hkdf.derive_key` key).
     stream : int
         Stream number in [0, 2^64), e.g. the protocol invocation counter; every invocation
         must use a new one so that masks are never reused.
@@ -343,119 +250,6 @@ def field_streams(keys: Sequence[bytes], stream: int, n: int, field: PrimeField)
     return StreamCiphers(keep=False).field_streams(keys, stream, n, field)
 
 
-def pair_mask_sum(
-    keys: Sequence[bytes], signs: Sequence[int], stream: int, half: int, field: PrimeField
-) -> np.ndarray:
-    """Σ_k signs[k]·(second half − first half) of the 2·half-element streams of ``keys``.
-
-    With s_k = ``field_stream(keys[k], stream, 2·half, field)`` this is
-    Σ_k signs[k]·(s_k[half:] − s_k[:half]): the net pairwise mask a party adds in the PRG
-    SecureSum (:func:`protocols.secure_sum.pair_shares`: the first half of a pair's stream is
-    the lower party's share for the higher one, the second half the reverse).
-
-    For GF(2^61 − 1) the streams are never materialised one by one. Halves of at least
-    :data:`FUSE_MIN_HALF` elements are summed block by block over positions: each block of
-    each half is drawn at its keystream offset (element i of a stream is keystream word i as
-    long as no earlier word was rejected) straight into a cache-sized buffer and added to the
-    running sum, so the masks never travel to memory. Shorter halves are drawn for a group of
-    keys at a time (about 2 MiB of keystream), masked, and summed over the group's rows.
-    A rejected word (probability 2^−61 each) would shift later elements; if one occurs, the
-    streams concerned are drawn exactly (with continuation), so the result is always exact.
-
-    Parameters
-    ----------
-    keys : sequence of bytes
-        K 32-byte keys.
-    signs : sequence of int
-        +1 or −1 for each key.
-    stream : int
-        Stream number in [0, 2^64).
-    half : int
-        Length of each half, ≥ 0.
-    field : PrimeField
-
-    Returns
-    -------
-    numpy.ndarray of ``field.dtype``, shape (half,)
-    """
-    return StreamCiphers(keep=False).pair_mask_sum(keys, signs, stream, half, field)
-
-
-def signed_stream_sum(
-    keys: Sequence[bytes], signs: Sequence[int], stream: int, n: int, field: PrimeField
-) -> np.ndarray:
-    """Σ_k signs[k]·s_k of the ``n``-element streams s_k = ``field_stream(keys[k], stream, n)``.
-
-    The one-stream pairwise mask (the usual form, e.g. Bonawitz et al. 2017): the pair
-    {i, j}, i < j, draws one n-element stream s_ij per invocation; i adds it and j subtracts
-    it, so the masks cancel in the sum. It costs half the keystream of :func:`pair_mask_sum`
-    (whose two shares per pair enter only through their difference, which is distributed as
-    one uniform stream). For GF(2^61 − 1) the streams are summed without materialising them
-    one by one, as in :func:`pair_mask_sum`.
-
-    Parameters
-    ----------
-    keys : sequence of bytes
-        K 32-byte keys.
-    signs : sequence of int
-        +1 or −1 for each key.
-    stream : int
-        Stream number in [0, 2^64).
-    n : int
-        Stream length, ≥ 0.
-    field : PrimeField
-
-    Returns
-    -------
-    numpy.ndarray of ``field.dtype``, shape (n,)
-    """
-    return StreamCiphers(keep=False).signed_stream_sum(keys, signs, stream, n, field)
-
-
-class SignedKeys:
-    """Stream keys with a sign each, checked once: the + keys first, then the − keys.
-
-    SecureSum's column sum adds the pair streams of the higher peers and subtracts those of the
-    lower ones (the one-stream mask; thesis seed 001, §2.2, Table 2.1), with the same keys and
-    signs in every call of a run: a party's randomness builds this once per set of peers
-    (:class:`protocols.context.AesRandomness`) and hands it to
-    :meth:`StreamCiphers.add_signed_keys_sum`, so the keys are not checked and sorted again in
-    every call. Immutable: the keys are a tuple of ``bytes``.
-
-    Parameters
-    ----------
-    keys : sequence of bytes
-        32-byte keys.
-    signs : sequence of int
-        +1 or −1 for each key.
-
-    Raises
-    ------
-    InputError
-        If a key is not 32 bytes, or a sign is not ±1, or the counts differ.
-    """
-
-    __slots__ = ("keys", "n_plus")
-
-    keys: tuple[bytes, ...]
-    n_plus: int
-
-    def __init__(self, keys: Sequence[bytes], signs: Sequence[int]) -> None:
-        key_list, sign_list = _checked_keys_and_signs(keys, signs)
-        plus = [k for k, s in zip(key_list, sign_list, strict=True) if s > 0]
-        minus = [k for k, s in zip(key_list, sign_list, strict=True) if s < 0]
-        object.__setattr__(self, "keys", (*plus, *minus))
-        object.__setattr__(self, "n_plus", len(plus))
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"SignedKeys is immutable; cannot set {name!r}")
-
-    @property
-    def signs(self) -> list[int]:
-        """The sign of each of :attr:`keys`: +1 for the first :attr:`n_plus`, then −1."""
-        return [1] * self.n_plus + [-1] * (len(self.keys) - self.n_plus)
-
-
 class StreamCiphers:
     """The AES-256 encryptors of one owner's stream keys, kept from a key's second use on.
 
@@ -490,13 +284,13 @@ class StreamCiphers:
         self._met: set[bytes] = set()
         self._keep = keep
         self._group: _GroupBuffers | None = None
-        self._scratch: _StreamScratch | None = None
+        self._scratch: StreamScratch | None = None
 
-    def _stream_scratch(self) -> _StreamScratch:
+    def _stream_scratch(self) -> StreamScratch:
         """This owner's scratch buffers for single streams (built on first use, then kept)."""
         scratch = self._scratch
         if scratch is None:
-            scratch = self._scratch = _StreamScratch()
+            scratch = self._scratch = StreamScratch()
         return scratch
 
     @property
@@ -519,16 +313,16 @@ class StreamCiphers:
         self, key: bytes, stream: int, n_words: int, start_block: int = 0
     ) -> np.ndarray:
         """:func:`keystream_words` (the same words), from this owner's encryptor of ``key``."""
-        key = _as_key(key, "key")
+        key = as_key(key, "key")
         stream, n_words, start_block = _keystream_arguments(stream, n_words, start_block)
         return _ecb_words(self._encryptor(key), stream, start_block, n_words)
 
     def field_stream(self, key: bytes, stream: int, n: int, field: PrimeField) -> np.ndarray:
         """:func:`field_stream`, with this owner's encryptor of ``key``."""
-        key = _as_key(key, "key")
-        stream = _as_stream(stream)
-        n = _as_count(n, "n")
-        _check_field(field)
+        key = as_key(key, "key")
+        stream = as_stream(stream)
+        n = as_count(n, "n")
+        check_field(field)
         return _field_stream(self, key, stream, n, field)
 
     def field_streams(
@@ -537,72 +331,30 @@ class StreamCiphers:
         """:func:`field_streams`, with this owner's encryptors."""
         if isinstance(keys, (bytes, bytearray, memoryview, str)):
             raise InputError("keys must be a sequence of 32-byte keys, not a single bytes object")
-        key_list = [_as_key(k, f"keys[{i}]") for i, k in enumerate(keys)]
-        stream = _as_stream(stream)
-        n = _as_count(n, "n")
-        _check_field(field)
+        key_list = [as_key(k, f"keys[{i}]") for i, k in enumerate(keys)]
+        stream = as_stream(stream)
+        n = as_count(n, "n")
+        check_field(field)
         return _field_streams(self, key_list, stream, n, field)
 
-    def pair_mask_sum(
-        self, keys: Sequence[bytes], signs: Sequence[int], stream: int, half: int,
-        field: PrimeField,
-    ) -> np.ndarray:
-        """:func:`pair_mask_sum`, with this owner's encryptors."""
-        key_list, sign_list, stream, half = _signed_arguments(keys, signs, stream, half, field)
-        return _signed_sum(self, key_list, sign_list, stream, half, field, halves=2)
 
-    def signed_stream_sum(
-        self, keys: Sequence[bytes], signs: Sequence[int], stream: int, n: int,
-        field: PrimeField,
-    ) -> np.ndarray:
-        """:func:`signed_stream_sum`, with this owner's encryptors."""
-        key_list, sign_list, stream, n = _signed_arguments(keys, signs, stream, n, field)
-        return _signed_sum(self, key_list, sign_list, stream, n, field, halves=1)
+def encrypt_blocks(key: bytes, blocks: bytes) -> bytes:
+    """AES-256 of each 16-byte block of ``blocks`` under ``key`` (ECB: AES as a PRF per block).
 
-    def add_signed_stream_sum(
-        self, base: np.ndarray, keys: Sequence[bytes], signs: Sequence[int], stream: int,
-        field: PrimeField,
-    ) -> np.ndarray:
-        """``field.add(base, signed_stream_sum(keys, signs, stream, len(base), field))``.
+    The pre-shared key setup (:func:`sim.simulation.preshared_keys`) derives every pair's keys
+    this way in one batch; the keystreams above are the same permutation applied to counter
+    blocks.
 
-        SecureSum's column sum x̂ + Σ_j ±s_ij in one step: for GF(2^61 − 1), a flat ``uint64``
-        ``base`` and short streams, the masks are added to ``base`` in the pass that sums them
-        (:func:`protocols.mersenne61_kernels.signed_rows_sum`); otherwise — and when ``base``
-        holds a value ≥ p — the mask is summed first and added with ``field.add``. The result
-        is the same either way.
-        """
-        base = np.asarray(base)
-        if base.ndim != 1:
-            raise InputError(f"base must be a flat vector, got shape {base.shape}")
-        return self.add_signed_keys_sum(base, SignedKeys(keys, signs), stream, field)
-
-    def add_signed_keys_sum(
-        self, base: np.ndarray, signed: SignedKeys, stream: int, field: PrimeField
-    ) -> np.ndarray:
-        """:meth:`add_signed_stream_sum` with keys and signs checked once (:class:`SignedKeys`).
-
-        A party's SecureSum calls take this path (:class:`protocols.context.AesRandomness`):
-        only ``base``, ``stream`` and ``field`` are checked per call, exact types first.
-        """
-        if type(stream) is not int or not 0 <= stream <= MAX_STREAM:
-            stream = _as_stream(stream)
-        if type(field) is Mersenne61Field:
-            mersenne61 = True
-        else:
-            _check_field(field)
-            mersenne61 = isinstance(field, Mersenne61Field)
-        if type(base) is not np.ndarray:
-            base = np.asarray(base)
-        if base.ndim != 1:
-            raise InputError(f"base must be a flat vector, got shape {base.shape}")
-        n = len(base)
-        keys = signed.keys
-        if (keys and mersenne61 and field_module.KERNEL_MIN_ELEMENTS <= n < FUSE_MIN_HALF
-                and is_flat_u64(base)):
-            fused = _signed_sum_short_61(self, keys, signed.n_plus, stream, n, 1, base)
-            if fused is not None:
-                return fused
-        return field.add(base, _signed_sum(self, list(keys), signed.signs, stream, n, field, 1))
+    Raises
+    ------
+    InputError
+        If the key is not 32 bytes or ``blocks`` is not a whole number of blocks.
+    """
+    key = as_key(key, "key")
+    data = as_bytes(blocks, "blocks")
+    if len(data) % BLOCK_BYTES:
+        raise InputError(f"blocks must be a multiple of {BLOCK_BYTES} bytes, got {len(data)}")
+    return _ecb(key).update(data)
 
 
 def _ecb(key: bytes) -> CipherContext:
@@ -728,232 +480,6 @@ def _draw_rows(ciphers: StreamCiphers, buffers: _GroupBuffers, keys: Sequence[by
     return buffers.words[: len(keys)]
 
 
-def _signed_sum(
-    ciphers: StreamCiphers, keys: list[bytes], signs: list[int], stream: int, n: int,
-    field: PrimeField, halves: int,
-) -> np.ndarray:
-    """Σ_k signs[k]·s_k (``halves`` = 1) or Σ_k signs[k]·(s_k[n:] − s_k[:n]) (``halves`` = 2).
-
-    s_k is the (halves·n)-element stream of ``keys[k]``; the shared body of
-    :func:`signed_stream_sum` and :func:`pair_mask_sum`.
-    """
-    if not keys or n == 0:
-        return field.zeros(n)
-    if isinstance(field, Mersenne61Field):
-        if n >= FUSE_MIN_HALF:
-            fused = _signed_sum_61(_terms(keys, signs, n, halves), stream, n)
-        elif n >= field_module.KERNEL_MIN_ELEMENTS:
-            plus = [key for key, sign in zip(keys, signs, strict=True) if sign > 0]
-            ordered = plus + [key for key, sign in zip(keys, signs, strict=True) if sign < 0]
-            fused = _signed_sum_short_61(ciphers, ordered, len(plus), stream, n, halves)
-        else:
-            fused = _signed_sum_short_61_numpy(ciphers, keys, signs, stream, n, halves)
-        if fused is not None:  # None: a rejected word; the streams are drawn exactly below
-            return fused
-    streams = _field_streams(ciphers, keys, stream, halves * n, field)
-    plus, minus = [], []
-    for row, sign in zip(streams, signs, strict=True):
-        first, second = (row[n:], row[:n]) if halves == 2 else (row, None)
-        (plus if sign > 0 else minus).append(first)
-        if second is not None:
-            (minus if sign > 0 else plus).append(second)
-    if not plus:  # the highest party of the pairs only subtracts
-        return field.neg(field.sum_arrays(minus))
-    return field.combine(plus, minus)
-
-
-def _terms(keys: list[bytes], signs: list[int], n: int, halves: int
-           ) -> list[tuple[bytes, int, int]]:
-    """The (key, offset in words, ±1) terms of :func:`_signed_sum_61`."""
-    if halves == 1:
-        return [(key, 0, sign) for key, sign in zip(keys, signs, strict=True)]
-    terms = []
-    for key, sign in zip(keys, signs, strict=True):
-        terms += [(key, n, sign), (key, 0, -sign)]  # sign·(second half − first half)
-    return terms
-
-
-def _signed_sum_short_61(
-    ciphers: StreamCiphers, ordered: Sequence[bytes], n_plus: int, stream: int, n: int,
-    halves: int, base: np.ndarray | None = None,
-) -> np.ndarray | None:
-    """:func:`_signed_sum` over GF(2^61 − 1) (plus ``base``) for streams that fit a group buffer.
-
-    ``ordered`` holds the keys that enter with + (the first ``n_plus``), then those that enter
-    with − (:class:`SignedKeys`); each group's raw keystream is masked and summed into
-    the total in one compiled pass (:func:`protocols.mersenne61_kernels.signed_rows_sum`).
-    Element i of a stream is its masked word i as long as no earlier word was rejected; if a
-    word is rejected (probability 2^−61 each), or ``base`` holds a value ≥ p, this returns
-    None and the caller takes the general path, which draws the streams exactly (with
-    continuation).
-    """
-    signed_rows_sum = mersenne61_kernels().signed_rows_sum
-    total = base if base is not None else np.empty(0, dtype=np.uint64)  # empty: no base
-    out = np.empty(n, dtype=np.uint64)
-    n_blocks = -(-halves * n // 2)
-    if 0 < len(ordered) <= GROUP_WORDS // (2 * n_blocks):  # one group (SecureSum's calls)
-        buffers = _group_buffers(ciphers, n_blocks, len(ordered))
-        buffers.streams.fill(stream)
-        words = _draw_rows(ciphers, buffers, ordered)
-        return out if signed_rows_sum(words, n, n_plus, halves, total, out) else None
-    for start, words in _keystream_groups(ciphers, ordered, stream, halves * n):
-        plus_here = min(max(n_plus - start, 0), len(words))  # rows [0, plus_here) enter with +
-        if total is out:  # a later group: its sum goes to a new array (no aliasing)
-            out = np.empty(n, dtype=np.uint64)
-        if not signed_rows_sum(words, n, plus_here, halves, total, out):
-            return None
-        total = out
-    return out
-
-
-def _signed_sum_short_61_numpy(
-    ciphers: StreamCiphers, keys: list[bytes], signs: list[int], stream: int, n: int,
-    halves: int,
-) -> np.ndarray | None:
-    """:func:`_signed_sum_short_61` in numpy, for streams shorter than
-    :data:`protocols.field.KERNEL_MIN_ELEMENTS`.
-
-    The keys are taken + first, then −; each group's keystream is masked to 61 bits in place,
-    every term that enters with − is replaced by p − r (in [1, p]), and the group's rows (or
-    row halves) are summed into the total. Element i of a stream is its masked word i as long
-    as no earlier word was rejected; if a word is rejected (probability 2^−61 each), this
-    returns None and the caller draws the streams exactly, with continuation.
-    """
-    p = np.uint64(MERSENNE61)
-    length = halves * n  # elements, and words, of each key's stream
-    order = [k for k, s in enumerate(signs) if s > 0] + [k for k, s in enumerate(signs) if s < 0]
-    n_plus = sum(s > 0 for s in signs)
-    ordered = [keys[k] for k in order]
-    total: np.ndarray | None = None
-    scratch = np.empty(n, dtype=np.uint64)
-    for start, words in _keystream_groups(ciphers, ordered, stream, length):
-        np.bitwise_and(words, p, out=words)
-        words[:, length:] = 0  # the unused half block of an odd length
-        rows = words[:, :length]
-        if words.max() == p:  # a rejected candidate: positions shift from there on
-            return None
-        plus = min(max(n_plus - start, 0), len(rows))  # rows [0, plus) have sign +1
-        if halves == 1:
-            np.subtract(p, rows[plus:], out=rows[plus:])
-            terms = rows
-        else:  # sign·(second half − first half)
-            parts = rows.reshape(len(rows), 2, n)
-            np.subtract(p, parts[:plus, 0], out=parts[:plus, 0])
-            np.subtract(p, parts[plus:, 1], out=parts[plus:, 1])
-            terms = parts.reshape(2 * len(rows), n)
-        group_sum = _sum_rows_61(terms)
-        if total is None:
-            total = group_sum
-        else:
-            _add61(total, group_sum, scratch)
-    return total if total is not None else np.zeros(n, dtype=np.uint64)
-
-
-def _sum_rows_61(rows: np.ndarray) -> np.ndarray:
-    """Σ over the rows of ``rows`` (shape (R, n), R ≥ 1, values < 2^61), modulo 2^61 − 1.
-
-    Eight values below 2^61 sum to less than 2^64, so the rows are summed in slabs of eight,
-    each slab's sum reduced, and so on until one row is left.
-    """
-    while True:
-        count = len(rows)
-        if count <= 8:
-            total = rows.sum(axis=0, dtype=np.uint64)
-            reduce61_inplace(total, np.empty_like(total))
-            return total
-        slabs, rest = divmod(count, 8)
-        sums = rows[: 8 * slabs].reshape(slabs, 8, -1).sum(axis=1, dtype=np.uint64)
-        if rest:
-            tail = rows[8 * slabs :].sum(axis=0, dtype=np.uint64, keepdims=True)
-            sums = np.concatenate([sums, tail])
-        flat = sums.reshape(-1)
-        reduce61_inplace(flat, np.empty_like(flat))
-        rows = sums
-
-
-def _add61(total: np.ndarray, values: np.ndarray, scratch: np.ndarray) -> None:
-    """total ← (total + values) mod 2^61 − 1, in place, for total and values in [0, p)."""
-    np.add(total, values, out=total)  # < 2p < 2^62
-    np.subtract(total, np.uint64(MERSENNE61), out=scratch)  # wraps (huge) where total < p
-    np.minimum(total, scratch, out=total)
-
-
-def _signed_arguments(
-    keys: Sequence[bytes], signs: Sequence[int], stream: int, n: int, field: PrimeField
-) -> tuple[list[bytes], list[int], int, int]:
-    """The checked arguments of :func:`pair_mask_sum` and :func:`signed_stream_sum`."""
-    key_list, sign_list = _checked_keys_and_signs(keys, signs)
-    stream = _as_stream(stream)
-    n = _as_count(n, "n")
-    _check_field(field)
-    return key_list, sign_list, stream, n
-
-
-def _checked_keys_and_signs(
-    keys: Sequence[bytes], signs: Sequence[int]
-) -> tuple[list[bytes], list[int]]:
-    """Keys as 32-byte ``bytes`` and signs as ±1 ints, as many of each (else InputError)."""
-    if isinstance(keys, (bytes, bytearray, memoryview, str)):
-        raise InputError("keys must be a sequence of 32-byte keys, not a single bytes object")
-    key_list = list(keys)
-    for i, k in enumerate(key_list):
-        if type(k) is not bytes or len(k) != KEY_BYTES:
-            key_list[i] = _as_key(k, f"keys[{i}]")
-    sign_list = [int(s) for s in signs]
-    if len(sign_list) != len(key_list) or not set(sign_list) <= {1, -1}:
-        raise InputError("signs must hold +1 or -1 for every key")
-    return key_list, sign_list
-
-
-def _signed_sum_61(
-    terms: list[tuple[bytes, int, int]], stream: int, n: int
-) -> np.ndarray | None:
-    """Σ sign·(words offset … offset + n − 1 of the key's stream), over GF(2^61 − 1).
-
-    Each term is (key, offset in words, ±1); element i of a stream is its keystream word i
-    masked to 61 bits as long as no earlier word was rejected, so each block of each term is
-    drawn at its keystream offset straight into a cache-sized buffer and added to the running
-    sum. Returns None if a drawn word is rejected (probability 2^−61 each): the caller then
-    recomputes from materialised streams, so the result is always exact. The blocks are long
-    (CHUNK_WORDS words), so a fresh CTR context per block costs little beside its encryption.
-    """
-    p = np.uint64(MERSENNE61)
-    block = CHUNK_WORDS
-    zeros = memoryview(bytearray(_WORD_BYTES * (block + 1)))
-    # update_into needs a block's worth of slack (15 bytes) past the output
-    buf = np.empty(block + 1 + _SLACK_WORDS, dtype=np.uint64)
-    view = memoryview(buf).cast("B")
-    acc = np.empty(block, dtype=np.uint64)
-    tmp = np.empty(block, dtype=np.uint64)
-    out = np.empty(n, dtype=np.uint64)
-    for start in range(0, n, block):
-        size_n = min(block, n - start)
-        a, t = acc[:size_n], tmp[:size_n]
-        a[:] = 0
-        pending = 0
-        for key, offset, sign in terms:
-            word = offset + start
-            skip = word % 2  # the first word may sit in the second half of a block
-            size = _WORD_BYTES * (size_n + skip)
-            _ctr(key, stream, word // 2).update_into(zeros[:size], view)
-            words = buf[skip : skip + size_n]
-            np.bitwise_and(words, p, out=words)
-            if np.any(words == p):  # a rejected candidate: positions shift
-                return None
-            if sign > 0:
-                np.add(a, words, out=a)
-            else:
-                np.subtract(p, words, out=t)  # −r enters as p − r, in [1, p]
-                np.add(a, t, out=a)
-            pending += 1
-            if pending >= 6:  # a < 7·2^61 < 2^64
-                reduce61_inplace(a, t)
-                pending = 0
-        reduce61_inplace(a, t)
-        out[start : start + size_n] = a
-    return out
-
-
 def _field_stream(
     ciphers: StreamCiphers, key: bytes, stream: int, n: int, field: PrimeField,
     out: np.ndarray | None = None,
@@ -1016,7 +542,7 @@ def _direct_field_stream(
     where fewer than :data:`_MAX_STREAMS_REJECTIONS` rejections are expected in ``n``
     candidates. Element i is then keystream word i masked to ``field.bits`` bits, as long as no
     candidate is rejected. A stream of at most :data:`KEPT_GROUP_WORDS` words is encrypted into
-    the owner's scratch buffer (:class:`_StreamScratch`) and masked into the output in one pass
+    the owner's scratch buffer (:class:`StreamScratch`) and masked into the output in one pass
     — or, up to :data:`STREAM_PASS_WORDS` words drawn on its own by a
     ``StreamCiphers(keep=False)`` (the module functions), encrypted in place in a zeroed array
     two words longer than the stream, which it returns a view of;
@@ -1089,51 +615,6 @@ def _direct_field_stream(
     return out
 
 
-class _StreamScratch:
-    """The reused buffers of :func:`_direct_field_stream`, owned by one :class:`StreamCiphers`.
-
-    :meth:`zeros` is the CTR plaintext (immutable zero bytes), :meth:`buffer` receives
-    keystream (with the 15 bytes of room OpenSSL's ``update_into`` wants), and
-    :meth:`counter_bytes` the counter blocks ``stream`` ‖ b of an ECB stream; each is built on
-    first use and kept, grown when too small, and the counters' stream column is rewritten only
-    when the stream number changes. Every buffer is written before it is read, so nothing of
-    one call reaches the next.
-    """
-
-    __slots__ = ("_buffer", "_counters", "_stream", "_zeros")
-
-    def __init__(self) -> None:
-        self._zeros = b""
-        self._buffer: np.ndarray | None = None
-        self._counters: np.ndarray | None = None
-        self._stream = -1
-
-    def zeros(self, words: int) -> memoryview:
-        """``words`` words of zero bytes."""
-        if len(self._zeros) < _WORD_BYTES * words:
-            self._zeros = bytes(_WORD_BYTES * words)
-        return memoryview(self._zeros)[: _WORD_BYTES * words]
-
-    def buffer(self, words: int) -> np.ndarray:
-        """A buffer of at least ``words`` words and the slack past them."""
-        buffer = self._buffer
-        if buffer is None or len(buffer) < words + _SLACK_WORDS:
-            buffer = self._buffer = np.empty(words + _SLACK_WORDS, dtype=np.uint64)
-        return buffer
-
-    def counter_bytes(self, stream: int, n_blocks: int) -> memoryview:
-        """The counter blocks ``stream`` ‖ b, b < ``n_blocks``, as bytes."""
-        counters = self._counters
-        if counters is None or len(counters) < n_blocks:
-            counters = np.empty((n_blocks, 2), dtype=">u8")
-            counters[:, 1] = np.arange(n_blocks, dtype=np.uint64)
-            self._counters, self._stream = counters, -1
-        if stream != self._stream:
-            counters[:, 0] = stream
-            self._stream = stream
-        return memoryview(counters[:n_blocks]).cast("B")
-
-
 def _rejection_rate(field: PrimeField) -> float:
     """Probability that one masked candidate is ≥ p."""
     return 1.0 - field.p / float(1 << field.bits)
@@ -1154,45 +635,3 @@ def _candidates(field: PrimeField, need: int) -> int:
 def _owned(values: np.ndarray) -> np.ndarray:
     """``values`` as a writeable array (from_words on a read-only keystream may return one)."""
     return values if values.flags.writeable else values.copy()
-
-
-# -- validation ----------------------------------------------------------------------------
-
-
-def _as_bytes(value: object, what: str) -> bytes:
-    if not isinstance(value, (bytes, bytearray, memoryview)):
-        raise InputError(f"{what} must be bytes, got {type(value).__name__}")
-    return bytes(value)
-
-
-def _as_key(value: object, what: str) -> bytes:
-    if type(value) is bytes and len(value) == KEY_BYTES:  # the common case, checked first
-        return value
-    key = _as_bytes(value, what)
-    if len(key) != KEY_BYTES:
-        raise InputError(f"{what} must be {KEY_BYTES} bytes (AES-256), got {len(key)}")
-    return key
-
-
-def _as_count(value: object, what: str) -> int:
-    if isinstance(value, bool):
-        raise InputError(f"{what} must be an integer, got {value!r}")
-    try:
-        count = operator.index(value)
-    except TypeError:
-        raise InputError(f"{what} must be an integer, got {value!r}") from None
-    if count < 0:
-        raise InputError(f"{what} = {count} must be non-negative")
-    return count
-
-
-def _as_stream(value: object) -> int:
-    stream = _as_count(value, "stream")
-    if stream > MAX_STREAM:
-        raise InputError(f"stream = {stream} is out of range [0, 2^64 − 1]")
-    return stream
-
-
-def _check_field(field: object) -> None:
-    if not isinstance(field, PrimeField):
-        raise InputError(f"field must be a PrimeField, got {type(field).__name__}")

@@ -5,10 +5,10 @@ differences of views. :meth:`protocols.field.PrimeField.ranks` eliminates a whol
 numpy, one vectorised step per column; over GF(2^127 − 1) its elements are galois's object
 arrays of Python ints (~1–2 µs per operation), and over GF(2^61 − 1) each product is a dozen
 numpy passes. Here the same Gaussian elimination (row echelon form, pivot = first nonzero row,
-scaled by its Fermat inverse) runs in numba kernels (:mod:`protocols.mersenne_rank_kernels`)
+scaled by its Fermat inverse) runs in numba kernels (:mod:`protocols.field.rank_kernels`)
 on ``uint64`` words (2^61 − 1) or on two ``uint64`` limbs per element (2^127 − 1, with the
-products of :mod:`protocols.mersenne127_kernels`). The arithmetic is exact, so the ranks are the
-ranks over GF(p) — not a projection into another field — and equal galois's on every matrix
+products of :mod:`protocols.field.mersenne127_kernels`). The arithmetic is exact, so the ranks are
+the ranks over GF(p) — not a projection into another field — and equal galois's on every matrix
 (``tests/protocols/test_mersenne_ranks.py`` checks full-rank, rank-deficient and zero
 matrices against galois).
 
@@ -30,7 +30,7 @@ _M64 = (1 << 64) - 1
 
 @cache
 def _kernels() -> ModuleType:
-    from protocols import mersenne_rank_kernels
+    from protocols.field import rank_kernels as mersenne_rank_kernels
 
     return mersenne_rank_kernels
 
@@ -68,7 +68,7 @@ def ranks(p: int, stack: np.ndarray) -> np.ndarray:
         2^61 − 1 or 2^127 − 1 (see :func:`supported`).
     stack : ndarray
         Canonical residues: ``uint64`` words, object arrays of Python ints, or
-        :data:`protocols.mersenne127.ELEMENT127` records. Not modified.
+        :data:`protocols.field.mersenne127.ELEMENT127` records. Not modified.
     """
     stack = np.asarray(stack)
     if stack.ndim != 3:

@@ -15,7 +15,7 @@ every array it returns is what the original would return) that
   Python ints reduced mod p (exact, canonical), and inverts element by element with Python's
   ``pow(v, -1, p)`` (extended Euclid; zero maps to zero, as Fermat's x^(p−2) does);
 * ranks stacks over GF(2^61 − 1) and GF(2^127 − 1) with the compiled Gaussian elimination of
-  :mod:`protocols.mersenne_ranks` (exact ranks over GF(p), not over another field) — over
+  :mod:`protocols.field.ranks` (exact ranks over GF(p), not over another field) — over
   GF(2^61 − 1) only once they pay: loading numba and the kernels costs a process ~0.45 s
   (seconds more in a fresh clone, whose numba cache is empty), while a one-shot run's audit
   (the quickstart: three single matrices of at most 99 × 40) ranks in tens of milliseconds
@@ -33,8 +33,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from protocols import mersenne_ranks
-from protocols.field import SMALL_INV, GaloisField, Mersenne61Field, PrimeField
+from protocols.field import GaloisField, Mersenne61Field, PrimeField
+from protocols.field import ranks as mersenne_ranks
+from protocols.field.prime import SMALL_INV
 
 
 class _ObjectIntField(GaloisField):

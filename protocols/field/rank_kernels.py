@@ -1,6 +1,6 @@
 """Compiled Gaussian elimination over GF(2^61 − 1) and GF(2^127 − 1) (numba), imported on use.
 
-The kernels of :mod:`protocols.mersenne_ranks`. A stack of matrices (S, r, c) is eliminated
+The kernels of :mod:`protocols.field.ranks`. A stack of matrices (S, r, c) is eliminated
 matrix by matrix, column by column: the first row at or below the current rank with a nonzero
 entry in the column is the pivot, it is scaled by its inverse (Fermat: x^(p−2)), and the rows
 below it are cleared. Only the row echelon form is built (a rank needs no back substitution).
@@ -8,7 +8,7 @@ Every operation is exact modular arithmetic on canonical residues, so the rank i
 GF(p), the same number galois's object arrays give (tests/protocols/test_mersenne_ranks.py).
 
 GF(2^127 − 1) elements come as two ``uint64`` arrays of limbs (``lo``, ``hi``) and reuse the
-product and reduction of :mod:`protocols.mersenne127_kernels`; GF(2^61 − 1) elements are
+product and reduction of :mod:`protocols.field.mersenne127_kernels`; GF(2^61 − 1) elements are
 single ``uint64`` words, products split into 32-bit halves and folded with 2^61 ≡ 1.
 """
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from protocols.mersenne127_kernels import addmod, m63, m64, mul64, mulmod
+from protocols.field.mersenne127_kernels import addmod, m63, m64, mul64, mulmod
 
 u64 = np.uint64
 P61 = u64((1 << 61) - 1)

@@ -8,8 +8,8 @@ Each kernel here is one pass over its arrays with no temporaries:
 * :func:`encode_fixed` — fixed-point encoding x ↦ round(x·2^f) mod p with the bound check
   (:meth:`protocols.field.FixedPoint.encode`);
 * :func:`signed_rows_sum` — base + Σ ± masked keystream rows (the one-stream mask of
-  :func:`protocols.prg.signed_stream_sum`, or the two-share form of
-  :func:`protocols.prg.pair_mask_sum`), with the rejection check;
+  :func:`protocols.crypto.mask_sums.signed_stream_sum`, or the two-share form of
+  :func:`protocols.crypto.mask_sums.pair_mask_sum`), with the rejection check;
 * :func:`add_into` — acc ← acc ± a (the sums of :meth:`protocols.field.Mersenne61Field.combine`);
 * :func:`decode_fixed` — field elements back to reals (:meth:`~protocols.field.FixedPoint.decode`);
 * :func:`sum_and_decode` — SecureSum's reconstruction from up to four column sums and the
@@ -24,7 +24,7 @@ ran; ``tests/protocols/test_mersenne61_kernels.py`` checks them against Python i
 the numpy path. Kernels are cached on disk (``cache=True``), so only the first run after a
 change compiles them; they hold no state. Loading them costs a process ~0.5 s once (numba's
 import and its first dispatch), so the callers use them for vectors of at least
-:data:`protocols.field.KERNEL_MIN_ELEMENTS` elements only.
+:data:`protocols.field.mersenne61.KERNEL_MIN_ELEMENTS` elements only.
 """
 
 from __future__ import annotations

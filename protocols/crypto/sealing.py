@@ -1,18 +1,8 @@
-"""Pairwise key agreement (X25519 + HKDF-SHA256) and authenticated sealing (AES-256-GCM).
+"""Authenticated sealing (AES-256-GCM): every pair's channel for the protocols' messages.
 
-The PRG-seeded SecureSum of the Tsikhanovich thesis (seed 001, §2.2) needs, for every pair of
-parties, a shared random seed: "Party i, j simply have to coordinate a random seed for their
-corresponding PRNGs". This module coordinates it without a trusted dealer, and gives every pair
-an authenticated channel for the messages the protocols exchange:
+The pair's channel key comes from :func:`protocols.crypto.key_agreement.agree`; this module
+seals and opens the messages the protocols exchange under it:
 
-* :func:`keypair` — an X25519 key pair (RFC 7748) from 32 seed bytes. Runs replay
-  from the scenario seed, so keys are derived from seed bytes, never drawn from the system RNG.
-* :func:`agree` — X25519 shared secret → RFC 5869 HKDF-SHA256 (salt :data:`PAIR_KEY_SALT`,
-  info ``b"mpcsim pair keys" ‖ min(id) ‖ max(id)``, ids as 8-byte big-endian) → 64 bytes, split
-  into the pair's channel key and its mask seed. Both endpoints obtain identical
-  :class:`PairKeys`. The mask seed keys the pair's mask streams in :mod:`protocols.prg`; each
-  protocol invocation then uses a fresh stream number (seeds digest §6 item 2: derive each
-  stream from (pair seed, invocation counter)).
 * :func:`seal` / :func:`open_sealed` — AES-256-GCM (NIST SP 800-38D) with a 12-byte nonce and a
   16-byte tag; any change to ciphertext, tag, nonce or associated data (or a wrong key) makes
   :func:`open_sealed` raise :class:`~protocols.errors.AuthenticationError`.
@@ -42,50 +32,32 @@ driver uses): every run then has fresh keys, and under a fresh key the counter n
 unique, which is all GCM asks (TLS 1.3 numbers its records the same way; a random nonce would
 add only a birthday bound).
 
-Libraries and costs. X25519 and AES-GCM come from the `cryptography` package (OpenSSL):
-measured here (``benchmarks/crypto.py``) it is ~5× faster than pycryptodome for an X25519
-agreement and 10–30× faster for sealing a 64 B – 16 KB message, the sizes the protocols send.
-The bytes are the standards' (RFC 7748, SP 800-38D), checked against their test vectors and
-against pycryptodome. The HKDF is :func:`protocols.prg.hkdf_sha256` (also `cryptography`),
-tested against the RFC 5869 vectors and pycryptodome's ``HKDF``. Nothing is added on top of
-the agreement (the HKDF info binds the party ids, not the public keys, to avoid re-exporting
-the own public key). The mask seed is symmetric (the same for i→j and j→i); a protocol that
-needs a distinct stream per direction should derive per-direction keys once per pair with
-:func:`protocols.prg.derive_key`.
+Libraries and costs. AES-GCM comes from the `cryptography` package (OpenSSL): measured here
+(``benchmarks/crypto.py``) it is 10–30× faster than pycryptodome for sealing a 64 B – 16 KB
+message, the sizes the protocols send. The bytes are SP 800-38D's, checked against its test
+vectors and against pycryptodome.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from protocols.crypto.arguments import KEY_BYTES, as_bytes, as_id
 from protocols.errors import AuthenticationError, InputError
-from protocols.prg import hkdf_sha256
-
-if TYPE_CHECKING:
-    from Crypto.PublicKey.ECC import EccKey
 
 __all__ = [
     "AAD_LABEL",
     "KEY_BYTES",
     "NONCE_BYTES",
-    "PAIR_KEY_SALT",
-    "PUBLIC_KEY_BYTES",
     "SEAL_OVERHEAD_BYTES",
-    "SEED_BYTES",
     "TAG_BYTES",
     "EncodedHeader",
-    "KeyPair",
-    "PairKeys",
     "SealedChannel",
-    "agree",
     "associated_data",
     "encode_header",
-    "keypair",
     "message_nonce",
     "open_message",
     "open_sealed",
@@ -93,14 +65,6 @@ __all__ = [
     "seal_message",
 ]
 
-SEED_BYTES = 32
-"""Seed bytes of an X25519 private key (RFC 7748 scalar, clamped by the curve code)."""
-
-PUBLIC_KEY_BYTES = 32
-"""Length of a raw X25519 public key (the u-coordinate, little-endian)."""
-
-KEY_BYTES = 32
-"""Length of a channel key and of a mask seed (AES-256 keys)."""
 
 NONCE_BYTES = 12
 """AES-GCM nonce length (the 96-bit nonce of SP 800-38D §8.2.1)."""
@@ -114,133 +78,10 @@ SEAL_OVERHEAD_BYTES = TAG_BYTES + NONCE_BYTES
 AAD_LABEL = b"mpcsim/channels/aad/v1"
 """First bytes of every :func:`associated_data` (a fixed project label)."""
 
-PAIR_KEY_SALT = b"mpcsim/channels/pair-keys/v1"
-"""HKDF salt of :func:`agree` (a fixed project label)."""
-
-_PAIR_KEY_INFO = b"mpcsim pair keys"
 _INT_FIELD = b"i" + (8).to_bytes(4, "big")
 _ID_LIMIT = 1 << 64
 _NONCE_PARTY_LIMIT = 1 << 24
 _NONCE_COUNTER_LIMIT = 1 << 48
-
-
-class KeyPair(NamedTuple):
-    """An X25519 key pair; unpacks as ``private, public = keypair(seed)``.
-
-    Attributes
-    ----------
-    private : cryptography.hazmat.primitives.asymmetric.x25519.X25519PrivateKey
-        The private key; not shown in ``repr``.
-    public : bytes
-        The 32-byte raw public key, what a party publishes to its peers.
-    """
-
-    private: X25519PrivateKey
-    public: bytes
-
-    def __repr__(self) -> str:
-        return f"KeyPair(private=<X25519 private key>, public={self.public.hex()})"
-
-
-@dataclass(frozen=True)
-class PairKeys:
-    """The keys two parties share after :func:`agree` (identical at both endpoints).
-
-    Attributes
-    ----------
-    channel_key : bytes
-        32-byte AES-256-GCM key of the pair's channel (:func:`seal` / :func:`open_sealed`).
-    mask_seed : bytes
-        32-byte AES-256 key of the pair's mask streams
-        (:func:`protocols.prg.field_stream` with the invocation counter as stream number).
-    """
-
-    channel_key: bytes = field(repr=False)
-    mask_seed: bytes = field(repr=False)
-
-
-def keypair(seed: bytes) -> KeyPair:
-    """The X25519 key pair whose private scalar is the 32 seed bytes (RFC 7748 §5).
-
-    Parameters
-    ----------
-    seed : bytes
-        32 bytes, e.g. from the party's ``SeedSequence``; the same seed gives the same pair.
-
-    Returns
-    -------
-    KeyPair
-        The private key and its 32-byte raw public key.
-
-    Raises
-    ------
-    InputError
-        If ``seed`` is not 32 bytes.
-    """
-    if not isinstance(seed, (bytes, bytearray, memoryview)):
-        raise InputError(f"seed must be bytes, got {type(seed).__name__}")
-    seed = bytes(seed)
-    if len(seed) != SEED_BYTES:
-        raise InputError(f"seed must be {SEED_BYTES} bytes, got {len(seed)}")
-    private = X25519PrivateKey.from_private_bytes(seed)
-    return KeyPair(private=private, public=private.public_key().public_bytes_raw())
-
-
-def agree(
-    own_private: X25519PrivateKey | EccKey, peer_public: bytes, own_id: int, peer_id: int
-) -> PairKeys:
-    """Pair keys from X25519 agreement followed by HKDF-SHA256.
-
-    Party ``own_id`` calls ``agree(own.private, peer.public, own_id, peer_id)`` and party
-    ``peer_id`` calls ``agree(peer.private, own.public, peer_id, own_id)``; both get the same
-    :class:`PairKeys`. The HKDF info holds the two ids in sorted order, so keys are bound to
-    the pair and no two pairs share keys.
-
-    Parameters
-    ----------
-    own_private : X25519PrivateKey or Crypto.PublicKey.ECC.EccKey
-        This party's X25519 private key (``KeyPair.private``); a pycryptodome Curve25519
-        private key built from seed bytes is accepted too, and gives the same keys.
-    peer_public : bytes
-        The peer's 32-byte raw public key (``KeyPair.public``).
-    own_id, peer_id : int
-        The two party ids, distinct integers in [0, 2^64).
-
-    Returns
-    -------
-    PairKeys
-        ``channel_key`` = HKDF output bytes 0–31, ``mask_seed`` = bytes 32–63.
-
-    Raises
-    ------
-    InputError
-        If ``own_private`` is not an X25519 private key, ``peer_public`` is not a valid
-        32-byte X25519 public key (malformed or of low order), or the ids are invalid.
-    """
-    own_private = _x25519_private(own_private)
-    if not isinstance(peer_public, (bytes, bytearray, memoryview)):
-        raise InputError(f"peer_public must be bytes, got {type(peer_public).__name__}")
-    peer_public = bytes(peer_public)
-    if len(peer_public) != PUBLIC_KEY_BYTES:
-        raise InputError(
-            f"peer_public must be {PUBLIC_KEY_BYTES} bytes (raw X25519), got {len(peer_public)}"
-        )
-    own_id = _as_id(own_id, "own_id", _ID_LIMIT)
-    peer_id = _as_id(peer_id, "peer_id", _ID_LIMIT)
-    if own_id == peer_id:
-        raise InputError(f"own_id and peer_id must differ, both are {own_id}")
-    try:
-        secret = own_private.exchange(X25519PublicKey.from_public_bytes(peer_public))
-    except ValueError as exc:  # OpenSSL refuses a low-order point (an all-zero secret)
-        raise InputError(
-            f"peer_public of party {peer_id} is not a valid X25519 public key: {exc}"
-        ) from None
-    if not any(secret):  # RFC 7748 §6.1: an all-zero secret means a low-order peer point
-        raise InputError(f"peer_public of party {peer_id} gives an all-zero X25519 secret")
-    low, high = sorted((own_id, peer_id))
-    info = _PAIR_KEY_INFO + low.to_bytes(8, "big") + high.to_bytes(8, "big")
-    okm = hkdf_sha256(secret, PAIR_KEY_SALT, info, 2 * KEY_BYTES)
-    return PairKeys(channel_key=okm[:KEY_BYTES], mask_seed=okm[KEY_BYTES:])
 
 
 def message_nonce(sender: int, receiver: int, counter: int) -> bytes:
@@ -268,9 +109,9 @@ def message_nonce(sender: int, receiver: int, counter: int) -> bytes:
     InputError
         If an argument is not an integer in its range.
     """
-    sender = _as_id(sender, "sender", _NONCE_PARTY_LIMIT)
-    receiver = _as_id(receiver, "receiver", _NONCE_PARTY_LIMIT)
-    counter = _as_id(counter, "counter", _NONCE_COUNTER_LIMIT)
+    sender = as_id(sender, "sender", _NONCE_PARTY_LIMIT)
+    receiver = as_id(receiver, "receiver", _NONCE_PARTY_LIMIT)
+    counter = as_id(counter, "counter", _NONCE_COUNTER_LIMIT)
     return sender.to_bytes(3, "big") + receiver.to_bytes(3, "big") + counter.to_bytes(6, "big")
 
 
@@ -298,8 +139,8 @@ def seal(key: bytes, nonce: bytes, plaintext: bytes, aad: bytes = b"") -> bytes:
     InputError
         If the key is not 32 bytes, the nonce not 12 bytes, or an argument is not bytes-like.
     """
-    return _gcm(key, nonce).encrypt(nonce, _as_bytes(plaintext, "plaintext"),
-                                    _as_bytes(aad, "aad"))
+    return _gcm(key, nonce).encrypt(nonce, as_bytes(plaintext, "plaintext"),
+                                    as_bytes(aad, "aad"))
 
 
 def open_sealed(
@@ -339,7 +180,7 @@ def open_sealed(
     InputError
         If the key is not 32 bytes, the nonce not 12 bytes, or an argument is not bytes-like.
     """
-    return _decrypt(_gcm(key, nonce), nonce, _as_bytes(sealed, "sealed"), _as_bytes(aad, "aad"),
+    return _decrypt(_gcm(key, nonce), nonce, as_bytes(sealed, "sealed"), as_bytes(aad, "aad"),
                     sender, receiver)
 
 
@@ -398,7 +239,7 @@ def _encode_fields(fields: tuple[int | str, ...]) -> bytes:
             parts.append(b"s" + len(raw).to_bytes(4, "big") + raw)
         else:
             if type(value) is not int or not 0 <= value < _ID_LIMIT:  # bools, numpy ints, ...
-                value = _as_id(value, "associated data field", _ID_LIMIT)
+                value = as_id(value, "associated data field", _ID_LIMIT)
             parts.append(_INT_FIELD + value.to_bytes(8, "big"))
     return b"".join(parts)
 
@@ -472,7 +313,7 @@ def open_message(
         If the message is too short, its nonce names another channel or another sequence
         number, or GCM authentication fails; the message names sender and receiver.
     """
-    data = _as_bytes(sealed, "sealed")
+    data = as_bytes(sealed, "sealed")
     if len(data) < SEAL_OVERHEAD_BYTES:
         raise AuthenticationError(
             f"sealed message{_describe(sender, receiver)} is {len(data)} bytes, shorter than the "
@@ -576,9 +417,9 @@ class SealedChannel:
     __slots__ = ("_aad_channel", "_aead", "_nonce_prefix", "_who", "receiver", "sender")
 
     def __init__(self, key: bytes, sender: int, receiver: int) -> None:
-        sender = _as_id(sender, "sender", _NONCE_PARTY_LIMIT)
-        receiver = _as_id(receiver, "receiver", _NONCE_PARTY_LIMIT)
-        key = _as_bytes(key, "key")
+        sender = as_id(sender, "sender", _NONCE_PARTY_LIMIT)
+        receiver = as_id(receiver, "receiver", _NONCE_PARTY_LIMIT)
+        key = as_bytes(key, "key")
         if len(key) != KEY_BYTES:
             raise InputError(f"key must be {KEY_BYTES} bytes (AES-256), got {len(key)}")
         self.sender = sender
@@ -600,7 +441,7 @@ class SealedChannel:
         """The checked arguments of a seal: its nonce and associated data (as
         :func:`seal_message` makes them)."""
         if type(sequence) is not int or not 0 <= sequence < _NONCE_COUNTER_LIMIT:
-            sequence = _as_id(sequence, "counter", _NONCE_COUNTER_LIMIT)
+            sequence = as_id(sequence, "counter", _NONCE_COUNTER_LIMIT)
         if type(plaintext) is not bytes and not isinstance(plaintext, (bytearray, memoryview)):
             raise InputError(f"plaintext must be bytes, got {type(plaintext).__name__}")
         if type(header) is not EncodedHeader:
@@ -749,7 +590,7 @@ class SealedChannel:
                 f"{SEAL_OVERHEAD_BYTES}-byte nonce and tag"
             )
         if type(sequence) is not int or not 0 <= sequence < _NONCE_COUNTER_LIMIT:
-            sequence = _as_id(sequence, "counter", _NONCE_COUNTER_LIMIT)
+            sequence = as_id(sequence, "counter", _NONCE_COUNTER_LIMIT)
         number = sequence.to_bytes(8, "big")
         nonce = self._nonce_prefix + number[2:]
         if sealed[:NONCE_BYTES] != nonce:
@@ -777,32 +618,13 @@ class SealedChannel:
 
 def _gcm(key: bytes, nonce: bytes) -> AESGCM:
     """An AES-256-GCM cipher (16-byte tags) after checking the key and nonce lengths."""
-    key = _as_bytes(key, "key")
-    nonce = _as_bytes(nonce, "nonce")
+    key = as_bytes(key, "key")
+    nonce = as_bytes(nonce, "nonce")
     if len(key) != KEY_BYTES:
         raise InputError(f"key must be {KEY_BYTES} bytes (AES-256), got {len(key)}")
     if len(nonce) != NONCE_BYTES:
         raise InputError(f"nonce must be {NONCE_BYTES} bytes, got {len(nonce)}")
     return AESGCM(key)
-
-
-def _x25519_private(value: object) -> X25519PrivateKey:
-    """``value`` as a `cryptography` X25519 private key, or InputError.
-
-    A pycryptodome Curve25519 key (the type :func:`keypair` returned before the switch to
-    OpenSSL) is converted through its seed, so callers holding one keep working.
-    """
-    if isinstance(value, X25519PrivateKey):
-        return value
-    if (
-        type(value).__name__ == "EccKey"
-        and getattr(value, "curve", None) == "Curve25519"
-        and value.has_private()  # type: ignore[attr-defined]
-    ):
-        seed = getattr(value, "seed", None)
-        if isinstance(seed, bytes) and len(seed) == SEED_BYTES:
-            return X25519PrivateKey.from_private_bytes(seed)
-    raise InputError("own_private must be an X25519 private key (KeyPair.private)")
 
 
 def _describe(sender: int | None, receiver: int | None) -> str:
@@ -814,18 +636,3 @@ def _describe(sender: int | None, receiver: int | None) -> str:
     if receiver is not None:
         parts.append(f"to party {receiver}")
     return " " + " ".join(parts)
-
-
-def _as_bytes(value: object, what: str) -> bytes:
-    if not isinstance(value, (bytes, bytearray, memoryview)):
-        raise InputError(f"{what} must be bytes, got {type(value).__name__}")
-    return bytes(value)
-
-
-def _as_id(value: object, what: str, limit: int) -> int:
-    if isinstance(value, bool) or not hasattr(value, "__index__"):
-        raise InputError(f"{what} must be an integer, got {value!r}")
-    number = value.__index__()
-    if not 0 <= number < limit:
-        raise InputError(f"{what} = {number} is out of range [0, {limit - 1}]")
-    return number

@@ -50,7 +50,7 @@ _M63 = (1 << 63) - 1
 @cache
 def _kernels() -> Any:
     """The compiled kernels (numba compiles them on first use, then loads them from disk)."""
-    from protocols import mersenne127_kernels
+    from protocols.field import mersenne127_kernels
 
     return mersenne127_kernels
 

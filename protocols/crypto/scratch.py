@@ -1,0 +1,63 @@
+"""The reused buffers of a mask stream drawn straight into its output.
+
+One :class:`StreamScratch` belongs to one owner's :class:`protocols.crypto.keystream.
+StreamCiphers` (never to the module: no global state); the keystream module draws a stream of
+one-word field elements through it in cache-sized passes, so a call allocates nothing but its
+output (``benchmarks/mask_stream.py`` measures the page faults).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+WORD_BYTES = 8
+"""Bytes of one keystream word."""
+
+SLACK_WORDS = 2
+"""Words of room past a buffer's end: OpenSSL's ``update_into`` wants len(data) + 15 bytes."""
+
+
+class StreamScratch:
+    """The reused buffers of :func:`protocols.crypto.keystream._direct_field_stream`, owned by
+    one :class:`~protocols.crypto.keystream.StreamCiphers`.
+
+    :meth:`zeros` is the CTR plaintext (immutable zero bytes), :meth:`buffer` receives
+    keystream (with the 15 bytes of room OpenSSL's ``update_into`` wants), and
+    :meth:`counter_bytes` the counter blocks ``stream`` ‖ b of an ECB stream; each is built on
+    first use and kept, grown when too small, and the counters' stream column is rewritten only
+    when the stream number changes. Every buffer is written before it is read, so nothing of
+    one call reaches the next.
+    """
+
+    __slots__ = ("_buffer", "_counters", "_stream", "_zeros")
+
+    def __init__(self) -> None:
+        self._zeros = b""
+        self._buffer: np.ndarray | None = None
+        self._counters: np.ndarray | None = None
+        self._stream = -1
+
+    def zeros(self, words: int) -> memoryview:
+        """``words`` words of zero bytes."""
+        if len(self._zeros) < WORD_BYTES * words:
+            self._zeros = bytes(WORD_BYTES * words)
+        return memoryview(self._zeros)[: WORD_BYTES * words]
+
+    def buffer(self, words: int) -> np.ndarray:
+        """A buffer of at least ``words`` words and the slack past them."""
+        buffer = self._buffer
+        if buffer is None or len(buffer) < words + SLACK_WORDS:
+            buffer = self._buffer = np.empty(words + SLACK_WORDS, dtype=np.uint64)
+        return buffer
+
+    def counter_bytes(self, stream: int, n_blocks: int) -> memoryview:
+        """The counter blocks ``stream`` ‖ b, b < ``n_blocks``, as bytes."""
+        counters = self._counters
+        if counters is None or len(counters) < n_blocks:
+            counters = np.empty((n_blocks, 2), dtype=">u8")
+            counters[:, 1] = np.arange(n_blocks, dtype=np.uint64)
+            self._counters, self._stream = counters, -1
+        if stream != self._stream:
+            counters[:, 0] = stream
+            self._stream = stream
+        return memoryview(counters[:n_blocks]).cast("B")
