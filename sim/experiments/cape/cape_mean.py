@@ -36,16 +36,14 @@ from algorithms.cape.moments import check_unit_ball
 from parties.cape_collusion import analyse, paper_threshold
 from parties.party import Party
 from protocols.accounting import Release, repeated
+from protocols.cape_noise_plans import cape_plan, conventional_plan, generalized_plan
 from protocols.context import PartyContext
 from protocols.correlated_noise import (
     NoisePlan,
     cape_aggregator,
     cape_noise_generator,
-    cape_plan,
     cape_site,
-    conventional_plan,
     gaussian_noise_scale,
-    generalized_plan,
 )
 from sim import plots
 from sim.console import table

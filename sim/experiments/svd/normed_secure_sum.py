@@ -34,7 +34,6 @@ from protocols.mpc.dealer import ROLE as DEALER_ROLE
 from protocols.normed_secure_sum import (
     PROTOCOL,
     Layout,
-    NormedSecureSumSimulator,
     NssParams,
     check_layout,
     declared_cost,
@@ -43,6 +42,7 @@ from protocols.normed_secure_sum import (
     nss_dealer,
     preset,
 )
+from protocols.normed_secure_sum_simulator import NormedSecureSumSimulator
 from protocols.registry import REGISTRY
 from sim.console import table
 from sim.entry import (
