@@ -24,6 +24,24 @@ paper's formula τ = Δ·√(2 ln(1.25/δ))/ε. :func:`account` reports three an
 The exact value and the PLD value agree to the PLD's discretisation (a test checks it); RDP
 is an upper bound. The classic calibration is conservative for ε < 1 and can *under*-noise
 for large ε (its proof assumes ε < 1): the reports show where the paper's ε is not met.
+
+Calibration — the one place a noise std is computed from (Δ, ε, δ), for both families that
+add Gaussian noise:
+
+:func:`classical_gaussian_std`
+    σ = Δ·√(2 ln(1.25/δ))/ε, the classical Gaussian mechanism (Dwork & Roth 2014, Thm. A.1),
+    whose proof holds for ε < 1. CAPE (seed 003, §2; :mod:`protocols.correlated_noise`)
+    applies it for every ε > 0; DP robust NMF (seed 000, Def. 3;
+    :mod:`algorithms.nmf.dp_robust`) states it only for ε < 1, as (Δ/ε)·√(2 log(1.25/δ)), and
+    refuses larger ε (:func:`classical_gaussian_std_def3`). Same formula, each paper's own
+    domain and order of operations.
+:func:`analytic_gaussian_std`
+    The analytic Gaussian mechanism (Balle & Wang, ICML 2018, Thm. 8 and Alg. 1): the
+    smallest σ whose exact privacy profile meets δ at ε — valid for every ε, and smaller
+    than the classical σ. Neither paper uses it; it is here to show what the classical
+    calibration spends (and to calibrate one's own protocol).
+:func:`check_budget`
+    The one validation of (ε, δ) both use.
 """
 
 from __future__ import annotations
@@ -33,6 +51,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from scipy import optimize, special
 
 from protocols.errors import InputError
@@ -70,6 +89,107 @@ class Release:
     def noise_multiplier(self) -> float:
         """σ/Δ."""
         return self.noise_std / self.sensitivity
+
+
+def check_budget(epsilon: Any, delta: Any, what: str = "", *,
+                 classical_range: bool = False) -> tuple[float, float]:
+    """Validate a privacy budget: ε finite and > 0 (and < 1 with ``classical_range``, the
+    classical calibration's hypothesis), 0 < δ < 1. Returns them as floats.
+
+    Raises
+    ------
+    InputError
+        Naming ``what`` (when given), the value and the allowed range.
+    """
+    prefix = f"{what} " if what else ""
+    number = (int, float, np.floating, np.integer)
+    if isinstance(epsilon, bool) or not isinstance(epsilon, number) or not (
+            math.isfinite(float(epsilon)) and epsilon > 0):
+        raise InputError(f"{prefix}epsilon = {epsilon!r} must be a finite number > 0")
+    if classical_range and not epsilon < 1:
+        raise InputError(
+            f"{prefix}epsilon = {epsilon!r} must lie in (0, 1): the classical Gaussian-mechanism "
+            "calibration (Dwork & Roth, Thm. A.1; seed 000, Def. 3) holds only there; use a "
+            "per-iteration ε below 1")
+    if isinstance(delta, bool) or not isinstance(delta, number) or not 0.0 < float(delta) < 1.0:
+        raise InputError(f"{prefix}delta = {delta!r} must lie in the open interval (0, 1)")
+    return float(epsilon), float(delta)
+
+
+def _check_sensitivity(sensitivity: Any) -> float:
+    if isinstance(sensitivity, bool) or not isinstance(sensitivity, int | float | np.floating
+                                                       | np.integer) or not (
+            math.isfinite(float(sensitivity)) and sensitivity > 0):
+        raise InputError(f"sensitivity = {sensitivity!r} must be a finite number > 0")
+    return float(sensitivity)
+
+
+def classical_noise_multiplier(epsilon: float, delta: float, *,
+                               classical_range: bool = False) -> float:
+    """σ/Δ = √(2 ln(1.25/δ))/ε of the classical Gaussian mechanism (Dwork & Roth, Thm. A.1)."""
+    epsilon, delta = check_budget(epsilon, delta, classical_range=classical_range)
+    return _classical_factor(delta) / epsilon
+
+
+def _classical_factor(delta: float) -> float:
+    """√(2 ln(1.25/δ)), the classical calibration's factor."""
+    return math.sqrt(2.0 * math.log(1.25 / delta))
+
+
+def classical_gaussian_std(sensitivity: float, epsilon: float, delta: float, *,
+                           classical_range: bool = False) -> float:
+    """σ = Δ·√(2 ln(1.25/δ))/ε: the classical Gaussian mechanism (Dwork & Roth 2014, Thm. A.1),
+    as CAPE (seed 003, §2) writes it.
+
+    Parameters
+    ----------
+    sensitivity : float
+        Δ, the L2 sensitivity of the released statistic (> 0).
+    epsilon, delta : float
+        The budget: ε > 0, 0 < δ < 1.
+    classical_range : bool
+        Refuse ε ≥ 1, where the theorem's proof does not hold. CAPE uses the formula for
+        every ε and leaves it False.
+
+    Returns
+    -------
+    float
+        The noise std σ on every coordinate.
+    """
+    epsilon, delta = check_budget(epsilon, delta, classical_range=classical_range)
+    return _check_sensitivity(sensitivity) * _classical_factor(delta) / epsilon
+
+
+def classical_gaussian_std_def3(sensitivity: float, epsilon: float, delta: float) -> float:
+    """τ = (Δ/ε)·√(2 log(1.25/δ)) for 0 < ε < 1: the same classical calibration as DP robust
+    NMF (seed 000, Def. 3) writes it, with its range.
+
+    The value is :func:`classical_gaussian_std`'s up to the order of the floating-point
+    operations (the two differ in the last bit for about a third of the (Δ, ε) a run uses);
+    the paper's order is kept so that DP robust NMF's runs stay byte-identical.
+    """
+    epsilon, delta = check_budget(epsilon, delta, classical_range=True)
+    return _check_sensitivity(sensitivity) / epsilon * _classical_factor(delta)
+
+
+def analytic_gaussian_std(sensitivity: float, epsilon: float, delta: float) -> float:
+    """The analytic Gaussian mechanism's σ (Balle & Wang, ICML 2018, Alg. 1): the smallest σ
+    with δ(ε) ≤ ``delta`` for μ = Δ/σ (:func:`gaussian_delta`, Thm. 8), for any ε > 0.
+
+    Found by root finding on μ (δ(ε) increases with μ); σ = Δ/μ.
+    """
+    epsilon, delta = check_budget(epsilon, delta)
+    sensitivity = _check_sensitivity(sensitivity)
+    target = math.log(delta)
+    hi = 1.0
+    while _log_delta(hi, epsilon) < target:
+        hi *= 2.0
+    lo = hi / 2.0
+    while lo > 1e-12 and _log_delta(lo, epsilon) > target:
+        lo /= 2.0
+    mu = float(optimize.brentq(lambda m: _log_delta(m, epsilon) - target, lo, hi,
+                               xtol=1e-14, rtol=1e-12))
+    return sensitivity / mu
 
 
 def _log_delta(mu: float, epsilon: float) -> float:
@@ -184,5 +304,6 @@ def repeated(release: Release, times: int) -> list[Release]:
                     release.epsilon, release.delta) for i in range(times)]
 
 
-__all__ = ["Release", "account", "composed_mu", "dp_accounting_epsilon", "gaussian_delta",
-           "gaussian_epsilon", "repeated"]
+__all__ = ["Release", "account", "analytic_gaussian_std", "check_budget",
+           "classical_gaussian_std", "classical_gaussian_std_def3", "classical_noise_multiplier",
+           "composed_mu", "dp_accounting_epsilon", "gaussian_delta", "gaussian_epsilon", "repeated"]

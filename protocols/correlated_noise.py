@@ -79,6 +79,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from protocols.accounting import check_budget, classical_gaussian_std
 from protocols.cape_noise_plans import NoisePlan
 from protocols.context import PartyContext
 from protocols.effects import Call, Input, Output, Recv, RecvEach, Send, SendEach
@@ -100,29 +101,20 @@ NoiseKind = Literal["float", "discrete"]
 
 
 def check_privacy(epsilon: float, delta: float, what: str = "") -> tuple[float, float]:
-    """Validate a privacy budget: ε > 0 finite, 0 < δ < 1. Returns them as floats."""
-    prefix = f"{what} " if what else ""
-    if isinstance(epsilon, bool) or not isinstance(epsilon, int | float | np.floating) or not (
-        math.isfinite(float(epsilon)) and epsilon > 0
-    ):
-        raise InputError(f"{prefix}epsilon = {epsilon!r} must be a finite number > 0")
-    if isinstance(delta, bool) or not isinstance(delta, int | float | np.floating) or not (
-        0.0 < float(delta) < 1.0
-    ):
-        raise InputError(f"{prefix}delta = {delta!r} must lie in the open interval (0, 1)")
-    return float(epsilon), float(delta)
+    """Validate a privacy budget: ε > 0 finite, 0 < δ < 1. Returns them as floats
+    (:func:`protocols.accounting.check_budget`, the one check both DP families use)."""
+    return check_budget(epsilon, delta, what)
 
 
 def gaussian_noise_scale(sensitivity: float, epsilon: float, delta: float) -> float:
     """τ = Δ·√(2 ln(1.25/δ))/ε: the Gaussian mechanism's noise std (Dwork & Roth, Thm. A.1).
 
-    The paper's only calibration (§2). Its classic proof needs ε < 1; the paper (and this
-    function) use it for every ε — :mod:`protocols.accounting` reports what it really buys.
+    The paper's only calibration (§2), computed by
+    :func:`protocols.accounting.classical_gaussian_std`. Its classic proof needs ε < 1; the
+    paper (and this function) use it for every ε — :mod:`protocols.accounting` reports what it
+    really buys.
     """
-    epsilon, delta = check_privacy(epsilon, delta)
-    if not (math.isfinite(sensitivity) and sensitivity > 0):
-        raise InputError(f"sensitivity = {sensitivity!r} must be a finite number > 0")
-    return float(sensitivity) * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
+    return classical_gaussian_std(sensitivity, epsilon, delta)
 
 
 # -- noise sampling ----------------------------------------------------------------------------

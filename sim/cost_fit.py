@@ -12,8 +12,16 @@ number of columns of each party's rows) and reading the ledger:
   *checked* at d₂: a quantity that is not affine in d says so (``affine = False``) instead of
   extrapolating.
 
-The formulas are per party per call for the number of parties of the dry runs (M is fixed);
-:func:`cost_table` prints them beside the measured ledger of the real run.
+The formulas of :func:`fit_costs` are per party per call for the number of parties of the dry
+runs (M is fixed). :func:`fit_costs_dm` varies M too: each quantity as
+q(d, M) = a + b·d + c·M + e·d·M, solved on a 2 × 2 grid of (d, M) and checked at a held-out
+size outside it. :func:`cost_table` and :func:`cost_table_dm` print them beside the measured
+ledger of the real run.
+
+What the fit assumes: the program's calls (their protocols and number) do not depend on d or
+M, and each quantity is bilinear in (d, M) — true of share-and-add protocols (messages to the
+M − 1 peers, d elements each); a ring or tree over the parties (log M rounds) or d² elements
+fails the held-out check and is reported as not bilinear, with the measured values.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 from protocols.errors import InputError
 from sim.contract import measured_costs
@@ -170,4 +179,188 @@ def cost_table(lines: Sequence[CostLine], result: Result, d: int) -> list[list[s
             rows.append([f"{line.protocol}#{line.call}",
                          "every" if line.party is None else str(line.party), quantity,
                          fitted.formula(), str(fitted.at(d)) if fitted.affine else "—", got])
+    return rows
+
+
+# -- in d and M --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FittedDM:
+    """q(d, M) = a + b·d + c·M + e·d·M, solved from a 2 × 2 grid of sizes, checked held out.
+
+    The bilinear form covers what share-and-add protocols cost per party: a message to each
+    of the M − 1 peers (c·M + a) carrying d elements each (e·d·M + b·d). The four grid runs
+    determine it exactly; a fifth run at a size outside the grid (d and M both larger) checks
+    it, and a quantity that disagrees there says so (``bilinear = False``) instead of
+    extrapolating.
+
+    Attributes
+    ----------
+    a, b, c, e : Fraction
+        Constant, d, M and d·M coefficients.
+    bilinear : bool
+        Whether the held-out size agreed.
+    values : dict of (int, int) to int
+        The measured values at each (d, M) size, the held-out one last.
+    """
+
+    a: Fraction
+    b: Fraction
+    c: Fraction
+    e: Fraction
+    bilinear: bool
+    values: dict[tuple[int, int], int]
+
+    def at(self, d: int, m: int) -> Fraction:
+        return self.a + self.b * d + self.c * m + self.e * d * m
+
+    def formula(self) -> str:
+        """``"M − 1"``, ``"dM − d"``, ``"2"``; or the values when not bilinear."""
+        if not self.bilinear:
+            shown = ", ".join(f"{v} at d = {d}, M = {m}" for (d, m), v in self.values.items())
+            return f"not bilinear in d, M ({shown})"
+        text = ""
+        for coef, name in ((self.e, "dM"), (self.b, "d"), (self.c, "M"), (self.a, "")):
+            if coef == 0:
+                continue
+            size = abs(coef)
+            term = name if size == 1 and name else f"{size}{name}"
+            if not text:
+                text = term if coef > 0 else f"−{term}"
+            else:
+                text += f" + {term}" if coef > 0 else f" − {term}"
+        return text or "0"
+
+
+@dataclass(frozen=True)
+class CostLineDM:
+    """The fitted cost of one call of the program, per data holder, in d and M.
+
+    Attributes
+    ----------
+    protocol : str
+    call : int
+    party : int or None
+        The data holder (one present at every size), or None when every data holder's cost
+        is the same.
+    fitted : dict of str to FittedDM
+        ``rounds``, ``messages_sent``, ``elements_sent``.
+    """
+
+    protocol: str
+    call: int
+    party: int | None
+    fitted: dict[str, FittedDM]
+
+
+def _fit_dm(ds: Sequence[int], ms: Sequence[int], held: tuple[int, int],
+            values: dict[tuple[int, int], int]) -> FittedDM:
+    (d0, d1), (m0, m1) = ds, ms
+    y00, y10, y01, y11 = (values[(d0, m0)], values[(d1, m0)], values[(d0, m1)],
+                          values[(d1, m1)])
+    e = Fraction(y11 - y10 - y01 + y00, (d1 - d0) * (m1 - m0))
+    b = Fraction(y10 - y00, d1 - d0) - e * m0  # ∂q/∂d = b + e·M
+    c = Fraction(y01 - y00, m1 - m0) - e * d0  # ∂q/∂M = c + e·d
+    a = y00 - b * d0 - c * m0 - e * d0 * m0
+    fitted = FittedDM(a, b, c, e, True, dict(values))
+    return FittedDM(a, b, c, e, fitted.at(*held) == values[held], dict(values))
+
+
+def _calls(result: Result) -> dict[tuple[str, int], Any]:
+    calls = {}
+    for protocol in sorted({r.protocol for r in result.ledger} - {"key_agreement"}):
+        for measured in measured_costs(result, protocol):
+            calls[(protocol, measured.call)] = measured
+    return calls
+
+
+def fit_costs_dm(
+    run_at: Callable[[int, int], Result],
+    d_sizes: Sequence[int],
+    m_sizes: Sequence[int],
+    held_out: tuple[int, int],
+) -> list[CostLineDM]:
+    """Fit each call's cost per data holder as a + b·d + c·M + e·d·M from dry runs.
+
+    Parameters
+    ----------
+    run_at : callable
+        ``run_at(d, M) -> Result``: a completed run of the program at size d among M data
+        holders.
+    d_sizes, m_sizes : two ints each
+        The grid: d₀ < d₁ (d ≥ 1) and M₀ < M₁ (M ≥ 2); four runs.
+    held_out : (int, int)
+        (d₂, M₂), a fifth size outside the grid, where the fit is checked.
+
+    Returns
+    -------
+    list of CostLineDM
+        In call order (key agreement, the setup, excluded). A data holder's own line is given
+        for the ids 0..M₀ − 1 present at every size when their costs differ.
+
+    Raises
+    ------
+    InputError
+        For bad sizes, or when the runs make different calls (the calls depend on d or M).
+    """
+    ds, ms, held = tuple(d_sizes), tuple(m_sizes), tuple(held_out)
+    ints = (*ds, *ms, *held)
+    if (len(ds) != 2 or len(ms) != 2 or len(held) != 2
+            or any(isinstance(v, bool) or not isinstance(v, int) for v in ints)
+            or not 1 <= ds[0] < ds[1] or not 2 <= ms[0] < ms[1] or held[1] < 2 or held[0] < 1
+            or held in {(d, m) for d in ds for m in ms}):
+        raise InputError(f"d_sizes = {ds!r}, m_sizes = {ms!r}, held_out = {held!r} must be "
+                         "two increasing d ≥ 1, two increasing M ≥ 2 and a (d, M) off that grid")
+    sizes = [(d, m) for m in ms for d in ds] + [held]
+    per_run = {size: _calls(run_at(*size)) for size in sizes}
+    keys = {size: sorted(calls) for size, calls in per_run.items()}
+    first = keys[sizes[0]]
+    if any(k != first for k in keys.values()):
+        counts = ", ".join(f"{len(k)} at d = {d}, M = {m}" for (d, m), k in keys.items())
+        raise InputError(f"the program makes different calls at different sizes ({counts}): "
+                         "its calls depend on d or M, so no per-call formula fits")
+    lines: list[CostLineDM] = []
+    common = range(min(ms[0], held[1]))
+    for protocol, call in sorted(first, key=lambda k: (k[1], k[0])):
+        at = {size: per_run[size][(protocol, call)] for size in sizes}
+        per_party = {}
+        for party in common:
+            per_party[party] = {
+                "rounds": _fit_dm(ds, ms, held, {s: m.rounds for s, m in at.items()}),
+                "messages_sent": _fit_dm(ds, ms, held,
+                                         {s: m.messages_sent[party] for s, m in at.items()}),
+                "elements_sent": _fit_dm(ds, ms, held,
+                                         {s: m.elements_sent[party] for s, m in at.items()}),
+            }
+        one = per_party[0]
+        if all(per_party[p] == one for p in common):
+            lines.append(CostLineDM(protocol, call, None, one))
+        else:
+            lines.extend(CostLineDM(protocol, call, p, per_party[p]) for p in common)
+    return lines
+
+
+def cost_table_dm(lines: Sequence[CostLineDM], result: Result, d: int) -> list[list[str]]:
+    """Rows ``[call, party, quantity, formula, at (d, M), measured]`` beside the real run's
+    ledger (M: the run's data holders)."""
+    m = len(result.sites)
+    measured = _calls(result)
+    rows = []
+    for line in lines:
+        real = measured.get((line.protocol, line.call))
+        for quantity in QUANTITIES:
+            fitted = line.fitted[quantity]
+            if real is None:
+                got = "—"
+            elif quantity == "rounds":
+                got = str(real.rounds)
+            else:
+                values = getattr(real, quantity)
+                got = str(values[line.party] if line.party is not None
+                          else max(values.values()))
+            rows.append([f"{line.protocol}#{line.call}",
+                         "every" if line.party is None else str(line.party), quantity,
+                         fitted.formula(), str(fitted.at(d, m)) if fitted.bilinear else "—",
+                         got])
     return rows

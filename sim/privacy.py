@@ -37,6 +37,7 @@ from parties.audit import audit as audit_with
 from parties.audit.arguments import check_audit_inputs
 from parties.audit.functionality import functionality_audit, judged_inputs
 from parties.audit.linear import linear_audits
+from parties.audit.numbering import numbered_as_run, setup_calls
 from parties.audit.randomness import affine_oracle
 from parties.party import Party, Program, site_parties
 from parties.view import AbortedRun, View
@@ -82,6 +83,10 @@ class SimPyRunner:
     oracle : {"aes", "affine"}
         The parties' PRG expansions: the real AES one, or the audit's programmed one
         (:class:`parties.audit.randomness.AffineOracle`; its simulator must use it too).
+    keys : {"x25519", "preshared", "none"}
+        The key setup of the run the audit stands for: the audited runs number their calls as
+        that run does (:func:`parties.audit.numbering.numbered_as_run`; with the default, the
+        program's first call is call 1, after key agreement's call 0).
     """
 
     prime: int | str
@@ -90,6 +95,7 @@ class SimPyRunner:
     network: Network | None = None
     faults: FaultPlan | None = None
     oracle: str = "aes"
+    keys: str = "x25519"
     _field: PrimeField = field(init=False, repr=False, compare=False)
     _networks: dict[int, Network] = field(init=False, repr=False, compare=False)
 
@@ -98,6 +104,7 @@ class SimPyRunner:
         if self.frac_bits is None:
             object.__setattr__(self, "frac_bits", default_frac_bits(self._field))
         object.__setattr__(self, "_networks", {})  # complete networks by size, built once
+        setup_calls(self.keys)  # an unknown key setup is the caller's error, named here
 
     @property
     def field(self) -> PrimeField:
@@ -115,7 +122,7 @@ class SimPyRunner:
                                 seed=self.seed, sealing=False, keys="none", record_draws=True,
                                 randomness=randomness, faults=self.faults)
         try:
-            return simulation.run(parties).views
+            return simulation.run(numbered_as_run(parties, self.keys)).views
         except ProtocolAbort as abort:
             # an aborted run is an observation too: the views hold the notices the parties
             # got ("party m aborted in call c"), which the audits' pattern check compares

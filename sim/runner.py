@@ -378,6 +378,8 @@ def _read_or_generate(scenario: Scenario, entry: Algorithm, seed: int) -> tuple[
     from algorithms import data as data_io
 
     spec = scenario.data
+    if spec["source"] == "none":  # a program on named inputs only: one empty row per party
+        return np.zeros((scenario.n_parties, 0)), {}, "no [data] (named inputs only)"
     if spec["source"] == "file":
         dataset = data_io.load_dataset(spec["path"], file_format=spec.get("format"),
                                        vocab_path=spec.get("vocab"))

@@ -266,12 +266,11 @@ def _validate(raw: dict[str, Any], base: Path, default_name: str) -> Scenario:
     net = _validate_network(_table(raw, "network", required=True))
     n_parties = net["parties"]
     prime, frac_bits = _validate_field(_table(raw, "field"))
-    data = _validate_data(_table(raw, "data", required=True), base, n_parties)
-
     alg = _table(raw, "algorithm", required=True)
     if "name" not in alg and "program" not in alg:
         raise ScenarioError("[algorithm] needs 'name' (`mpcsim list` shows the algorithms) or "
                             "'program' (\"package.module:function\", your own program)")
+    data = _data_table(raw, alg, base, n_parties)
 
     audits_raw = raw.get("audit", [])
     if isinstance(audits_raw, dict):
@@ -350,6 +349,29 @@ def _validate_field(fld: dict[str, Any]) -> tuple[int, int]:
     except InputError as exc:
         raise ScenarioError(f"field.frac_bits: {exc}") from exc
     return prime, frac_bits
+
+
+NO_DATA: dict[str, Any] = {"source": "none", "partition": "equal"}
+"""The ``data`` of a scenario without ``[data]``: a user's program that takes only named
+inputs (``[algorithm.inputs]``) reads no rows; each party gets an empty shard."""
+
+
+def _data_table(raw: Mapping[str, Any], alg: Mapping[str, Any], base: Path,
+                n_parties: int) -> dict[str, Any]:
+    """``[data]`` checked, or :data:`NO_DATA` for a user's program on named inputs only.
+
+    ``[data]`` is required unless ``[algorithm]`` names a ``program`` together with its
+    ``inputs`` table: a built-in entry, and a program called as ``function(ctx, X)``, read
+    their rows from it.
+    """
+    if raw.get("data") is None and "program" in alg:
+        if alg.get("inputs") is not None:
+            return dict(NO_DATA)
+        raise ScenarioError(
+            "the scenario has no [data] table: algorithm.program is called as function(ctx, X) "
+            "on each party's rows of [data]; add a [data] table, or give the program named "
+            "inputs in an [algorithm.inputs] table (one value per party for each name)")
+    return _validate_data(_table(raw, "data", required=True), base, n_parties)
 
 
 def _validate_data(data: dict[str, Any], base: Path, n_parties: int) -> dict[str, Any]:

@@ -236,7 +236,7 @@ def test_key_flow_example_names_the_seed() -> None:
     namespace: dict[str, object] = {}
     exec(compile(block("# key flow").text, "README", "exec"), namespace)  # asserts inside
     result = namespace["result"]
-    assert result.message == "secure_sum#0.column_sum from 1 to 0"  # type: ignore[attr-defined]
+    assert result.message == "secure_sum#1.column_sum from 1 to 0"  # type: ignore[attr-defined]
 
 
 def test_secagg_audit_example_is_private() -> None:
@@ -250,7 +250,7 @@ def test_secagg_audit_example_is_private() -> None:
 def test_audit_inputs_example_is_a_leak() -> None:
     namespace: dict[str, object] = {}
     exec(compile(block("# audit inputs").text, "README", "exec"), namespace)  # asserts inside
-    assert namespace["r"].message == "secure_sum#0.sum output at 0"  # type: ignore[attr-defined]
+    assert namespace["r"].message == "secure_sum#1.sum output at 0"  # type: ignore[attr-defined]
 
 
 def test_program_rerun_example_is_private() -> None:
@@ -262,7 +262,7 @@ def test_program_rerun_example_is_private() -> None:
 def test_own_protocol_example_is_private_and_its_bug_a_leak() -> None:
     namespace: dict[str, object] = {}
     exec(compile(block("# your own protocol").text, "README", "exec"), namespace)  # asserts
-    assert namespace["bug"].message.startswith("my_sum#0.column_sum from ")  # type: ignore
+    assert namespace["bug"].message.startswith("my_sum#1.column_sum from ")  # type: ignore
 
 
 def test_runner_example_writes_what_it_says(tmp_path, monkeypatch) -> None:

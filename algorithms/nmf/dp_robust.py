@@ -84,7 +84,15 @@ from typing import Any
 import numpy as np
 
 from algorithms.nmf.nndsvd import nndsvd
-from protocols.accounting import Release, composed_mu, dp_accounting_epsilon, gaussian_epsilon
+from protocols.accounting import (
+    Release,
+    check_budget,
+    classical_gaussian_std_def3,
+    classical_noise_multiplier,
+    composed_mu,
+    dp_accounting_epsilon,
+    gaussian_epsilon,
+)
 from protocols.context import PartyContext
 from protocols.effects import Call, Output, Recv, Send
 from protocols.errors import InputError
@@ -99,14 +107,9 @@ NORM_EPS = 1e-300
 
 
 def check_privacy(epsilon: float, delta: float) -> None:
-    """Refuse ε outside (0, 1) (Def. 3's calibration, item 38) and δ outside (0, 1)."""
-    if not isinstance(epsilon, int | float) or not 0 < epsilon < 1:
-        raise InputError(
-            f"epsilon = {epsilon!r} must lie in (0, 1): the classical Gaussian-mechanism "
-            "calibration (Def. 3) holds only there; use a per-iteration ε below 1"
-        )
-    if not isinstance(delta, int | float) or not 0 < delta < 1:
-        raise InputError(f"delta = {delta!r} must lie in (0, 1), e.g. 1e-5")
+    """Refuse ε outside (0, 1) (Def. 3's calibration, item 38) and δ outside (0, 1)
+    (:func:`protocols.accounting.check_budget` with the classical range)."""
+    check_budget(epsilon, delta, classical_range=True)
 
 
 def sensitivities(n_samples: int, outliers: bool = True) -> tuple[float, float]:
@@ -117,9 +120,9 @@ def sensitivities(n_samples: int, outliers: bool = True) -> tuple[float, float]:
 
 
 def gaussian_sigma(sensitivity: float, epsilon: float, delta: float) -> float:
-    """τ = (Δ/ε)·sqrt(2 log(1.25/δ)), the Gaussian mechanism's noise (Def. 3)."""
-    check_privacy(epsilon, delta)
-    return sensitivity / epsilon * math.sqrt(2.0 * math.log(1.25 / delta))
+    """τ = (Δ/ε)·sqrt(2 log(1.25/δ)), the Gaussian mechanism's noise (Def. 3), for ε < 1
+    (:func:`protocols.accounting.classical_gaussian_std_def3`)."""
+    return classical_gaussian_std_def3(sensitivity, epsilon, delta)
 
 
 @dataclass(frozen=True)
@@ -177,8 +180,7 @@ def account(epsilon: float, delta: float, iterations: int) -> Accounting:
     With τ = (Δ/ε)·sqrt(2 log(1.25/δ)), Δ/τ does not depend on N or on the outlier setting,
     so the releases are given to :mod:`protocols.accounting` with Δ = 1 and σ = τ/Δ.
     """
-    check_privacy(epsilon, delta)
-    z = math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon  # τ/Δ for A and for B
+    z = classical_noise_multiplier(epsilon, delta, classical_range=True)  # τ/Δ, A and B
     eps_paper, alpha = rdp_epsilon([1 / z**2, 1 / z**2], iterations, delta)
     per_iteration = [Release(name, z, 1.0, epsilon, delta) for name in ("A_t", "B_t")]
     releases = [r for r in per_iteration for _ in range(iterations)]

@@ -133,10 +133,15 @@ def catalogue(keys: Mapping[KeyId, bytes], views: Mapping[int, View], field_: Pr
         for stream, values in sorted(streams.get(key, {}).items()):
             block = keystream_words(raw, stream, BLOCK_BYTES // 8)
             first = len(field_.from_words(block))
+            ints = tuple(int(v) for v in np.ravel(values).tolist())
+            if first and tuple(int(w) for w in block.tolist()) == ints[:len(block)]:
+                # the block's words are the draw's own first elements (no bit of either word
+                # was reduced away — 1 in 2^(3·words) at p = 2^61 − 1): a payload carrying the
+                # draw carries these bytes, and that is the draw (find_draws), not the key
+                first = 0
             if first:
                 out.append(Derivation(key, f"first keystream block of stream {stream}", "bytes",
                                       block.tobytes(), ((key, stream, first),)))
-            ints = tuple(int(v) for v in np.ravel(values).tolist())
             if key[0] == "pair" and _bits(field_, len(ints)) >= MIN_BITS:
                 out.append(Derivation(key, f"mask stream {stream}", "elements", ints,
                                       ((key, stream, len(ints)),)))

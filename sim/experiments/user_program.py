@@ -22,11 +22,11 @@ w = [0.5, 1.0, 0.25]          # numbers, or lists (arrays) of one shape per name
 v = [[2.0, 1.0], [4.0, 0.0], [9.0, 3.0]]
 ```
 
-and the audits replay it with the same names (the scenario's ``[data]`` is still read, and
-not handed to the program). The module is imported from the scenario file's directory first, then
-from the environment. The run also prints each call's cost fitted in d — the number of
-columns — by dry runs (:mod:`sim.cost_fit`) beside the ledger. ``protocol`` names the protocol
-under audit (a
+and the audits replay it with the same names. Such a scenario needs no ``[data]`` table (one
+that is given is read, and not handed to the program). The module is imported from the
+scenario file's directory first, then from the environment. The run also prints each call's
+cost fitted in d — the number of columns — and M — the number of data holders — by dry runs
+(:mod:`sim.cost_fit`) beside the ledger. ``protocol`` names the protocol under audit (a
 :class:`~protocols.registry.Declaration`, or a registered name); without it each call is judged
 by the declaration registered under its own name, and a call of an unknown name is "not
 applicable" — never "private".
@@ -46,8 +46,9 @@ from parties.party import site_parties
 from protocols.errors import MpcsimError, ScenarioError
 from protocols.registry import Declaration
 from sim.console import table
-from sim.cost_fit import cost_table, fit_costs
+from sim.cost_fit import cost_table_dm, fit_costs_dm
 from sim.entry import Algorithm, AlgorithmRun, Param, RunInput
+from sim.network import Network
 from sim.privacy import AuditTarget
 from sim.simulation import Simulation
 
@@ -179,8 +180,8 @@ def program_entry(table: Mapping[str, Any], base_dir: Path | None) -> Algorithm:
             result=result, outputs=outputs, metrics={"outputs_agree": bool(agree)},
             audit_target=AuditTarget(tuple(parties), protocol),  # type: ignore[arg-type]
             tables=[_fitted_cost_table(program, inp, result) if named is None else
-                    "cost per call: not fitted in d (the program takes named inputs, not the "
-                    "data's columns); the ledger's tables above are measured"],
+                    "cost per call: not fitted in d and M (the program takes named inputs, not "
+                    "the data's columns); the ledger's tables above are measured"],
         )
 
     return Algorithm(
@@ -198,25 +199,28 @@ def program_entry(table: Mapping[str, Any], base_dir: Path | None) -> Algorithm:
 
 
 def _fitted_cost_table(program: Any, inp: RunInput, result: Any) -> str:
-    """The program's cost per call, fitted in d (the data's columns) by dry runs at d, d + 1
-    and d + 2 columns (zeros appended, on a fault-free copy of the network), beside the
-    run's ledger (:mod:`sim.cost_fit`)."""
+    """The program's cost per call, fitted in d (the data's columns) and M (the data holders)
+    by dry runs (:func:`sim.cost_fit.fit_costs_dm`) on the grid d ∈ {d, d + 1} × M ∈ {M, M + 1},
+    checked at (d + 2, M + 2), beside the run's ledger. A dry run's party m has party
+    (m mod M)'s rows with zero columns appended, on a complete fault-free network."""
 
     d = int(np.shape(inp.shards[0])[1]) if np.ndim(inp.shards[0]) == 2 else 1
+    m = len(inp.shards)
     sim = inp.simulation
 
-    def run_at(cols: int) -> Any:
+    def run_at(cols: int, parties: int) -> Any:
         shards = [np.hstack([np.asarray(s), np.zeros((np.shape(s)[0], cols - d))])
-                  for s in inp.shards]
-        dry = Simulation(sim.network, prime=sim.field.p, frac_bits=sim.fixed.frac_bits,
-                         seed=inp.seed, sealing=sim.sealing)
+                  for s in (inp.shards[p % m] for p in range(parties))]
+        dry = Simulation(Network.build(parties), prime=sim.field.p,
+                         frac_bits=sim.fixed.frac_bits, seed=inp.seed, sealing=sim.sealing)
         return dry.run(site_parties(lambda ctx, X: program(ctx, X), [{"X": s} for s in shards]))
 
-    title = (f"cost per call, fitted in d = columns by dry runs at d = {d}, {d + 1}, {d + 2} "
-             f"(M = {len(inp.shards)}), beside the ledger")
+    title = (f"cost per call, fitted in d = columns and M = data holders by dry runs at "
+             f"d = {d}, {d + 1} × M = {m}, {m + 1}, checked at d = {d + 2}, M = {m + 2}; "
+             "beside the ledger")
     try:
-        lines = fit_costs(run_at, (d, d + 1, d + 2))
+        lines = fit_costs_dm(run_at, (d, d + 1), (m, m + 1), (d + 2, m + 2))
     except (MpcsimError, ValueError) as exc:
         return f"{title}: not fitted ({type(exc).__name__}: {exc})"
-    return table(["call", "party", "quantity", "fitted", f"at d = {d}", "measured"],
-                 cost_table(lines, result, d), title)
+    return table(["call", "party", "quantity", "fitted", f"at d = {d}, M = {m}", "measured"],
+                 cost_table_dm(lines, result, d), title)

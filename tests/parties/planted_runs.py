@@ -69,6 +69,10 @@ def two_sums_reused_masks(ctx: PartyContext, x: np.ndarray) -> Generator[Any, An
     return total
 
 
+FIRST_CALL = 1
+"""The program's first call number: key agreement is call 0 of a run and of an audit's runs."""
+
+
 class LeakySum:
     """A ``secure_sum(ctx, x, variant, label)`` for PD-NMF with a bug in one sweep (prg).
 
@@ -87,7 +91,8 @@ class LeakySum:
         self._tables: dict[int, tuple[PartyContext, dict[int, np.ndarray]]] = {}
 
     def first_call(self) -> int:
-        return self.sweep * self.k
+        """The call number of the sweep's first call, in a run's (and an audit's) numbering."""
+        return self.sweep * self.k + FIRST_CALL
 
     def secure_sum(self, ctx: PartyContext, x: Any, variant: str = "prg",
                    label: str = "x") -> Generator[Any, Any, np.ndarray]:
@@ -100,7 +105,7 @@ class LeakySum:
                    label: str) -> Generator[Any, Any, np.ndarray]:
         field, d = ctx.field, len(x_hat)
         call: Call = yield from pl._start(ctx, x_hat)
-        sweep, t = divmod(call.index, self.k)
+        sweep, t = divmod(call.index - FIRST_CALL, self.k)
         bugged = sweep == self.sweep or (self.kind == "restart" and sweep > self.sweep)
         mask = ctx.randomness.pairwise_mask(ctx.peers, call, d)
         if self.kind == "restart":

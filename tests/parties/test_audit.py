@@ -233,7 +233,7 @@ def test_simulation_flags_exactly_the_derived_coalitions_at_three_parties(
     assert flagged(results) == pl.simulation_flagged(leak, variant, 3)
     for r in results.values():
         if r.leaks:
-            assert r.call == 0 and r.message.startswith("secure_sum#0.")
+            assert r.call == 1 and r.message.startswith("secure_sum#1.")
             assert r.p_value is not None and r.p_value < ALPHA
 
 
@@ -263,7 +263,7 @@ def test_statistical_flags_exactly_the_leaking_coalitions_at_three_parties(
     for c, r in results.items():
         assert r.verdict in ("leak", "private", "inconclusive"), c
         if r.leaks:
-            assert r.message is not None and r.message.startswith("secure_sum#0.")
+            assert r.message is not None and r.message.startswith("secure_sum#1.")
 
 
 @pytest.mark.slow
@@ -317,7 +317,7 @@ def test_exact_flags_exactly_the_leaking_coalitions(
     for c, r in results.items():
         if r.leaks:  # two different distributions, located at a message
             assert r.details["total_variation"] > 0, c
-            assert r.message is not None and r.message.startswith("secure_sum#0."), c
+            assert r.message is not None and r.message.startswith("secure_sum#1."), c
         else:
             assert r.verdict == "private" and r.details["total_variation"] == 0.0, c
 
@@ -325,7 +325,7 @@ def test_exact_flags_exactly_the_leaking_coalitions(
 def test_exact_reused_mask_explicit_one_coalition() -> None:
     """The explicit variant's single-party coalitions face 5 input sets × 5^4 honest tapes."""
     r = exact(pl.LEAKS["reused_mask"]["explicit"], F5, 3, (0,))
-    assert r.leaks and r.message == "secure_sum#0.column_sum from 1 to 0"
+    assert r.leaks and r.message == "secure_sum#1.column_sum from 1 to 0"
 
 
 # -- the honest protocol: exact, for every coalition -----------------------------------------------
@@ -451,7 +451,7 @@ def test_statistical_flags_a_view_that_changes_shape() -> None:
     result = audit(_shape_program, inputs, (0,), prime=P, method="statistical", trials=4,
                    pairs=1)
     assert result.leaks and result.details["property"] == "count"  # the pattern check
-    assert result.call == 1 and result.message.startswith("ack#1.")
+    assert result.call == 2 and result.message.startswith("ack#2.")
 
 
 # -- a message nobody reads --------------------------------------------------------------------
@@ -474,7 +474,7 @@ def test_a_delivered_but_unread_message_is_in_the_view_and_audited() -> None:
     assert [m.step for m in views[1].received if m.sender == 0] == ["column_sum", "debug"]
     stat = verdicts(_unread_raw_input, 3, "statistical", trials=24, pairs=2,
                     which=[(1,), (2,)], seed=0)
-    assert stat[(1,)].leaks and stat[(1,)].message == "debug#1.debug from 0 to 1"
+    assert stat[(1,)].leaks and stat[(1,)].message == "debug#2.debug from 0 to 1"
     assert not stat[(2,)].leaks
     for c in coalitions(3):
         assert exact(_unread_raw_input, F5, 3, c).leaks == (c == (1,)), c
@@ -532,7 +532,7 @@ def test_split_run_and_layout_name_every_message() -> None:
     views = run_views(secure_sum_program("explicit"), inputs, 3)
     records = split_run(views, (0, 2), F61, (0, 1, 2))
     (call,) = records
-    assert call == Call("secure_sum", 0)
+    assert call == Call("secure_sum", 1)  # key agreement is call 0, as in a run
     received = records[call].received
     assert sorted(received) == sorted((m, s, step, 0) for m in (0, 2) for s in range(3)
                                       if s != m for step in ("share", "column_sum"))
@@ -549,8 +549,8 @@ def test_split_run_and_layout_name_every_message() -> None:
     assert layout.width == 16 and layout.matches({c: r.received for c, r in records.items()})
     row = layout.row({c: r.received for c, r in records.items()}, np.dtype(np.uint64))
     assert ints(row[:2]) == ints(received[(0, 1, "share", 0)])
-    assert layout.describe(3) == (0, "secure_sum#0.share from 2 to 0", 1)
-    assert message_name(call, (0, 1, "share", 1)) == "secure_sum#0.share (#2) from 1 to 0"
+    assert layout.describe(3) == (1, "secure_sum#1.share from 2 to 0", 1)
+    assert message_name(call, (0, 1, "share", 1)) == "secure_sum#1.share (#2) from 1 to 0"
 
 
 def test_audit_result_to_dict_has_a_stable_schema() -> None:

@@ -55,7 +55,7 @@ def test_an_output_of_f_x_is_beyond_the_functionality(program, method) -> None:
     r = audit(program, _inputs(method), (0,), prime=_prime(method), method=method, trials=48,
               pairs=2, max_runs=20_000)
     assert r.verdict == "leak", r.details
-    assert r.message == "secure_sum#0.sum output at 0"
+    assert r.message == "secure_sum#1.sum output at 0"
     assert "on the audit's inputs" in r.details["reason"]
 
 
@@ -164,9 +164,9 @@ def _parties(program, inputs):
 
 
 @pytest.mark.parametrize(("program", "n", "coalition", "message"), [
-    (pa.header_column_sum, 2, (0,), "secure_sum#0.column_sum from 1 to 0"),
-    (pa.shares_with_trailer, 3, (0, 1), "secure_sum#0.share from 2 to 0"),
-    (pa.value_with_tail, 2, (0,), "all_reduce#0.value from 1 to 0"),
+    (pa.header_column_sum, 2, (0,), "secure_sum#1.column_sum from 1 to 0"),
+    (pa.shares_with_trailer, 3, (0, 1), "secure_sum#1.share from 2 to 0"),
+    (pa.value_with_tail, 2, (0,), "all_reduce#1.value from 1 to 0"),
 ], ids=["header_column_sum", "shares_with_trailer", "value_with_tail"])
 def test_a_longer_message_of_a_determined_call_is_a_size_leak(
         program, n, coalition, message) -> None:
@@ -238,6 +238,6 @@ def test_a_simulator_that_fails_on_the_view_ends_in_a_verdict() -> None:
         return (yield from secure_sum_field(ctx, x, "prg"))
 
     r = audit(_parties(program, x), None, (0,), prime=P, trials=16, protocol=mine)
-    assert r.verdict == "not applicable" and r.call == 0, r.details
-    assert "ValueError" in r.details["reason"] and "secure_sum#0" in r.details["reason"]
+    assert r.verdict == "not applicable" and r.call == 1, r.details
+    assert "ValueError" in r.details["reason"] and "secure_sum#1" in r.details["reason"]
 

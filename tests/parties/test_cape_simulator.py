@@ -156,7 +156,7 @@ def test_not_enough_honest_noise_is_a_leak_naming_the_shortfall(
     view of an honest statistic is a Gaussian mechanism whose exact δ at ε exceeds δ."""
     parties, plan = _parties(5, 4, 1)
     result = _audit(parties, plan, coalition, trials=20)
-    assert result.verdict == "leak" and result.call == 0
+    assert result.verdict == "leak" and result.call == 1
     for h in sites:
         assert f"site {h}: μ = " in result.details["reason"]
 
@@ -169,11 +169,11 @@ def _leaky(leak: str) -> Callable[..., Any]:
 
 
 @pytest.mark.parametrize("leak,d,family,call", [
-    ("no_cancel", 4, None, 0),
-    ("drop_share", 4, None, 0),
-    ("raw", 4, None, 0),
-    ("wrong_variance", 4, "gauss var (all calls)", 0),
-    ("reused_noise", 4, "gauss corr (across calls)", 1),
+    ("no_cancel", 4, None, 1),
+    ("drop_share", 4, None, 1),
+    ("raw", 4, None, 1),
+    ("wrong_variance", 4, "gauss var (all calls)", 1),
+    ("reused_noise", 4, "gauss corr (across calls)", 2),
 ])
 def test_planted_site_leaks_are_caught_at_the_leaky_release(leak: str, d: int,
                                                            family: str | None,
@@ -193,15 +193,15 @@ def test_a_noise_share_sent_to_the_aggregator_is_caught_at_that_message() -> Non
     parties, plan = _parties(5, 4, 2, site=_leaky("share_to_aggregator"))
     result = _audit(parties, plan, (5,))
     assert result.verdict == "leak"
-    assert result.message == f"cape#0.noise_share from {LEAKY} to 5"
+    assert result.message == f"cape#1.noise_share from {LEAKY} to 5"
 
 
 def test_a_generator_without_the_zero_sum_is_caught_at_a_release() -> None:
     """The shares do not cancel: the releases no longer add up to the aggregate."""
     parties, plan = _parties(5, 4, 2, generator=leaky_generator)
     result = _audit(parties, plan, (5,))
-    assert result.verdict == "leak" and result.call == 0
-    assert result.message.startswith("cape#0.release from ")
+    assert result.verdict == "leak" and result.call == 1
+    assert result.message.startswith("cape#1.release from ")
     assert result.details["family"].startswith("gauss joint")
 
 

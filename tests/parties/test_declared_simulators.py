@@ -45,8 +45,8 @@ def test_the_plain_all_reduce_leaks_exactly_when_two_parties_are_honest(n_partie
         if len(honest) == 1:
             assert result.verdict == "private", (coalition, result.details)
             continue
-        assert result.verdict == "leak" and result.call == 0, (coalition, result.details)
-        # "all_reduce#0.value from H to R": that message carries H's input, read off the view
+        assert result.verdict == "leak" and result.call == 1, (coalition, result.details)
+        # "all_reduce#1.value from H to R": that message carries H's input, read off the view
         head, receiver = result.message.rsplit(" to ", 1)
         sender = int(head.rsplit(" from ", 1)[1])
         assert sender in honest and int(receiver) in coalition
@@ -67,7 +67,7 @@ def test_the_all_reduce_simulator_keeps_the_declared_sum() -> None:
     n_parties, members = 4, (0, 2)
     inputs = field_inputs(F61, n_parties, 5, seed=6)
     views = run_views(plain, inputs)
-    view = split_run(views, members, F61, range(n_parties))[Call("all_reduce", 0)].view
+    view = split_run(views, members, F61, range(n_parties))[Call("all_reduce", 1)].view
     draws = AllReduceSimulator("plain").simulate(view, np.random.default_rng(0), 40)
     total = sum(int(v) for x in inputs for v in np.ravel(x)[:1])  # coordinate 0, in Python ints
     first = {key: [int(v) for v in values[:, 0]] for key, values in draws.items()}
@@ -87,7 +87,7 @@ def test_a_plain_all_reduce_of_real_numbers_is_audited_too() -> None:
         return all_reduce(ctx, x, method="plain", average=True, output="mean")
 
     leak = audit(program, shards, (0,), prime=P, frac_bits=20, trials=12)
-    assert leak.verdict == "leak" and leak.message.startswith("all_reduce#0.value from ")
+    assert leak.verdict == "leak" and leak.message.startswith("all_reduce#1.value from ")
     determined = audit(program, shards, (0, 2), prime=P, frac_bits=20, trials=12)
     assert determined.verdict == "private", determined.details
 
@@ -104,7 +104,7 @@ def test_cape_without_a_declared_plan_answers_not_applicable_and_says_what_to_de
         (lambda ctx: cape_noise_generator(ctx, plan, 4), {}),
     )
     result = audit(parties, None, (0, 1), prime=P, frac_bits=20, trials=10)
-    assert result.verdict == "not applicable" and result.call == 0
+    assert result.verdict == "not applicable" and result.call == 1
     assert "cape_declaration(plan, frac_bits)" in result.details["reason"]
     declared = audit(parties, None, (0, 1), prime=P, frac_bits=20, trials=60,
                      protocol=cape_declaration(plan, 20))

@@ -65,10 +65,11 @@ def test_published_key_attack_recovers_the_honest_input() -> None:
     for inputs in (INPUTS, [INPUTS[0], F61.elements([5, 6]), F61.elements([47, 48])]):
         view = _views(pd.published_key, inputs)[0]
         keys = {s: np.array(_received(view, s, "session_id"), dtype=np.uint64) for s in (1, 2)}
-        share = {s: [int(v) for v in pd.expand(F61, keys[s], 0, 4)] for s in (1, 2)}
+        # stream 1: the SecureSum call is the run's call 1 (key agreement is call 0)
+        share = {s: [int(v) for v in pd.expand(F61, keys[s], 1, 4)] for s in (1, 2)}
         (own,) = [v for k, v in view.draws if k[0] == "private"]
         own_key = np.array([int(v) for v in own], dtype=np.uint64)
-        mine_to_1 = [int(v) for v in pd.expand(F61, own_key, 0, 4)[:2]]
+        mine_to_1 = [int(v) for v in pd.expand(F61, own_key, 1, 4)[:2]]
         colsum_1 = _received(view, 1, "column_sum")
         # party 1's peers are (0, 2): its shares are share[1][:2] (to 0), share[1][2:] (to 2);
         # party 2's peers are (0, 1): its share to 1 is share[2][2:]
@@ -84,7 +85,7 @@ def test_statistical_catches_draws_that_reach_the_wrong_party(name: str) -> None
     assert result.verdict == "leak"
     held = result.details["draws_held"]
     assert {h["received_by"] for h in held} == {0}
-    assert {h["message"] for h in held} >= {f"secure_sum#0.{step} from {p} to 0"
+    assert {h["message"] for h in held} >= {f"secure_sum#1.{step} from {p} to 0"
                                             for step in STEPS[name] for p in (1, 2)}
     assert all(h["key"].startswith("draw of party ") for h in held)
 
@@ -96,7 +97,7 @@ def test_simulation_never_answers_private_on_them(name: str) -> None:
     assert result.verdict in ("leak", "not applicable")
     if name == "published_key":  # the shares are AES expansions of the held keys
         assert result.verdict == "not applicable"
-        assert result.details["derived_message"].startswith("secure_sum#0.share from")
+        assert result.details["derived_message"].startswith("secure_sum#1.share from")
         assert "not an affine function" in result.details["reason"]
 
 
@@ -115,7 +116,7 @@ def test_a_share_reaching_its_addressee_is_named_and_stays_private() -> None:
     assert result.verdict == "private"
     assert "key_flow" not in result.details  # no key, only draws
     held = {h["message"] for h in result.details["draws_held"]}
-    assert held == {f"secure_sum#0.{s} from {p} to 0" for s in ("nonce", "share")
+    assert held == {f"secure_sum#1.{s} from {p} to 0" for s in ("nonce", "share")
                     for p in (1, 2)}
 
 

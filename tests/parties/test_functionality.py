@@ -106,9 +106,9 @@ def test_an_output_beyond_the_functionality_is_a_leak_for_every_method(program, 
     for coalition in ((0,), (0, 2)):
         r = audit(program, inputs, coalition, prime=_prime(method), method=method, trials=24)
         assert r.verdict == "leak", (coalition, r.details)
-        assert r.call == 0 and r.details["check"] == "functionality"
+        assert r.call == 1 and r.details["check"] == "functionality"
         assert "output beyond the functionality" in r.details["reason"]
-        assert r.message.startswith("secure_sum#0.")
+        assert r.message.startswith("secure_sum#1.")
 
 
 def test_the_leaked_outputs_carry_an_honest_input() -> None:
@@ -169,9 +169,9 @@ def test_a_scenario_audit_reports_an_output_beyond_the_functionality(
         "audit": [{"coalition": [0], "trials": 12},
                   {"coalition": [2], "method": "statistical", "trials": 10}]})
     sim, ab = run.report["privacy"]
-    assert sim["verdict"] == "leak" and sim["call"] == 0, sim
+    assert sim["verdict"] == "leak" and sim["call"] == 1, sim
     assert "output beyond the functionality" in sim["details"]["reason"]
-    assert sim["message"] == "secure_sum#0.sum output at 0"
+    assert sim["message"] == "secure_sum#1.sum output at 0"
     assert ab["verdict"] != "private"
 
 
@@ -213,7 +213,7 @@ def test_a_share_carrying_an_input_of_no_call_is_caught_with_one_honest_party() 
     rng = np.random.default_rng(3)
     inputs = [{"x": F61.random(rng, 3), "y": F61.random(rng, 3)} for _ in range(2)]
     r = audit(pf.share_is_secret, inputs, (0,), prime=P, trials=48)
-    assert r.verdict == "leak" and r.message == "secure_sum#0.share from 1 to 0", r.details
+    assert r.verdict == "leak" and r.message == "secure_sum#1.share from 1 to 0", r.details
     for method in ("statistical", "exact", "linear"):  # kw inputs: the others cannot apply
         assert audit(pf.share_is_secret, inputs, (0,), prime=P, method=method,
                      trials=8).verdict == "not applicable"
@@ -246,7 +246,7 @@ def test_a_second_copy_of_the_input_departs_from_the_simulator_only() -> None:
     share that should be uniform (the call is simulated although its outputs determine x̂_1)."""
     inputs = field_inputs(F61, 3, 3, 5)
     r = audit(pf.share_is_copy, inputs, (0, 2), prime=P, trials=48)
-    assert r.verdict == "leak" and r.message == "secure_sum#0.share from 1 to 0"
+    assert r.verdict == "leak" and r.message == "secure_sum#1.share from 1 to 0"
     for method in ("statistical", "linear"):
         assert audit(pf.share_is_copy, inputs, (0, 2), prime=P, method=method,
                      trials=24).verdict == "private", method
@@ -284,7 +284,7 @@ def test_one_honest_broadcast_to_two_members_is_not_a_leak() -> None:
 def test_a_broadcast_that_carries_an_input_is_still_caught(program) -> None:
     inputs = field_inputs(F61, 4, 3, 8)
     r = audit(program, inputs, (0, 1), prime=P, trials=48)
-    assert r.verdict == "leak" and r.message.startswith("secure_sum#0.beacon from 3 to ")
+    assert r.verdict == "leak" and r.message.startswith("secure_sum#1.beacon from 3 to ")
     views = run_views(program, inputs)
     got = {m_: next(ints(m.payload) for m in views[m_].received if m.step == "beacon"
                 and m.sender == 3) for m_ in (0, 1)}
@@ -297,7 +297,7 @@ def test_a_broadcast_that_carries_an_input_is_still_caught(program) -> None:
 def test_call_instances_name_every_party_and_sender() -> None:
     inputs = field_inputs(F61, 3, 2, 1)
     views = run_views(pf.extra_output, inputs)
-    inst = call_instances(views, F61, (0, 1, 2))[Call("secure_sum", 0)]
+    inst = call_instances(views, F61, (0, 1, 2))[Call("secure_sum", 1)]
     assert inst.contributors == (0, 1, 2)
     assert inst.senders[(0, "share")] == (1, 2)
     assert {lab for lab, _ in inst.outputs[1]} == {"sum", "check"}

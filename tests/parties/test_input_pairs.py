@@ -44,7 +44,7 @@ def test_exact_catches_every_function_for_every_input(name: str) -> None:
         result = audit(pf.LEAKS[name], inputs, (0,), prime=5, method="exact", max_runs=200,
                        seed=seed)
         assert result.leaks, (name, seed, ints(inputs[1]))
-        assert result.message == "secure_sum#0.hint from 1 to 0"
+        assert result.message == "secure_sum#1.hint from 1 to 0"
     private = audit(pf.LEAKS[name], field_inputs(F5, 3, 1, 0), (2,), prime=5, method="exact",
                     max_runs=200)
     assert private.verdict == "private"  # party 2 receives no hint
@@ -55,7 +55,7 @@ def test_statistical_designed_pairs_catch_every_function_they_change(name: str) 
     inputs = field_inputs(F61, 3, 12, 3)  # twelve coordinates: the last one matters
     result = audit(pf.LEAKS[name], inputs, (0,), prime=P, method="statistical", trials=24,
                    seed=3)
-    assert result.leaks and result.message == "secure_sum#0.hint from 1 to 0"
+    assert result.leaks and result.message == "secure_sum#1.hint from 1 to 0"
 
 
 def test_statistical_cannot_see_a_function_no_pair_changes() -> None:
@@ -66,14 +66,14 @@ def test_statistical_cannot_see_a_function_no_pair_changes() -> None:
                    trials=24, seed=3)
     assert not result.leaks
     sim = audit(pf.LEAKS["is_zero"], inputs, (0,), prime=P, method="simulation", trials=24)
-    assert sim.leaks and sim.message == "secure_sum#0.hint from 1 to 0"
+    assert sim.leaks and sim.message == "secure_sum#1.hint from 1 to 0"
 
 
 @pytest.mark.parametrize("name", sorted(pf.FUNCTIONS))
 def test_simulation_flags_every_coalition_that_receives_the_hint(name: str) -> None:
     results = verdicts(pf.LEAKS[name], 3, "simulation", trials=24, d=6)
     assert {c for c, r in results.items() if r.leaks} == pf.receiving(coalitions(3))
-    assert all(r.message == "secure_sum#0.hint from 1 to 0"
+    assert all(r.message == "secure_sum#1.hint from 1 to 0"
                for r in results.values() if r.leaks)
 
 

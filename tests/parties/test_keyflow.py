@@ -21,8 +21,8 @@ import pytest
 from Crypto.Cipher import AES
 
 from parties.party import site_parties
-from protocols.context import AesRandomness, PartyContext
-from protocols.effects import Input, Output
+from protocols.context import AesRandomness, PartyContext, stream_number
+from protocols.effects import Call, Input, Output
 from protocols.field import prime_field
 from protocols.secure_sum import secure_sum_field
 from sim.network import Network
@@ -34,7 +34,7 @@ P61 = (1 << 61) - 1
 F61 = prime_field(P61)
 F5 = prime_field(5)
 INPUTS = [F61.elements([11, 12]), F61.elements([21, 22]), F61.elements([31, 32])]
-DEBUG = "secure_sum#0.debug from 1 to 0"
+DEBUG = "secure_sum#1.debug from 1 to 0"
 LEAKS = sorted(pk.LEAKS)
 
 
@@ -128,7 +128,9 @@ def test_the_key_is_named_by_what_it_is() -> None:
             "received_by": 0} in result.details["key_flow"]
     block = audit(pk.LEAKS["keystream_block"], INPUTS, [0], prime="2^61-1",
                   method="statistical", trials=40)
-    assert [f["as"] for f in block.details["key_flow"]] == ["first keystream block of stream 0"]
+    first = stream_number(Call("secure_sum", 1), 0)  # the program's first call (1, after
+    assert [f["as"] for f in block.details["key_flow"]] == [  # key agreement's 0), sub 0
+        f"first keystream block of stream {first}"]
 
 
 @pytest.mark.parametrize("coalition", [[1], [2]])
@@ -158,7 +160,7 @@ def test_a_key_that_masks_nothing_the_coalition_sees_is_named_and_judged_by_cons
         assert "still reveals nothing" in harmless.details["key_flow_consequence"]
         both = audit(pk.LEAKS["private_keys"], tiny, [0], prime=p, method="exact",
                      max_runs=10**5)
-        assert both.verdict == "leak" and both.message == "secure_sum#0.column_sum from 1 to 0"
+        assert both.verdict == "leak" and both.message == "secure_sum#1.column_sum from 1 to 0"
     result = audit(pk.HARMLESS["one_private_key"], INPUTS, [0], prime="2^61-1",
                    method="statistical", trials=60)
     assert result.verdict == "inconclusive"
@@ -335,7 +337,7 @@ def test_secagg_audit_names_the_key_the_aggregator_holds() -> None:
                                SECAGG_INPUTS, (4,), trials=20, seed=0, pairs=2)
     assert result.verdict == "leak"
     assert {f["key"] for f in result.details["key_flow"]} == {"private mask key of party 1"}
-    assert {f["message"] for f in result.details["key_flow"]} == {"secagg#0.debug from 1 to 4"}
+    assert {f["message"] for f in result.details["key_flow"]} == {"secagg#1.debug from 1 to 4"}
 
 
 @pytest.mark.slow
@@ -350,4 +352,4 @@ def test_secagg_with_the_key_is_a_leak_even_with_the_power_to_say_private() -> N
     result = statistical_audit(runner, lambda xs: pk.secagg_key_to_aggregator(list(xs)),
                                SECAGG_INPUTS, (4,), trials=500, seed=0, pairs=2)
     assert result.verdict == "leak"
-    assert result.details["unmasked"]["message"] == "secagg#0.masked_input from 1 to 4"
+    assert result.details["unmasked"]["message"] == "secagg#1.masked_input from 1 to 4"

@@ -64,7 +64,7 @@ def test_the_dealer_alone_sees_nothing_and_with_a_site_sees_everything() -> None
     alone = audit(_honest(), None, (3,), prime=P, trials=8, seed=2)
     assert alone.verdict == "private" and alone.details["view_elements"] == 0
     both = audit(_honest(), None, (0, 3), prime=P, trials=8, seed=2)
-    assert both.verdict == "leak" and both.call == 0
+    assert both.verdict == "leak" and both.call == 1
     assert "dealer" in both.details["reason"]
 
 
@@ -74,7 +74,7 @@ def test_the_revealing_variants_are_reported_with_what_they_reveal(variant: str,
     """Private relative to the leakage they declare (tests/parties/test_nss_variant_leakage)."""
     result = audit(_honest(variant), None, (0,), prime=P, trials=8, seed=2)
     assert result.verdict != "leak", result.details
-    assert result.details["reveals"]["normed_secure_sum#0"].startswith(what)
+    assert result.details["reveals"]["normed_secure_sum#1"].startswith(what)
 
 
 @pytest.mark.parametrize("leak,coalition,step", [
@@ -89,7 +89,7 @@ def test_each_planted_leak_is_caught_at_its_opening(leak: str, coalition: tuple[
     result = audit(nss_parties(leak, _inputs()), None, coalition, prime=P, trials=TRIALS,
                    seed=2)
     assert result.verdict == "leak", result.details
-    assert result.call == 0 and step in result.message, result.message
+    assert result.call == 1 and step in result.message, result.message
 
 
 @pytest.mark.slow

@@ -62,7 +62,7 @@ def test_the_declared_protocol_is_private_and_its_planted_bug_a_leak(method, pri
     planted = audit(chained_masked_sum, inputs, [1], prime=prime, method=method, trials=200,
                     protocol=DECLARATION)
     assert planted.verdict == "leak"
-    assert planted.message.startswith(f"{NAME}#0.column_sum from ")
+    assert planted.message.startswith(f"{NAME}#1.column_sum from ")
 
 
 def test_real_valued_program_with_named_inputs_is_audited_by_the_simulation_method() -> None:

@@ -94,7 +94,7 @@ def test_honest_secagg_plus_on_a_harary_graph_is_private() -> None:
 def test_a_coalition_at_the_threshold_is_told_it_reveals_the_inputs() -> None:
     """t sites hold t shares of every honest site's secrets: beyond Thm 6.3, a leak."""
     r = run_audit(ps.leaky_parties(inputs_for(), CONFIG, None), (0, 1, 2), trials=20)
-    assert r.verdict == "leak" and r.call == 0
+    assert r.verdict == "leak" and r.call == 1
     assert "≥ t = 3 shares of site 3" in r.details["reason"]
 
 
@@ -176,11 +176,11 @@ def test_the_variant_names_the_configuration() -> None:
 
 
 @pytest.mark.parametrize(("leak", "coalition", "calls", "where"), [
-    ("both_secrets", (AGG,), 1, (0, "secagg#0.unmask from 0 to 4")),
-    ("share_to_aggregator", (1, 2, AGG), 1, (0, "secagg#0.unmask from 0 to 4")),
-    ("reused_seed", (1,), 2, (1, "secagg#1.shares from 0 to 1")),
-    ("reused_seed", (AGG,), 2, (1, "secagg#1.unmask from 0 to 4")),
-    ("reused_key", (AGG,), 2, (1, "secagg#1.public_key from 0 to 4")),
+    ("both_secrets", (AGG,), 1, (1, "secagg#1.unmask from 0 to 4")),
+    ("share_to_aggregator", (1, 2, AGG), 1, (1, "secagg#1.unmask from 0 to 4")),
+    ("reused_seed", (1,), 2, (2, "secagg#2.shares from 0 to 1")),
+    ("reused_seed", (AGG,), 2, (2, "secagg#2.unmask from 0 to 4")),
+    ("reused_key", (AGG,), 2, (2, "secagg#2.public_key from 0 to 4")),
 ])
 def test_planted_secagg_leaks_are_caught_and_located(leak, coalition, calls, where) -> None:
     parties = ps.leaky_parties(inputs_for(), CONFIG, leak, calls)
@@ -191,8 +191,8 @@ def test_planted_secagg_leaks_are_caught_and_located(leak, coalition, calls, whe
 
 def test_a_pair_mask_left_out_on_one_side_is_an_output_beyond_the_sum() -> None:
     r = run_audit(ps.leaky_parties(inputs_for(), CONFIG, "omitted_pair"), (0,), trials=20)
-    assert r.verdict == "leak" and r.call == 0
-    assert r.message == "secagg#0.sum output at 0"
+    assert r.verdict == "leak" and r.call == 1
+    assert r.message == "secagg#1.sum output at 0"
     assert "output beyond the functionality" in r.details["reason"]
 
 
@@ -203,8 +203,8 @@ def test_pair_masks_left_out_on_both_sides_are_caught_with_the_programmed_oracle
     masked input and the unmasking shares is then affine: caught at the call's unmasking."""
     parties = ps.leaky_parties(inputs_for(), CONFIG, "omitted_pairs_both_sides")
     r = run_audit(parties, (AGG,), trials=300, oracle="affine")
-    assert r.verdict == "leak" and r.call == 0, r.details
-    assert r.message.startswith("secagg#0.unmask from ")
+    assert r.verdict == "leak" and r.call == 1, r.details
+    assert r.message.startswith("secagg#1.unmask from ")
 
 
 def test_the_public_audit_of_secagg_programs_the_oracle_by_default() -> None:
@@ -224,8 +224,8 @@ def test_the_public_audit_of_secagg_programs_the_oracle_by_default() -> None:
     parties = ps.leaky_parties(inputs_for(), CONFIG, "omitted_pairs_both_sides")
     r = audit(parties, None, [AGG], prime=P61, trials=300, seed=2, protocol="secagg",
               variant=variant_of(CONFIG))
-    assert r.verdict == "leak" and r.call == 0, r.details
-    assert r.message.startswith("secagg#0.unmask from ")
+    assert r.verdict == "leak" and r.call == 1, r.details
+    assert r.message.startswith("secagg#1.unmask from ")
 
 
 def test_honest_secagg_is_private_with_the_programmed_oracle() -> None:

@@ -90,7 +90,7 @@ def test_halves_are_named_with_both_messages() -> None:
     result = audit(program, INPUTS[n], coalition, prime="2^61-1", method="statistical",
                    trials=40)
     assert {"key": "pair seed of parties 1 and 2", "as": "raw bytes in pieces",
-            "message": "secure_sum#0.debug from 1 to 0 + secure_sum#0.debug from 1 to 3",
+            "message": "secure_sum#1.debug from 1 to 0 + secure_sum#1.debug from 1 to 3",
             "received_by": 0} in result.details["key_flow"]
     linear = audit(program, INPUTS[n], coalition, prime="2^61-1", method="linear")
     assert linear.verdict == "not applicable"
@@ -144,7 +144,7 @@ def test_secagg_with_a_site_key_at_the_aggregator_is_a_leak(build: Any) -> None:
     result = statistical_audit(runner, lambda xs: build(list(xs)), SECAGG_INPUTS, (4,),
                                trials=20, seed=0, pairs=2)
     assert result.verdict == "leak", result.details
-    assert result.message == "secagg#0.masked_input from 1 to 4"
+    assert result.message == "secagg#1.masked_input from 1 to 4"
     assert result.details["unmasked"]["honest_input_of"] == [1]
     assert {f["key"] for f in result.details["key_flow"]} == {"private mask key of party 1"}
 
@@ -172,4 +172,4 @@ def test_unmasking_reads_exactly_the_site_whose_key_is_held() -> None:
     for u in (1, 2):
         found = unmask(runner, parties, [4], 0, KeyFlow(known_keys=frozenset({("private", u)})))
         assert found is not None and found.parties == (u,)
-        assert found.message == f"secagg#0.masked_input from {u} to 4"
+        assert found.message == f"secagg#1.masked_input from {u} to 4"

@@ -58,9 +58,9 @@ def test_a_bug_in_one_pd_nmf_sweep_is_caught_and_located(
     monkeypatch.setattr(pd_nmf_module, "secure_sum", leaky.secure_sum)
     result = _pd_nmf_audit((0,))
     assert result.leaks, result.details
-    assert result.call == leaky.first_call() == K
+    assert result.call == leaky.first_call() == K + 1  # key agreement is call 0
     step = "debug" if kind == "side" else "column_sum"
-    assert result.message == f"secure_sum#{K}.{step} from 1 to 0"
+    assert result.message == f"secure_sum#{K + 1}.{step} from 1 to 0"
     if kind == "last":
         assert result.details["element"] == D  # the ‖W_:t‖² element, after the d of WᵀR
     if kind == "restart":
@@ -95,9 +95,10 @@ def test_honest_pd_nmf_with_pd_nmf_init_is_private() -> None:
 
 def test_pd_nmf_calls_can_be_chosen(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(pd_nmf_module, "secure_sum", pr.LeakySum("raw", K, 2).secure_sum)
-    before = _pd_nmf_audit((0,), calls=[0, 1, 2, 3])  # sweeps 0 and 1 only
+    # a run's (and its audit's) call 0 is key agreement: sweeps 0 and 1 are calls 1..4
+    before = _pd_nmf_audit((0,), calls=[1, 2, 3, 4])
     assert before.verdict == "private" and before.details["calls"] == 4
-    assert _pd_nmf_audit((0,), calls=[4]).call == 4
+    assert _pd_nmf_audit((0,), calls=[5]).call == 5
 
 
 def test_methods_that_re_split_inputs_do_not_apply_to_pd_nmf() -> None:
@@ -113,8 +114,8 @@ def test_masks_reused_in_a_second_call_are_caught(method: str) -> None:
     assert honest.verdict == "private"
     leak = audit(pr.two_sums_reused_masks, inputs, (0,), prime=P, method=method, trials=24,
                  pairs=2)
-    assert leak.leaks and leak.call == 1
-    assert leak.message == "secure_sum#1.column_sum from 1 to 0"
+    assert leak.leaks and leak.call == 2
+    assert leak.message == "secure_sum#2.column_sum from 1 to 0"
     assert leak.details["family"] == "relation"
 
 
@@ -123,7 +124,7 @@ def test_masks_reused_in_a_second_call_exact() -> None:
     # 5 input sets × 5^4 honest tapes (two calls of the pair {1, 2}'s 2-element stream)
     leak = audit(pr.two_sums_reused_masks, inputs, (0,), prime=5, method="exact",
                  max_runs=5 * 5**4 + 26)
-    assert leak.leaks and leak.call == 1
+    assert leak.leaks and leak.call == 2
 
 
 # -- scenarios: the Python API and the command line ---------------------------------------------
@@ -156,9 +157,9 @@ def test_run_scenario_reports_the_leak_of_a_planted_bug(monkeypatch: pytest.Monk
                                  [{"coalition": [0], "trials": 24}]))
     (entry,) = run.report["privacy"]
     assert entry["method"] == "simulation"  # the default
-    assert (entry["verdict"], entry["call"]) == ("leak", 2)
-    assert entry["message"] == "secure_sum#2.column_sum from 1 to 0"
-    assert "secure_sum#2.column_sum from 1 to 0" in run.format()
+    assert (entry["verdict"], entry["call"]) == ("leak", 3)  # sweep 1's first: call 3
+    assert entry["message"] == "secure_sum#3.column_sum from 1 to 0"
+    assert "secure_sum#3.column_sum from 1 to 0" in run.format()
 
 
 def test_cli_runs_a_secure_sum_simulation_audit(tmp_path: Path,

@@ -139,10 +139,10 @@ def test_an_output_without_call_is_named_as_such() -> None:
     assert "without call=" in CallView.output.__code__.co_consts.__repr__()
 
 
-def test_a_verdicts_call_number_is_the_ledgers_less_key_agreement() -> None:
-    """The issue: call numbers shift between a normal run and an audit run. They do, by the
-    one call key agreement takes (kept for byte-identical replays); the README states the
-    offset, and this holds it: the audit's call c is the ledger's call c + 1."""
+def test_a_verdicts_call_number_is_the_ledgers() -> None:
+    """The issue: call numbers shifted between a normal run and an audit run, by the one
+    call key agreement takes. The audit's runs now number their calls as the run does
+    (:mod:`parties.audit.numbering`): the audit's call c is the ledger's call c."""
     from protocols.effects import Recv, Send
 
     def two_sums(ctx: PartyContext, x: Any) -> Generator[Any, Any, Any]:
@@ -162,9 +162,9 @@ def test_a_verdicts_call_number_is_the_ledgers_less_key_agreement() -> None:
     assert (debug.protocol, debug.call) == ("secure_sum", 3)  # key_agreement#0 first
     verdict = audit(two_sums, inputs, [0], prime="2^61-1", trials=50)
     # the planted call records no input, so its simulator cannot judge it: the verdict
-    # names it, by the audit's number
-    assert verdict.verdict == "not applicable" and verdict.call == debug.call - 1
-    assert f"secure_sum#{debug.call - 1}" in verdict.details["reason"]
+    # names it, by the ledger's number
+    assert verdict.verdict == "not applicable" and verdict.call == debug.call
+    assert f"secure_sum#{debug.call}" in verdict.details["reason"]
 
 
 def test_a_failure_before_the_first_call_is_not_blamed_on_key_agreement() -> None:

@@ -86,14 +86,14 @@ def test_the_honest_pca_run_is_private_for_the_aggregator() -> None:
 
 
 @pytest.mark.parametrize("leak,where", [
-    ("raw", f"cape#0.aggregate output at {S}"),  # e_s missing: the shares do not cancel
-    ("drop_share", f"cape#0.aggregate output at {S}"),
-    ("share_to_aggregator", f"cape#0.noise_share from {LEAKY} to {S}"),
+    ("raw", f"cape#1.aggregate output at {S}"),  # e_s missing: the shares do not cancel
+    ("drop_share", f"cape#1.aggregate output at {S}"),
+    ("share_to_aggregator", f"cape#1.noise_share from {LEAKY} to {S}"),
 ])
 def test_a_pca_site_that_skips_or_sends_its_noise_is_a_leak(leak: str, where: str) -> None:
     result = _audit(*_parties(leak), (S,))
     assert result.verdict == "leak", result.details
-    assert result.call == 0 and result.message == where, result.message
+    assert result.call == 1 and result.message == where, result.message
 
 
 def test_the_raw_release_gives_the_aggregator_the_sites_second_moment() -> None:

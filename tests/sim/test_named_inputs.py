@@ -53,13 +53,14 @@ def buggy(ctx, w, v):
 W, V = [0.5, 1.0, 0.25], [2.0, 4.0, 9.0]
 
 
-def write_case(tmp_path: Path, function: str = "average", inputs: str | None = None) -> Path:
+def write_case(tmp_path: Path, function: str = "average", inputs: str | None = None,
+               data: bool = True) -> Path:
     (tmp_path / "named").mkdir(exist_ok=True)
     (tmp_path / "named" / "__init__.py").write_text("")
     (tmp_path / "named" / "protocol.py").write_text(MODULE)
     table = inputs if inputs is not None else f"w = {W}\nv = {V}"
     path = tmp_path / f"{function}.toml"
-    path.write_text(textwrap.dedent('''
+    text = textwrap.dedent('''
         seed = 6
         [network]
         parties = 3
@@ -75,7 +76,12 @@ def write_case(tmp_path: Path, function: str = "average", inputs: str | None = N
         method = "simulation"
         coalition = [1]
         trials = 120
-    ''').format(function=function, table=table.replace("\n", "\n        ")))
+    ''').format(function=function, table=table.replace("\n", "\n        "))
+    if not data:
+        text = text.replace("[data]\nrows = 3\ncols = 1\n", "")
+    if inputs == "":
+        text = text.replace("[algorithm.inputs]\n", "")
+    path.write_text(text)
     return path
 
 
@@ -112,3 +118,38 @@ def test_the_planted_bug_is_a_leak_and_its_message_gives_party_0_away(tmp_path) 
 def test_bad_named_inputs_are_scenario_errors_naming_the_value(tmp_path, table, pattern) -> None:
     with pytest.raises(ScenarioError, match=pattern):
         run_scenario(write_case(tmp_path, inputs=table))
+
+
+def test_a_program_on_named_inputs_needs_no_data_table(tmp_path) -> None:
+    path = write_case(tmp_path, data=False)
+    assert "[data]" not in path.read_text()
+    run = run_scenario(path)
+    w, v = np.array(W), np.array(V)
+    assert [float(run.outputs[f"party_{m}"]) for m in range(3)] == pytest.approx(
+        [w @ v / w.sum()] * 3, abs=1e-6)
+    assert [a["verdict"] for a in run.report["privacy"]] == ["private"]
+
+
+def test_the_planted_bug_is_still_a_leak_without_a_data_table(tmp_path) -> None:
+    run = run_scenario(write_case(tmp_path, "buggy", data=False))
+    assert [a["verdict"] for a in run.report["privacy"]] == ["leak"]
+
+
+def test_without_data_or_named_inputs_the_scenario_error_names_both(tmp_path) -> None:
+    path = write_case(tmp_path, inputs="", data=False)
+    assert "[data]" not in path.read_text() and "inputs" not in path.read_text()
+    with pytest.raises(ScenarioError, match=r"no \[data\] table.*\[algorithm\.inputs\]"):
+        run_scenario(path)
+
+
+def test_the_cli_runs_a_named_input_program_without_data_and_refuses_one_without_either(
+        tmp_path, capsys) -> None:
+    from sim.cli import main
+
+    assert main(["run", str(write_case(tmp_path, data=False)), "--quiet"]) == 0
+    capsys.readouterr()
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    assert main(["run", str(write_case(bare, inputs="", data=False)), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: ") and "[data]" in err[0], err

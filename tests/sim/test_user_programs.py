@@ -189,3 +189,15 @@ def test_an_installed_package_adds_an_entry_and_a_protocol(tmp_path) -> None:
     assert ran.returncode == 0, ran.stderr
     saved = np.load(tmp_path / "inst" / "outputs.npz")
     assert float(saved["party_0"]) == pytest.approx(X[:, 1] @ X[:, 0] / X[:, 1].sum(), abs=1e-5)
+
+
+def test_the_run_prints_each_call_cost_fitted_in_d_and_m_beside_the_ledger(tmp_path) -> None:
+    path, _ = write_case(tmp_path)
+    text = run_scenario(path).format()
+    assert "fitted in d = columns and M = data holders" in text
+    # the program sends the masked pair (2 elements) to each of the M − 1 peers: by hand,
+    # M − 1 messages and 2(M − 1) elements per party, 2 and 4 at M = 3 as the ledger measured
+    rows = [line.split() for line in text.splitlines() if line.lstrip().startswith("wsum#1")]
+    cells = {r[2]: r[3:] for r in rows}
+    assert cells["messages_sent"] == ["M", "−", "1", "2", "2"]
+    assert cells["elements_sent"] == ["2M", "−", "2", "4", "4"]
