@@ -1,6 +1,6 @@
 """Call numbers in an audit's runs: the same as in a real run of the same program.
 
-A run's parties first agree on their pairwise keys (:mod:`protocols.key_agreement`, with the
+A run's parties first agree on their pairwise keys (:mod:`protocols.crypto.key_agreement`, with the
 default ``keys = "x25519"``): that setup is call 0, so the program's first call is call 1 of
 the run's ledger and views. An audit's runs inject every mask source and agree on no key, so
 without more their program's first call would be call 0, and a location an audit names
@@ -21,10 +21,9 @@ from __future__ import annotations
 from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
-from protocols.key_agreement import PROTOCOL as KEY_AGREEMENT
-
 from parties.party import Party, Program
 from protocols.context import PartyContext
+from protocols.crypto.key_agreement import PROTOCOL as KEY_AGREEMENT
 from protocols.errors import InputError
 
 SETUP_CALLS = {"x25519": 1, "preshared": 0, "none": 0}

@@ -27,7 +27,8 @@ from protocols.context import PartyContext
 from protocols.effects import RecvEach, SendEach
 from protocols.errors import InputError
 from protocols.field import prime_field
-from protocols.secure_sum import pair_shares, secure_sum_field
+from protocols.secure_sum import secure_sum_field
+from protocols.sharing import pair_shares
 from sim.network import Network
 from sim.privacy import SimPyRunner, audit
 from sim.simulation import Simulation

@@ -144,11 +144,13 @@ def _audit_target(inp: RunInput, p: dict[str, Any], sigma2: float, result: Resul
     its own stage's plan and budget (ε/2, δ/2 and the stage's sensitivity Δ2 or Δ3 at the
     site's N_s; :func:`protocols.registry.cape_declaration` with a plan per call). The CAPE
     calls are numbered as the audit's runs number them: by the sites' call counter (site 0's
-    ``site_noise`` inputs of this run) less the key-agreement calls before each, which the
-    audit's runs do not make (:class:`sim.privacy.SimPyRunner` injects every mask source)."""
+    ``site_noise`` inputs of this run) less the key-agreement calls before each but the first
+    — the audit's runs make none, and stand for the first with one setup call
+    (:func:`parties.audit.numbering.numbered_as_run`), so that with one agreement the numbers
+    are the ledger's."""
     S = plans[0].n_sites
     agreed = {m.call for m in result.views[0].received if m.protocol == "key_agreement"}
-    calls = [c.index - sum(a < c.index for a in agreed)
+    calls = [c.index - sum(a < c.index for a in agreed) + min(len(agreed), 1)
              for c, label, _ in result.views[0].protocol_inputs
              if c is not None and c.protocol == PROTOCOL and label == "site_noise"]
     D = parties[0].inputs["data"].shape[1]
