@@ -75,6 +75,7 @@ import numpy as np
 from protocols.cape_noise_plans import NoisePlan
 from protocols.correlated_noise import PROTOCOL, SITE_NOISE_COV
 from protocols.field import FixedPoint, Mersenne61Field
+from protocols.gaussian_conditioning import condition, conditional_variance, whiten
 from protocols.simulator import CallView, MessageKey, SimulatorMismatch
 
 RELEASE, CORRELATED, AGGREGATOR_NOISE, AGGREGATE = (
@@ -278,7 +279,7 @@ class CapeSimulator:
         if noise_cov is None:
             mean = self._conditional_mean(view, roles, model, d)
             before = self._conditional_mean(view, roles, model, d, before_output=True)
-            return _whiten(model.keys, y, mean, before, model.cov, model.var_before, tol)
+            return whiten(model.keys, y, mean, before, model.cov, model.var_before, tol)
         # coordinates are independent in the eigenbasis of the site noise's covariance, each
         # with its own law: whiten coordinate by coordinate there
         Q, models = self._rotated(view, roles, noise_cov)
@@ -288,7 +289,7 @@ class CapeSimulator:
         marginal: dict[MessageKey, list[np.ndarray]] = {k: [] for k in model.keys}
         joint: dict[MessageKey, list[np.ndarray]] = {k: [] for k in model.keys}
         for j, mj in enumerate(models):
-            mg, jt = _whiten(model.keys, y[:, j:j + 1], mean[:, j:j + 1], before[:, j:j + 1],
+            mg, jt = whiten(model.keys, y[:, j:j + 1], mean[:, j:j + 1], before[:, j:j + 1],
                              mj.cov, mj.var_before, tol * math.sqrt(d))
             for key in model.keys:
                 marginal[key].append(mg[key])
@@ -320,7 +321,7 @@ class CapeSimulator:
         lows = []
         for h in roles.honest_sites:
             noise = _release_form(plan, h)
-            var = _conditional_variance(noise, forms, sd2)
+            var = conditional_variance(noise, forms, sd2)
             tau2 = float(plan.tau[h]) ** 2
             if var < tau2 * (1.0 - DP_RTOL):
                 lows.append(f"site {h}: {var:.6g} = {var / tau2:.4g}·τ_{h}²")
@@ -511,10 +512,10 @@ class CapeSimulator:
         known_forms, known = self._known(roles, plan)
         sd2 = self._variances(plan, 1.0 if g_scale is None else g_scale)
         F = np.array(forms) if forms else np.zeros((0, 3 * S))
-        gain, cov = _condition(F, known_forms, sd2)
+        gain, cov = condition(F, known_forms, sd2)
         noise_only = np.array([w != AGGREGATE for w, _ in known], dtype=bool)
         gain_before = np.zeros_like(gain)
-        part, cov_before = _condition(F, known_forms[noise_only], sd2)
+        part, cov_before = condition(F, known_forms[noise_only], sd2)
         gain_before[:, noise_only] = part
         known_offsets = [("agg", -1) if w == AGGREGATE else ("", -1) for w, _ in known]
         model = _Model(keys, F, offsets, known, known_forms, known_offsets, gain, cov,
@@ -609,49 +610,6 @@ class CapeSimulator:
         raise SimulatorMismatch(f"the coalition does not hold {what} of site {s}")
 
 
-def _whiten(keys: list[MessageKey], y: np.ndarray, mean: np.ndarray, before: np.ndarray,
-            cov: np.ndarray, var_before: np.ndarray,
-            tol: float) -> tuple[dict[MessageKey, np.ndarray], dict[MessageKey, np.ndarray]]:
-    """Marginal and sequential residuals of the received values ``y`` (R × m, every column
-    with covariance ``cov`` across the R messages): :meth:`CapeSimulator.residuals`."""
-    marginal: dict[MessageKey, np.ndarray] = {}
-    joint: dict[MessageKey, np.ndarray] = {}
-    kept: list[int] = []
-    floor = 1e-9 * max(float(np.max(np.abs(np.diag(cov)), initial=0.0)), 1e-300)
-    for i, key in enumerate(keys):
-        if kept:
-            sub = cov[np.ix_(kept, kept)]
-            coef = np.linalg.solve(sub, cov[kept, i])
-            cm = mean[i] + coef @ (y[kept] - mean[kept])
-            var = float(cov[i, i] - cov[i, kept] @ coef)
-        else:
-            cm, var = mean[i], float(cov[i, i])
-        if var > floor:
-            joint[key] = (y[i] - cm) / np.sqrt(var)
-            kept.append(i)
-        else:
-            joint[key] = np.full(int(np.sum(np.abs(y[i] - cm) > tol)), np.inf)
-        if var_before[i] > floor:
-            marginal[key] = (y[i] - before[i]) / np.sqrt(var_before[i])
-        else:
-            marginal[key] = np.full(int(np.sum(np.abs(y[i] - before[i]) > tol)), np.inf)
-    return marginal, joint
-
-
-def _condition(forms: np.ndarray, known: np.ndarray,
-               sd2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Gain and covariance of the forms' values given the known forms' (Gaussian conditioning,
-    a pseudo-inverse for exact constraints), independent latents with variances ``sd2``."""
-    c_rr = (forms * sd2) @ forms.T
-    if len(known) == 0:
-        return np.zeros((len(forms), 0)), c_rr
-    c_rk = (forms * sd2) @ known.T
-    c_kk = (known * sd2) @ known.T
-    gain = c_rk @ np.linalg.pinv(c_kk, rcond=1e-10, hermitian=True)
-    cov = c_rr - gain @ c_rk.T
-    return gain, (cov + cov.T) / 2.0
-
-
 def _aggregate(view: CallView) -> np.ndarray:
     """The declared output a_CAPE, as every member that declares it recorded it."""
     values = [np.ravel(np.asarray(v)) for m in view.members for lab, v in view.outputs.get(m, ())
@@ -668,16 +626,6 @@ def _release_form(plan: NoisePlan, s: int) -> np.ndarray:
     B = plan.generator_matrix() if plan.uses_generator else np.zeros((S, S))
     eye = np.eye(S)
     return np.concatenate([B[s], eye[s], eye[s]])
-
-
-def _conditional_variance(target: np.ndarray, forms: np.ndarray, sd2: np.ndarray) -> float:
-    """Var(target · z | forms · z) for independent z with variances ``sd2``."""
-    t = target * np.sqrt(sd2)
-    if forms.size == 0:
-        return float(t @ t)
-    F = forms * np.sqrt(sd2)
-    c = F @ t
-    return float(t @ t - c @ np.linalg.pinv(F @ F.T, rcond=1e-10, hermitian=True) @ c)
 
 
 def _input(view: CallView, member: int, label: str, flat: bool = True) -> np.ndarray:
@@ -699,60 +647,3 @@ def _encode(fixed: FixedPoint, values: np.ndarray) -> np.ndarray:
 
 SIMULATOR = CapeSimulator()
 """The registered simulator: without a declared plan it names what to declare."""
-
-
-@dataclass(frozen=True)
-class StagedCapeSimulator:
-    """CAPE's simulator for a run whose CAPE calls each have their own noise plan.
-
-    capeAGN (seed 003, Algorithm 2) runs CAPE twice — stage 1 on the second moment M2 with
-    plan τ_s2, stage 2 on the projected third moment with plan τ_s3 — and one declared plan
-    cannot hold both. This simulator holds one :class:`CapeSimulator` per CAPE call, keyed by
-    the call's number (the parties' call counter, as a report's ``call`` column names it), and
-    judges each call by its own plan; a CAPE call with no declared plan is a
-    :class:`~protocols.simulator.SimulatorMismatch` naming the calls that have one.
-
-    Parameters
-    ----------
-    stages : mapping of int to CapeSimulator
-        Call number → the simulator with that call's plan (and budget).
-    """
-
-    stages: Mapping[int, CapeSimulator]
-    name: str = PROTOCOL
-    uniform_on_hull: bool = False
-    releases_inputs: bool = True
-
-    def _at(self, view: CallView) -> CapeSimulator:
-        sim = self.stages.get(view.call.index)
-        if sim is None:
-            raise SimulatorMismatch(
-                f"{view.call.tag('').rstrip('.')} has no declared noise plan; plans are declared "
-                f"for CAPE calls {sorted(self.stages)}")
-        return sim
-
-    def statistic(self, records: tuple[tuple[str, Any], ...]) -> np.ndarray | None:
-        """As :meth:`CapeSimulator.statistic` (the same in every stage)."""
-        return CapeSimulator().statistic(records)
-
-    def determined(self, view: CallView) -> bool:
-        return self._at(view).determined(view)
-
-    def sizes(self, view: CallView) -> dict[MessageKey, int]:
-        return self._at(view).sizes(view)
-
-    def simulate(
-        self, view: CallView, rng: np.random.Generator, n: int
-    ) -> dict[MessageKey, np.ndarray]:
-        return self._at(view).simulate(view, rng, n)
-
-    def residuals(
-        self, view: CallView, received: Mapping[MessageKey, np.ndarray]
-    ) -> tuple[dict[MessageKey, np.ndarray], dict[MessageKey, np.ndarray]]:
-        return self._at(view).residuals(view, received)
-
-    def reveals(self, view: CallView) -> str | None:
-        return self._at(view).reveals(view)
-
-    def effective_delta(self, view: CallView) -> dict[int, float]:
-        return self._at(view).effective_delta(view)

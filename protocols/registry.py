@@ -45,6 +45,7 @@ from protocols import (
     all_reduce,
     cape_noise_plans,
     cape_simulator,
+    cape_staged_simulator,
     correlated_noise,
     normed_secure_sum,
     normed_secure_sum_simulator,
@@ -131,7 +132,7 @@ def cape_declaration(
     (:class:`protocols.cape_simulator.CapeSimulator`). A run whose CAPE calls have plans of
     their own (capeAGN's two stages) declares a mapping from each CAPE call's number to its
     plan — and ``budget`` one budget, or a mapping of the same calls
-    (:class:`~protocols.cape_simulator.StagedCapeSimulator`).
+    (:class:`~protocols.cape_staged_simulator.StagedCapeSimulator`).
 
     Raises
     ------
@@ -150,7 +151,7 @@ def cape_declaration(
     if set(budgets) - set(plan):
         raise InputError(f"budget names CAPE calls {sorted(set(budgets) - set(plan))} that "
                          f"have no plan (plans: calls {sorted(plan)})")
-    sim = cape_simulator.StagedCapeSimulator({
+    sim = cape_staged_simulator.StagedCapeSimulator({
         int(call): cape_simulator.CapeSimulator(p, frac_bits, aggregator, generator,
                                                 budgets.get(call))
         for call, p in plan.items()})

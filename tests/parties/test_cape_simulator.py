@@ -234,7 +234,8 @@ def test_a_declaration_with_a_plan_per_call_judges_each_call_by_its_own() -> Non
     simulator per call; a call without a plan, an empty mapping, or budgets for calls without
     a plan are named."""
     from protocols.cape_noise_plans import cape_plan
-    from protocols.cape_simulator import Budget, StagedCapeSimulator
+    from protocols.cape_simulator import Budget
+    from protocols.cape_staged_simulator import StagedCapeSimulator
     from protocols.effects import Call
     from protocols.errors import InputError
     from protocols.registry import cape_declaration

@@ -33,7 +33,8 @@ import planted_cape_otd as planted  # noqa: E402
 from mpi_catalog import SCENARIOS  # noqa: E402
 
 S = 3  # sites 0..2, aggregator 3, noise generator 4
-STAGE2 = 2  # the audit's call numbers: cape#0 (M2), cape_agn#1 (W), cape#2 (M3(W,W,W))
+STAGE1, STAGE2 = 1, 3  # the ledger's call numbers, which the audit's are: key_agreement#0,
+# cape#1 (M2), cape_agn#2 (W), cape#3 (M3(W,W,W))
 
 
 @pytest.fixture(scope="module")
@@ -67,8 +68,8 @@ def test_the_run_names_its_arms_and_declares_a_plan_per_stage(otd) -> None:
     assert set(run.run.audit_runs) == {"cape", "conventional", "nonprivate"}
     cape = next(d for d in target.protocol if getattr(d, "name", "") == "cape")
     stages = cape.simulator(None).stages
-    assert sorted(stages) == [0, STAGE2]
-    assert stages[0].plan is not stages[STAGE2].plan  # τ_s2 and τ_s3: two plans
+    assert sorted(stages) == [STAGE1, STAGE2]
+    assert stages[STAGE1].plan is not stages[STAGE2].plan  # τ_s2 and τ_s3: two plans
 
 
 @pytest.mark.parametrize("coalition", [(S,), (0,), (0, S)])
