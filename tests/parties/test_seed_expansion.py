@@ -111,8 +111,9 @@ def test_a_scenario_exact_audit_tells_an_expansion_from_a_leak(
         name: str, verdict: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The secure_sum entry's field program replaced by the planted one (the run itself
     stays honest); ``[[audit]] method = "exact"`` runs it in GF(5)."""
-    monkeypatch.setattr("sim.privacy.secure_sum_program",
-                        lambda variant, label="x": getattr(pd, name))
+    for where in ("sim.privacy", "sim.experiments.secure_sum"):  # the entry imports it by name
+        monkeypatch.setattr(f"{where}.secure_sum_program",
+                            lambda variant, label="x": getattr(pd, name))
     from sim.runner import run_scenario
 
     run = run_scenario({
