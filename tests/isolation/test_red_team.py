@@ -32,8 +32,8 @@ from reachability import reachable
 from parties.party import Party, site_parties
 from parties.view import View
 from protocols.context import AesRandomness, PartyContext, one_stream_mask
+from protocols.crypto.channel import SealedChannel
 from protocols.crypto.key_agreement import agree, keypair
-from protocols.crypto.sealing import SealedChannel
 from protocols.effects import Call, Input, Output, Recv, Send
 from protocols.errors import FieldOverflowError, ProtocolAbort
 from protocols.field import prime_field
