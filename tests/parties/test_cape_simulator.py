@@ -23,8 +23,9 @@ from planted_cape import LEAKY, leaky_generator, leaky_site
 
 from parties.audit.randomness import ConditionedRandomness
 from parties.cape_collusion import analytic_residual
+from protocols.cape_dp_check import Budget
 from protocols.cape_noise_plans import cape_plan
-from protocols.cape_simulator import Budget, CapeSimulator
+from protocols.cape_simulator import CapeSimulator
 from protocols.correlated_noise import (
     cape_aggregator,
     cape_noise_generator,
