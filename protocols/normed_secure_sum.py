@@ -77,10 +77,11 @@ from protocols.mpc.normalize import pair_normalizer
 from protocols.mpc.public import check_range, constants, signed, small, to_ints
 from protocols.mpc.session import OUTPUT, Session, concat, share_input
 from protocols.mpc.truncate import trunc_pr
+from protocols.vocabulary import NSS_PRESET_NAMES, NSS_VARIANTS
 
 PROTOCOL = "normed_secure_sum"
 
-VARIANTS: tuple[str, ...] = ("normed", "reveal_norm", "secure_sum")
+VARIANTS: tuple[str, ...] = NSS_VARIANTS
 
 REVEALED_NORM = "norm_sq"
 """``reveal_norm``'s declared leakage: Q = ‖S‖² of the encoded sum (Python ints, per row)."""
@@ -130,13 +131,13 @@ class NssParams:
         return asdict(self)
 
 
-PRESETS: dict[str, NssParams] = {
-    "p127-default": NssParams(),
-    "p127-wide-d": NssParams(input_bits=29),
-    "p127-fast": NssParams(out_bits=16, newton_steps=2),
-    "p61-demo": NssParams(frac_bits=8, input_bits=16, kappa=20, work_bits=17, out_bits=10,
-                          newton_steps=2, demo=True),
-}
+PRESETS: dict[str, NssParams] = dict(zip(NSS_PRESET_NAMES, (
+    NssParams(),  # p127-default
+    NssParams(input_bits=29),  # p127-wide-d
+    NssParams(out_bits=16, newton_steps=2),  # p127-fast
+    NssParams(frac_bits=8, input_bits=16, kappa=20, work_bits=17, out_bits=10,  # p61-demo
+              newton_steps=2, demo=True),
+), strict=True))
 """The parameter sets of spec §1.5 (P127-κ64 is left out: it needs κ = 64 budgets)."""
 
 
