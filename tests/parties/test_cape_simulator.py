@@ -234,8 +234,8 @@ def test_a_declaration_with_a_plan_per_call_judges_each_call_by_its_own() -> Non
     """capeAGN's stages: cape_declaration with a mapping call → plan (and budget) builds one
     simulator per call; a call without a plan, an empty mapping, or budgets for calls without
     a plan are named."""
+    from protocols.cape_dp_check import Budget
     from protocols.cape_noise_plans import cape_plan
-    from protocols.cape_simulator import Budget
     from protocols.cape_staged_simulator import StagedCapeSimulator
     from protocols.effects import Call
     from protocols.errors import InputError
