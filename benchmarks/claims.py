@@ -360,7 +360,7 @@ def c13(runs: Runs) -> Outcome:
 
 
 def c14(runs: Runs) -> Outcome:
-    from algorithms.nmf.dp_robust import gaussian_sigma, sensitivities
+    from algorithms.nmf.dp_robust_privacy import gaussian_sigma, sensitivities
 
     n = 1500
     a, b = sensitivities(n)
@@ -376,7 +376,7 @@ def c14(runs: Runs) -> Outcome:
 
 
 def c15(runs: Runs) -> Outcome:
-    from algorithms.nmf.dp_robust import account
+    from algorithms.nmf.dp_robust_privacy import account
 
     acc = account(0.5, 1e-5, 100)
     return Outcome(_status(round(acc.epsilon_paper, 3) == 8.069),

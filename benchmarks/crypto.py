@@ -34,7 +34,7 @@ channels' cost per message:
 * ``seal_open`` — µs to seal and to open one message with the reference functions
   (:func:`protocols.crypto.sealing.seal_message` / :func:`~protocols.crypto.sealing.open_message`,
   what the drivers called per message) and with a kept
-  :class:`protocols.crypto.sealing.SealedChannel` and an encoded header (what they do now;
+  :class:`protocols.crypto.channel.SealedChannel` and an encoded header (what they do now;
   ``channel_seal_into`` / ``channel_open_into``: into reused buffers, as the SimPy driver seals and
   authenticates a message on delivery when nothing observes it in flight), interleaved; old ÷ new
   per direction; and the floor: the AEAD alone, ``AESGCM.encrypt_into`` / ``decrypt_into`` into
@@ -67,15 +67,14 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from timing import emit, interleaved, pinned, ratio, summary
 
+from protocols.crypto.channel import SealedChannel, encode_header
 from protocols.crypto.keystream import CHUNK_WORDS, StreamCiphers
 from protocols.crypto.mask_sums import signed_stream_sum
 from protocols.crypto.sealing import (
     NONCE_BYTES,
     SEAL_OVERHEAD_BYTES,
     TAG_BYTES,
-    SealedChannel,
     associated_data,
-    encode_header,
     message_nonce,
     open_message,
     seal_message,

@@ -10,7 +10,7 @@ with both sets of runs behind it (``benchmarks/timing.py``).
    :func:`protocols.crypto.mask_sums.pair_mask_sum` with all of its peers). Target: sealing on ≤ 1.5
    × masks. Beside it, the sealed run's floor, timed in the same rounds: the masks plus sealing and
    opening the messages the run sends (every party's d-element column sum to each of its M − 1
-   peers, AES-256-GCM through a kept :class:`protocols.crypto.sealing.SealedChannel` per directed
+   peers, AES-256-GCM through a kept :class:`protocols.crypto.channel.SealedChannel` per directed
    channel, sealed and opened into two reused buffers, as the SimPy driver does when nothing
    observes a message in flight) — work no implementation of the protocol with sealed channels can
    skip. And the protocol's whole floor: that plus every party's own arithmetic (encode its input,
@@ -60,8 +60,9 @@ from timing import PartyClock, emit, interleaved, pinned, ratio
 from parties.party import site_parties
 from protocols import wire
 from protocols.context import AesRandomness, PartyContext, add_one_stream_mask
+from protocols.crypto.channel import SealedChannel, encode_header
 from protocols.crypto.mask_sums import pair_mask_sum, signed_stream_sum
-from protocols.crypto.sealing import SEAL_OVERHEAD_BYTES, SealedChannel, encode_header
+from protocols.crypto.sealing import SEAL_OVERHEAD_BYTES
 from protocols.effects import Call, RecvEach, SendEach
 from protocols.field import FixedPoint, prime_field
 from protocols.secure_sum import secure_sum

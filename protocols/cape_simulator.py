@@ -45,16 +45,17 @@ have (noise that does not cancel), a determined value that differs are each caug
 
 DP, beyond the law: the simulator reproduces the declared mechanism; whether that mechanism
 is (ε, δ)-DP *against this coalition* is a second question, answered by
-:meth:`CapeSimulator.reveals` (the audit answers ``leak`` at the call when it fails). With a
-declared :class:`Budget` (each site's ε_s, δ_s and sensitivity Δ_s), the coalition's whole
-Gaussian view of an honest statistic f(x_h) — its release, the aggregate and the other honest
-releases, whose data a DP adversary may know, given every noise share the coalition holds — is
-a Gaussian mechanism with μ_h = Δ_h·√(aᵀ Σ⁺ a) (spec §2.3's effective-δ construction with every
-share explicit), and its exact δ at ε_h (Balle & Wang 2018, Thm. 8) must not exceed δ_h.
-Without a budget the check is Theorem 1's per-release argument: the noise on a release that
-the coalition cannot remove must keep variance τ_h². With S = 5, ε = 1, δ = 0.01 the aggregator
-with up to two sites passes (the paper's condition S_C ≤ ⌈S/3⌉ − 1 allows one), three sites or
-the noise generator (which the paper trusts) do not.
+:meth:`CapeSimulator.reveals` through :mod:`protocols.cape_dp_check` (the audit answers
+``leak`` at the call when it fails). With a declared :class:`~protocols.cape_dp_check.Budget`
+(each site's ε_s, δ_s and sensitivity Δ_s), the coalition's whole Gaussian view of an honest
+statistic f(x_h) — its release, the aggregate and the other honest releases, whose data a DP
+adversary may know, given every noise share the coalition holds — is a Gaussian mechanism with
+μ_h = Δ_h·√(aᵀ Σ⁺ a) (spec §2.3's effective-δ construction with every share explicit), and its
+exact δ at ε_h (Balle & Wang 2018, Thm. 8) must not exceed δ_h. Without a budget the check is
+Theorem 1's per-release argument: the noise on a release that the coalition cannot remove must
+keep variance τ_h². With S = 5, ε = 1, δ = 0.01 the aggregator with up to two sites passes (the
+paper's condition S_C ≤ ⌈S/3⌉ − 1 allows one), three sites or the noise generator (which the
+paper trusts) do not.
 
 Coverage of the comparison, stated: the per-message and joint tests are within one call and
 along one message stream across consecutive calls; a dependence between different streams of
@@ -72,10 +73,17 @@ from typing import Any
 
 import numpy as np
 
+from protocols.cape_dp_check import (
+    Budget,
+    budget_shortfall,
+    release_form,
+    release_shortfall,
+    view_deltas,
+)
 from protocols.cape_noise_plans import NoisePlan
 from protocols.correlated_noise import PROTOCOL, SITE_NOISE_COV
 from protocols.field import FixedPoint, Mersenne61Field
-from protocols.gaussian_conditioning import condition, conditional_variance, whiten
+from protocols.gaussian_conditioning import condition, whiten
 from protocols.simulator import CallView, MessageKey, SimulatorMismatch
 
 RELEASE, CORRELATED, AGGREGATOR_NOISE, AGGREGATE = (
@@ -86,29 +94,6 @@ NOISE_COV = SITE_NOISE_COV
 when it is not the identity (capeAGN's stage 2 projects D-space noise into K-space)."""
 GRID_SLACK = 8.0
 """Grid units a determined value may differ by (each term is rounded to the grid once)."""
-DP_RTOL = 1e-9
-
-
-@dataclass(frozen=True)
-class Budget:
-    """The sites' declared privacy: per site ε_s, δ_s and the statistic's L2 sensitivity Δ_s.
-
-    Each array has one entry per site (shape (S,)).
-    """
-
-    epsilon: np.ndarray
-    delta: np.ndarray
-    sensitivity: np.ndarray
-
-    @classmethod
-    def uniform(cls, n_sites: int, epsilon: float, delta: float,
-                sensitivity: float | np.ndarray) -> Budget:
-        """One (ε, δ) for every site; Δ one value or one per site."""
-        sens = np.broadcast_to(np.asarray(sensitivity, dtype=np.float64), (n_sites,))
-        return cls(np.full(n_sites, float(epsilon)), np.full(n_sites, float(delta)),
-                   np.array(sens))
-
-
 @dataclass(frozen=True)
 class _Roles:
     """Who is who in one call, from the coalition's side."""
@@ -300,9 +285,10 @@ class CapeSimulator:
     def reveals(self, view: CallView) -> str | None:
         """Why the coalition's view is not each honest site's declared mechanism, or None.
 
-        With a declared :class:`Budget`: the coalition's whole Gaussian view of site h's
-        statistic — its release, the aggregate and the other honest releases, whose data a
-        DP adversary may know, given every noise share the coalition holds — is a Gaussian
+        With a declared :class:`~protocols.cape_dp_check.Budget`: the coalition's whole
+        Gaussian view of site h's statistic — its release, the aggregate and the other honest
+        releases, whose data a DP adversary may know, given every noise share the coalition
+        holds — is a Gaussian
         mechanism with μ_h = Δ_h·√(aᵀ Σ⁺ a) (a: how f(x_h) enters the observations, Σ their
         noise covariance; spec §2.3's effective-δ construction, with every share made
         explicit); its exact δ at ε_h (Balle & Wang, :func:`protocols.accounting.
@@ -313,25 +299,11 @@ class CapeSimulator:
         plan, _ = self._declared(view)
         roles = self._roles(view)
         if self.budget is not None:
-            return self._dp_shortfall(plan, roles, self.budget)
+            return budget_shortfall(self._deltas(plan, roles, self.budget), self.budget)
         if roles.aggregator not in roles.members:
             return None  # no honest release reaches the coalition
         forms, _ = self._known(roles, plan, with_outputs=False)
-        sd2 = self._variances(plan)
-        lows = []
-        for h in roles.honest_sites:
-            noise = _release_form(plan, h)
-            var = conditional_variance(noise, forms, sd2)
-            tau2 = float(plan.tau[h]) ** 2
-            if var < tau2 * (1.0 - DP_RTOL):
-                lows.append(f"site {h}: {var:.6g} = {var / tau2:.4g}·τ_{h}²")
-        if not lows:
-            return None
-        return ("the noise the coalition cannot remove from the honest releases is below each "
-                "site's own τ² (Theorem 1's per-release guarantee): " + "; ".join(lows) +
-                " — the coalition holds noise shares that the declared (ε, δ) does not allow "
-                "for (the noise generator is trusted; colluding sites' e_c reveal part of the "
-                "honest shares through the zero sum)")
+        return release_shortfall(plan, forms, self._variances(plan), roles.honest_sites)
 
     def effective_delta(self, view: CallView) -> dict[int, float]:
         """Per honest site: the exact δ at ε_h of the coalition's view of its statistic."""
@@ -343,46 +315,11 @@ class CapeSimulator:
 
     def _deltas(self, plan: NoisePlan, roles: _Roles,
                 budget: Budget) -> dict[int, tuple[float, float]]:
-        from protocols.accounting import gaussian_delta
-
-        holds_output = roles.aggregator in roles.members or roles.broadcast
-        if roles.aggregator not in roles.members and not holds_output:
-            return {}
         known, _ = self._known(roles, plan, with_outputs=False)
-        sd2 = self._variances(plan)
-        S = plan.n_sites
-        out: dict[int, tuple[float, float]] = {}
-        for h in roles.honest_sites:
-            forms, coef = [*known], [0.0] * len(known)
-            if roles.aggregator in roles.members:
-                for t in roles.honest_sites:
-                    forms.append(_release_form(plan, t))
-                    coef.append(1.0 if t == h else 0.0)
-            if holds_output:
-                forms.append(np.concatenate([np.zeros(2 * S), plan.weights]))
-                coef.append(float(plan.weights[h]))
-            F = np.array(forms) * np.sqrt(sd2)
-            sigma = F @ F.T
-            a = np.array(coef)
-            pinv = np.linalg.pinv(sigma, rcond=1e-10, hermitian=True)
-            if np.linalg.norm(a - sigma @ (pinv @ a)) > 1e-8 * max(np.linalg.norm(a), 1e-300):
-                out[h] = (1.0, math.inf)  # the statistic is observed without noise
-                continue
-            mu = float(budget.sensitivity[h]) * math.sqrt(max(float(a @ pinv @ a), 0.0))
-            out[h] = (gaussian_delta(mu, float(budget.epsilon[h])) if mu > 0 else 0.0, mu)
-        return out
-
-    def _dp_shortfall(self, plan: NoisePlan, roles: _Roles, budget: Budget) -> str | None:
-        lows = []
-        for h, (delta, mu) in self._deltas(plan, roles, budget).items():
-            if delta > float(budget.delta[h]) * (1.0 + DP_RTOL):
-                lows.append(f"site {h}: μ = {mu:.4g}, δ(ε = {float(budget.epsilon[h]):.4g}) = "
-                            f"{delta:.4g} > δ = {float(budget.delta[h]):.4g}")
-        if not lows:
-            return None
-        return ("the coalition's view of an honest site's statistic is a Gaussian mechanism "
-                "weaker than the site's declared (ε, δ) (exact δ, a DP adversary who knows the "
-                "other honest sites' data): " + "; ".join(lows))
+        return view_deltas(plan, known, self._variances(plan), roles.honest_sites,
+                           sees_releases=roles.aggregator in roles.members,
+                           holds_output=roles.aggregator in roles.members or roles.broadcast,
+                           budget=budget)
 
     # -- the law ------------------------------------------------------------------------------
 
@@ -505,7 +442,7 @@ class CapeSimulator:
             elif step == AGGREGATOR_NOISE:
                 form, off = np.concatenate([zero, eye[s], zero]), ("", -1)
             else:
-                form, off = _release_form(plan, s), ("x", s)
+                form, off = release_form(plan, s), ("x", s)
             keys.append(k)
             forms.append(form)
             offsets.append(off)
@@ -618,14 +555,6 @@ def _aggregate(view: CallView) -> np.ndarray:
         raise SimulatorMismatch(f"the members declared {len(values)} differing or no outputs "
                                 f"'aggregate' of {view.call.tag('').rstrip('.')}")
     return values[0]
-
-
-def _release_form(plan: NoisePlan, s: int) -> np.ndarray:
-    """The noise e_s + f_s + g_s of site s's release as a form in (ẽ, f, g)."""
-    S = plan.n_sites
-    B = plan.generator_matrix() if plan.uses_generator else np.zeros((S, S))
-    eye = np.eye(S)
-    return np.concatenate([B[s], eye[s], eye[s]])
 
 
 def _input(view: CallView, member: int, label: str, flat: bool = True) -> np.ndarray:

@@ -86,12 +86,13 @@ from protocols.effects import Call, Input, Output, Recv, RecvEach, Send, SendEac
 from protocols.errors import InputError
 from protocols.field import FixedPoint, Mersenne61Field
 from protocols.functionality import CallInstance, FunctionalityMismatch, Ideal
+from protocols.vocabulary import CAPE_NOISE_KINDS, CAPE_SCHEMES
 
 PROTOCOL = "cape"
 AGGREGATOR = "aggregator"
 NOISE_GENERATOR = "noise_generator"
-SCHEMES: tuple[str, ...] = ("cape", "conventional")
-NOISE_KINDS: tuple[str, ...] = ("float", "discrete")
+SCHEMES: tuple[str, ...] = CAPE_SCHEMES
+NOISE_KINDS: tuple[str, ...] = CAPE_NOISE_KINDS
 
 Scheme = Literal["cape", "conventional"]
 NoiseKind = Literal["float", "discrete"]

@@ -67,7 +67,6 @@ from protocols.effects import Call, Input, Output
 from protocols.errors import EncodingError, FieldOverflowError, InputError
 from protocols.field import MERSENNE61
 from protocols.field.mersenne127 import mpc_field
-from protocols.functionality import CallInstance, FunctionalityMismatch, Ideal, beyond
 from protocols.mpc import bits as bits_mod
 from protocols.mpc import inv_sqrt as inv_sqrt_mod
 from protocols.mpc import normalize as normalize_mod
@@ -78,10 +77,11 @@ from protocols.mpc.normalize import pair_normalizer
 from protocols.mpc.public import check_range, constants, signed, small, to_ints
 from protocols.mpc.session import OUTPUT, Session, concat, share_input
 from protocols.mpc.truncate import trunc_pr
+from protocols.vocabulary import NSS_PRESET_NAMES, NSS_VARIANTS
 
 PROTOCOL = "normed_secure_sum"
 
-VARIANTS: tuple[str, ...] = ("normed", "reveal_norm", "secure_sum")
+VARIANTS: tuple[str, ...] = NSS_VARIANTS
 
 REVEALED_NORM = "norm_sq"
 """``reveal_norm``'s declared leakage: Q = ‖S‖² of the encoded sum (Python ints, per row)."""
@@ -131,13 +131,13 @@ class NssParams:
         return asdict(self)
 
 
-PRESETS: dict[str, NssParams] = {
-    "p127-default": NssParams(),
-    "p127-wide-d": NssParams(input_bits=29),
-    "p127-fast": NssParams(out_bits=16, newton_steps=2),
-    "p61-demo": NssParams(frac_bits=8, input_bits=16, kappa=20, work_bits=17, out_bits=10,
-                          newton_steps=2, demo=True),
-}
+PRESETS: dict[str, NssParams] = dict(zip(NSS_PRESET_NAMES, (
+    NssParams(),  # p127-default
+    NssParams(input_bits=29),  # p127-wide-d
+    NssParams(out_bits=16, newton_steps=2),  # p127-fast
+    NssParams(frac_bits=8, input_bits=16, kappa=20, work_bits=17, out_bits=10,  # p61-demo
+              newton_steps=2, demo=True),
+), strict=True))
 """The parameter sets of spec §1.5 (P127-κ64 is left out: it needs κ = 64 budgets)."""
 
 
@@ -515,7 +515,7 @@ def preset(name: str, **overrides: Any) -> NssParams:
     return replace(PRESETS[name], **overrides)
 
 
-# -- the ideal functionality (protocols.functionality) -------------------------------------------
+# -- the output tolerance (the ideal functionality is protocols.normed_secure_sum_ideal) -------
 
 
 def output_tolerance(params: NssParams, n_parties: int, dim: int, norm: float) -> float:
@@ -531,76 +531,3 @@ def output_tolerance(params: NssParams, n_parties: int, dim: int, norm: float) -
     encoding = 2.0 * quantisation / norm if norm > 0 else 0.0
     return (1.5 * 2.0 ** -params.out_bits + residual + 4 * 2.0 ** -params.work_bits
             + encoding)
-
-
-def functionality(inst: CallInstance) -> dict[str, Ideal]:
-    """NormedSecureSum's ideal output: ``direction`` = s/‖s‖ per row, s = Σ_m x_m.
-
-    The parameters are not in the views, so the tolerance is the loosest
-    :func:`output_tolerance` over the :data:`PRESETS` whose output grid (f_out fractional
-    bits) holds every declared direction — over all presets when none does (the
-    ``secure_sum`` variant's exact S/‖S‖, or an output moved off its grid). The zero sum
-    gives zeros.
-    """
-    who = inst.contributors
-    values = [np.asarray(inst.input_of(p), dtype=np.float64) for p in who]
-    if not values or len({v.shape for v in values}) != 1:
-        raise FunctionalityMismatch(f"the inputs to {inst.where} differ in shape or are absent")
-    rows = np.sum(values, axis=0).reshape(-1, values[0].shape[-1])
-    norms = np.linalg.norm(rows, axis=1, keepdims=True)
-    direction = np.divide(rows, norms, out=np.zeros_like(rows), where=norms > 0)
-    dim = rows.shape[1]
-    declared = [np.asarray(v, dtype=np.float64) for recs in inst.outputs.values()
-                for lab, v in recs if lab == "direction"]
-    on_grid = [p for p in PRESETS.values() if declared and all(
-        np.array_equal(np.rint(y * 2.0 ** p.out_bits), y * 2.0 ** p.out_bits)
-        for y in declared)]
-    tol = max(output_tolerance(p, len(values), dim, float(np.min(norms)))
-              for p in (on_grid or PRESETS.values()))
-    ideal = {"direction": Ideal(direction.reshape(values[0].shape), tol)}
-    ideal.update(_declared_leakage(inst, values, direction, on_grid))
-    return ideal
-
-
-def _declared_leakage(inst: CallInstance, values: list[np.ndarray], direction: np.ndarray,
-                      on_grid: list[NssParams]) -> dict[str, Ideal]:
-    """The functionality extended by what a variant declares it reveals (when declared).
-
-    ``secure_sum``: S = Σ_m round(x_m·2^f), exactly. ``reveal_norm``: Q = ‖S‖², exactly, and
-    the dithered opening w + r_lo ≈ (s_i/‖s‖)·2^(f_out+g) within the output tolerance plus the
-    dither 2^g. The parameters are not in the views: each is judged under the preset whose
-    ideal value the declared one matches, else under the first preset (spec §1.5).
-    """
-    declared: dict[str, np.ndarray] = {}
-    for recs in inst.outputs.values():
-        for lab, v in recs:
-            if lab in (REVEALED_SUM, REVEALED_NORM, REVEALED_DITHER):
-                declared.setdefault(lab, np.asarray(v))
-    out: dict[str, Ideal] = {}
-    presets = list(PRESETS.values())
-    for label, got in declared.items():
-        options: list[Ideal] = []
-        for p in (on_grid or presets) if label == REVEALED_DITHER else presets:
-            try:
-                rows = [encode_inputs(v, p).astype(object).reshape(-1, v.shape[-1])
-                        for v in values]
-            except InputError:
-                continue
-            total = np.sum(rows, axis=0)
-            if label == REVEALED_SUM:
-                options.append(Ideal(total.astype(np.int64).reshape(values[0].shape), 0.0))
-            elif label == REVEALED_NORM:
-                options.append(Ideal(np.array([sum(int(v) * int(v) for v in row)
-                                               for row in total], dtype=object), 0.0))
-            else:
-                lam = inst.field.p.bit_length() - 1
-                bits = p.out_bits + min(40, lam - p.out_bits - 3)
-                norm = float(np.min(np.linalg.norm(np.sum(values, axis=0).reshape(
-                    -1, values[0].shape[-1]), axis=1)))
-                tol = (output_tolerance(p, len(values), direction.shape[-1], norm)
-                       + 2.0 ** -p.out_bits) * 2.0 ** bits
-                options.append(Ideal(direction.reshape(values[0].shape) * 2.0 ** bits, tol))
-        if options:
-            out[label] = next((o for o in options if beyond({label: o}, [(label, got)]) is None),
-                              options[0])
-    return out

@@ -87,10 +87,11 @@ from protocols.effects import Call, Input, Output, Recv, RecvWithin, Send, SendE
 from protocols.errors import InputError, MpcsimError
 from protocols.field import PrimeField
 from protocols.functionality import CallInstance, Ideal, field_sum
+from protocols.vocabulary import SECAGG_GRAPHS
 
 PROTOCOL = "secagg"
 AGGREGATOR = "aggregator"
-GRAPHS: tuple[str, ...] = ("complete", "harary")
+GRAPHS: tuple[str, ...] = SECAGG_GRAPHS
 Graph = Literal["complete", "harary"]
 DEFAULT_TIMEOUT_S = 1.0
 _ID_BYTES = 8

@@ -76,11 +76,12 @@ from protocols.simulator import (
     members_input_length,
     uniform_with_sum,
 )
+from protocols.vocabulary import SECURE_SUM_ALL_VARIANTS, SECURE_SUM_VARIANTS
 
 Variant = Literal["explicit", "prg", "prg_two_share"]
-VARIANTS: tuple[str, ...] = ("prg", "explicit")
+VARIANTS: tuple[str, ...] = SECURE_SUM_VARIANTS
 """The variants the planted-leak suites audit (``prg`` is the default)."""
-ALL_VARIANTS: tuple[str, ...] = (*VARIANTS, "prg_two_share")
+ALL_VARIANTS: tuple[str, ...] = SECURE_SUM_ALL_VARIANTS
 """Every variant a program or scenario may select; ``prg_two_share`` is the thesis's literal
 form, kept for fidelity (same messages and distribution as ``prg``, twice the keystream)."""
 PROTOCOL = "secure_sum"

@@ -28,7 +28,9 @@ __all__ = [
     "Number",
     "check_choice",
     "check_int",
+    "check_keys",
     "check_number",
+    "check_ranged",
     "read_scenario_file",
     "shown",
 ]
@@ -214,3 +216,24 @@ class Described:
     def describe(self) -> str:
         """The allowed values, as given."""
         return self.allowed
+
+
+def check_keys(table: str, given: Any, allowed: set[str]) -> None:
+    """Refuse keys of ``given`` outside ``allowed``, naming the table (``""``: the top level)."""
+    extra = sorted(set(given) - allowed)
+    if extra:
+        where = f"[{table}]" if table else "the top level"
+        raise ScenarioError(
+            f"unknown key{'s' if len(extra) > 1 else ''} {', '.join(map(repr, extra))} in "
+            f"{where}; allowed: {', '.join(sorted(allowed))}"
+        )
+
+
+def check_ranged(name: str, value: Any, ranges: dict[str, tuple[float | None, float | None]],
+                 open_below: set[str]) -> Any:
+    """Check ``value`` against ``ranges[name]`` (integers for integral bounds; the lower bound
+    excluded for the names in ``open_below``)."""
+    low, high = ranges[name]
+    if isinstance(low, int) and isinstance(high, int):
+        return check_int(name, value, low, high)
+    return check_number(name, value, low, name in open_below, high)

@@ -25,7 +25,6 @@ when long) and what is allowed. The algorithm's own keys are validated by its ca
 
 from __future__ import annotations
 
-import errno
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,12 +37,15 @@ from sim.checks import (
     MAX_PARTIES,
     check_choice,
     check_int,
+    check_keys,
     check_number,
+    check_ranged,
     read_scenario_file,
     shown,
 )
 from sim.faults import FaultPlan, parse_faults
 from sim.network import BANDWIDTH_MBPS_RANGE, LATENCY_MS_RANGE, TOPOLOGIES, Network
+from sim.scenario_data import DATA_OPEN_BELOW, DATA_RANGES, validate_data
 
 __all__ = [
     "RANGES",
@@ -62,18 +64,11 @@ TOP_KEYS = {
 NETWORK_KEYS = {"parties", "topology", "latency_ms", "bandwidth_mbps", "sealing", "links"}
 LINK_KEYS = {"a", "b", "latency_ms", "bandwidth_mbps"}
 FIELD_KEYS = {"prime", "frac_bits"}
-SYNTHETIC_KEYS = {"rows", "cols", "kind", "k", "density", "noise", "doc_length", "alpha", "beta"}
-FILE_KEYS = {"path", "format", "vocab"}
-RATINGS_KEYS = {"source", "partition", "path"}
-DATA_KEYS = {"source", "partition"} | SYNTHETIC_KEYS | FILE_KEYS
 AUDIT_KEYS = {"coalition", "method", "trials", "alpha", "prime", "max_runs", "calls", "pairs",
               "coalitions", "sizes", "probes", "run"}
 AUDIT_METHODS = ("simulation", "statistical", "exact", "linear")
 ATTACK_KEYS = {"name", "coalition"}
-DATA_SOURCES = ("synthetic", "file", "digits", "ratings")
 """``ratings``: a ``user,item,rating`` CSV or MovieLens ``ratings.dat`` at ``path``."""
-SYNTHETIC_KINDS = ("uniform", "topics", "ratings", "movielens", "spiked", "mog", "stm")
-FILE_FORMATS = ("npy", "npz", "csv", "uci", "movielens")
 
 MAX_SEED = 2**63 - 1
 MAX_PRIME_BITS = 128
@@ -86,20 +81,12 @@ RANGES: dict[str, tuple[float | None, float | None]] = {
     "network.parties": (1, MAX_PARTIES),  # each algorithm's minimum: Algorithm.min_parties
     "network.latency_ms": LATENCY_MS_RANGE,
     "network.bandwidth_mbps": BANDWIDTH_MBPS_RANGE,
-    "data.rows": (1, 100_000_000),
-    "data.cols": (1, 10_000_000),
-    "data.k": (1, 10_000),
-    "data.doc_length": (1, 1_000_000),
-    "data.alpha": (0.0, 1000.0),  # lower bound excluded
-    "data.beta": (0.0, 1000.0),  # lower bound excluded
-    "data.density": (0.0, 1.0),  # lower bound excluded
-    "data.noise": (0.0, 10.0),
+    **DATA_RANGES,
 }
 """The documented range of every numeric scenario key outside [[audit]] (bounds included
 unless noted). ``field.prime``: a prime 2 < p < 2^128; ``field.frac_bits``: 0 ≤ f ≤ bits(p) − 2
 (and small enough for the data, checked at encoding). Whether a run of that size fits in memory
 is :mod:`sim.estimate`'s question."""
-_OPEN_BELOW = {"data.alpha", "data.beta", "data.density"}
 
 
 @dataclass(frozen=True)
@@ -194,16 +181,6 @@ def load_scenario(source: str | Path | Mapping[str, Any], base_dir: Path | None 
     return _validate(raw, base, default_name)
 
 
-def _unknown(table: str, given: Mapping[str, Any], allowed: set[str]) -> None:
-    extra = sorted(set(given) - allowed)
-    if extra:
-        where = f"[{table}]" if table else "the top level"
-        raise ScenarioError(
-            f"unknown key{'s' if len(extra) > 1 else ''} {', '.join(map(repr, extra))} in "
-            f"{where}; allowed: {', '.join(sorted(allowed))}"
-        )
-
-
 def _table(raw: Mapping[str, Any], key: str, required: bool = False) -> dict[str, Any]:
     value = raw.get(key)
     if value is None:
@@ -217,10 +194,7 @@ def _table(raw: Mapping[str, Any], key: str, required: bool = False) -> dict[str
 
 def _ranged(name: str, value: Any) -> Any:
     """Check ``value`` against ``RANGES[name]`` (integers for integral bounds)."""
-    low, high = RANGES[name]
-    if isinstance(low, int) and isinstance(high, int):
-        return check_int(name, value, low, high)
-    return check_number(name, value, low, name in _OPEN_BELOW, high)
+    return check_ranged(name, value, RANGES, DATA_OPEN_BELOW)
 
 
 def check_prime(name: str, value: Any) -> int:
@@ -252,7 +226,7 @@ def check_prime(name: str, value: Any) -> int:
 
 
 def _validate(raw: dict[str, Any], base: Path, default_name: str) -> Scenario:
-    _unknown("", raw, TOP_KEYS)
+    check_keys("", raw, TOP_KEYS)
     name = raw.get("name", default_name)
     if not isinstance(name, str) or not name.strip():
         raise ScenarioError(f"name = {shown(name)} must be a non-empty string")
@@ -304,7 +278,7 @@ def _validate(raw: dict[str, Any], base: Path, default_name: str) -> Scenario:
 
 
 def _validate_network(net: dict[str, Any]) -> dict[str, Any]:
-    _unknown("network", net, NETWORK_KEYS)
+    check_keys("network", net, NETWORK_KEYS)
     if "parties" not in net:
         raise ScenarioError("[network] needs 'parties', the number of data-holding parties")
     n_parties = _ranged("network.parties", net["parties"])
@@ -323,7 +297,7 @@ def _validate_network(net: dict[str, Any]) -> dict[str, Any]:
                 "network.topology and [[network.links]] both describe the links; keep one"
             )
         for i, link in enumerate(links):
-            _unknown(f"network.links[{i}]", link, LINK_KEYS)
+            check_keys(f"network.links[{i}]", link, LINK_KEYS)
             for end in ("a", "b"):
                 if end not in link:
                     raise ScenarioError(f"network.links[{i}] needs '{end}', a party id")
@@ -340,7 +314,7 @@ def _validate_network(net: dict[str, Any]) -> dict[str, Any]:
 
 
 def _validate_field(fld: dict[str, Any]) -> tuple[int, int]:
-    _unknown("field", fld, FIELD_KEYS)
+    check_keys("field", fld, FIELD_KEYS)
     prime = check_prime("field.prime", fld.get("prime", "2^61-1"))
     frac_bits = check_int("field.frac_bits", fld.get("frac_bits", FRAC_BITS), 0,
                           prime.bit_length() - 2)
@@ -371,111 +345,14 @@ def _data_table(raw: Mapping[str, Any], alg: Mapping[str, Any], base: Path,
             "the scenario has no [data] table: algorithm.program is called as function(ctx, X) "
             "on each party's rows of [data]; add a [data] table, or give the program named "
             "inputs in an [algorithm.inputs] table (one value per party for each name)")
-    return _validate_data(_table(raw, "data", required=True), base, n_parties)
-
-
-def _validate_data(data: dict[str, Any], base: Path, n_parties: int) -> dict[str, Any]:
-    _unknown("data", data, DATA_KEYS)
-    source = check_choice("data.source", data.get("source", "synthetic"), DATA_SOURCES)
-    out = dict(data)
-    out["source"] = source
-    if source == "ratings":  # a user,item,rating CSV or MovieLens ratings.dat
-        extra = sorted(set(data) - RATINGS_KEYS)
-        if extra:
-            raise ScenarioError(
-                f"data.{extra[0]} is not used with source = 'ratings'; its keys are "
-                f"{', '.join(sorted(RATINGS_KEYS))}"
-            )
-        if "path" not in data:
-            raise ScenarioError(
-                "[data] source = 'ratings' needs 'path', a user,item,rating CSV or a MovieLens "
-                "ratings.dat file"
-            )
-    elif source == "digits":  # scikit-learn's bundled digits: nothing to configure
-        extra = sorted(set(data) - {"source", "partition"})
-        if extra:
-            raise ScenarioError(
-                f"data.{extra[0]} is not used with source = 'digits' (a fixed 1,797 × 64 data "
-                "set); only 'partition' may be given"
-            )
-    other = FILE_KEYS if source == "synthetic" else SYNTHETIC_KEYS
-    misplaced = sorted(set(data) & other)
-    if misplaced:
-        use = "file" if source == "synthetic" else "synthetic"
-        why = "" if source == "synthetic" else "; the file gives the data's shape"
-        raise ScenarioError(
-            f"data.{misplaced[0]} is only used with source = '{use}'{why}; remove it or set "
-            f"data.source = '{use}'"
-        )
-    if source == "synthetic":
-        for key in ("rows", "cols"):
-            if key not in data:
-                raise ScenarioError(f"[data] source = 'synthetic' needs '{key}'")
-            out[key] = _ranged(f"data.{key}", data[key])
-        if "kind" in data:  # otherwise the algorithm's own kind of synthetic data
-            out["kind"] = check_choice("data.kind", data["kind"], SYNTHETIC_KINDS)
-        for key in ("k", "density", "noise", "doc_length", "alpha", "beta"):
-            if key in data:
-                out[key] = _ranged(f"data.{key}", data[key])
-    elif source == "ratings":
-        out["path"] = _existing_file("data.path", data["path"], base)
-    elif source == "file":
-        if "path" not in data:
-            raise ScenarioError("[data] source = 'file' needs 'path'")
-        out["path"] = _existing_file("data.path", data["path"], base)
-        if "format" in data:
-            out["format"] = check_choice("data.format", data["format"], FILE_FORMATS)
-        if "vocab" in data:
-            out["vocab"] = _existing_file("data.vocab", data["vocab"], base)
-    partition = data.get("partition", "equal")
-    if partition != "equal":
-        if not isinstance(partition, list) or not all(
-            isinstance(c, int) and not isinstance(c, bool) for c in partition
-        ):
-            raise ScenarioError(
-                f"data.partition = {shown(partition)} must be 'equal' or a list of row counts"
-            )
-        if len(partition) != n_parties:
-            raise ScenarioError(
-                f"data.partition has {len(partition)} counts but network.parties = {n_parties}; "
-                "give one row count per party"
-            )
-        if any(c < 1 for c in partition):
-            raise ScenarioError(f"data.partition = {shown(partition)}: every party needs ≥ 1 row")
-        if source == "synthetic" and sum(partition) != out["rows"]:
-            raise ScenarioError(
-                f"data.partition sums to {sum(partition)} rows but data.rows = {out['rows']}"
-            )
-    out["partition"] = partition
-    return out
-
-
-def _existing_file(name: str, value: Any, base: Path) -> Path:
-    if not isinstance(value, str) or not value:
-        raise ScenarioError(f"{name} = {shown(value)} must be a file path")
-    try:
-        resolved = (base / value).resolve()
-    except (RuntimeError, OSError) as exc:  # RuntimeError: a symlink loop (Python < 3.13)
-        loop = isinstance(exc, RuntimeError) or exc.errno == errno.ELOOP
-        why = "a symbolic link that leads back to itself" if loop else (exc.strerror or exc)
-        raise ScenarioError(
-            f"{name} = {value!r}: {str(base / value)!r} cannot be resolved ({why}); point it "
-            "at the data file"
-        ) from None
-    if not resolved.is_file():
-        what = "is a directory" if resolved.is_dir() else "does not exist"
-        raise ScenarioError(
-            f"{name} = {value!r}: {str(resolved)!r} {what}; paths are relative to the scenario "
-            "file"
-        )
-    return resolved
+    return validate_data(_table(raw, "data", required=True), base, n_parties)
 
 
 def _validate_audit(i: int, audit: Any, n_parties: int) -> AuditSpec:
     where = f"audit[{i}]"
     if not isinstance(audit, dict):
         raise ScenarioError(f"{where} must be a table [[audit]]")
-    _unknown("audit", audit, AUDIT_KEYS)
+    check_keys("audit", audit, AUDIT_KEYS)
     given = [k for k in ("coalition", "coalitions", "sizes") if k in audit]
     if len(given) != 1:
         raise ScenarioError(
@@ -592,7 +469,7 @@ def _validate_attacks(tables: list[Any], n_parties: int) -> tuple[AttackSpec, ..
         where = f"attack[{i}]"
         if not isinstance(attack, dict):
             raise ScenarioError(f"{where} must be a table [[attack]]")
-        _unknown("attack", attack, ATTACK_KEYS)
+        check_keys("attack", attack, ATTACK_KEYS)
         name = check_choice(f"{where}.name", attack.get("name"), tuple(sorted(ATTACKS)))
         specs.append(AttackSpec(name, _check_coalition(where, attack.get("coalition"),
                                                        n_parties)))

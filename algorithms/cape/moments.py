@@ -36,9 +36,10 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from algorithms.vocabulary import CAPE_MODELS
 from protocols.errors import DataError, InputError
 
-MODELS: tuple[str, ...] = ("stm", "mog")
+MODELS: tuple[str, ...] = CAPE_MODELS
 CONVENTIONS: tuple[str, ...] = ("paper", "replace_one")
 BLOCK = 1 << 16  # samples per block when summing outer products
 

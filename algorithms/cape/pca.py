@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from algorithms.cape.symmetric import matrix_size, pack_matrix, sym_matrix_noise, unpack_matrix
+from algorithms.vocabulary import CAPE_PCA_ORDERS
 from protocols.cape_noise_plans import NoisePlan, cape_plan, conventional_plan, generalized_plan
 from protocols.context import PartyContext
 from protocols.correlated_noise import (
@@ -44,7 +45,7 @@ from protocols.effects import Output
 from protocols.errors import InputError
 
 CONVENTIONS: tuple[str, ...] = ("paper", "replace_one")
-ORDERS: tuple[str, ...] = ("eigenvalue", "abs")
+ORDERS: tuple[str, ...] = CAPE_PCA_ORDERS
 
 
 def sensitivity(n: int, convention: str = "paper") -> float:

@@ -22,9 +22,10 @@ from __future__ import annotations
 import numpy as np
 
 from algorithms.cape.symmetric import contract_vector
+from algorithms.vocabulary import CAPE_TENSOR_MODES
 from protocols.errors import InputError
 
-MODES: tuple[str, ...] = ("paper", "robust")
+MODES: tuple[str, ...] = CAPE_TENSOR_MODES
 
 
 def tensor_power_method(

@@ -61,14 +61,19 @@ from typing import Any
 
 import numpy as np
 
+from algorithms.vocabulary import (
+    CORRECTIVE_MISSING_RULES,
+    CORRECTIVE_MODES,
+    CORRECTIVE_REPLACE_BASES,
+)
 from protocols.context import PartyContext
 from protocols.effects import Output
 from protocols.errors import InputError
 from protocols.secure_sum import declared_cost, secure_sum
 
-MODES = ("standard", "ignore", "replace")
-MISSING_RULES = ("ignore", "replace")
-REPLACE_BASES = ("original", "running")
+MODES = CORRECTIVE_MODES
+MISSING_RULES = CORRECTIVE_MISSING_RULES
+REPLACE_BASES = CORRECTIVE_REPLACE_BASES
 DECAY = 0.99
 
 

@@ -108,6 +108,7 @@ from algorithms.nmf.rri_steps import (
 from algorithms.nmf.wr import summarize_local_model, weighted_representatives
 from algorithms.svd.pd_svd import check_variant as check_svd_variant
 from algorithms.svd.pd_svd import pd_svd
+from algorithms.vocabulary import PD_NMF_INITS
 from protocols.context import PartyContext
 from protocols.effects import Output
 from protocols.errors import InputError
@@ -116,7 +117,7 @@ from protocols.secagg import Config as SecAggConfig
 from protocols.secagg import secagg, secagg_aggregator
 from protocols.secure_sum import check_variant, declared_cost, secure_sum
 
-INITS = ("random", "random_2x", "nndsvd", "pd_nmf_init", "pd_svd")
+INITS = PD_NMF_INITS
 
 
 @dataclass

@@ -59,13 +59,14 @@ import numpy as np
 import scipy.sparse as sp
 
 from algorithms.svd.power_iteration import gram_product, left_factor, orthonormalize
+from algorithms.vocabulary import PD_SVD_VARIANTS
 from protocols.context import PartyContext
 from protocols.effects import Output
 from protocols.errors import InputError
 from protocols.normed_secure_sum import NssParams, normed_secure_sum
 from protocols.secure_sum import secure_sum
 
-VARIANTS: tuple[str, ...] = ("normed", "secure_sum", "sigma_revealing")
+VARIANTS: tuple[str, ...] = PD_SVD_VARIANTS
 
 
 @dataclass

@@ -26,7 +26,7 @@ from parties.audit.randomness import (
 )
 from parties.audit.unmasking import message_name
 from parties.view import View
-from protocols.crypto.keystream import BLOCK_BYTES, keystream_words
+from protocols.crypto.aes_ctr import BLOCK_BYTES, keystream_words
 from protocols.field import PrimeField
 from protocols.sharing import one_stream_mask_from_streams
 

@@ -55,7 +55,9 @@ So the keystream is produced in two ways that give the same bytes:
   cache-resident data (a context per pass costs little beside 512 KiB of encryption).
 
 :func:`encrypt_blocks` is the same AES-256 on blocks the caller chooses (AES as a PRF: the
-pre-shared key setup). Key derivation is :mod:`protocols.crypto.hkdf`.
+pre-shared key setup). Key derivation is :mod:`protocols.crypto.hkdf`; the raw CTR keystream
+(its counter layout and :func:`~protocols.crypto.aes_ctr.keystream_words`) is
+:mod:`protocols.crypto.aes_ctr`.
 
 Nothing here keeps state between calls but what a :class:`StreamCiphers` keeps — its
 owner's encryptors (ECB keeps no state between updates, so a kept encryptor gives the streams
@@ -74,6 +76,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
+from protocols.crypto.aes_ctr import BLOCK_BYTES, _ctr, _keystream_arguments
 from protocols.crypto.arguments import (
     KEY_BYTES,
     MAX_STREAM,
@@ -93,7 +96,6 @@ if TYPE_CHECKING:
     from cryptography.hazmat.primitives.ciphers import CipherContext
 
 __all__ = [
-    "BLOCK_BYTES",
     "CHUNK_WORDS",
     "KEY_BYTES",
     "MAX_STREAM",
@@ -101,11 +103,7 @@ __all__ = [
     "encrypt_blocks",
     "field_stream",
     "field_streams",
-    "keystream_words",
 ]
-
-BLOCK_BYTES = 16
-"""AES block length: one counter block yields two 64-bit words of keystream."""
 
 CHUNK_WORDS = 1 << 16
 """Keystream words drawn per pass for long streams (512 KiB: stays in the L2 cache)."""
@@ -130,56 +128,6 @@ the ~1 GB of their kept encryptors)."""
 _MAX_STREAMS_REJECTIONS = 0.01  # batch path when fewer rejections than this are expected
 _U64_DTYPE = np.dtype(np.uint64)
 _I64_DTYPE = np.dtype(np.int64)
-
-
-
-
-def keystream_words(key: bytes, stream: int, n_words: int, start_block: int = 0) -> np.ndarray:
-    """Raw AES-256-CTR keystream of one stream, as little-endian 64-bit words.
-
-    Parameters
-    ----------
-    key : bytes
-        32-byte AES-256 key.
-    stream : int
-        Stream number in [0, 2^64): the upper 8 bytes of every counter block.
-    n_words : int
-        Number of 64-bit words to return (8·n_words keystream bytes).
-    start_block : int
-        Block counter of the first block (the lower 8 bytes of the counter block); 0 for
-        the start of the stream.
-
-    Returns
-    -------
-    numpy.ndarray of uint64, shape (n_words,)
-        Word i is bytes 8i … 8i+7 of the keystream that starts at block ``start_block``.
-    """
-    key = as_key(key, "key")
-    stream, n_words, start_block = _keystream_arguments(stream, n_words, start_block)
-    cipher = _ctr(key, stream, start_block)
-    return np.frombuffer(cipher.update(bytes(_WORD_BYTES * n_words)), dtype=np.uint64).copy()
-
-
-def _keystream_arguments(stream: int, n_words: int, start_block: int) -> tuple[int, int, int]:
-    """The checked (stream, n_words, start_block) of :func:`keystream_words`."""
-    stream = as_stream(stream)
-    n_words = as_count(n_words, "n_words")
-    start_block = as_count(start_block, "start_block")
-    if start_block > MAX_STREAM:
-        raise InputError(f"start_block = {start_block} is out of range [0, 2^64 − 1]")
-    if start_block + -(-n_words // 2) > MAX_STREAM + 1:
-        raise InputError(f"{n_words} words from block {start_block} overflow the block counter")
-    return stream, n_words, start_block
-
-
-def _ctr(key: bytes, stream: int, start_block: int = 0) -> CipherContext:
-    """An AES-256-CTR keystream whose counter block is ``stream`` ‖ ``start_block``.
-
-    OpenSSL's CTR increments the whole 128-bit block; within a stream the lower 64 bits never
-    carry (streams are far shorter than 2^64 blocks), so this is the 64-bit-counter layout.
-    """
-    counter = stream.to_bytes(8, "big") + start_block.to_bytes(8, "big")
-    return Cipher(algorithms.AES(key), modes.CTR(counter)).encryptor()
 
 
 # -- field elements ------------------------------------------------------------------------
@@ -312,7 +260,8 @@ class StreamCiphers:
     def keystream_words(
         self, key: bytes, stream: int, n_words: int, start_block: int = 0
     ) -> np.ndarray:
-        """:func:`keystream_words` (the same words), from this owner's encryptor of ``key``."""
+        """:func:`~protocols.crypto.aes_ctr.keystream_words` (the same words), from this owner's
+        encryptor of ``key``."""
         key = as_key(key, "key")
         stream, n_words, start_block = _keystream_arguments(stream, n_words, start_block)
         return _ecb_words(self._encryptor(key), stream, start_block, n_words)

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from protocols.crypto.aes_ctr import _ctr
 from protocols.crypto.arguments import (
     KEY_BYTES,
     MAX_STREAM,
@@ -37,7 +38,6 @@ from protocols.crypto.keystream import (
     CHUNK_WORDS,
     GROUP_WORDS,
     StreamCiphers,
-    _ctr,
     _draw_rows,
     _field_streams,
     _group_buffers,

@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from algorithms.vocabulary import CAPE_MODELS, CAPE_PCA_ORDERS, CAPE_TENSOR_MODES
 from protocols.errors import ScenarioError
+from protocols.vocabulary import CAPE_NOISE_KINDS, CAPE_SCHEMES
 from sim.entry import (
     MAX_RANK,
     MAX_TRIALS,
@@ -24,22 +26,12 @@ from sim.entry import (
     number,
 )
 
-# The vocabulary of the CAPE entries, one spelling in sim; the libraries below keep their
-# own, which tests/sim/test_startup.py holds equal (the ladder keeps them from reading sim).
-NOISE_KINDS = ("float", "discrete")
-"""As :data:`protocols.correlated_noise.NOISE_KINDS`."""
-
-SCHEMES = ("cape", "conventional")
-"""As :data:`protocols.correlated_noise.SCHEMES`."""
-
-ORDERS = ("eigenvalue", "abs")
-"""As :data:`algorithms.cape.pca.ORDERS`."""
-
-MODELS = ("stm", "mog")
-"""As :data:`algorithms.cape.moments.MODELS`."""
-
-MODES = ("paper", "robust")
-"""As :data:`algorithms.cape.tensor_power.MODES`."""
+# The vocabulary of the CAPE entries: the libraries' own tuples (numpy-free modules).
+NOISE_KINDS = CAPE_NOISE_KINDS
+SCHEMES = CAPE_SCHEMES
+ORDERS = CAPE_PCA_ORDERS
+MODELS = CAPE_MODELS
+MODES = CAPE_TENSOR_MODES
 
 MAX_EPSILON = 1000.0
 

@@ -11,6 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from algorithms.vocabulary import (
+    CORRECTIVE_MISSING_RULES,
+    CORRECTIVE_MODES,
+    CORRECTIVE_REPLACE_BASES,
+    PD_NMF_INITS,
+)
 from protocols.errors import ScenarioError
 from sim.catalog.sums import ALL_VARIANTS, MAX_TIMEOUT_S, VARIANTS
 from sim.catalog.svd import SVD_VARIANTS
@@ -31,8 +37,8 @@ from sim.entry import (
     optional,
 )
 
-INITS = ("random", "random_2x", "nndsvd", "pd_nmf_init", "pd_svd")
-"""PD-NMF's initialisations (:data:`algorithms.nmf.pd_nmf.INITS`; a test holds them equal)."""
+INITS = PD_NMF_INITS
+"""PD-NMF's initialisations (:data:`algorithms.vocabulary.PD_NMF_INITS`)."""
 
 
 @dataclass(frozen=True)
@@ -229,13 +235,8 @@ DP_NMF_OUTLIERS_EPSILON = Algorithm(
 )
 
 
-# The scenario vocabulary, one spelling in sim; the library below keeps its own, which
-# tests/sim/test_startup.py holds equal (the ladder keeps the library from reading sim).
-CORRECTIVE_MODES = ("standard", "ignore", "replace")
-"""As :data:`algorithms.nmf.corrective.MODES`."""
-
-MISSING_RULES = ("ignore", "replace")
-"""As :data:`algorithms.nmf.corrective.MISSING_RULES`."""
+MISSING_RULES = CORRECTIVE_MISSING_RULES
+"""As :data:`algorithms.vocabulary.CORRECTIVE_MISSING_RULES`."""
 
 ATTACK_MODELS = ("profile_injection", "informed")
 
@@ -280,10 +281,8 @@ CORRECTIVE_NMF = Algorithm(
 
 TABLES = ("both", "1", "2")
 
-# The scenario vocabulary, one spelling in sim; the library below keeps its own, which
-# tests/sim/test_startup.py holds equal (the ladder keeps the library from reading sim).
-REPLACE_BASES = ("original", "running")
-"""As :data:`algorithms.nmf.corrective.REPLACE_BASES`."""
+REPLACE_BASES = CORRECTIVE_REPLACE_BASES
+"""As :data:`algorithms.vocabulary.CORRECTIVE_REPLACE_BASES`."""
 
 TABLES_PARAMS = {
     **{key: CORRECTIVE_COMMON[key]

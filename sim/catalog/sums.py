@@ -8,6 +8,7 @@ numpy; the experiment modules read their vocabularies from here.
 
 from __future__ import annotations
 
+from protocols.vocabulary import SECAGG_GRAPHS, SECURE_SUM_ALL_VARIANTS, SECURE_SUM_VARIANTS
 from sim.checks import MAX_PARTIES
 from sim.entry import (
     Algorithm,
@@ -17,12 +18,11 @@ from sim.entry import (
     number,
 )
 
-VARIANTS = ("prg", "explicit")
-"""SecureSum's variants (:data:`protocols.secure_sum.VARIANTS`; a test holds them equal)."""
+VARIANTS = SECURE_SUM_VARIANTS
+"""SecureSum's variants (:data:`protocols.vocabulary.SECURE_SUM_VARIANTS`)."""
 
-ALL_VARIANTS = (*VARIANTS, "prg_two_share")
-"""With the thesis's two-share PRG form (:data:`protocols.secure_sum.ALL_VARIANTS`; a test
-holds them equal)."""
+ALL_VARIANTS = SECURE_SUM_ALL_VARIANTS
+"""With the thesis's two-share PRG form (:data:`protocols.vocabulary.SECURE_SUM_ALL_VARIANTS`)."""
 
 SECURE_SUM = Algorithm(
     name="secure_sum",
@@ -35,10 +35,8 @@ SECURE_SUM = Algorithm(
 )
 
 
-# The scenario vocabulary, one spelling in sim; the library below keeps its own, which
-# tests/sim/test_startup.py holds equal (the ladder keeps the library from reading sim).
-GRAPHS = ("complete", "harary")
-"""As :data:`protocols.secagg.GRAPHS`."""
+GRAPHS = SECAGG_GRAPHS
+"""SecAgg's graphs (:data:`protocols.vocabulary.SECAGG_GRAPHS`)."""
 
 MAX_TIMEOUT_S = 3_600.0
 """Longest wait per round (simulated seconds) a scenario may give the aggregator: an hour,

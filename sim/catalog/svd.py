@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from algorithms.vocabulary import PD_SVD_VARIANTS
+from protocols.vocabulary import NSS_PRESET_NAMES, NSS_VARIANTS
 from sim.entry import (
     MAX_ITERATIONS,
     MAX_RANK,
@@ -22,13 +24,8 @@ from sim.entry import (
     optional,
 )
 
-# The scenario vocabulary, one spelling in sim; the library below keeps its own, which
-# tests/sim/test_startup.py holds equal (the ladder keeps the library from reading sim).
-PRESET_NAMES = ("p127-default", "p127-wide-d", "p127-fast", "p61-demo")
+PRESET_NAMES = NSS_PRESET_NAMES
 """The keys of :data:`protocols.normed_secure_sum.PRESETS`."""
-
-NSS_VARIANTS = ("normed", "reveal_norm", "secure_sum")
-"""As :data:`protocols.normed_secure_sum.VARIANTS`."""
 
 MAX_SCALE = 1e12
 """Largest public input factor ``scale``."""
@@ -67,8 +64,8 @@ NORMED_SECURE_SUM = Algorithm(
 )
 
 
-SVD_VARIANTS = ("normed", "secure_sum", "sigma_revealing")
-"""As :data:`algorithms.svd.pd_svd.VARIANTS`."""
+SVD_VARIANTS = PD_SVD_VARIANTS
+"""PD-SVD's variants (:data:`algorithms.vocabulary.PD_SVD_VARIANTS`)."""
 
 PD_SVD = Algorithm(
     name="pd_svd",
@@ -89,5 +86,3 @@ PD_SVD = Algorithm(
 )
 
 
-# The scenario vocabulary, one spelling in sim; the library below keeps its own, which
-# tests/sim/test_startup.py holds equal (the ladder keeps the library from reading sim).

@@ -6,7 +6,7 @@ channel, the header :func:`header` bound as associated data); the receiving side
 bytes to :func:`open_payload`, which checks the sequence number and the tag and decodes the
 payload with the run's field; :class:`ReceivedRecords` turns an opened message into the
 receiver's view record. A run keeps its :class:`RunChannels`: one
-:class:`protocols.crypto.sealing.SealedChannel` per directed channel and endpoint, so a message
+:class:`protocols.crypto.channel.SealedChannel` per directed channel and endpoint, so a message
 does not rebuild the AES-GCM key schedule, the nonce's channel prefix or the associated
 data's channel fields. They are the driver's, never a context's: a channel holds its key
 schedule, and a program reaches only what its context holds. The SimPy driver
@@ -23,12 +23,8 @@ import numpy as np
 from parties.view import Message, View, frozen, received_message
 from protocols import wire
 from protocols.context import PartyContext
-from protocols.crypto.sealing import (
-    SEAL_OVERHEAD_BYTES,
-    EncodedHeader,
-    SealedChannel,
-    encode_header,
-)
+from protocols.crypto.channel import EncodedHeader, SealedChannel, encode_header
+from protocols.crypto.sealing import SEAL_OVERHEAD_BYTES
 from protocols.effects import Call
 from protocols.errors import MpcsimError
 from protocols.field import PrimeField
@@ -68,7 +64,7 @@ def encode_payload(
 
 
 class RunChannels:
-    """The sealed channels of one run: a :class:`~protocols.crypto.sealing.SealedChannel` per
+    """The sealed channels of one run: a :class:`~protocols.crypto.channel.SealedChannel` per
     directed channel and endpoint, built on first use from that endpoint's own key.
 
     The sending end of sender → receiver is built from the sender's context key for the

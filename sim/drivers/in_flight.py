@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from protocols.crypto.sealing import SealedChannel
+from protocols.crypto.channel import SealedChannel
 from protocols.effects import Call
 from sim.ledger import Row
 from sim.network import Link

@@ -32,21 +32,22 @@ from reachability import reachable
 from parties.party import Party, site_parties
 from parties.view import View
 from protocols.context import AesRandomness, PartyContext, one_stream_mask
+from protocols.crypto.channel import SealedChannel
 from protocols.crypto.key_agreement import agree, keypair
-from protocols.crypto.sealing import SealedChannel
 from protocols.effects import Call, Input, Output, Recv, Send
 from protocols.errors import FieldOverflowError, ProtocolAbort
 from protocols.field import prime_field
 from protocols.secure_sum import secure_sum
 from sim.drivers.envelopes import RunChannels
-from sim.drivers.simpy import SimPyDriver, _Run
+from sim.drivers.simpy import SimPyDriver
+from sim.drivers.simpy_run import SimPyRun
 from sim.ledger import Ledger, Row
 from sim.network import Network
 from sim.simulation import Result, Simulation, party_seed, seed_key
 
 RUN_SEED = 0x5EED_0DD5_EC12_3457  # distinctive: an equal integer anywhere is the seed
 README = Path(__file__).resolve().parents[2] / "README.md"
-RUN_STATE = (View, Ledger, Row, Result, Simulation, SimPyDriver, _Run, simpy.Environment,
+RUN_STATE = (View, Ledger, Row, Result, Simulation, SimPyDriver, SimPyRun, simpy.Environment,
              simpy.Event, RunChannels, SealedChannel)
 
 Program = Callable[..., Generator[Any, Any, Any]]
@@ -580,7 +581,7 @@ def test_an_exception_a_program_raises_gains_no_driver_frame() -> None:
     while tb is not None:
         modules.append(tb.tb_frame.f_globals["__name__"])
         tb = tb.tb_next
-    assert "sim.drivers.simpy" not in modules
+    assert not {"sim.drivers.simpy", "sim.drivers.simpy_run"} & set(modules)
     assert findings([error], me, [contexts[1]], []) == []
 
 
@@ -602,7 +603,7 @@ def frame_prober(ctx: PartyContext) -> Generator[Any, Any, Any]:
         module = frame.f_globals.get("__name__")
         if module == "sim.simulation":
             wrapper_locals.append(dict(frame.f_locals))
-        elif module == "sim.drivers.simpy":
+        elif module in ("sim.drivers.simpy", "sim.drivers.simpy_run"):
             driver_locals.append(dict(frame.f_locals))
             break
         frame = frame.f_back
@@ -627,7 +628,7 @@ def test_the_program_wrapper_closes_over_the_partys_own_program_and_inputs_only(
     # the route that stays open: the driver's frame reaches every context, the SimPy
     # environment and the ledger (the run's rows)
     beyond = findings(list(driver_locals[0].values()), me, [contexts[1]], [])
-    for found in ("the context of party 1", "a Environment", "a _Run", "a View"):
+    for found in ("the context of party 1", "a Environment", "a SimPyRun", "a View"):
         assert found in beyond
     assert "frame" in trust_boundary() and "sys._getframe" in trust_boundary()
 

@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 
 from protocols.context import AesRandomness, PartyContext, stream_number
-from protocols.crypto.keystream import keystream_words
+from protocols.crypto.aes_ctr import keystream_words
 from protocols.effects import Call, Recv, Send
 from protocols.secure_sum import secure_sum_field
 

@@ -23,8 +23,9 @@ from planted_cape import LEAKY, leaky_generator, leaky_site
 
 from parties.audit.randomness import ConditionedRandomness
 from parties.cape_collusion import analytic_residual
+from protocols.cape_dp_check import Budget
 from protocols.cape_noise_plans import cape_plan
-from protocols.cape_simulator import Budget, CapeSimulator
+from protocols.cape_simulator import CapeSimulator
 from protocols.correlated_noise import (
     cape_aggregator,
     cape_noise_generator,
@@ -233,8 +234,8 @@ def test_a_declaration_with_a_plan_per_call_judges_each_call_by_its_own() -> Non
     """capeAGN's stages: cape_declaration with a mapping call → plan (and budget) builds one
     simulator per call; a call without a plan, an empty mapping, or budgets for calls without
     a plan are named."""
+    from protocols.cape_dp_check import Budget
     from protocols.cape_noise_plans import cape_plan
-    from protocols.cape_simulator import Budget
     from protocols.cape_staged_simulator import StagedCapeSimulator
     from protocols.effects import Call
     from protocols.errors import InputError

@@ -34,9 +34,9 @@ from protocols.normed_secure_sum import (
     REVEALED_NORM,
     REVEALED_SUM,
     encode_inputs,
-    functionality,
     normed_secure_sum,
 )
+from protocols.normed_secure_sum_ideal import functionality
 from sim.experiments.svd.normed_secure_sum import with_dealer
 from sim.privacy import SimPyRunner, audit
 

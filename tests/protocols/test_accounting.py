@@ -69,7 +69,7 @@ def test_repeated_releases_compose_as_sqrt_n() -> None:
     (2 / 1500, 0.5, 1e-5), (4 / 750, 0.1, 1e-5), (0.5, 2.0, 1e-3), (1.0, 0.9, 1e-6)])
 def test_both_families_calibrate_by_the_classical_closed_form(sensitivity, epsilon,
                                                               delta) -> None:
-    from algorithms.nmf.dp_robust import gaussian_sigma
+    from algorithms.nmf.dp_robust_privacy import gaussian_sigma
     from protocols.accounting import classical_gaussian_std, classical_gaussian_std_def3
     from protocols.correlated_noise import gaussian_noise_scale
 
@@ -87,7 +87,7 @@ def test_both_families_calibrate_by_the_classical_closed_form(sensitivity, epsil
 
 
 def test_the_classical_range_is_def_3s_and_not_capes() -> None:
-    from algorithms.nmf.dp_robust import check_privacy, gaussian_sigma
+    from algorithms.nmf.dp_robust_privacy import check_privacy, gaussian_sigma
     from protocols.accounting import check_budget, classical_gaussian_std
     from protocols.correlated_noise import gaussian_noise_scale
     from protocols.errors import InputError

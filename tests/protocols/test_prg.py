@@ -18,7 +18,7 @@ from Crypto.Protocol.KDF import HKDF
 from Crypto.Util import Counter
 from scipy import stats
 
-from protocols.crypto import hkdf, keystream, mask_sums
+from protocols.crypto import aes_ctr, hkdf, keystream, mask_sums
 from protocols.crypto.keystream import StreamCiphers
 from protocols.errors import InputError
 from protocols.field import MERSENNE61, prime_field
@@ -71,7 +71,7 @@ def test_keystream_matches_pycryptodome_ctr(stream: int, n_words: int) -> None:
         KEY, AES.MODE_CTR, nonce=stream.to_bytes(8, "big"), initial_value=0
     ).encrypt(bytes(8 * n_words))
     assert expected == nonce_form
-    words = keystream.keystream_words(KEY, stream, n_words)
+    words = aes_ctr.keystream_words(KEY, stream, n_words)
     assert words.dtype == np.uint64 and words.shape == (n_words,)
     assert words.tobytes() == expected  # little-endian words, keystream byte order
 
@@ -92,7 +92,7 @@ def test_keystream_nist_sp800_38a_ctr_aes256() -> None:
         "2b0930daa23de94ce87017ba2d84988d"
         "dfc9c58db67aada613c2dd08457941a6"
     )
-    words = keystream.keystream_words(key, 0xF0F1F2F3F4F5F6F7, 8, start_block=0xF8F9FAFBFCFDFEFF)
+    words = aes_ctr.keystream_words(key, 0xF0F1F2F3F4F5F6F7, 8, start_block=0xF8F9FAFBFCFDFEFF)
     assert bytes(a ^ b for a, b in zip(words.tobytes(), plaintext, strict=True)) == ciphertext
 
 
@@ -121,7 +121,7 @@ def test_field_stream_equals_hand_rejection_sampling(field, n: int) -> None:
 
 
 def test_mersenne_stream_is_masked_keystream() -> None:
-    words = keystream.keystream_words(KEY, 9, 5000)
+    words = aes_ctr.keystream_words(KEY, 9, 5000)
     masked = words & np.uint64(MERSENNE61)
     assert not np.any(masked == np.uint64(MERSENNE61))  # no rejection in this prefix
     np.testing.assert_array_equal(keystream.field_stream(KEY, 9, 5000, F61), masked)
@@ -216,7 +216,7 @@ def test_field_streams_in_groups_and_with_rejections(monkeypatch, p: int) -> Non
     field, keys, n = prime_field(p), _keys(7), 21
     expected = np.array([reference_elements(key, 8, n, p) for key in keys])
     if p == 31:  # about half of the rows meet a rejected candidate (31 of 32 values accepted)
-        clean = [bool(np.all(keystream.keystream_words(key, 8, n) & np.uint64(31) < 31))
+        clean = [bool(np.all(aes_ctr.keystream_words(key, 8, n) & np.uint64(31) < 31))
                  for key in keys]
         assert any(clean) and not all(clean)
     monkeypatch.setattr(keystream, "GROUP_WORDS", 64)  # groups of 2 keys
@@ -243,7 +243,7 @@ def test_chi_square_uniform_on_tiny_fields(field) -> None:
     assert stats.chisquare(counts).pvalue > 1e-3
     # The test has power: reducing masked words mod p instead of rejecting them is biased
     # (for p = 5: residues 0, 1, 2 twice as likely as 3, 4) and is caught at once.
-    words = keystream.keystream_words(KEY, 2024, 200_000) & np.uint64(7)
+    words = aes_ctr.keystream_words(KEY, 2024, 200_000) & np.uint64(7)
     biased = np.bincount((words % np.uint64(field.p)).astype(np.int64), minlength=field.p)
     assert stats.chisquare(biased).pvalue < 1e-12
 
@@ -486,7 +486,7 @@ def test_kept_encryptor_keystream_matches_pycryptodome_ctr_at_offsets(stream: in
             expected = reference_keystream_from(KEY, stream, start_block, 8 * n_words)
             got = ciphers.keystream_words(KEY, stream, n_words, start_block)
             assert got.dtype == np.uint64 and got.tobytes() == expected
-            expected = keystream.keystream_words(KEY, stream, n_words, start_block)
+            expected = aes_ctr.keystream_words(KEY, stream, n_words, start_block)
             assert got.tobytes() == expected.tobytes()
     assert ciphers.kept == 1  # one encryptor, reused by every call
     with pytest.raises(InputError, match="overflow"):

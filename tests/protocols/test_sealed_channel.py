@@ -1,4 +1,4 @@
-"""Tests of :class:`protocols.crypto.sealing.SealedChannel`: the bytes and the refusals of the
+"""Tests of :class:`protocols.crypto.channel.SealedChannel`: the bytes and the refusals of the
 reference functions :func:`~protocols.crypto.sealing.seal_message` and
 :func:`~protocols.crypto.sealing.open_message`, message for message.
 
@@ -16,13 +16,11 @@ from Crypto.Cipher import AES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from protocols.crypto.channel import EncodedHeader, SealedChannel, encode_header
 from protocols.crypto.sealing import (
     NONCE_BYTES,
     SEAL_OVERHEAD_BYTES,
-    EncodedHeader,
-    SealedChannel,
     associated_data,
-    encode_header,
     message_nonce,
     open_message,
     seal_message,

@@ -28,7 +28,7 @@ from algorithms.cape.pca import (
     sensitivity,
 )
 from algorithms.cape.symmetric import pack_matrix
-from protocols.cape_simulator import Budget
+from protocols.cape_dp_check import Budget
 from protocols.field import FixedPoint
 from protocols.registry import cape_declaration
 from sim.experiments.cape.cape_setup import cape_parties

@@ -17,13 +17,8 @@ import pytest
 from parties.party import Party, site_parties
 from protocols import wire
 from protocols.context import PartyContext
-from protocols.crypto.sealing import (
-    SEAL_OVERHEAD_BYTES,
-    SealedChannel,
-    encode_header,
-    open_message,
-    seal_message,
-)
+from protocols.crypto.channel import SealedChannel, encode_header
+from protocols.crypto.sealing import SEAL_OVERHEAD_BYTES, open_message, seal_message
 from protocols.effects import Call, Input, Output, Recv, RecvEach, Send, SendEach
 from protocols.errors import (
     AuthenticationError,

@@ -37,8 +37,8 @@ from algorithms.cape.otd import (
 )
 from algorithms.cape.pca import check_rank
 from protocols.accounting import Release
+from protocols.cape_dp_check import Budget
 from protocols.cape_noise_plans import cape_plan, conventional_plan, generalized_plan
-from protocols.cape_simulator import Budget
 from protocols.correlated_noise import PROTOCOL, NoisePlan
 from protocols.errors import ScenarioError
 from protocols.registry import cape_declaration, declare_protocol

@@ -20,7 +20,7 @@ import scipy.sparse as sp
 
 from parties.party import Party
 from protocols.accounting import Release, account
-from protocols.cape_simulator import Budget
+from protocols.cape_dp_check import Budget
 from protocols.correlated_noise import AGGREGATOR, NOISE_GENERATOR
 from protocols.errors import ScenarioError
 from protocols.registry import cape_declaration

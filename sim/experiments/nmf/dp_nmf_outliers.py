@@ -36,18 +36,20 @@ from algorithms import data as data_io
 from algorithms.nmf.dp_robust import (
     ANALYST,
     RobustSettings,
-    account,
     analyst,
     clean_objective,
-    coalition_noise_variance,
     curator,
     declared_iteration_elements,
     dp_robust_nmf,
-    gaussian_sigma,
     nndsvd_start,
     random_start,
-    sensitivities,
     unit_columns,
+)
+from algorithms.nmf.dp_robust_privacy import (
+    account,
+    coalition_noise_variance,
+    gaussian_sigma,
+    sensitivities,
 )
 from parties.party import Party
 from protocols.errors import ScenarioError

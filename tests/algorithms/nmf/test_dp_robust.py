@@ -17,18 +17,20 @@ import pytest
 from algorithms.nmf.dp_robust import (
     ANALYST,
     RobustSettings,
-    account,
     analyst,
-    check_privacy,
     curator,
     dp_robust_nmf,
-    gaussian_sigma,
-    rdp_epsilon,
-    sensitivities,
     statistics,
     threshold,
     unit_columns,
     update_h_r,
+)
+from algorithms.nmf.dp_robust_privacy import (
+    account,
+    check_privacy,
+    gaussian_sigma,
+    rdp_epsilon,
+    sensitivities,
 )
 from parties.party import Party
 from protocols.errors import InputError

@@ -15,7 +15,7 @@ from protocols.effects import Call, Compute, Output, RecvEach, SendEach
 from protocols.errors import InputError, MpcsimError
 from sim.drivers.driver import driver_class
 from sim.drivers.interpreter import Interpreter
-from sim.drivers.simpy import _Run
+from sim.drivers.simpy_run import SimPyRun
 from sim.network import Network
 from sim.simulation import Simulation
 
@@ -30,7 +30,7 @@ def test_every_transport_runs_the_shared_interpreter() -> None:
         from driver_floor import _LeastRun
     finally:
         sys.path.remove(str(ROOT / "benchmarks"))
-    for transport in (_Run, Run, _LeastRun):
+    for transport in (SimPyRun, Run, _LeastRun):
         assert issubclass(transport, Interpreter)
         # the effect loop and the receives are the interpreter's, not redefined
         for name in ("_party", "_receive", "_receive_each", "_receive_any", "_receive_within",
