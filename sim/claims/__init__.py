@@ -20,7 +20,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["CLAIMS", "STATUSES", "check_ids", "claims", "markdown", "text"]
+__all__ = ["CLAIMS", "RECORDED", "STATUSES", "check_ids", "claims", "markdown", "text"]
 
 
 def __getattr__(name: str) -> Any:

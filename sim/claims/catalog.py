@@ -9,13 +9,15 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from protocols.errors import InputError
+from sim.claims.recorded import RECORDED
 from sim.claims.seed000_001 import CLAIMS_000_001
 from sim.claims.seed002 import CLAIMS_002
 from sim.claims.seed003 import CLAIMS_003
 from sim.claims.seed004 import CLAIMS_004
 from sim.claims.table import STATUSES, Claim, Outcome, markdown, rows, text
 
-__all__ = ["CLAIMS", "STATUSES", "Claim", "Outcome", "check_ids", "claims", "markdown", "text"]
+__all__ = ["CLAIMS", "RECORDED", "STATUSES", "Claim", "Outcome", "check_ids", "claims",
+           "markdown", "text"]
 
 CLAIMS: tuple[Claim, ...] = CLAIMS_000_001 + CLAIMS_002 + CLAIMS_003 + CLAIMS_004
 
@@ -43,7 +45,7 @@ def claims(only: Sequence[str] | None = None, quick: bool = False,
     ids = check_ids(only)
     done = []
     with threadpool_limits(limits=1):
-        for row in rows(CLAIMS, ids, quick=quick):
+        for row in rows(CLAIMS, ids, quick=quick, recorded=RECORDED):
             done.append(row)
             if progress is not None:
                 progress(row)

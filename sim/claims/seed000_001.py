@@ -257,18 +257,6 @@ def c12(runs: Runs) -> Outcome:
     )
 
 
-C12_RECORDED = Outcome(
-    "partly",
-    "final objective, best first (3 trials, M = 9): topics k = 5: nndsvd < PD-SVD < WR-NMF < "
-    "random_2x < random (all within 0.4%); topics k = 10: WR-NMF < random_2x < random < nndsvd "
-    "< PD-SVD; ratings k = 5: random_2x < WR-NMF < random < PD-SVD < nndsvd",
-    "not reproduced: topics k = 5: WR-NMF best. Not run: k = 50 (a 3-trial comparison of the "
-    "five starts at k = 50 did not finish in 10 minutes on our machine, and random starts "
-    "overflow 2^61 − 1 at 24 fractional bits)",
-)
-"""The last full measurement of C12 (the claims table of 2026-11-27)."""
-
-
 def c13(runs: Runs) -> Outcome:
     return Outcome("missing", "—",
                    "no code: topic coherence / perplexity and Tables 1.4 / 1.5 are not computed")
@@ -359,7 +347,7 @@ CLAIMS_000_001: tuple[Claim, ...] = (
     Claim("C12", "001", "§2.4, Figs. 2.4–2.5", "topics → WR-NMF best; ratings k = 5 → random / "
           "random_2x; ratings k = 50 → nndsvd / PD-SVD, WR-NMF > random_2x",
           ("tests/sim/test_experiments.py::test_init_ranking_of_the_thesis_on_the_comparison_"
-           "scenarios",), c12, expensive=True, recorded=C12_RECORDED),
+           "scenarios",), c12, expensive=True),
     Claim("C13", "001", "§1.5, Tables 1.4–1.5", "NMF rows: six 'best' measures, mean ∆ 61.89",
           (), c13),
     Claim("C14", "000", "§3.2", "∆_A = 2/N, ∆_B = 4/N (2/N without outliers); "

@@ -123,12 +123,9 @@ CLAIMS_002: tuple[Claim, ...] = (
           ("tests/algorithms/nmf/test_corrective.py::test_clipped_loss_is_non_increasing_under_"
            "ignore_corrupt",), c17),
     Claim("C18a", "002", "§3, Table 1", "without adversaries replace-corrupt is best, 5–10 % "
-          "below the baselines", (TABLE1,), c18a, expensive=True,
-          recorded=Outcome("partly", "recorded by the claims table: see README")),
+          "below the baselines", (TABLE1,), c18a, expensive=True),
     Claim("C18b", "002", "§3, Table 2", "with adversaries ignore-corrupt is best (a 'dramatic "
-          "64 %' improvement)", (TABLE2,), c18b, expensive=True,
-          recorded=Outcome("not reproduced", "recorded by the claims table: see README")),
+          "64 %' improvement)", (TABLE2,), c18b, expensive=True),
     Claim("C18c", "002", "§3, Table 2", "replace-corrupt collapses under attack (0.621 / 0.159 "
-          "against 0.062 / 0.083 for ignore-missing)", (TABLE2,), c18c, expensive=True,
-          recorded=Outcome("not reproduced", "recorded by the claims table: see README")),
+          "against 0.062 / 0.083 for ignore-missing)", (TABLE2,), c18c, expensive=True),
 )

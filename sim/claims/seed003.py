@@ -98,7 +98,8 @@ def pca4(runs: Runs) -> Outcome:
             f"{k} {v:.3f}" for k, v in at.items()) + f" (random-subspace floor "
         f"{FLOOR_SYNTHETIC})",
         "the paper's grid goes down to ε = 0.001; this one stops at "
-        f"{eps:g}" + ("" if floor else ", where not every method has reached the floor"),
+        f"{eps:g}, where capePCA is still {at['cape'] - FLOOR_SYNTHETIC:+.3f} from the floor"
+        + ("" if floor else " and not every method has reached it"),
     )
 
 
@@ -165,7 +166,6 @@ def otd4(runs: Runs) -> Outcome:
 PCA_TEST = "tests/sim/test_cape_experiments.py::test_paper_scenarios_reproduce_the_orderings"
 MEAN_TEST = ("tests/sim/test_cape_experiments.py::test_cape_mean_reports_the_claims_and_the_"
              "accounting")
-REC = Outcome("partly", "recorded: see README")
 
 CLAIMS_003: tuple[Claim, ...] = (
     Claim("CAPE-mean", "003", "§3 (cape.md §2.2)", "correlated noise reaches the pooled-data "
@@ -173,22 +173,21 @@ CLAIMS_003: tuple[Claim, ...] = (
     Claim("PCA-1", "003", "§6.1, Fig. 2 (cape.md §7.1)", "capePCA ≡ pooled AG, reaches q_o at "
           "large ε, dominates every distributed baseline",
           (PCA_TEST, "tests/sim/test_cape_experiments.py::test_cape_pca_orders_the_methods_as_"
-           "the_paper"), pca1, expensive=True, recorded=REC),
+           "the_paper"), pca1, expensive=True),
     Claim("PCA-2", "003", "§6.1, Fig. 2 (cape.md §7.1)", "conventional > DPdisPCA > local; "
           "DPdisPCA communicates least", (), pca2),
     Claim("PCA-3", "003", "§6.1, Fig. 2 (cape.md §7.1)", "every method rises with ε, N_s and "
-          "δ; lower-dimensional data need a smaller ε", (PCA_TEST,), pca3, expensive=True,
-          recorded=REC),
+          "δ; lower-dimensional data need a smaller ε", (PCA_TEST,), pca3, expensive=True),
     Claim("PCA-4", "003", "§6.1, Fig. 2 (cape.md §7.1)", "at tiny ε every method sits at the "
-          "random-subspace floor", (), pca4, expensive=True, recorded=REC),
+          "random-subspace floor", (), pca4, expensive=True),
     Claim("OTD-1", "003", "§6.2, Figs. 3–4 (cape.md §7.2)", "capeAGN ≤ conventional ≤ local; "
           "capeAGN approaches non-private as ε or N_s grows",
           (PCA_TEST, "tests/sim/test_cape_experiments.py::test_cape_otd_orders_the_methods_as_"
-           "the_paper"), otd1, expensive=True, recorded=REC),
+           "the_paper"), otd1, expensive=True),
     Claim("OTD-2", "003", "§6.2, Figs. 3–4 (cape.md §7.2)", "at tiny ε every private method "
-          "sits at the random-vector level", (), otd2, expensive=True, recorded=REC),
+          "sits at the random-vector level", (), otd2, expensive=True),
     Claim("OTD-3", "003", "§6.2, Fig. 5 (cape.md §7.2)", "smaller δ needs a larger ε for the "
           "same error", (), otd3),
     Claim("OTD-4", "003", "§6.2, Fig. 4 (cape.md §7.2)", "STM: conventional close to capeAGN "
-          "at large ε", (), otd4, expensive=True, recorded=REC),
+          "at large ε", (), otd4, expensive=True),
 )

@@ -187,12 +187,12 @@ CLAIMS_004: tuple[Claim, ...] = (
            BASELINES + "test_subsampling_is_faster_in_time_than_gaussian",
            BASELINES + "test_gaussian_per_iteration_advantage_does_not_reproduce_on_dense_data",
            BASELINES + "test_dsanls_s_against_time_is_second_only_to_anls_bpp"), c22,
-          expensive=True, recorded=Outcome("partly", "recorded: see README")),
+          expensive=True),
     Claim("C23", "004", "§5.3, Figs. 6–7", "Syn-SSD-UV best under a uniform workload, "
           "Asyn-SSD-V under an imbalanced one",
           (SECURE + "test_uniform_workload_syn_ssd_uv_is_best",
            SECURE + "test_imbalanced_workload_favours_the_asynchronous_methods"), c23,
-          expensive=True, recorded=Outcome("partly", "recorded: see README")),
+          expensive=True),
     Claim("C24", "004", "§4.3", "ω^t = ρ/(ρ+t) → 0, so the server's U converges",
           ("tests/algorithms/nmf/dsanls/test_secure_nmf.py::test_the_relaxation_weight_starts_"
            "at_one_and_vanishes",), c24),

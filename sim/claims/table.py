@@ -13,8 +13,8 @@ from the measured figures:
 * ``missing`` — nothing here measures it; the note says why.
 
 A claim whose measurement takes more than about a minute is ``expensive``: ``quick=True``
-skips its measurement and reports the status and figure last recorded in the claim
-(``recorded``), with a note saying so.
+skips its measurement and reports the status and figure of its last full measurement
+(:mod:`sim.claims.recorded`), with a note saying so.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import time
 import tomllib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,8 +45,8 @@ class Outcome:
 class Claim:
     """A checkable claim: where it is in the paper, what it says, and how it is measured.
 
-    ``recorded`` is the outcome of the last full measurement of an ``expensive`` claim, which
-    ``quick`` runs report instead of measuring.
+    ``expensive`` claims have an outcome of their last full measurement in
+    :data:`sim.claims.recorded.RECORDED`, which ``quick`` runs report instead of measuring.
     """
 
     id: str
@@ -56,7 +56,6 @@ class Claim:
     tests: tuple[str, ...]
     check: Callable[[Runs], Outcome]
     expensive: bool = False
-    recorded: Outcome | None = None
 
 
 class Runs:
@@ -105,18 +104,19 @@ def fmt(x: float, digits: int = 3) -> str:
     return f"{x:.{digits}g}"
 
 
-def rows(claims: Sequence[Claim], ids: Sequence[str] | None = None,
-         quick: bool = False) -> Iterator[dict[str, Any]]:
-    """Run the claims (all, or those named), yielding one row per claim as it is done."""
+def rows(claims: Sequence[Claim], ids: Sequence[str] | None = None, quick: bool = False,
+         recorded: Mapping[str, Outcome] | None = None) -> Iterator[dict[str, Any]]:
+    """Run the claims (all, or those named), yielding one row per claim as it is done;
+    ``quick`` takes the expensive ones' outcomes from ``recorded``."""
     runs = Runs()
     for claim in claims:
         if ids and claim.id not in ids:
             continue
         start = time.perf_counter()
         if quick and claim.expensive:
-            if claim.recorded is None:
+            if recorded is None or claim.id not in recorded:
                 raise ValueError(f"{claim.id}: expensive claim without a recorded outcome")
-            outcome = claim.recorded
+            outcome = recorded[claim.id]
             note = "; ".join(x for x in (outcome.note, "not measured in this run (--quick): "
                                          "the status and figure last recorded") if x)
         else:
