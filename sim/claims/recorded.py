@@ -34,9 +34,9 @@ RECORDED: dict[str, Outcome] = {
         "0.0598, IC 0.0250, RC 0.0471, RC-noint 0.0065; model 4: IM 0.1270, RM 0.0879, IC "
         "0.0159, RC 0.0675, RC-noint 0.0096",
         "ignore-corrupt beats both baselines in 2 of 2 attack models but is best in 0: "
-        "replace-corrupt (with or without interpolation) lies lower — same iteration budget "
-        "for every method (the paper gives them the same time); the adversaries' missing "
-        "entries and the target follow one reading of Algorithm 1 step 3",
+        "replace-corrupt, no interpolation lie(s) lower — same iteration budget for every "
+        "method (the paper gives them the same time); the adversaries' missing entries and the "
+        "target follow one reading of Algorithm 1 step 3",
     ),
     "C18c": Outcome(
         "not reproduced",
