@@ -5,6 +5,7 @@
     mpcsim run SCENARIO [--out DIR] [--json] [--seed N] [--quiet] [--driver simpy|mpi]
                         [--ranks R]
     mpcsim list [ALGORITHM]
+    mpcsim claims [--json | --markdown] [--only IDS] [--quick] [--quiet]
 
 A user's mistake — a bad scenario key, a missing data file, a value too large for the field, an
 output directory that cannot be written, a run too large for the memory — prints one line
@@ -161,6 +162,9 @@ def _parser() -> argparse.ArgumentParser:
                      "installed mpiexec (implies --driver mpi)")
     listing = sub.add_parser("list", help="list algorithms and scenarios, or an algorithm's keys")
     listing.add_argument("algorithm", nargs="?", help="show this algorithm's scenario keys")
+    from sim.claims.command import add_arguments
+
+    add_arguments(sub.add_parser("claims", help="run the papers' claims table (sim.claims)"))
     return parser
 
 
@@ -178,6 +182,10 @@ def _main(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
         if args.command == "list":
             sys.stdout.write(_list(args.algorithm))
             return 0
+        if args.command == "claims":
+            from sim.claims.command import run as run_claims
+
+            return run_claims(args)
         if args.ranks is not None:
             if args.driver == "simpy":
                 raise InputError(f"--driver simpy runs one process on a simulated network and "
