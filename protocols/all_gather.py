@@ -100,18 +100,31 @@ def _label(records: tuple[tuple[str, Any], ...], where: str) -> str:
 
 
 def functionality(inst: CallInstance) -> dict[str, Ideal]:
-    """Every party's output: the stack of all blocks in party order, and each block's rows."""
+    """Every party's output: the stack of all blocks in party order, and each block's rows.
+
+    The outputs carry the label the program gave (``output``), the inputs the one block each
+    party recorded (or was given by the audit)."""
     who = inst.parties
-    label = _label(inst.inputs.get(who[0], ()), inst.where)
-    blocks = [np.asarray(inst.input_of(p, label), dtype=np.float64) for p in who]
+    declared = {lab for recs in inst.outputs.values() for lab, _ in recs}
+    names = sorted(lab for lab in declared if not lab.endswith(ROWS))
+    label = names[0] if len(names) == 1 else _label(inst.inputs.get(who[0], ()), inst.where)
+    blocks = [np.asarray(inst.input_of(p), dtype=np.float64) for p in who]
     return {label: Ideal(np.concatenate(blocks, axis=0)),
             label + ROWS: Ideal(np.array([len(b) for b in blocks], dtype=np.int64))}
 
 
+def _output_label(view: CallView) -> str:
+    member = view.members[0]
+    names = [lab for lab, _ in view.outputs.get(member, ()) if not lab.endswith(ROWS)]
+    if len(names) != 1:
+        raise SimulatorMismatch(f"party {member} declared {len(names)} gathered outputs of "
+                                f"{view.call.tag('').rstrip('.')}, not one")
+    return names[0]
+
+
 def _split(view: CallView) -> tuple[str, list[np.ndarray]]:
     """Each party's block, sliced from the declared output by the declared partition."""
-    member = view.members[0]
-    label = _label(view.inputs.get(member, ()), view.call.tag("").rstrip("."))
+    label = _output_label(view)
     gathered = np.asarray(view.output(label), dtype=np.float64)
     rows = np.ravel(view.output(label + ROWS)).astype(np.int64)
     if rows.size != len(view.parties) or int(rows.sum()) != gathered.shape[0]:
@@ -156,7 +169,7 @@ class AllGatherSimulator:
 
     def leakage(self, view: CallView) -> str:
         """What the functionality reveals: every party's block (it is not a private one)."""
-        label = _label(view.inputs.get(view.members[0], ()), view.call.tag("").rstrip("."))
+        label = _output_label(view)
         return (f"every party's block of {label!r} (All-Gather's output is the stack of all "
                 "blocks: a speed-up primitive, not a private one)")
 
