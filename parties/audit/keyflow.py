@@ -381,12 +381,6 @@ class KnownKeysRunner:
     def field(self) -> PrimeField:
         return self.inner.field
 
-    @property
-    def credited(self) -> frozenset[tuple[int, str]]:
-        """(receiver, message) of every message left out of the views: a simulator's copy of
-        one is left out of the comparison too (:mod:`parties.audit.simulation`)."""
-        return frozenset(self.flow.spent | self.flow.own_spent)
-
     def __call__(self, parties: Sequence[Party], randomness: RandomnessFactory
                  ) -> Mapping[int, View]:
         if not isinstance(randomness, ConditionedRandomness):

@@ -290,7 +290,6 @@ def simulation_audit(
     broadcasts = _broadcasts(layout, x, members)
 
     rerun_rows: list[np.ndarray] = []
-    credited = frozenset(getattr(runner, "credited", ()))  # left out by the key flow
 
     def y_block(c: int) -> np.ndarray:
         """Simulated views of call c: ratio per real trial, in the trials' own contexts."""
@@ -304,7 +303,7 @@ def simulation_audit(
             return rerun_rows[0][:, layout.columns()[0] == c]
         try:
             blocks = [_simulated_block(simulators[call], groups[sig][0][call], full, layout, c,
-                                       rng, groups[sig][1] * ratio, broadcasts[c], credited)
+                                       rng, groups[sig][1] * ratio, broadcasts[c])
                       for sig in order]
         except MALFORMED as exc:  # a simulator that fails on a malformed view: a verdict
             raise SimulatorMismatch(_failed(f"the {simulators[call].name} simulator of "
@@ -457,16 +456,12 @@ def _not_applicable(members: tuple[int, ...], call: Call, reason: str) -> AuditR
 def _simulated_block(
     simulator: Simulator, view: CallView, full: Layout, layout: Layout, c: int,
     rng: np.random.Generator, n: int, broadcast: Mapping[MessageId, MessageId] | None = None,
-    credited: frozenset[tuple[int, str]] = frozenset(),
 ) -> np.ndarray:
     """n simulated views of call ``c`` of ``layout``, as an (n, width of the call) block.
 
     ``full`` is the layout of everything the coalition received: a message the simulator makes
     that is not in it is one the program does not send. ``broadcast`` maps a copy of an honest
     broadcast to its first copy (:func:`_broadcasts`): an undeclared broadcast is one pad.
-    ``credited`` names messages the key flow left out of the views (key material the
-    coalition is credited with, :class:`~parties.audit.keyflow.KnownKeysRunner`): their
-    simulated copies are left out as well.
     """
     broadcast = broadcast or {}
     pads: dict[MessageId, np.ndarray] = {}
@@ -474,8 +469,7 @@ def _simulated_block(
     drawn = simulator.simulate(view, rng, n)
     wanted: dict[MessageId, int] = dict(zip(layout.messages[c], layout.sizes[c], strict=True))
     made = {(r, s, step, 0): np.asarray(v) for (r, s, step), v in drawn.items()}
-    missing = sorted((k for k in set(made) - set(full.messages[c])
-                      if (k[0], message_name(call, k)) not in credited), key=repr)
+    missing = sorted(set(made) - set(full.messages[c]), key=repr)
     if missing:
         r, s, step, _ = missing[0]
         raise SimulatorMismatch(

@@ -4,8 +4,6 @@
   ``abort_on_zero_later``: a division by x[0] after a SecureSum of a public constant) is a
   ``leak`` of the simulation method located at that call: the key flow's runner hands the
   abort back, and a re-split that keeps the sum but crashes a party is a pattern leak.
-* An honest program whose second SecureSum sums a public constant is never ``not
-  applicable`` for want of the messages the key flow credits to the coalition.
 * A SecureSum in which an honest input is zero (a sparse sketched factor in DSANLS) is
   ``private``: its masked message equals its net mask, which is no key flow.
 """
@@ -36,13 +34,6 @@ F = prime_field(P)
 CASE = next(c for c in matrix.CASES if c.name == "abort_on_zero_later")
 
 
-def public_second_sum(ctx, x):
-    """SecureSum of x, then SecureSum of the public constant 1 at every party (honest)."""
-    total = yield from secure_sum_field(ctx, x, "prg")
-    yield from secure_sum_field(ctx, ctx.field.elements([1]), "prg")
-    return total
-
-
 def test_an_abort_in_a_later_call_is_a_leak_located_at_that_call() -> None:
     a, b = matrix.input_pair(CASE, F, 2)
     assert int(a[1][0]) + int(a[2][0]) == int(b[1][0]) + int(b[2][0])  # the same sum
@@ -58,14 +49,6 @@ def test_an_abort_in_a_later_call_is_a_leak_located_at_that_call() -> None:
     except Exception:  # the run on b aborts, the one on a does not
         aborted = True
     assert aborted and int(b[1][0]) == 0
-
-
-def test_a_sum_of_a_public_constant_is_audited() -> None:
-    inputs = [F.elements([3, 5]), F.elements([7, 11]), F.elements([13, 17])]
-    result = audit(public_second_sum, inputs, (0,), prime=P, method="simulation", trials=64,
-                   seed=2)
-    assert result.verdict not in ("not applicable", "leak"), result.details
-    assert result.details.get("key_flow")  # the masks of the constant's sum, credited
 
 
 def test_a_zero_honest_input_is_no_key_flow() -> None:
