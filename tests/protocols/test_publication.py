@@ -4,8 +4,8 @@ DP robust NMF's exchange with the analyst is declared so (the released statistic
 Here a SecureSum whose sum party 0 then publishes to party 1: honest, ``private``; planted,
 party 0 appends its raw input to the published message (``leak``, property ``size``) or sends
 the sum offset by its input while declaring the sum (``leak`` at the message); an attack
-recovers x_0 from party 1's view. And the DP robust NMF run with several curators is audited
-``private`` by SecureSum and the release declaration.
+recovers x_0 from party 1's view. (DP robust NMF's multi-curator run, judged by SecureSum and
+the release declaration, is walked by ``tests/sim/test_every_scenario_audits.py``.)
 """
 
 from __future__ import annotations
