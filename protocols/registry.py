@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from protocols import (
+    all_gather,
     all_reduce,
     cape_noise_plans,
     cape_simulator,
@@ -49,6 +50,7 @@ from protocols import (
     correlated_noise,
     normed_secure_sum_ideal,
     normed_secure_sum_simulator,
+    public_coin,
     secagg,
     secagg_simulator,
     secure_sum,
@@ -115,6 +117,10 @@ REGISTRY: Mapping[str, Declaration] = MappingProxyType({d.name: d for d in (
     Declaration("dealer", no_outputs, _fixed(dealer.SIMULATOR)),
     Declaration("cape", correlated_noise.functionality, _fixed(cape_simulator.SIMULATOR)),
     Declaration("secagg", secagg.functionality, secagg_simulator.SecAggSimulator),
+    Declaration("all_gather", all_gather.functionality, all_gather.AllGatherSimulator,
+                all_gather.honest_inputs, cost=all_gather.all_gather_cost),
+    Declaration(public_coin.SKETCH_SEED, public_coin.PublicCoin(),
+                public_coin.PublicCoinSimulator),
 )})
 """Protocol name → its declaration: every protocol of this package, each with a simulator
 (none declares :class:`~protocols.simulator.NoSimulator`); CAPE's needs the run's noise plan,

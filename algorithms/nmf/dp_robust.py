@@ -80,6 +80,7 @@ from algorithms.nmf.nndsvd import nndsvd
 from protocols.context import PartyContext
 from protocols.effects import Call, Output, Recv, Send
 from protocols.errors import InputError
+from protocols.publication import label as published
 from protocols.secure_sum import declared_cost, secure_sum
 
 ANALYST = "analyst"
@@ -432,8 +433,11 @@ def curator(
             n_total = n_m
         yield Output("n_samples", n_total)
         if ctx.party == ctx.parties[0]:
-            yield Send(analyst, np.array([float(n_total)]), _call(0), "n_samples")
+            count = np.array([float(n_total)])
+            yield Output(published("n_samples"), count, _call(0))
+            yield Send(analyst, count, _call(0), "n_samples")
         W = yield Recv(analyst, _call(0), "W")
+        yield Output(published("W"), W, _call(0))
     state = CuratorState(H, R, n_total)
     for t in range(iterations):
         H, R, A, B = curator_step(V, W, H, R, n_total, settings, t, state.loss)
@@ -442,8 +446,10 @@ def curator(
         if m > 1:
             noisy = yield from secure_sum(ctx, noisy, variant, label="noisy_statistics")
         if ctx.party == ctx.parties[0]:
+            yield Output(published("statistics"), noisy, _call(t + 1))
             yield Send(analyst, noisy, _call(t + 1), "statistics")
         W = yield Recv(analyst, _call(t + 1), "W")
+        yield Output(published("W"), W, _call(t + 1))
     H, R = update_h_r(V, W, H, R, n_total, settings)
     state.loss.append(robust_loss(V, W, H, R, settings.lam, n_total))
     state.H, state.R = H, R
@@ -479,16 +485,20 @@ def analyst(
     curators = ctx.parties
     with ctx.in_phase("setup"):
         received = yield Recv(curators[0], _call(0), "n_samples")
+        yield Output(published("n_samples"), received, _call(0))
         n_total = round(float(received[0]))
+        yield Output(published("W"), W, _call(0))
         for c in curators:
             yield Send(c, W, _call(0), "W")
     for t in range(iterations):
         flat = yield Recv(curators[0], _call(t + 1), "statistics")
+        yield Output(published("statistics"), flat, _call(t + 1))
         A = np.asarray(flat[: k * k]).reshape(k, k)
         B = np.asarray(flat[k * k:]).reshape(d, k)
         state.A_released.append(A)
         state.B_released.append(B)
         W = update_w(W, A, B, settings, n_total)
+        yield Output(published("W"), W, _call(t + 1))
         for c in curators:
             yield Send(c, W, _call(t + 1), "W")
     yield Output("W", W.copy())

@@ -214,12 +214,16 @@ class Layout:
 
     def row(self, records: Mapping[Call, Mapping[MessageId, np.ndarray]],
             dtype: np.dtype) -> np.ndarray:
-        """One run's view vector (its messages in layout order, flattened)."""
-        parts = [np.ravel(records[call][k]) for call, ids in zip(self.calls, self.messages,
-                                                                  strict=True) for k in ids]
+        """One run's view vector (its messages in layout order, flattened).
+
+        Each message is cast to ``dtype`` before they are joined: joining an int64 payload (a
+        public seed) with uint64 field elements would otherwise promote all to float64 and
+        round the elements."""
+        parts = [np.ravel(records[call][k]).astype(dtype, copy=False)
+                 for call, ids in zip(self.calls, self.messages, strict=True) for k in ids]
         if not parts:
             return np.zeros(0, dtype=dtype)
-        return np.concatenate(parts).astype(dtype, copy=False)
+        return np.concatenate(parts)
 
     def describe(self, column: int) -> tuple[int, str, int]:
         """(call number, message name, element) of a column."""

@@ -151,12 +151,19 @@ def catalogue(keys: Mapping[KeyId, bytes], views: Mapping[int, View], field_: Pr
 
 def _net_masks(views: Mapping[int, View], field_: PrimeField,
                honest: set[KeyId]) -> list[Derivation]:
-    """Each party's one-stream pairwise mask per (call, sub), when its streams are honest."""
+    """Each party's one-stream pairwise mask per (call, sub), when its streams are honest.
+
+    Not in a call where the party's every input is zero: there its masked message (SecureSum's
+    column sum x + mask) *is* the mask, which only the audit, knowing the streams, can tell —
+    the coalition holds a masked zero, not the key material (a sparse sketched factor makes
+    such inputs in DSANLS). A mask sent beside it is then a copy of that message, which the
+    value comparison of the simulation method relates."""
     out = []
     for party, view in sorted(views.items()):
+        zero = _zero_input_calls(view)
         groups: dict[tuple[Any, ...], dict[int, np.ndarray]] = {}
         for skey, values in view.draws:
-            if skey[0] == "pair":
+            if skey[0] == "pair" and tuple(skey[3:5]) not in zero:
                 peer = skey[2] if skey[1] == party else skey[1]
                 groups.setdefault(tuple(skey[3:]), {})[peer] = np.asarray(values)
         for where, rows in sorted(groups.items(), key=repr):
@@ -175,6 +182,20 @@ def _net_masks(views: Mapping[int, View], field_: PrimeField,
             out.append(Derivation(keys[0], f"net pairwise mask of party {party} in "
                                   f"{where[0]}#{where[1]}", "elements", ints, reveals))
     return out
+
+
+def _zero_input_calls(view: View) -> set[tuple[str, int]]:
+    """(protocol, call number) of every call whose inputs, as the party recorded them, are all
+    zero."""
+    seen: dict[tuple[str, int], bool] = {}
+    for call, _, value in view.protocol_inputs:
+        if call is None:
+            continue
+        arr = np.ravel(np.asarray(value))
+        zero = arr.dtype.kind in "uifO" and all(v == 0 for v in arr.tolist())
+        key = (call.protocol, call.index)
+        seen[key] = seen.get(key, True) and zero
+    return {k for k, z in seen.items() if z}
 
 
 # -- where the coalition may hold it -----------------------------------------------------------

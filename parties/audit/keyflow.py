@@ -91,7 +91,7 @@ from parties.audit.randomness import (
 from parties.audit.result import INCONCLUSIVE, LEAK, NOT_APPLICABLE, PRIVATE, AuditResult
 from parties.audit.unmasking import judged, message_name
 from parties.party import Party
-from parties.view import View
+from parties.view import AbortedRun, View
 from protocols.field import PrimeField
 
 TRACE_TRIAL = (1 << 31) - 2
@@ -397,6 +397,8 @@ class KnownKeysRunner:
             kept = [msg for msg in views[m].received
                     if (m, message_name(msg, m)) not in spent]
             out[m] = dataclasses.replace(views[m], received=kept)
+        if isinstance(views, AbortedRun):  # an abort is an observation: keep it, and where
+            return AbortedRun(out, views.party, views.call, views.reason, views.refused)
         return out
 
 

@@ -306,7 +306,10 @@ def check_alternatives(
     which keep the outputs and still change every parity, high bit and residue of each honest
     input. A run that aborted has no outputs to compare, and its difference is a leak. A
     re-split that does not keep the outputs (an algorithm's run is no sum; data shifted below
-    zero may stop it) judges nothing: the other alternatives judge as they always did.
+    zero may stop it) judges nothing: the other alternatives judge as they always did — except
+    a re-split on which a party *fails* (an error other than refusing its input, e.g. a
+    division by a zero an honest input became): the re-split kept the sum, so nothing the
+    coalition is given explains the abort, and it is a leak.
     """
     check = PatternCheck(members, method)
     reference = reference if reference is not None else run(parties)
@@ -328,7 +331,8 @@ def check_alternatives(
         if leak is None:
             continue
         if kind in RESPLIT_KINDS:  # they judge only where they kept the outputs
-            if same:
+            failed = stopped and not getattr(views, "refused", False)
+            if same or failed:
                 return leak, ran
             continue
         if stopped or same:

@@ -271,8 +271,10 @@ def _planted_secure_sum(ctx: PartyContext, x: Any, variant: str = "prg", label: 
 
 def test_a_scenario_audit_catches_the_pair_seed(monkeypatch: pytest.MonkeyPatch) -> None:
     """The secure_sum entry running the planted program: [[audit]] by every method."""
+    # The entry imports the program by name: patch it first, so that importing the entry here
+    # binds the real program (which the patch then restores), not the planted one.
+    monkeypatch.setattr("sim.experiments.secure_sum.secure_sum", _planted_secure_sum)
     monkeypatch.setattr("protocols.secure_sum.secure_sum", _planted_secure_sum)
-    monkeypatch.setattr("sim.experiments.secure_sum.secure_sum", _planted_secure_sum)  # by name
     for where in ("sim.privacy", "sim.experiments.secure_sum"):  # the entry imports it by name
         monkeypatch.setattr(f"{where}.secure_sum_program",
                             lambda variant, label="x": pk.LEAKS["pair_seed"])

@@ -299,8 +299,9 @@ def test_a_scenario_audit_reports_the_planted_metadata_leak(
         plant: str, monkeypatch: pytest.MonkeyPatch) -> None:
     real_sum, field_sum = secure_sum_module.secure_sum, privacy_module.secure_sum_field
     make = getattr(pm, plant)
+    # the entry imports it by name: patched first, so its import binds the real program
+    monkeypatch.setattr("sim.experiments.secure_sum.secure_sum", make(real_sum))
     monkeypatch.setattr(secure_sum_module, "secure_sum", make(real_sum))
-    monkeypatch.setattr("sim.experiments.secure_sum.secure_sum", make(real_sum))  # by name
     monkeypatch.setattr(privacy_module, "secure_sum_field", make(field_sum))
     run = run_scenario(_scenario([
         {"coalition": [0], "method": "simulation", "trials": 16},

@@ -47,6 +47,7 @@ from algorithms.nmf.dsanls.sketches import sketch_columns
 from parties.party import Party, site_parties
 from protocols.all_reduce import all_reduce_cost, all_reduce_field
 from protocols.errors import InputError, ScenarioError
+from protocols.public_coin import SKETCH_SEED
 from sim import plots
 from sim.entry import (
     AlgorithmRun,
@@ -191,17 +192,19 @@ def audit_target(result: Any, parties: Sequence[Party], method: str, variant: st
     first call: SecureSum's first call records its encoded input; the plain All-Reduce records
     the floats it sent, encoded here with the run's fixed point, and the audit then runs the
     plain All-Reduce on field elements (:func:`protocols.all_reduce.all_reduce_field`).
+    The run's seed agreement (``sketch_seed``, Algorithm 2 line 2) is part of the audited
+    protocol: a public coin (:mod:`protocols.public_coin`), judged by its declaration.
     """
 
     if method == "secure_sum":
-        return AuditTarget(tuple(parties), "secure_sum", variant,
+        return AuditTarget(tuple(parties), ("secure_sum", SKETCH_SEED), variant,
                            field_program=secure_sum_program(variant),
                            field_inputs=first_call_inputs(result.views, result.sites,
                                                           "secure_sum"))
     fixed = inp.simulation.fixed
     floats = first_call_inputs(result.views, result.sites, "all_reduce")
     inputs = tuple(fixed.encode(np.ravel(x), n_summands=len(floats)) for x in floats)
-    return AuditTarget(tuple(parties), "all_reduce", "plain",
+    return AuditTarget(tuple(parties), ("all_reduce", SKETCH_SEED), "plain",
                        field_program=lambda ctx, x: all_reduce_field(ctx, x, "plain"),
                        field_inputs=inputs)
 

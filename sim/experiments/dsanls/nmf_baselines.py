@@ -79,7 +79,11 @@ PLAIN_REVEALS = {
 }
 """What ``[[audit]]`` reports on each method (:mod:`sim.audited_runs`): every arm here
 exchanges its factors in the clear, as the paper's comparison does; the secure variants are
-audited by ``dsanls`` and ``secure_nmf_comparison``."""
+audited by ``dsanls`` and ``secure_nmf_comparison``. All-Gather has a declaration
+(:mod:`protocols.all_gather`), so a gathered arm could be audited ``private`` *relative to*
+it; the arms stay revealing by design because the question a user of this table asks is
+whether the factorisation keeps a node's rows from the others, and these arms, by design, do
+not — "private relative to handing every block to everyone" would read as the opposite."""
 
 def _key(label: str) -> str:
     """``DSANLS/S-PGD`` → ``dsanls_s_pgd``: a label as an output name."""

@@ -35,6 +35,7 @@ import numpy as np
 from algorithms import data as data_io
 from algorithms.nmf.dp_robust import (
     ANALYST,
+    PROTOCOL,
     RobustSettings,
     analyst,
     clean_objective,
@@ -53,6 +54,8 @@ from algorithms.nmf.dp_robust_privacy import (
 )
 from parties.party import Party
 from protocols.errors import ScenarioError
+from protocols.publication import Publication, PublicationSimulator
+from protocols.registry import declare_protocol
 from sim import plots
 from sim.audited_runs import RevealingRun
 from sim.console import table
@@ -69,6 +72,13 @@ from sim.simulation import Result
 PLANT_SEED_KEY = 1_000_012
 INIT_SEED_KEY = 1_000_013
 TRIAL_SEED_KEY = 1_000_014
+
+RELEASES = declare_protocol(PROTOCOL, functionality=Publication(),
+                            simulator=PublicationSimulator(PROTOCOL))
+"""The exchange with the analyst (calls ``dp_robust_nmf``) as a publication
+(:mod:`protocols.publication`): the first curator forwards the DP release (the noised SecureSum)
+and the count N, the analyst sends back W_t; each message is the value its sender declares
+published, and nothing more."""
 
 
 @dataclass(frozen=True)
@@ -236,15 +246,17 @@ def run(inp: RunInput) -> AlgorithmRun:
 
 def audited(inp: RunInput, prep: Prepared, epsilon: float, result: Result) -> Any:
     """What ``[[audit]]`` examines of one private run: the curators and the analyst, judged
-    by SecureSum (the A/B and exact methods on the first call's field inputs); one curator
-    alone sends its noisy statistics to the analyst by design (:mod:`sim.audited_runs`)."""
+    by SecureSum (the A/B and exact methods on the first call's field inputs) and, for the
+    exchange with the analyst (calls ``dp_robust_nmf``: the released statistics, W_t), by
+    :data:`RELEASES`; one curator alone sends its noisy statistics to the analyst by design
+    (:mod:`sim.audited_runs`)."""
 
     if len(prep.blocks) == 1:
         return RevealingRun("its Gaussian-noised statistics (A, B) to the analyst, in the "
                             "clear: a DP release, not a secure computation", "one curator")
     variant = inp.params["variant"]
     return AuditTarget(
-        tuple(dp_parties(inp, prep, epsilon)), "secure_sum", variant,
+        tuple(dp_parties(inp, prep, epsilon)), ("secure_sum", RELEASES), variant,
         field_program=secure_sum_program(variant),
         field_inputs=first_call_inputs(result.views, result.sites, "secure_sum"))
 
