@@ -157,6 +157,17 @@ def fit_costs(run_at: Callable[[int], Result], sizes: Sequence[int] = (1, 2, 3))
     return lines
 
 
+
+def _measured_cell(real: Any, quantity: str, party: int | None) -> str:
+    """A cost table's measured cell: the call's rounds, or the party's (every party's largest)
+    messages or elements in the real run's ledger; "—" where the run made no such call."""
+    if real is None:
+        return "—"
+    if quantity == "rounds":
+        return str(real.rounds)
+    values = getattr(real, quantity)
+    return str(values[party] if party is not None else max(values.values()))
+
 def cost_table(lines: Sequence[CostLine], result: Result, d: int) -> list[list[str]]:
     """Rows ``[call, party, quantity, formula, at d, measured]`` beside the real run's ledger."""
     measured = {}
@@ -168,14 +179,7 @@ def cost_table(lines: Sequence[CostLine], result: Result, d: int) -> list[list[s
         real = measured.get((line.protocol, line.call))
         for quantity in QUANTITIES:
             fitted = line.fitted[quantity]
-            if real is None:
-                got = "—"
-            elif quantity == "rounds":
-                got = str(real.rounds)
-            else:
-                values = getattr(real, quantity)
-                got = str(values[line.party] if line.party is not None
-                          else max(values.values()))
+            got = _measured_cell(real, quantity, line.party)
             rows.append([f"{line.protocol}#{line.call}",
                          "every" if line.party is None else str(line.party), quantity,
                          fitted.formula(), str(fitted.at(d)) if fitted.affine else "—", got])
@@ -351,14 +355,7 @@ def cost_table_dm(lines: Sequence[CostLineDM], result: Result, d: int) -> list[l
         real = measured.get((line.protocol, line.call))
         for quantity in QUANTITIES:
             fitted = line.fitted[quantity]
-            if real is None:
-                got = "—"
-            elif quantity == "rounds":
-                got = str(real.rounds)
-            else:
-                values = getattr(real, quantity)
-                got = str(values[line.party] if line.party is not None
-                          else max(values.values()))
+            got = _measured_cell(real, quantity, line.party)
             rows.append([f"{line.protocol}#{line.call}",
                          "every" if line.party is None else str(line.party), quantity,
                          fitted.formula(), str(fitted.at(d, m)) if fitted.bilinear else "—",

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from algorithms.nmf.dsanls.dsanls import Ranges, check_ranges
+from algorithms.nmf.dsanls.dsanls import Ranges, check_ranges, dense
 from algorithms.nmf.dsanls.sanls import LocalWork
 from protocols.all_gather import all_gather
 from protocols.context import PartyContext
@@ -91,12 +91,6 @@ class GatheredNode:
     flops: int = 0
 
 
-def _dense(X: Any) -> np.ndarray:
-    import scipy.sparse as sp
-
-    return np.asarray(X.todense() if sp.issparse(X) else X, dtype=np.float64)
-
-
 def gathered_bcd(
     ctx: PartyContext,
     X: Any,
@@ -126,8 +120,8 @@ def gathered_bcd(
     c = config
     col_lo, col_hi = c.columns[r]
     row_lo, row_hi = c.rows[r]
-    M_cols = _dense(X).T
-    M_rows = _dense(X_features).T
+    M_cols = dense(X).T
+    M_rows = dense(X_features).T
     if M_cols.shape != (c.n_features, col_hi - col_lo):
         raise InputError(f"node {r}: X has shape {M_cols.T.shape}; expected "
                          f"({col_hi - col_lo}, {c.n_features})")

@@ -190,7 +190,8 @@ class DsanlsNode:
     flops: int = 0
 
 
-def _dense(X: Any) -> np.ndarray:
+def dense(X: Any) -> np.ndarray:
+    """``X`` (dense or scipy sparse) as a dense float64 array."""
     return np.asarray(X.todense() if sp.issparse(X) else X, dtype=np.float64)
 
 
@@ -225,7 +226,7 @@ def dsanls(
     c = config
     col_lo, col_hi = c.columns[r]
     row_lo, row_hi = c.rows[r]
-    M_cols = _dense(X).T  # m × |J_r|
+    M_cols = dense(X).T  # m × |J_r|
     if M_cols.shape != (c.n_features, col_hi - col_lo):
         raise InputError(f"node {r}: X has shape {M_cols.T.shape}; expected "
                          f"({col_hi - col_lo}, {c.n_features})")
@@ -233,7 +234,7 @@ def dsanls(
     if c.setting == "general":
         if X_features is None:
             raise InputError(f"node {r}: the general setting needs X_features (M_{{I_r:}})")
-        M_rows = _dense(X_features).T  # |I_r| × n
+        M_rows = dense(X_features).T  # |I_r| × n
         if M_rows.shape != (row_hi - row_lo, c.n_samples):
             raise InputError(f"node {r}: X_features has shape {M_rows.T.shape}; expected "
                              f"({c.n_samples}, {row_hi - row_lo})")
