@@ -16,6 +16,7 @@ __all__ = [
     "CORRECTIVE_REPLACE_BASES",
     "PD_NMF_INITS",
     "PD_SVD_VARIANTS",
+    "SYNTHETIC_KINDS",
 ]
 
 PD_NMF_INITS: tuple[str, ...] = ("random", "random_2x", "nndsvd", "pd_nmf_init", "pd_svd")
@@ -42,3 +43,7 @@ CAPE_TENSOR_MODES: tuple[str, ...] = ("paper", "robust")
 
 PD_SVD_VARIANTS: tuple[str, ...] = ("normed", "secure_sum", "sigma_revealing")
 """PD-SVD's variants (:mod:`algorithms.svd.pd_svd`)."""
+
+SYNTHETIC_KINDS: tuple[str, ...] = ("uniform", "topics", "ratings", "movielens", "spiked", "mog",
+                                    "stm")
+"""The synthetic data sets ``[data] kind`` may name (:mod:`algorithms.data.synthetic`)."""

@@ -12,6 +12,7 @@ import errno
 from pathlib import Path
 from typing import Any
 
+from algorithms.vocabulary import SYNTHETIC_KINDS
 from protocols.errors import ScenarioError
 from sim.checks import check_choice, check_keys, check_ranged, shown
 
@@ -23,7 +24,6 @@ FILE_KEYS = {"path", "format", "vocab"}
 RATINGS_KEYS = {"source", "partition", "path"}
 DATA_KEYS = {"source", "partition"} | SYNTHETIC_KEYS | FILE_KEYS
 DATA_SOURCES = ("synthetic", "file", "digits", "ratings")
-SYNTHETIC_KINDS = ("uniform", "topics", "ratings", "movielens", "spiked", "mog", "stm")
 FILE_FORMATS = ("npy", "npz", "csv", "uci", "movielens")
 
 DATA_RANGES: dict[str, tuple[float | None, float | None]] = {

@@ -46,6 +46,7 @@ from algorithms.data.dataset import Dataset
 from algorithms.data.latent import synthetic_mog, synthetic_spiked, synthetic_stm
 from algorithms.data.movielens import RATING_MAX, RATING_MIN
 from algorithms.data.movielens_like import synthetic_movielens
+from algorithms.vocabulary import SYNTHETIC_KINDS
 from protocols.errors import ScenarioError
 
 __all__ = [
@@ -72,7 +73,6 @@ DEFAULT_BETA = 0.05
 DEFAULT_USER_CONCENTRATION = 0.5
 """Symmetric Dirichlet concentration of the synthetic users' tastes over the k archetypes."""
 
-SYNTHETIC_KINDS = ("uniform", "topics", "ratings", "movielens", "spiked", "mog", "stm")
 UNIFORM_SUM_LIMIT = float(2**28)
 """Largest ``rows · high`` allowed for synthetic uniform data (see the module docstring)."""
 
