@@ -24,18 +24,17 @@ class StreamScratch:
     :meth:`zeros` is the CTR plaintext (immutable zero bytes), :meth:`buffer` receives
     keystream (with the 15 bytes of room OpenSSL's ``update_into`` wants), and
     :meth:`counter_bytes` the counter blocks ``stream`` ‖ b of an ECB stream; each is built on
-    first use and kept, grown when too small, and the counters' stream column is rewritten only
-    when the stream number changes. Every buffer is written before it is read, so nothing of
-    one call reaches the next.
+    first use and kept, and grown when too small. Every buffer is written in full before it is
+    read, so nothing of one call reaches the next (``tests/isolation/test_red_team.py``
+    overwrites them between two streams).
     """
 
-    __slots__ = ("_buffer", "_counters", "_stream", "_zeros")
+    __slots__ = ("_buffer", "_counters", "_zeros")
 
     def __init__(self) -> None:
         self._zeros = b""
         self._buffer: np.ndarray | None = None
         self._counters: np.ndarray | None = None
-        self._stream = -1
 
     def zeros(self, words: int) -> memoryview:
         """``words`` words of zero bytes."""
@@ -51,13 +50,13 @@ class StreamScratch:
         return buffer
 
     def counter_bytes(self, stream: int, n_blocks: int) -> memoryview:
-        """The counter blocks ``stream`` ‖ b, b < ``n_blocks``, as bytes."""
+        """The counter blocks ``stream`` ‖ b, b < ``n_blocks``, as bytes: both columns written
+        on every call (a few µs beside the AES of the blocks), so that nothing left in the
+        buffer — by an earlier call, or by the owner's own program — shapes a later stream."""
         counters = self._counters
         if counters is None or len(counters) < n_blocks:
-            counters = np.empty((n_blocks, 2), dtype=">u8")
-            counters[:, 1] = np.arange(n_blocks, dtype=np.uint64)
-            self._counters, self._stream = counters, -1
-        if stream != self._stream:
-            counters[:, 0] = stream
-            self._stream = stream
-        return memoryview(counters[:n_blocks]).cast("B")
+            counters = self._counters = np.empty((n_blocks, 2), dtype=">u8")
+        rows = counters[:n_blocks]
+        rows[:, 0] = stream
+        rows[:, 1] = np.arange(n_blocks, dtype=np.uint64)
+        return memoryview(rows).cast("B")

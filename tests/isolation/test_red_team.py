@@ -878,3 +878,45 @@ def test_the_coin_streams_and_expansions_a_program_can_make_lead_nowhere() -> No
         assert np.array_equal(made[0][4], made[p][4])
     run_rng = np.random.default_rng(np.random.SeedSequence(RUN_SEED))
     assert not np.array_equal(made[0][2], run_rng.random(4))
+
+
+def test_a_party_scribbling_over_its_mask_scratch_reaches_no_one() -> None:
+    """New state of this change: the scratch buffers a party's stream ciphers keep between
+    mask streams (``protocols.crypto.scratch.StreamScratch``). Party 0 draws a stream through
+    them, overwrites every buffer it can reach with ones, and draws again. Each party owns its
+    own scratch (none shared, reachable from no other context), and every party's streams,
+    party 0's second one included, equal the stream built outside the run by the module
+    function, which keeps no scratch: nothing written into one call's buffers reaches a later
+    call or another party."""
+    from protocols.crypto.keystream import field_stream
+    from protocols.crypto.scratch import StreamScratch
+
+    m, n = 3, 5000  # within one kept group: drawn through the owner's scratch buffer
+    drawn: dict[int, list[np.ndarray]] = {}
+    contexts: dict[int, PartyContext] = {}
+    calls: list[Call] = []
+
+    def scribbler(ctx: PartyContext, x: np.ndarray) -> Generator[Any, Any, Any]:
+        call = ctx.new_call("probe")
+        calls.append(call)
+        first = ctx.randomness.expand(bytes(32), call, n).copy()
+        if ctx.party == 0:
+            scratch = [o for o in reachable([ctx]).values() if isinstance(o, StreamScratch)]
+            assert len(scratch) == 1  # the attack reaches what it means to
+            for buffer in (scratch[0]._buffer, scratch[0]._counters):
+                if buffer is not None:
+                    buffer.view(np.uint8)[...] = 0xFF
+        drawn[ctx.party] = [first, ctx.randomness.expand(bytes(32), call, n).copy()]
+        return (yield from secure_sum(ctx, x, "prg"))
+
+    sim = Simulation(Network.build(m), seed=RUN_SEED)
+    sim.run([Party(p, spy(scribbler, contexts), {"x": x})
+             for p, x in enumerate(distinct_inputs(m))])
+    reference = field_stream(bytes(32), calls[0].index, n, sim.field)
+    for p in range(m):
+        for stream in drawn[p]:
+            assert np.array_equal(stream, reference), p
+    owned = {p: [o for o in reachable([ctx]).values() if isinstance(o, StreamScratch)]
+             for p, ctx in contexts.items()}
+    assert all(len(s) == 1 for s in owned.values())
+    assert len({id(s[0]) for s in owned.values()}) == m
