@@ -32,10 +32,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from algorithms import data as data_io
-from algorithms.nmf.dsanls.dsanls import DsanlsConfig, dsanls
+from algorithms.nmf.dsanls.dsanls import DsanlsConfig, dense, dsanls
 from algorithms.nmf.dsanls.sanls import (
     StepSchedule,
     random_factor,
@@ -91,10 +90,6 @@ def starts(inp: RunInput, k: int) -> tuple[Any, list[Any]]:
         V0.append(random_factor(block.shape[1], k, v_start_scale(block, k),
                                 rng(INIT_SEED_KEY, r)))
     return U0, V0
-
-
-def dense(X: Any) -> Any:
-    return np.asarray(X.todense() if sp.issparse(X) else X, dtype=np.float64)
 
 
 def as_scenario_error(exc: InputError) -> ScenarioError:
