@@ -99,9 +99,30 @@ def encode(payload: np.ndarray, width: int | None = None) -> bytes:
             raise WireFormatError("integer payload elements wider than 255 bytes")
         body = b"".join(v.to_bytes(width, "little") for v in values)
         return _HEADER.pack(VERSION, code, arr.ndim, width) + shape + body
-    dtype = _DTYPES[code]
+    head, dtype = encoded_head(arr)
     body = np.ascontiguousarray(arr, dtype=dtype)  # joined from its buffer: one copy, not two
-    return b"".join((_HEADER.pack(VERSION, code, arr.ndim, dtype.itemsize), shape, body))
+    return b"".join((head, body))
+
+
+def encoded_head(payload: np.ndarray) -> tuple[bytes, np.dtype]:
+    """What :func:`encode` writes before a numeric payload's elements, and their dtype.
+
+    ``encode(payload) == head + payload.astype(dtype).tobytes()``: a transport may write the
+    encoding straight into its own buffer (one copy of the elements). Raises
+    :class:`WireFormatError` for a dtype without a fixed-width encoding (``object``) or too
+    many dimensions.
+    """
+    arr = np.asarray(payload)
+    code = _CODES.get(arr.dtype)
+    if code is None:
+        raise WireFormatError(f"payload dtype {arr.dtype} has no wire encoding")
+    if code == _OBJECT:
+        raise WireFormatError(f"payload dtype {arr.dtype} has no fixed-width wire encoding")
+    if arr.ndim > MAX_NDIM:
+        raise WireFormatError(f"payload has {arr.ndim} dimensions; at most {MAX_NDIM}")
+    dtype = _DTYPES[code]
+    shape = struct.pack(f"<{arr.ndim}Q", *arr.shape)
+    return _HEADER.pack(VERSION, code, arr.ndim, dtype.itemsize) + shape, dtype
 
 
 def decode(data: bytes | bytearray | memoryview, field: PrimeField | None = None) -> np.ndarray:

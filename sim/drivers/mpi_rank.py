@@ -20,11 +20,13 @@ from typing import Any
 import numpy as np
 
 from parties.view import WALL, Message, View, received_message
+from protocols import wire
 from protocols.context import PartyContext
+from protocols.crypto.sealing import SEAL_OVERHEAD_BYTES
 from protocols.effects import Call
 from protocols.errors import InputError, MpcsimError, ProtocolAbort
 from sim.drivers.driver import ProgramFactory
-from sim.drivers.envelopes import Encoded, RunChannels, encode_payload, open_payload, seal_payload
+from sim.drivers.envelopes import Encoded, RunChannels, encode_payload, open_payload
 from sim.drivers.interpreter import Interpreter, Key
 from sim.drivers.liveness import Liveness
 from sim.drivers.mpi_comm import (
@@ -34,6 +36,7 @@ from sim.drivers.mpi_comm import (
     allgather_json,
     wait,
 )
+from sim.drivers.mpi_transfer import SendBuffers
 from sim.ledger import Row
 
 _DATA, _ABORT, _LOST = 1, 2, 3
@@ -43,6 +46,12 @@ _FIRST_DATA_TAG = 16
 _FRAME = struct.Struct("<BQQQQBQHHQ")
 _LIVENESS_EVERY = 64
 _LOSS_GRACE_S = 1.0  # how long a failed run waits for a dead rank's connection to close
+
+
+def _data_offset(n_protocol: int, n_step: int) -> int:
+    """Where a message's data starts after its frame: aligned to 16 bytes, so that the
+    elements encoded into a send buffer are aligned too."""
+    return (_FRAME.size + n_protocol + n_step + 15) // 16 * 16
 
 
 def message_tag(call: Call, step: str, tag_ub: int) -> int:
@@ -84,7 +93,7 @@ class _Envelope:
     call: int
     step: str
     round: int
-    data: bytes
+    data: bytes | memoryview  # a sealed message's bytes may be the received buffer's view
     sealed: bool
     arrived_s: float = 0.0  # wall clock since the run's start, when it reached its receiver
     number: int | None = None  # its number on its sealed channel, given on arrival
@@ -157,7 +166,8 @@ class Run(Interpreter):
         self.outputs: dict[int, Any] = {}
         self.abort: ProtocolAbort | None = None  # the first abort this rank learned of
         self.own_failure: tuple[float, ProtocolAbort] | None = None
-        self.requests: list[tuple[Any, bytes]] = []
+        self.requests: list[tuple[Any, Any]] = []  # sends in flight, with their buffers
+        self.buffers = SendBuffers()  # sealed messages' buffers, reused
         self.sent = 0
         self.received = 0
         self.last_from_rank: dict[int, str] = {}
@@ -212,7 +222,8 @@ class Run(Interpreter):
                     continue
                 if not progressed:
                     idle += 1
-                    if idle < IDLE_SPINS or self.requests:  # sends in flight need progress
+                    if idle < IDLE_SPINS or self.requests:
+                        # messages in flight need this rank's progress
                         os.sched_yield()
                     else:
                         time.sleep(min(IDLE_SLEEP_S * (idle - IDLE_SPINS + 1),
@@ -317,46 +328,114 @@ class Run(Interpreter):
         if to not in self.owner or to == pid:
             raise MpcsimError(f"party {pid} sent a message to unknown party {to}")
         ctx = self.contexts[pid]
-        data, elements = encode_payload(ctx, payload, encoded)
         round_ = self.max_round[pid] + 1
         is_sealed = self.driver.sealing and sealed
-        if is_sealed:
-            sequence = self.counters.get((pid, to), 0)
-            self.counters[(pid, to)] = sequence + 1
-            data = seal_payload(self.channels, ctx, to, sequence, data, call, step, round_)
-        n_bytes = len(data)
-        if self.driver.interceptor is not None:
-            data = self.driver.interceptor(pid, to, call.tag(step), data)
+        dest = self.owner[to]
         now = time.time() - self.start
-        hops = len(self.driver.network.route_links(pid, to))
         row_index = len(self.rows)
+        if dest != self.rank and self.driver.interceptor is None:
+            elements, n_bytes = self._send_remote(ctx, to, dest, payload, call, step, round_,
+                                                  is_sealed, row_index, encoded)
+        else:
+            data, elements = encode_payload(ctx, payload, encoded)
+            if is_sealed:
+                data = self.channels.sending(ctx, to).seal(
+                    self._next_number(pid, to), data, self.channels.header(call, step, round_))
+            n_bytes = len(data)
+            if self.driver.interceptor is not None:
+                data = self.driver.interceptor(pid, to, call.tag(step), data)
+            if dest != self.rank:
+                buffer, at = self._framed(pid, to, call, step, round_, is_sealed, row_index,
+                                          len(data))
+                buffer[at:] = np.frombuffer(data, dtype=np.uint8)
+                self._post(buffer, dest, call, step)
+        hops = len(self.driver.network.route_links(pid, to))
         self.rows.append(Row(pid, to, call.protocol, call.index, step, ctx.phase, round_,
                              elements, n_bytes, hops, now, now))
-        dest = self.owner[to]
         if dest == self.rank:
             self.deliveries.append((self.rank, row_index, now))
             self._arrive(_Envelope(pid, to, call.protocol, call.index, step, round_, data,
                                    is_sealed, now))
-            return
-        self._check_peers()
+
+    def _next_number(self, pid: int, to: int) -> int:
+        """The sequence number of ``pid``'s next sealed message to ``to``."""
+        sequence = self.counters.get((pid, to), 0)
+        self.counters[(pid, to)] = sequence + 1
+        return sequence
+
+    def _send_remote(self, ctx: PartyContext, to: int, dest: int, payload: np.ndarray,
+                     call: Call, step: str, round_: int, is_sealed: bool, row_index: int,
+                     encoded: Encoded) -> tuple[int, int]:
+        """Write the message into one send buffer behind its frame, and post its send.
+
+        Unsealed numeric payloads are encoded straight into the buffer (one copy of the
+        elements); sealed ones are sealed into it from their encoding (AES-GCM writes in
+        place). Returns the payload's elements and the bytes the ledger counts.
+        """
+        pid = ctx.party
+        arr = np.asarray(payload)
+        if not is_sealed and arr.dtype != object:
+            head, dtype = wire.encoded_head(arr)
+            n_bytes = len(head) + arr.size * dtype.itemsize
+            buffer, at = self._framed(pid, to, call, step, round_, False, row_index, n_bytes)
+            buffer[at:at + len(head)] = np.frombuffer(head, dtype=np.uint8)
+            body = buffer[at + len(head):].view(dtype)
+            body[:] = arr.reshape(-1)
+            self._post(buffer, dest, call, step)
+            return wire.payload_elements(arr), n_bytes
+        data, elements = encode_payload(ctx, payload, encoded)
+        if not is_sealed:
+            n_bytes = len(data)
+            buffer, at = self._framed(pid, to, call, step, round_, False, row_index, n_bytes)
+            buffer[at:] = np.frombuffer(data, dtype=np.uint8)
+        else:
+            n_bytes = len(data) + SEAL_OVERHEAD_BYTES
+            buffer, at = self._framed(pid, to, call, step, round_, True, row_index, n_bytes)
+            self.channels.sending(ctx, to).seal_into(
+                self._next_number(pid, to), data, memoryview(buffer)[at:],
+                self.channels.header(call, step, round_))
+        self._post(buffer, dest, call, step)
+        return elements, n_bytes
+
+    def _framed(self, pid: int, to: int, call: Call, step: str, round_: int, sealed: bool,
+                row_index: int, n_data: int) -> tuple[np.ndarray, int]:
+        """A send buffer holding a message's frame, and where its ``n_data`` bytes go."""
         protocol_raw, step_raw = call.protocol.encode(), step.encode()
-        frame = b"".join((_FRAME.pack(_DATA, pid, to, call.index, round_, int(is_sealed),
-                                      row_index, len(protocol_raw), len(step_raw), len(data)),
-                          protocol_raw, step_raw))
-        tag = message_tag(call, step, self.tag_ub)
-        byte = self.MPI.BYTE
-        # the data follows its frame from the same rank: MPI keeps the two in order
-        self.requests.append((self.comm.Isend([frame, byte], dest=dest, tag=tag), frame))
-        self.requests.append((self.comm.Isend([data, byte], dest=dest, tag=tag), data))
+        at = _data_offset(len(protocol_raw), len(step_raw))
+        buffer = self.buffers.take(at + n_data)
+        _FRAME.pack_into(buffer, 0, _DATA, pid, to, call.index, round_, int(sealed), row_index,
+                         len(protocol_raw), len(step_raw), n_data)
+        end = _FRAME.size + len(protocol_raw)
+        buffer[_FRAME.size:end] = np.frombuffer(protocol_raw, dtype=np.uint8)
+        buffer[end:end + len(step_raw)] = np.frombuffer(step_raw, dtype=np.uint8)
+        buffer[end + len(step_raw):at] = 0
+        return buffer, at
+
+    def _post(self, buffer: np.ndarray, dest: int, call: Call, step: str) -> None:
+        """Send ``buffer`` (frame and data) to rank ``dest``; it returns to the pool after."""
+        self._check_peers()
+        request = self.comm.Isend([buffer, self.MPI.BYTE], dest=dest,
+                                  tag=message_tag(call, step, self.tag_ub))
+        self.requests.append((request, buffer))
         self.sent += 1
 
     def _reap(self) -> None:
         """Advance the sends in flight; forget those that completed (their buffers may go)."""
         if self.requests:
-            self.requests = [(r, b) for r, b in self.requests if not r.Test()]
+            running = []
+            for request, buffer in self.requests:
+                if not request.Test():
+                    running.append((request, buffer))
+                elif type(buffer) is np.ndarray:
+                    self.buffers.give(buffer)
+            self.requests = running
 
     def _poll(self) -> bool:
-        """Receive every message that has arrived; True if there was any."""
+        """Receive every message that has arrived; True if there was any.
+
+        A probe tells the message's size, so it is received at once into a buffer of that
+        size, which the envelope keeps (no second message, no copy for a sealed one).
+        """
         got = False
         status = self.MPI.Status()
         while True:
@@ -365,44 +444,29 @@ class Run(Interpreter):
             if message is None:
                 return got
             got = True
-            buffer = bytearray(status.Get_count(self.MPI.BYTE))
+            buffer = np.empty(status.Get_count(self.MPI.BYTE), dtype=np.uint8)
             message.Recv([buffer, self.MPI.BYTE])
             source, tag = status.Get_source(), status.Get_tag()
             if tag == _CONTROL_TAG:
-                self._control(source, bytes(buffer))
+                self._control(source, buffer.tobytes())
             else:
-                self._receive_frame(source, tag, bytes(buffer))
+                self._receive_message(source, tag, buffer)
 
-    def _receive_frame(self, source: int, tag: int, buffer: bytes) -> None:
-        """A frame has arrived: receive its data (the next message from ``source``)."""
+    def _receive_message(self, source: int, tag: int, buffer: np.ndarray) -> None:
+        """A message has arrived from rank ``source``: check its frame, hand over its data."""
         self.received += 1
         try:
             kind, sender, receiver, index, round_, sealed, row, n_proto, n_step, n_data = (
                 _FRAME.unpack_from(buffer))
             at = _FRAME.size
-            protocol = buffer[at:at + n_proto].decode()
-            step = buffer[at + n_proto:at + n_proto + n_step].decode()
+            protocol = buffer[at:at + n_proto].tobytes().decode()
+            step = buffer[at + n_proto:at + n_proto + n_step].tobytes().decode()
         except (struct.error, UnicodeDecodeError) as exc:
             raise MpcsimError(f"rank {source} sent a malformed frame: {exc}") from None
-        received = bytearray(n_data)
-        status = self.MPI.Status()
-        # the sender posted the data with the frame; wait for it while still watching for a
-        # dead rank (its data may never come)
-        request = self.comm.Irecv([received, self.MPI.BYTE], source=source, tag=tag)
-        spins = 0
-        while True:
-            self._check_peers()
-            if request.Test(status):
-                break
-            spins += 1
-            if spins % _LIVENESS_EVERY == 0:
-                self._watch()
-            os.sched_yield()
-        if status.Get_count(self.MPI.BYTE) != n_data:
-            raise MpcsimError(f"rank {source} sent {status.Get_count(self.MPI.BYTE)} bytes of "
-                              f"data where its frame announced {n_data}")
-        data = bytes(received)  # immutable: payloads are decoded onto it
-        now = time.time() - self.start
+        at = _data_offset(n_proto, n_step)
+        if buffer.nbytes != at + n_data:
+            raise MpcsimError(f"rank {source} sent {buffer.nbytes - at} bytes of data where "
+                              f"its frame announced {n_data}")
         if (kind != _DATA or self.owner.get(sender) != source
                 or self.owner.get(receiver) != self.rank
                 or message_tag(Call(protocol, index), step, self.tag_ub) != tag):
@@ -410,6 +474,11 @@ class Run(Interpreter):
                 f"rank {source} sent a frame whose header does not match its route or tag "
                 f"(party {sender} to party {receiver}, {protocol}#{index}.{step})"
             )
+        buffer.flags.writeable = False
+        # sealed: opened from the received buffer into fresh bytes when the program asks;
+        # unsealed: immutable bytes, which the payload is decoded onto
+        data = memoryview(buffer)[at:] if sealed else buffer[at:].tobytes()
+        now = time.time() - self.start
         self.deliveries.append((source, row, now))
         self.last_from_rank[source] = f"{protocol}#{index}"
         self._arrive(_Envelope(sender, receiver, protocol, index, step, round_, data,

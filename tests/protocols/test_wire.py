@@ -333,3 +333,18 @@ def test_another_array_is_an_equal_array_object_of_its_own(
         other.shape = (other.size,)  # in place, on the copy only
         assert first.shape == shape
     assert wire.another_array(decode(encode(np.array([5], dtype=object)))) is None
+
+
+@pytest.mark.parametrize("arr", [
+    np.arange(7, dtype=np.uint64), np.arange(12, dtype=np.int64).reshape(3, 4),
+    np.linspace(-1.0, 1.0, 5), np.zeros(0, dtype=np.uint8), np.ones((2, 3)).T,
+])
+def test_encoded_head_then_elements_is_the_encoding(arr):
+    # a transport that writes head and elements into its own buffer sends encode()'s bytes
+    head, dtype = wire.encoded_head(arr)
+    assert head + np.ascontiguousarray(arr, dtype=dtype).tobytes() == wire.encode(arr)
+
+
+def test_encoded_head_refuses_object_payloads():
+    with pytest.raises(wire.WireFormatError, match="fixed-width"):
+        wire.encoded_head(np.array([1, 2], dtype=object))
