@@ -36,22 +36,22 @@ from sim.drivers.mpi_comm import (
     allgather_json,
     wait,
 )
-from sim.drivers.mpi_transfer import SendBuffers
+from sim.drivers.mpi_transfer import (
+    DATA,
+    FRAME,
+    IN_FLIGHT_BYTES,
+    BufferPool,
+    InFlight,
+    data_offset,
+    framed,
+)
 from sim.ledger import Row
 
-_DATA, _ABORT, _LOST = 1, 2, 3
+_ABORT, _LOST = 2, 3  # control kinds (a party message's frame is DATA)
 _CONTROL_TAG = 1
 _FIRST_DATA_TAG = 16
-# kind, sender, receiver, call, round, sealed, sender's row, len(protocol), len(step), len(data)
-_FRAME = struct.Struct("<BQQQQBQHHQ")
 _LIVENESS_EVERY = 64
 _LOSS_GRACE_S = 1.0  # how long a failed run waits for a dead rank's connection to close
-
-
-def _data_offset(n_protocol: int, n_step: int) -> int:
-    """Where a message's data starts after its frame: aligned to 16 bytes, so that the
-    elements encoded into a send buffer are aligned too."""
-    return (_FRAME.size + n_protocol + n_step + 15) // 16 * 16
 
 
 def message_tag(call: Call, step: str, tag_ub: int) -> int:
@@ -97,6 +97,7 @@ class _Envelope:
     sealed: bool
     arrived_s: float = 0.0  # wall clock since the run's start, when it reached its receiver
     number: int | None = None  # its number on its sealed channel, given on arrival
+    buffer: np.ndarray | None = None  # the received buffer ``data`` views, reused once opened
 
     @property
     def key(self) -> Key:
@@ -166,8 +167,8 @@ class Run(Interpreter):
         self.outputs: dict[int, Any] = {}
         self.abort: ProtocolAbort | None = None  # the first abort this rank learned of
         self.own_failure: tuple[float, ProtocolAbort] | None = None
-        self.requests: list[tuple[Any, Any]] = []  # sends in flight, with their buffers
-        self.buffers = SendBuffers()  # sealed messages' buffers, reused
+        self.requests = InFlight()  # sends in flight, with their (reused) buffers
+        self.received_buffers = BufferPool()
         self.sent = 0
         self.received = 0
         self.last_from_rank: dict[int, str] = {}
@@ -198,7 +199,7 @@ class Run(Interpreter):
                 progressed |= self._poll()
                 if self.requests or wave is not None:
                     self._check_peers()  # before a send's or the wave's Test touches a peer
-                self._reap()
+                self.requests.reap()
                 spins += 1
                 if spins % _LIVENESS_EVERY == 0 or idle > IDLE_SPINS:
                     self._watch()
@@ -241,7 +242,7 @@ class Run(Interpreter):
             raise
         finally:
             links.close()
-        for request, _ in self.requests:
+        for request in self.requests.requests():
             wait(request)
         self.requests.clear()
         self._finish(outcome[2])
@@ -345,8 +346,8 @@ class Run(Interpreter):
             if self.driver.interceptor is not None:
                 data = self.driver.interceptor(pid, to, call.tag(step), data)
             if dest != self.rank:
-                buffer, at = self._framed(pid, to, call, step, round_, is_sealed, row_index,
-                                          len(data))
+                buffer, at = framed(self.requests.buffers, pid, to, call, step, round_,
+                                    is_sealed, row_index, len(data))
                 buffer[at:] = np.frombuffer(data, dtype=np.uint8)
                 self._post(buffer, dest, call, step)
         hops = len(self.driver.network.route_links(pid, to))
@@ -377,7 +378,8 @@ class Run(Interpreter):
         if not is_sealed and arr.dtype != object:
             head, dtype = wire.encoded_head(arr)
             n_bytes = len(head) + arr.size * dtype.itemsize
-            buffer, at = self._framed(pid, to, call, step, round_, False, row_index, n_bytes)
+            buffer, at = framed(self.requests.buffers, pid, to, call, step, round_, False,
+                                row_index, n_bytes)
             buffer[at:at + len(head)] = np.frombuffer(head, dtype=np.uint8)
             body = buffer[at + len(head):].view(dtype)
             body[:] = arr.reshape(-1)
@@ -386,49 +388,33 @@ class Run(Interpreter):
         data, elements = encode_payload(ctx, payload, encoded)
         if not is_sealed:
             n_bytes = len(data)
-            buffer, at = self._framed(pid, to, call, step, round_, False, row_index, n_bytes)
+            buffer, at = framed(self.requests.buffers, pid, to, call, step, round_, False,
+                                row_index, n_bytes)
             buffer[at:] = np.frombuffer(data, dtype=np.uint8)
         else:
             n_bytes = len(data) + SEAL_OVERHEAD_BYTES
-            buffer, at = self._framed(pid, to, call, step, round_, True, row_index, n_bytes)
+            buffer, at = framed(self.requests.buffers, pid, to, call, step, round_, True,
+                                row_index, n_bytes)
             self.channels.sending(ctx, to).seal_into(
                 self._next_number(pid, to), data, memoryview(buffer)[at:],
                 self.channels.header(call, step, round_))
         self._post(buffer, dest, call, step)
         return elements, n_bytes
 
-    def _framed(self, pid: int, to: int, call: Call, step: str, round_: int, sealed: bool,
-                row_index: int, n_data: int) -> tuple[np.ndarray, int]:
-        """A send buffer holding a message's frame, and where its ``n_data`` bytes go."""
-        protocol_raw, step_raw = call.protocol.encode(), step.encode()
-        at = _data_offset(len(protocol_raw), len(step_raw))
-        buffer = self.buffers.take(at + n_data)
-        _FRAME.pack_into(buffer, 0, _DATA, pid, to, call.index, round_, int(sealed), row_index,
-                         len(protocol_raw), len(step_raw), n_data)
-        end = _FRAME.size + len(protocol_raw)
-        buffer[_FRAME.size:end] = np.frombuffer(protocol_raw, dtype=np.uint8)
-        buffer[end:end + len(step_raw)] = np.frombuffer(step_raw, dtype=np.uint8)
-        buffer[end + len(step_raw):at] = 0
-        return buffer, at
-
     def _post(self, buffer: np.ndarray, dest: int, call: Call, step: str) -> None:
         """Send ``buffer`` (frame and data) to rank ``dest``; it returns to the pool after."""
         self._check_peers()
         request = self.comm.Isend([buffer, self.MPI.BYTE], dest=dest,
                                   tag=message_tag(call, step, self.tag_ub))
-        self.requests.append((request, buffer))
+        self.requests.add(request, buffer)
         self.sent += 1
-
-    def _reap(self) -> None:
-        """Advance the sends in flight; forget those that completed (their buffers may go)."""
-        if self.requests:
-            running = []
-            for request, buffer in self.requests:
-                if not request.Test():
-                    running.append((request, buffer))
-                elif type(buffer) is np.ndarray:
-                    self.buffers.give(buffer)
-            self.requests = running
+        while self.requests.bytes > IN_FLIGHT_BYTES:
+            # the receivers hold the rest: let the oldest complete, receiving meanwhile
+            self._poll()
+            self.requests.reap()
+            if self.requests.bytes > IN_FLIGHT_BYTES:
+                self._check_peers()
+                os.sched_yield()
 
     def _poll(self) -> bool:
         """Receive every message that has arrived; True if there was any.
@@ -444,11 +430,12 @@ class Run(Interpreter):
             if message is None:
                 return got
             got = True
-            buffer = np.empty(status.Get_count(self.MPI.BYTE), dtype=np.uint8)
+            buffer = self.received_buffers.take(status.Get_count(self.MPI.BYTE))
             message.Recv([buffer, self.MPI.BYTE])
             source, tag = status.Get_source(), status.Get_tag()
             if tag == _CONTROL_TAG:
                 self._control(source, buffer.tobytes())
+                self.received_buffers.give(buffer)
             else:
                 self._receive_message(source, tag, buffer)
 
@@ -457,32 +444,37 @@ class Run(Interpreter):
         self.received += 1
         try:
             kind, sender, receiver, index, round_, sealed, row, n_proto, n_step, n_data = (
-                _FRAME.unpack_from(buffer))
-            at = _FRAME.size
+                FRAME.unpack_from(buffer))
+            at = FRAME.size
             protocol = buffer[at:at + n_proto].tobytes().decode()
             step = buffer[at + n_proto:at + n_proto + n_step].tobytes().decode()
         except (struct.error, UnicodeDecodeError) as exc:
             raise MpcsimError(f"rank {source} sent a malformed frame: {exc}") from None
-        at = _data_offset(n_proto, n_step)
+        at = data_offset(n_proto, n_step)
         if buffer.nbytes != at + n_data:
             raise MpcsimError(f"rank {source} sent {buffer.nbytes - at} bytes of data where "
                               f"its frame announced {n_data}")
-        if (kind != _DATA or self.owner.get(sender) != source
+        if (kind != DATA or self.owner.get(sender) != source
                 or self.owner.get(receiver) != self.rank
                 or message_tag(Call(protocol, index), step, self.tag_ub) != tag):
             raise MpcsimError(
                 f"rank {source} sent a frame whose header does not match its route or tag "
                 f"(party {sender} to party {receiver}, {protocol}#{index}.{step})"
             )
-        buffer.flags.writeable = False
         # sealed: opened from the received buffer into fresh bytes when the program asks;
-        # unsealed: immutable bytes, which the payload is decoded onto
-        data = memoryview(buffer)[at:] if sealed else buffer[at:].tobytes()
+        # unsealed: immutable bytes, which the payload is decoded onto (the buffer is reused)
+        kept = None
+        if sealed:
+            data: bytes | memoryview = memoryview(buffer).toreadonly()[at:]
+            kept = buffer  # never reaches a program: it is opened into fresh bytes
+        else:
+            data = buffer[at:].tobytes()
+            self.received_buffers.give(buffer)
         now = time.time() - self.start
         self.deliveries.append((source, row, now))
         self.last_from_rank[source] = f"{protocol}#{index}"
         self._arrive(_Envelope(sender, receiver, protocol, index, step, round_, data,
-                               bool(sealed), now))
+                               bool(sealed), now, buffer=kept))
 
     def _arrive(self, envelope: _Envelope) -> None:
         if envelope.sealed:  # the receiver numbers a channel's messages as they arrive
@@ -499,9 +491,15 @@ class Run(Interpreter):
             self.mailbox[receiver].setdefault(key, deque()).append(envelope)
 
     def _open(self, envelope: _Envelope, number: int | None) -> Message:
-        message = open_payload(self.channels, self.contexts[envelope.receiver], envelope.sender,
-                               number, envelope.data, Call(envelope.protocol, envelope.call),
-                               envelope.step, envelope.round, self.driver.field)
+        try:
+            message = open_payload(self.channels, self.contexts[envelope.receiver],
+                                   envelope.sender, number, envelope.data,
+                                   Call(envelope.protocol, envelope.call), envelope.step,
+                                   envelope.round, self.driver.field)
+        finally:
+            if envelope.buffer is not None:  # opened (or refused): its buffer is free again
+                self.received_buffers.give(envelope.buffer)
+                envelope.buffer, envelope.data = None, b""
         return received_message(message.sender, message.protocol, message.call, message.step,
                                 message.round, message.payload, envelope.arrived_s)
 
@@ -527,7 +525,7 @@ class Run(Interpreter):
         for rank in range(self.size):
             if rank != self.rank:
                 request = self.comm.Isend([notice, self.MPI.BYTE], dest=rank, tag=_CONTROL_TAG)
-                self.requests.append((request, notice))
+                self.requests.add(request, notice)
                 self.sent += 1  # control messages count too: none may be left in flight
         self._aborted(ProtocolAbort.notice(pid, abort.call))
 

@@ -5,7 +5,7 @@ length of its data: ``_FRAME`` in :mod:`sim.drivers.mpi_rank`), then its data �
 encoding (:mod:`protocols.wire`), written straight into the buffer for an unsealed numeric
 payload, or sealed into it (AES-GCM writes nonce ‖ ciphertext ‖ tag in place: no
 concatenation). The buffer is sent as it is (``Isend``: nothing pickled, nothing joined) and
-returns to :class:`SendBuffers` once its send completes. The receiver probes the message's
+returns to :class:`BufferPool` once its send completes. The receiver probes the message's
 size and receives it at once into a buffer of that size.
 
 Buffers are numpy arrays: for a large message numpy asks the kernel for transparent huge pages,
@@ -14,14 +14,31 @@ so fresh memory costs few page faults.
 
 from __future__ import annotations
 
+import struct
+from collections import deque
+from typing import Any
+
 import numpy as np
+
+from protocols.effects import Call
+
+DATA = 1  # the frame kind of a party message (the transport's control kinds are others)
+FRAME = struct.Struct("<BQQQQBQHHQ")
+"""kind, sender, receiver, call, round, sealed, sender's row, len(protocol), len(step),
+len(data); then protocol and step as UTF-8, zero padding, and the data."""
+_REAP_ON_POST = 4  # sends in flight tested (in order) each time one more is posted
+IN_FLIGHT_BYTES = 32 << 20
+"""Past this many bytes in flight a sending rank waits (receiving meanwhile) for its oldest
+sends to complete: a burst of large messages cycles through a few warm buffers, as a
+blocking ``Send`` loop does, instead of touching fresh memory for each."""
 
 _POOL_PER_SIZE = 4  # free buffers kept per size
 _POOL_BYTES = 64 << 20  # and at most this many bytes in all
 
 
-class SendBuffers:
-    """Send buffers by size, reused once the send that held one has completed."""
+class BufferPool:
+    """Message buffers by size: a send's, reused once the send completed; a received
+    unsealed message's, once its bytes were copied out."""
 
     __slots__ = ("_free", "_kept")
 
@@ -44,3 +61,76 @@ class SendBuffers:
         if len(free) < _POOL_PER_SIZE and self._kept + size <= _POOL_BYTES:
             free.append(buffer)
             self._kept += size
+
+
+def data_offset(n_protocol: int, n_step: int) -> int:
+    """Where a message's data starts after its frame: aligned to 16 bytes, so that the
+    elements encoded into a send buffer are aligned too."""
+    return (FRAME.size + n_protocol + n_step + 15) // 16 * 16
+
+
+def framed(buffers: BufferPool, pid: int, to: int, call: Call, step: str, round_: int,
+           sealed: bool, row_index: int, n_data: int) -> tuple[np.ndarray, int]:
+    """A send buffer holding a message's frame, and where its ``n_data`` bytes go."""
+    protocol_raw, step_raw = call.protocol.encode(), step.encode()
+    at = data_offset(len(protocol_raw), len(step_raw))
+    buffer = buffers.take(at + n_data)
+    FRAME.pack_into(buffer, 0, DATA, pid, to, call.index, round_, int(sealed), row_index,
+                    len(protocol_raw), len(step_raw), n_data)
+    end = FRAME.size + len(protocol_raw)
+    buffer[FRAME.size:end] = np.frombuffer(protocol_raw, dtype=np.uint8)
+    buffer[end:end + len(step_raw)] = np.frombuffer(step_raw, dtype=np.uint8)
+    buffer[end + len(step_raw):at] = 0
+    return buffer, at
+
+
+class InFlight:
+    """A rank's sends in flight, each with the buffer it reads, oldest first.
+
+    Posting a send also tests the oldest few: a program that sends many messages in one
+    step gives MPI progress as it goes (a rendezvous transfer moves only while its sender is
+    inside MPI), and their buffers return to :class:`BufferPool` warm, for the next ones.
+    """
+
+    __slots__ = ("_sends", "buffers", "bytes")
+
+    def __init__(self) -> None:
+        self.buffers = BufferPool()
+        self.bytes = 0  # the bytes of the sends in flight
+        self._sends: deque[tuple[Any, Any]] = deque()
+
+    def __bool__(self) -> bool:
+        return bool(self._sends)
+
+    def add(self, request: Any, buffer: Any) -> None:
+        """Keep ``buffer`` (which ``request`` reads) until the request completes."""
+        self._sends.append((request, buffer))
+        self.bytes += len(buffer)
+        sends = self._sends
+        for _ in range(_REAP_ON_POST):
+            if not sends or not sends[0][0].Test():
+                break
+            self._done(sends.popleft()[1])
+
+    def reap(self) -> None:
+        """Advance every send in flight; forget those that completed."""
+        if self._sends:
+            running: deque[tuple[Any, Any]] = deque()
+            for request, buffer in self._sends:
+                if request.Test():
+                    self._done(buffer)
+                else:
+                    running.append((request, buffer))
+            self._sends = running
+
+    def requests(self) -> list[Any]:
+        return [request for request, _ in self._sends]
+
+    def clear(self) -> None:
+        self._sends.clear()
+        self.bytes = 0
+
+    def _done(self, buffer: Any) -> None:
+        self.bytes -= len(buffer)
+        if type(buffer) is np.ndarray:
+            self.buffers.give(buffer)
