@@ -26,11 +26,10 @@ and what differs from SimPy is what the transport does:
 * ``Recv``/``RecvEach``/``RecvAny`` — wait until the message with that (sender, call, step) is
   in the party's mailbox; open it (sequence number, AES-GCM, field range) when asked, as the
   SimPy driver does. ``RecvAny`` takes the first listed among messages already there.
-* ``RecvWithin`` — waits for every listed sender, like ``RecvEach``: this transport offers
-  no timer (:meth:`~sim.drivers.interpreter.Interpreter._timer`), and no ``[[fault]]`` plan
-  (the simulation refuses one), so a sender that never sends is a lost rank, which aborts the
-  run. Real-time dropouts with a wall-clock timeout are not modelled here. The view records
-  the senders and the wall clock, as under SimPy.
+* ``RecvWithin`` — waits until every listed sender's message came or ``timeout_s`` passed
+  on the wall clock (:mod:`sim.drivers.mpi_faults`, which also injects a ``[[fault]]`` plan:
+  crash, delay, link_down, tamper, replay). The view records the senders and the wall
+  clock, as under SimPy.
 * ``Compute(seconds)`` — the work was real, so nothing is simulated: the driver returns the
   party's wall clock (seconds since the run started) and does not wait.
 * ``Input``/``Output`` — recorded in the party's view, as under SimPy.
@@ -110,6 +109,7 @@ from sim.drivers.mpi_comm import (
     loads,
     wait,
 )
+from sim.drivers.mpi_faults import merged_faults
 from sim.drivers.mpi_rank import RankLost, RankOutcome, Run, message_tag
 from sim.ledger import Row
 from sim.network import Network
@@ -159,7 +159,7 @@ class MpiDriver:
     sealing, interceptor, record_messages, field
         As for :class:`sim.drivers.simpy.SimPyDriver`.
     faults : FaultPlan, optional
-        Must be empty (:meth:`check`): this transport injects no faults.
+        Faults the transport injects, on the wall clock (:mod:`sim.drivers.mpi_faults`).
     comm : mpi4py communicator, optional
         ``MPI.COMM_WORLD`` by default; the driver works on a duplicate of it.
     """
@@ -184,6 +184,7 @@ class MpiDriver:
         self.interceptor = interceptor
         self.record_messages = record_messages
         self.field = field
+        self.faults = faults or None
         self.comm = comm if comm is not None else mpi.COMM_WORLD
         self.rank = self.comm.Get_rank()
         self.size = self.comm.Get_size()
@@ -192,11 +193,9 @@ class MpiDriver:
 
     @staticmethod
     def check(faults: Any) -> None:
-        """The MPI extra is installed; no ``[[fault]]`` plan (the transport injects none)."""
+        """The MPI extra is installed (a ``[[fault]]`` plan is injected by the transport:
+        :mod:`sim.drivers.mpi_faults`)."""
         load_mpi()  # a missing extra is the caller's error, named before anything runs
-        if faults:
-            raise InputError("[[fault]] injection is interpreted by the SimPy driver only; "
-                             "remove the [[fault]] tables or run with --driver simpy")
 
     @staticmethod
     def describe() -> dict[str, Any]:
@@ -267,14 +266,15 @@ class MpiDriver:
         ``views`` are this rank's parties' views, completed by the caller (seeds, draws).
         The outcome's time is the longest rank's wall time.
         """
-        local = (outcome.outputs, outcome.rows, outcome.deliveries, dict(views), outcome.wall_s)
+        local = (outcome.outputs, outcome.rows, outcome.deliveries, dict(views), outcome.wall_s,
+                 outcome.faults)
         parts = [loads(blob) for blob in allgather_bytes(self.comm, self.MPI, dumps(local))]
         delivered = {(sender_rank, row): t for part in parts
                      for sender_rank, row, t in part[2]}
         outputs: dict[int, Any] = {}
         all_views: dict[int, View] = {}
         rows: list[Row] = []
-        for rank, (outs, rank_rows, _, rank_views, _) in enumerate(parts):
+        for rank, (outs, rank_rows, _, rank_views, _, _) in enumerate(parts):
             outputs.update(outs)
             for pid, view in rank_views.items():
                 all_views[pid] = _refrozen(view)
@@ -282,7 +282,8 @@ class MpiDriver:
                 rows.append(row._replace(delivered_s=delivered.get((rank, i), row.delivered_s)))
         rows.sort(key=lambda r: r.sent_s)
         wall = max(part[4] for part in parts)
-        return (DriverOutcome(dict(sorted(outputs.items())), rows, wall, wall_s=wall),
+        faults = merged_faults([part[5] for part in parts])
+        return (DriverOutcome(dict(sorted(outputs.items())), rows, wall, faults, wall_s=wall),
                 dict(sorted(all_views.items())))
 
 

@@ -36,15 +36,18 @@ from sim.drivers.mpi_comm import (
     allgather_json,
     wait,
 )
+from sim.drivers.mpi_faults import FaultInjection
 from sim.drivers.mpi_transfer import (
     DATA,
     FRAME,
     IN_FLIGHT_BYTES,
     BufferPool,
+    Envelope,
     InFlight,
     data_offset,
     framed,
 )
+from sim.faults import FaultLog
 from sim.ledger import Row
 
 _ABORT, _LOST = 2, 3  # control kinds (a party message's frame is DATA)
@@ -85,25 +88,6 @@ class RankLost(ProtocolAbort):
 
 
 
-@dataclass(slots=True)
-class _Envelope:
-    sender: int
-    receiver: int
-    protocol: str
-    call: int
-    step: str
-    round: int
-    data: bytes | memoryview  # a sealed message's bytes may be the received buffer's view
-    sealed: bool
-    arrived_s: float = 0.0  # wall clock since the run's start, when it reached its receiver
-    number: int | None = None  # its number on its sealed channel, given on arrival
-    buffer: np.ndarray | None = None  # the received buffer ``data`` views, reused once opened
-
-    @property
-    def key(self) -> Key:
-        return (self.sender, self.protocol, self.call, self.step)
-
-
 _WAITING = object()
 """What a waiting party's loop yields here: the run resumes it with the message it waited for
 (:meth:`Run._arrive`) or throws the abort notice into it (:meth:`Run._aborted`)."""
@@ -114,18 +98,19 @@ class RankOutcome:
     """One rank's share of a run: its parties' outputs, the rows they sent, and deliveries.
 
     ``deliveries`` holds (sender's rank, row number there, delivery time) of every message
-    this rank's parties received; ``wall_s`` is the run's duration on this rank.
+    this rank's parties received; ``wall_s`` is the run's duration on this rank; ``faults``
+    what this rank injected (:mod:`sim.drivers.mpi_faults`), if there was a plan.
     """
 
     outputs: dict[int, Any]
     rows: list[Row]
     deliveries: list[tuple[int, int, float]]
     wall_s: float
+    faults: FaultLog | None = None
 
 
 
-
-class Run(Interpreter):
+class Run(FaultInjection, Interpreter):
     """One run on one rank: the MPI transport under
     :class:`~sim.drivers.interpreter.Interpreter`."""
 
@@ -151,12 +136,12 @@ class Run(Interpreter):
             view.clock = WALL
         self.owner = owner
         self.participants = owner
-        self.faults = None  # no [[fault]] plan under MPI (the simulation refuses one)
+        self._init_faults(driver.faults)
         self.record_messages = driver.record_messages
         self.gens: dict[int, Generator[Any, Any, None]] = {}  # the loops still running
         self.ready: deque[tuple[int, Any, BaseException | None]] = deque()
         self.waiting: dict[int, tuple[tuple[Key, ...], Any]] = {}
-        self.mailbox: dict[int, dict[Key, deque[_Envelope]]] = {p: {} for p in contexts}
+        self.mailbox: dict[int, dict[Key, deque[Envelope]]] = {p: {} for p in contexts}
         self.max_round: dict[int, int] = dict.fromkeys(contexts, 0)
         self.last_call: dict[int, Call] = {}
         self.counters: dict[tuple[int, int], int] = {}
@@ -196,6 +181,7 @@ class Run(Interpreter):
                 while self.ready:
                     self._step(*self.ready.popleft())
                     progressed = True
+                progressed |= self._fire_timers()
                 progressed |= self._poll()
                 if self.requests or wave is not None:
                     self._check_peers()  # before a send's or the wave's Test touches a peer
@@ -204,6 +190,9 @@ class Run(Interpreter):
                 if spins % _LIVENESS_EVERY == 0 or idle > IDLE_SPINS:
                     self._watch()
                 if self.ready:
+                    continue
+                if wave is None and self._timers_pending():  # not passive: time will tell
+                    self._idle_for_timers()
                     continue
                 if wave is None:  # passive: join the next wave
                     self._check_peers()
@@ -246,7 +235,8 @@ class Run(Interpreter):
             wait(request)
         self.requests.clear()
         self._finish(outcome[2])
-        return RankOutcome(self.outputs, self.rows, self.deliveries, time.time() - t0)
+        return RankOutcome(self.outputs, self.rows, self.deliveries, time.time() - t0,
+                           self.faults)
 
     def _finish(self, waiting_parties: int) -> None:
         """Agree on how the run ended; raise the abort everywhere if it failed."""
@@ -292,7 +282,7 @@ class Run(Interpreter):
         except StopIteration:
             del self.gens[pid]
 
-    def _take(self, pid: int, key: Key) -> _Envelope | None:
+    def _take(self, pid: int, key: Key) -> Envelope | None:
         box = self.mailbox[pid]
         queue = box.get(key)
         if not queue:
@@ -309,7 +299,7 @@ class Run(Interpreter):
     def _clock(self) -> float:
         return time.time() - self.start
 
-    def _unread(self, pid: int) -> Iterator[_Envelope]:
+    def _unread(self, pid: int) -> Iterator[Envelope]:
         for queue in self.mailbox[pid].values():
             yield from queue
 
@@ -334,9 +324,10 @@ class Run(Interpreter):
         dest = self.owner[to]
         now = time.time() - self.start
         row_index = len(self.rows)
-        if dest != self.rank and self.driver.interceptor is None:
+        if dest != self.rank and self.driver.interceptor is None and self.faults is None:
             elements, n_bytes = self._send_remote(ctx, to, dest, payload, call, step, round_,
                                                   is_sealed, row_index, encoded)
+            data = None
         else:
             data, elements = encode_payload(ctx, payload, encoded)
             if is_sealed:
@@ -345,18 +336,27 @@ class Run(Interpreter):
             n_bytes = len(data)
             if self.driver.interceptor is not None:
                 data = self.driver.interceptor(pid, to, call.tag(step), data)
-            if dest != self.rank:
-                buffer, at = framed(self.requests.buffers, pid, to, call, step, round_,
-                                    is_sealed, row_index, len(data))
-                buffer[at:] = np.frombuffer(data, dtype=np.uint8)
-                self._post(buffer, dest, call, step)
         hops = len(self.driver.network.route_links(pid, to))
         self.rows.append(Row(pid, to, call.protocol, call.index, step, ctx.phase, round_,
                              elements, n_bytes, hops, now, now))
+        if data is not None:  # through the fault plan, if any (mpi_faults)
+            self._inject(pid, to, call, step, now, data, row_index, lambda d, held: (
+                self._deliver(pid, to, call, step, round_, is_sealed, row_index, d,
+                              self._clock() if held else now)))
+
+    def _deliver(self, pid: int, to: int, call: Call, step: str, round_: int, sealed: bool,
+                 row_index: int, data: bytes, now: float) -> None:
+        """Hand ``data`` to a party of this rank, or frame it and send it to its rank."""
+        dest = self.owner[to]
         if dest == self.rank:
             self.deliveries.append((self.rank, row_index, now))
-            self._arrive(_Envelope(pid, to, call.protocol, call.index, step, round_, data,
-                                   is_sealed, now))
+            self._arrive(Envelope(pid, to, call.protocol, call.index, step, round_, data,
+                                  sealed, now))
+            return
+        buffer, at = framed(self.requests.buffers, pid, to, call, step, round_, sealed,
+                            row_index, len(data))
+        buffer[at:] = np.frombuffer(data, dtype=np.uint8)
+        self._post(buffer, dest, call, step)
 
     def _next_number(self, pid: int, to: int) -> int:
         """The sequence number of ``pid``'s next sealed message to ``to``."""
@@ -473,10 +473,10 @@ class Run(Interpreter):
         now = time.time() - self.start
         self.deliveries.append((source, row, now))
         self.last_from_rank[source] = f"{protocol}#{index}"
-        self._arrive(_Envelope(sender, receiver, protocol, index, step, round_, data,
+        self._arrive(Envelope(sender, receiver, protocol, index, step, round_, data,
                                bool(sealed), now, buffer=kept))
 
-    def _arrive(self, envelope: _Envelope) -> None:
+    def _arrive(self, envelope: Envelope) -> None:
         if envelope.sealed:  # the receiver numbers a channel's messages as they arrive
             channel = (envelope.sender, envelope.receiver)
             envelope.number = self.expected.get(channel, 0)
@@ -490,7 +490,7 @@ class Run(Interpreter):
         else:
             self.mailbox[receiver].setdefault(key, deque()).append(envelope)
 
-    def _open(self, envelope: _Envelope, number: int | None) -> Message:
+    def _open(self, envelope: Envelope, number: int | None) -> Message:
         try:
             message = open_payload(self.channels, self.contexts[envelope.receiver],
                                    envelope.sender, number, envelope.data,

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import struct
 from collections import deque
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from protocols.effects import Call
+from sim.drivers.interpreter import Key
 
 DATA = 1  # the frame kind of a party message (the transport's control kinds are others)
 FRAME = struct.Struct("<BQQQQBQHHQ")
@@ -61,6 +63,27 @@ class BufferPool:
         if len(free) < _POOL_PER_SIZE and self._kept + size <= _POOL_BYTES:
             free.append(buffer)
             self._kept += size
+
+
+@dataclass(slots=True)
+class Envelope:
+    """A party message on its receiving rank, until its receiver reads it."""
+
+    sender: int
+    receiver: int
+    protocol: str
+    call: int
+    step: str
+    round: int
+    data: bytes | memoryview  # a sealed message's bytes may be the received buffer's view
+    sealed: bool
+    arrived_s: float = 0.0  # wall clock since the run's start, when it reached its receiver
+    number: int | None = None  # its number on its sealed channel, given on arrival
+    buffer: np.ndarray | None = None  # the received buffer ``data`` views, reused once opened
+
+    @property
+    def key(self) -> Key:
+        return (self.sender, self.protocol, self.call, self.step)
 
 
 def data_offset(n_protocol: int, n_step: int) -> int:
