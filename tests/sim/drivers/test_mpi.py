@@ -262,15 +262,3 @@ def test_a_killed_rank_ends_every_rank_without_partial_files(tmp_path: Path) -> 
     assert "rank 1 (hosting parties 2..3)" in lines[0] and "in call " in lines[0]
     assert not out.exists()
     assert not rank_pids(str(scenario))  # no rank left behind
-
-
-def test_injected_faults_are_refused_under_mpi() -> None:
-    """[[fault]] is interpreted by the SimPy driver; under MPI it is an input error, not a
-    plan silently ignored."""
-    from protocols.errors import InputError
-    from sim.faults import parse_faults
-    from sim.simulation import Simulation
-
-    plan = parse_faults([{"kind": "crash", "party": 1, "at_s": 0.001}])
-    with pytest.raises(InputError, match=r"\[\[fault\]\] injection .* SimPy driver only"):
-        Simulation(seed=1, driver="mpi", faults=plan)
