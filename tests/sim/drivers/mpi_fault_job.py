@@ -2,7 +2,7 @@
 
     mpiexec -n R python mpi_fault_job.py MODE
 
-Modes: ``secagg`` (the SecAgg scenario with two dropouts), and ``crash``, ``link_down``,
+Modes: ``secagg`` (the SecAgg scenario with two dropouts), and ``crash``, ``crash_at``, ``link_down``,
 ``delay``, ``tamper``, ``replay`` (a probe: parties 1 and 2 each send party 0 one message,
 which party 0 collects with ``RecvWithin``). Rank 0 prints one JSON line with what the test
 checks (outputs, the fault events, the probe's ledger rows and arrival times, or the abort).
@@ -33,6 +33,9 @@ PLANS = {
     "delay": [{"kind": "delay", "link": [1, 0], "extra_ms": 400.0}],
     "tamper": [{"kind": "tamper", "link": [1, 0], "call": "probe", "step": "x"}],
     "replay": [{"kind": "replay", "link": [1, 0], "call": "probe", "step": "x"}],
+    # party 0 waits for party 1's late message and crashes at 0.3 s, before it comes
+    "crash_at": [{"kind": "delay", "link": [1, 0], "extra_ms": 2000.0},
+                 {"kind": "crash", "party": 0, "at_s": 0.3}],
 }
 
 

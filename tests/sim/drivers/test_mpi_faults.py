@@ -55,6 +55,14 @@ def test_a_crashed_sender_is_timed_out_by_recv_within() -> None:
     assert [(r["sender"], r["receiver"]) for r in got["rows"]] == [(2, 0)]
 
 
+def test_a_timed_crash_stops_a_waiting_party_at_its_wall_clock_time() -> None:
+    got = job("crash_at")
+    assert "0" not in got["outputs"]  # party 0 never returned
+    [event] = [e for e in got["faults"]["events"] if e["effect"] == "crashed"]
+    assert event["party"] == 0 and event["time_s"] >= 0.3  # not before its at_s
+    assert got["faults"]["parties"]["0"].startswith("crashed")
+
+
 def test_link_down_loses_the_message_and_recv_within_times_out() -> None:
     got = job("link_down")
     assert got["outputs"]["0"] == {"2": 27}
