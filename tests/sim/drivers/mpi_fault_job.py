@@ -2,10 +2,11 @@
 
     mpiexec -n R python mpi_fault_job.py MODE
 
-Modes: ``secagg`` (the SecAgg scenario with two dropouts), and ``crash``, ``crash_at``, ``link_down``,
-``delay``, ``tamper``, ``replay`` (a probe: parties 1 and 2 each send party 0 one message,
-which party 0 collects with ``RecvWithin``). Rank 0 prints one JSON line with what the test
-checks (outputs, the fault events, the probe's ledger rows and arrival times, or the abort).
+Modes: ``secagg`` (the SecAgg scenario with two dropouts), and ``crash``, ``crash_at``,
+``link_down``, ``delay``, ``tamper``, ``replay`` (a probe: parties 1 and 2 each send party 0
+one message, which party 0 collects with ``RecvWithin``). Rank 0 prints one JSON line with
+what the test checks (outputs, the fault events, the probe's ledger rows and arrival times, or
+the abort).
 """
 
 from __future__ import annotations
