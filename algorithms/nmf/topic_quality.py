@@ -19,7 +19,8 @@ Thesis seed 001, §1.5 (the measures of Tables 1.4 / 1.5), as the thesis defines
 * **Perplexity** (thesis Fig. 1.12, after Wallach et al. [16]): ``exp(−L̂ / ‖E‖₁)`` with
   ``L̂ = Σ_m Σ_j E_mj log((1/n) Σ_i W_i T_j)`` — every unseen document scored under the average
   training mixture, with no weights fitted to it. Lower is better. On term-frequency rows every
-  document weighs the same; on counts every word does.
+  document weighs the same; on counts every word does. NMF's topics are sparse, so the
+  function can mix in the uniform distribution (``uniform_mix``) to keep the score finite.
 * **Out-of-sample Fro2** (thesis Fig. 1.11): ``‖E − W_E T‖_F²`` with ``W_E`` fitted to the
   unseen documents with T fixed (:func:`algorithms.nmf.rri.fit_weights`).
 
@@ -175,7 +176,8 @@ def expected_coherence(per_topic: ArrayLike, W: ArrayLike) -> float:
     return float(c @ W.mean(axis=0))
 
 
-def perplexity(E: ArrayLike | sp.spmatrix | sp.sparray, W: ArrayLike, T: ArrayLike) -> float:
+def perplexity(E: ArrayLike | sp.spmatrix | sp.sparray, W: ArrayLike, T: ArrayLike,
+               uniform_mix: float = 0.0) -> float:
     """Held-out perplexity of the unseen documents ``E`` (thesis Fig. 1.12); lower is better.
 
     Parameters
@@ -187,13 +189,20 @@ def perplexity(E: ArrayLike | sp.spmatrix | sp.sparray, W: ArrayLike, T: ArrayLi
         The *training* documents' weights; their average mixture scores every test word.
     T : array_like, shape (k, d)
         Topics.
+    uniform_mix : float
+        λ in [0, 1): score under ``(1 − λ) p + λ/d`` instead of ``p``. NMF's topics are sparse,
+        so an unseen document nearly always holds a word of probability 0 and the thesis's
+        definition (λ = 0) is infinite; a small λ keeps the comparison finite.
 
     Returns
     -------
     float
-        ``exp(−Σ_mj E_mj log p_j / ‖E‖₁)`` with ``p = mean_i(W_i) T`` normalised to sum 1.
-        Infinite if a test word has zero probability under the model.
+        ``exp(−Σ_mj E_mj log p_j / ‖E‖₁)`` with ``p = mean_i(W_i) T`` normalised to sum 1
+        (and mixed with the uniform distribution by ``uniform_mix``). Infinite if a test word
+        has zero probability under the model.
     """
+    if not 0.0 <= uniform_mix < 1.0:
+        raise InputError(f"uniform_mix = {uniform_mix!r} must lie in [0, 1)")
     T = _topics(T)
     W = np.asarray(W, dtype=np.float64)
     if W.ndim != 2 or W.shape[1] != T.shape[0] or W.shape[0] < 1:
@@ -201,7 +210,7 @@ def perplexity(E: ArrayLike | sp.spmatrix | sp.sparray, W: ArrayLike, T: ArrayLi
     p = W.mean(axis=0) @ T
     if not np.all(p >= 0) or p.sum() <= 0:
         raise InputError("the mixture mean(W) T must be non-negative with a positive sum")
-    p = p / p.sum()
+    p = (1.0 - uniform_mix) * (p / p.sum()) + uniform_mix / p.size
     mass = np.asarray(E.sum(axis=0)).ravel() if sp.issparse(E) else np.asarray(
         E, dtype=np.float64).sum(axis=0)
     if mass.shape != (T.shape[1],):

@@ -89,6 +89,10 @@ def test_perplexity_closed_forms() -> None:
     assert got == pytest.approx(math.exp(-(3 * math.log(0.75) + math.log(0.25)) / 4))
     # a test word the model gives no mass: infinite
     assert perplexity(np.array([[0.0, 1.0]]), np.array([[1.0, 0.0]]), np.eye(2)) == math.inf
+    # mixed with the uniform distribution: p = (1 − λ)(1, 0) + λ/2
+    lam = 0.01
+    got = perplexity(np.array([[1.0, 1.0]]), np.array([[1.0, 0.0]]), np.eye(2), lam)
+    assert got == pytest.approx(math.exp(-(math.log(1 - lam / 2) + math.log(lam / 2)) / 2))
 
 
 def test_heldout_frobenius_is_zero_for_documents_in_the_topics_cone() -> None:
