@@ -102,3 +102,26 @@ UPLIFT = Algorithm(
     nonnegative=True,
     allow_missing=True,
 )
+
+
+TOPIC_QUALITY_PARAMS = {
+    **NMF_PARAMS,
+    "holdout": Param(0.2, number(0.0, 1.0, strict_low=True, strict_high=True),
+                     "fraction of every party's documents held out"),
+    "trials": Param(5, integer(2, 1000), "trials (new starts each)"),
+    "top_words": Param(10, integer(2, 100), "M, the top words per topic that coherence reads"),
+    "baseline": Param("random_2x", choice("random_2x", "random", "nndsvd"),
+                      "start of the centralized RRI-NMF"),
+}
+
+TOPIC_QUALITY = Algorithm(
+    name="pd_nmf_topic_quality",
+    summary="UMass / NPMI coherence, perplexity, held-out fit: PD-NMF vs centralized NMF",
+    reference="Tsikhanovich thesis (seed 001), §1.5, eqs. 1.27–1.28, Figs. 1.11–1.12, "
+              "Tables 1.4–1.5",
+    params=TOPIC_QUALITY_PARAMS,
+    run="sim.experiments.studies.topic_quality:run",
+    estimate="sim.experiments.studies.topic_quality:estimate",
+    data_kind="topics",
+    nonnegative=True,
+)

@@ -78,6 +78,8 @@ PD_SVD = Algorithm(
         **{key: param for key, param in NSS_PARAMS.items() if key != "scale"},
         "scale": Param("auto", auto_or(number(0.0, MAX_SCALE, strict_low=True), "from the data"),
                        "public factor on NSS inputs"),
+        "holdout": Param(0.0, number(0.0, 1.0, strict_high=True),
+                         "fraction of every party's rows held out (Fig. 3.8; 0: none)"),
     },
     run="sim.experiments.svd.pd_svd:run",
     estimate="sim.experiments.svd.pd_svd:estimate",

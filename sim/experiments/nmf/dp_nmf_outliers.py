@@ -20,7 +20,10 @@ elements each role sent per iteration against the declared formula.
 
 ``dp_nmf_outliers_epsilon`` repeats the private run for every ε in ``epsilons`` and ``trials``
 seeds (each a simulation) and plots the objective against ε with the non-private level: the gap
-shrinks as ε grows (§4, digest claim C16).
+shrinks as ε grows (§4, digest claim C16). ``epochs_private`` and ``epochs_nonprivate`` give,
+for every ε, the epochs (loss-history index) at which the private run's mean loss and the
+non-private run's loss first reach the private run's final loss: "the private version needs
+more epochs" is ``epochs_nonprivate < epochs_private``.
 """
 
 from __future__ import annotations
@@ -266,6 +269,7 @@ def run_sweep(inp: RunInput) -> AlgorithmRun:
     prep = prepare(inp)
     eps_list, trials = p["epsilons"], p["trials"]
     values = np.zeros((trials, len(eps_list)))
+    losses: list[list[list[float]]] = [[] for _ in eps_list]
     result = None
     total = trials * len(eps_list)
     audit_runs: dict[str, Any] = {}
@@ -273,13 +277,16 @@ def run_sweep(inp: RunInput) -> AlgorithmRun:
         for t in range(trials):
             seed = int(np.random.SeedSequence(inp.seed, spawn_key=(TRIAL_SEED_KEY, j, t))
                        .generate_state(1, np.uint64)[0] % (1 << 63))
-            result, W, H, _ = simulate(inp, prep, eps, seed)
+            result, W, H, loss = simulate(inp, prep, eps, seed)
+            losses[j].append(loss)
             if t == 0:  # [[audit]] audits each ε's first trial (sim.audited_runs)
                 audit_runs[f"epsilon={eps:g}"] = audited(inp, prep, eps, result)
             values[t, j] = clean_objective(prep.V_clean, W, H, prep.n)
             if inp.progress is not None:
                 inp.progress("private runs", j * trials + t + 1, total)
-    obj_nonprivate, _ = nonprivate(inp, prep)
+    obj_nonprivate, loss_nonprivate = nonprivate(inp, prep)
+    epochs = [epochs_to_private_final(np.mean(curves, axis=0), loss_nonprivate)
+              for curves in losses]
     accounting = [account(eps, p["delta"], p["iterations"]) for eps in eps_list]
     mean = values.mean(axis=0)
     gap = mean - obj_nonprivate
@@ -291,6 +298,8 @@ def run_sweep(inp: RunInput) -> AlgorithmRun:
         "objective_init": initial_objective(prep),
         "gap": gap.tolist(),
         "gap_shrinks_with_epsilon": bool(np.all(np.diff(gap) <= 0)),
+        "epochs_private": [e[0] for e in epochs],
+        "epochs_nonprivate": [e[1] for e in epochs],
         "epsilon_total_paper": [a.epsilon_paper for a in accounting],
         "epsilon_total_accountant": [a.epsilon_accountant for a in accounting],
         "trials": trials, "iterations": p["iterations"], "n": prep.n,
@@ -313,6 +322,18 @@ def run_sweep(inp: RunInput) -> AlgorithmRun:
                        "ε_total accountant"], rows, title)],
         audit_runs=audit_runs,
     )
+
+
+def epochs_to_private_final(private: np.ndarray,
+                            nonprivate: list[float]) -> tuple[int, int | None]:
+    """Epochs each run needs to reach the private run's final loss (§4: "the private version
+    needs more epochs"): the first index at which the private (mean over trials) loss
+    history, and the non-private one, is at or below ``private[-1]``; None if the
+    non-private run never gets there."""
+    target = float(private[-1])
+    first_private = int(np.argmax(private <= target))
+    below = np.flatnonzero(np.asarray(nonprivate) <= target)
+    return first_private, int(below[0]) if below.size else None
 
 
 def _workload(inp: EstimateInput, runs: int) -> Workload:

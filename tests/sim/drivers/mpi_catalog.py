@@ -40,6 +40,8 @@ SCENARIOS: dict[str, dict[str, Any]] = {
     "pd_nmf_init_comparison": _scenario("pd_nmf_init_comparison", dict(NMF, trials=1),
                                         rows=40, cols=12),
     "pd_nmf_uplift": _scenario("pd_nmf_uplift", dict(NMF, local_restarts=1), rows=60, cols=12),
+    "pd_nmf_topic_quality": _scenario("pd_nmf_topic_quality", dict(NMF, trials=2, top_words=4),
+                                      rows=60, cols=12),
     "cape_mean": _scenario("cape_mean", {"trials": 3}, data={"kind": "spiked", "k": 2}),
     "cape_pca": _scenario("cape_pca", dict(CAPE), rows=60, cols=6),
     "cape_pca_sweep": _scenario("cape_pca_sweep", dict(CAPE, values=[1.0, 5.0]), rows=60),
