@@ -2,7 +2,8 @@
 
 Expected sums come from numpy on the pooled inputs (within N·ε·Σ|x|: the ring adds in another
 order); each party's sent elements from the closed form 2L − |C_{i+1}| − |C_{i+2}| with the
-chunk sizes taken from ``numpy.array_split``. Its audit: tests/parties/test_ring_all_reduce_audit.py.
+chunk sizes taken from ``numpy.array_split``. Its audit:
+tests/parties/test_ring_all_reduce_audit.py.
 """
 
 from __future__ import annotations
