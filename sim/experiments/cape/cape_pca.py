@@ -265,7 +265,7 @@ def _audit_target(inp: RunInput, p: dict[str, Any], run: Any, shards: list[Any])
 FIGURE = SweepFigure(
     measure="q",
     labels={"cape": "capePCA", "pooled_ag": "pooled AG", "conventional": "conventional",
-            "local": "local AG", "nonprivate": "non-private"},
+            "dpdispca": "DPdisPCA (R = 2K)", "local": "local AG", "nonprivate": "non-private"},
     ylabel="captured energy q = tr(Vᵀ A V)", title="capePCA: captured energy",
     caption="captured energy (mean over trials)", plot="captured_energy", spread=True)
 
