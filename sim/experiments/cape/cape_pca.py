@@ -244,6 +244,9 @@ PCA_REVEALING = {
                               "pooled Analyze Gauss (the centralized DP baseline)"),
     "nonprivate": RevealingRun("the pooled second moment without noise",
                                "non-private PCA (the pooled baseline)"),
+    "dpdispca": RevealingRun("its site's noisy partial square root P_s to the aggregator (a DP "
+                             "release, no secure computation)",
+                             "DPdisPCA (the distributed DP baseline)"),
 }
 """The arms ``[[audit]]`` reports as revealing by design (:mod:`sim.audited_runs`); local AG
 exchanges nothing and is not a run to audit."""
