@@ -4,7 +4,7 @@ The planted leak is the ring itself with two or more honest parties: the member 
 honest party receives that party's own chunk in step ``reduce0``. The whole-run audit must
 answer "leak" there (and "private" with one honest party, whose input the declared sum
 determines), and the test recovers the honest chunk from the member's view; the A/B method,
-which knows nothing of the declaration, must flag it too.
+which knows nothing of the declaration, must flag it too; so must the linear and exact methods.
 """
 
 from __future__ import annotations
@@ -63,3 +63,18 @@ def test_a_ring_all_reduce_of_real_numbers_is_audited_too() -> None:
     assert leak.message.endswith(" from 2 to 0")
     determined = audit(program, shards, (0, 2), prime=P, frac_bits=20, trials=12)
     assert determined.verdict == "private", determined.details
+
+
+@pytest.mark.parametrize("method", ["simulation", "statistical", "linear", "exact"])
+def test_every_audit_method_catches_the_ring_and_clears_one_honest_party(method: str) -> None:
+    """The same planted leak for each method: coalition {1, 3} of 4 (two honest) must be a
+    leak, {0, 1, 2} (one honest, determined by the sum) private. The exact method enumerates
+    GF(5)."""
+    if method == "exact":
+        prime, inputs = 5, [np.array([m % 5, (m + 1) % 5], dtype=np.int64) for m in range(4)]
+    else:
+        prime, inputs = P, field_inputs(F61, 4, 6, seed=5)
+    leak = audit(ring, inputs, (1, 3), prime=prime, method=method, trials=48, seed=2)
+    assert leak.verdict == "leak", leak.details
+    clear = audit(ring, inputs, (0, 1, 2), prime=prime, method=method, trials=48, seed=2)
+    assert clear.verdict == "private", clear.details
