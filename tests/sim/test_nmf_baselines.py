@@ -226,3 +226,24 @@ def test_time_per_iteration_against_the_number_of_nodes() -> None:
         assert t[2][label] / t[16][label] > 3, label
     assert t[2]["DSANLS/S"] / t[16]["DSANLS/S"] < 2
     assert all(t[n]["DSANLS/S"] < t[n]["MU"] for n in t)  # still the fastest iteration
+
+
+def test_dsanls_with_the_ring_all_reduce_is_audited_by_its_declaration() -> None:
+    """``allreduce = "ring"`` in a DSANLS run: a lone node learns its predecessor's chunks
+    (leak), three of four nodes learn nothing beyond the sums (private: the one honest input
+    is determined), and the A/B method, with no declaration, flags two honest nodes too."""
+    import tomllib
+
+    spec = tomllib.loads((SCENARIOS / "dsanls.toml").read_text())
+    spec["algorithm"].update(allreduce="ring", iterations=2)
+    spec["network"]["parties"] = 4
+    spec["data"]["rows"], spec["data"]["cols"] = 60, 20
+    spec["audit"] = [{"coalition": [0], "method": "simulation"},
+                     {"coalition": [0, 1, 2], "method": "simulation"},
+                     {"coalition": [1, 3], "method": "statistical"}]
+    verdicts = [(a["verdict"], a.get("message") or "")
+                for a in run_scenario(spec).report["privacy"]]
+    assert verdicts[0][0] == "leak" and verdicts[0][1].startswith("ring_all_reduce#")
+    assert verdicts[0][1].endswith(" from 3 to 0")  # node 0's predecessor on the ring
+    assert verdicts[1][0] == "private"
+    assert verdicts[2][0] == "leak"
