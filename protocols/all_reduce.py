@@ -20,10 +20,18 @@ Two ways to compute it:
     What MPI's All-Reduce does on a trusted cluster: every party sends its float64 array to
     every peer and adds the arrays in party order (so all parties obtain bitwise the same
     sum). Every peer sees every individual input: the comparison point for the audit.
+``ring``
+    MPI's large-message All-Reduce in the clear: reduce-scatter and all-gather around the
+    ring of parties (:mod:`protocols.ring_all_reduce`, calls named ``ring_all_reduce``),
+    2(N − 1) steps of L/N-sized chunks. Every party obtains bitwise the same sum; a party
+    sees its predecessor's own chunk and partial sums, so it is no more private than
+    ``plain``.
 
 Declared cost per party per call on d numbers: ``plain`` — 1 round, N − 1 messages, (N − 1)d
 elements sent (float64), the same counts as SecureSum's ``prg`` variant (field elements);
-``explicit`` SecureSum doubles them (:func:`protocols.secure_sum.declared_cost`).
+``explicit`` SecureSum doubles them (:func:`protocols.secure_sum.declared_cost`); ``ring`` —
+2(N − 1) rounds and messages, ≈ 2(N − 1)d/N elements (:func:`protocols.ring_all_reduce.
+ring_cost`, exact for the party at position 0).
 """
 
 from __future__ import annotations
@@ -38,6 +46,7 @@ from protocols.context import PartyContext
 from protocols.effects import Input, Output, RecvEach, SendEach
 from protocols.errors import InputError
 from protocols.functionality import CallInstance, FunctionalityMismatch, Ideal, field_sum
+from protocols.ring_all_reduce import float_add, ring_cost, ring_sum
 from protocols.secure_sum import Cost, check_variant, declared_cost, secure_sum, secure_sum_field
 from protocols.simulator import (
     CallView,
@@ -47,7 +56,7 @@ from protocols.simulator import (
     uniform_with_sum,
 )
 
-METHODS: tuple[str, ...] = ("secure_sum", "plain")
+METHODS: tuple[str, ...] = ("secure_sum", "plain", "ring")
 PROTOCOL = "all_reduce"
 
 
@@ -63,6 +72,8 @@ def all_reduce_cost(method: str, variant: str, n_parties: int, length: int) -> C
     check_method(method)
     if method == "secure_sum":
         return declared_cost(variant, n_parties, length)
+    if method == "ring":
+        return ring_cost(n_parties, length)
     m1 = n_parties - 1
     return Cost(rounds=1, messages_sent=m1, elements_sent=m1 * length)
 
@@ -84,7 +95,7 @@ def all_reduce(
         The party's context; all data-holding parties take part.
     x : array_like of any shape
         This party's array; every party passes the same shape.
-    method : {"secure_sum", "plain"}
+    method : {"secure_sum", "plain", "ring"}
         How the sum is computed (module docstring).
     variant : {"prg", "explicit"}
         The SecureSum variant (``method = "secure_sum"`` only).
@@ -103,6 +114,8 @@ def all_reduce(
     values = np.asarray(x, dtype=np.float64)
     if method == "secure_sum":
         total = yield from secure_sum(ctx, values, variant, label=output)  # type: ignore[arg-type]
+    elif method == "ring":
+        total = (yield from ring_sum(ctx, values, output, float_add)).reshape(values.shape)
     else:
         total = yield from _plain_sum(ctx, values, output)
     result = total / ctx.n_parties if average else total
@@ -141,6 +154,8 @@ def all_reduce_field(
     if method == "secure_sum":
         return (yield from secure_sum_field(ctx, x_hat, variant))  # type: ignore[arg-type]
     x_hat = np.asarray(x_hat)
+    if method == "ring":
+        return (yield from ring_sum(ctx, x_hat, "x", ctx.field.add))
     call = ctx.new_call(PROTOCOL)
     yield Input("x", x_hat, call)
     yield SendEach(dict.fromkeys(ctx.peers, x_hat), call, "value")

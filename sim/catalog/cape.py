@@ -151,7 +151,7 @@ CAPE_OTD_SWEEP = Algorithm(
 )
 
 
-PCA_METHODS = ("cape", "pooled_ag", "conventional", "local", "nonprivate")
+PCA_METHODS = ("cape", "pooled_ag", "conventional", "dpdispca", "local", "nonprivate")
 
 PREPROCESS = ("center_scale", "none")
 

@@ -28,7 +28,7 @@ SKETCHES = ("gaussian", "subsampling")
 
 SOLVERS = ("rcd", "pgd")
 
-ALLREDUCE = ("secure_sum", "plain")
+ALLREDUCE = ("secure_sum", "plain", "ring")
 
 
 MAX_GFLOPS = 1e6
@@ -80,7 +80,7 @@ SKETCH_PARAMS: dict[str, Param] = {
 }
 
 REDUCE_PARAMS: dict[str, Param] = {
-    "allreduce": Param("secure_sum", choice(*ALLREDUCE), "secure_sum | plain"),
+    "allreduce": Param("secure_sum", choice(*ALLREDUCE), "secure_sum | plain | ring"),
     "variant": Param("prg", choice(*VARIANTS), "SecureSum variant"),
 }
 
@@ -237,6 +237,8 @@ BASELINE_PARAMS: dict[str, Param] = {
     **{key: param for key, param in SKETCH_PARAMS.items() if key not in ("sketch", "solver")},
     "iterations": Param(30, integer(1, MAX_ITERATIONS), "T of MU, HALS and ANLS/BPP"),
     "sketched_iterations": Param(100, integer(1, MAX_ITERATIONS), "T of the DSANLS runs"),
+    "allreduce": Param("plain", choice("plain", "ring"),
+                       "the DSANLS runs' All-Reduce: plain (to every peer) | ring (MPI's)"),
     "time_budget_s": Param(0.0, number(0.0, MAX_WEIGHT),
                            "simulated seconds of the time comparison; 0: the shortest run's"),
     "methods": Param(list(BASELINE_METHODS),

@@ -58,7 +58,7 @@ def _prime(method: str) -> int:
 
 def test_every_protocol_declares_a_functionality_and_a_simulator() -> None:
     assert set(REGISTRY) == {"secure_sum", "all_reduce", "normed_secure_sum", "dealer", "cape",
-                             "secagg", "all_gather", "sketch_seed"}
+                             "secagg", "all_gather", "sketch_seed", "ring_all_reduce"}
     assert set(SIMULATORS) == set(REGISTRY)
     assert isinstance(SIMULATORS["secure_sum"]("prg"), SecureSumSimulator)
 

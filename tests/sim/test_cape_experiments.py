@@ -88,6 +88,11 @@ def test_cape_pca_orders_the_methods_as_the_paper() -> None:
     assert m["q_nonprivate"] >= m["q_cape"] >= m["q_conventional"] >= m["q_local"]
     assert abs(m["q_cape"] - m["q_pooled_ag"]) < 0.25 * (m["q_cape"] - m["q_conventional"])
     assert m["elements_sent_per_site"] == m["declared_elements_sent_per_site"] == 30 * 31 // 2
+    # PCA-2: conventional > DPdisPCA (R = 2K = 12) > local, and DPdisPCA sends least: D·R
+    # against the conventional site's D(D + 1)/2 and capePCA's three such matrices per site
+    assert m["q_conventional"] > m["q_dpdispca"] > m["q_local"]
+    assert m["elements_per_site_by_scheme"] == {"cape": 3 * 465, "conventional": 465,
+                                                "dpdispca": 30 * 12}
     assert run.outputs["V"].shape == (30, 6)
     assert np.allclose(run.outputs["V"].T @ run.outputs["V"], np.eye(6), atol=1e-10)
 
@@ -191,7 +196,10 @@ def test_cli_runs_a_cape_scenario_as_json(tmp_path: Path) -> None:
 SLOW = ["cape_mean", "cape_pca_synthetic_epsilon", "cape_pca_synthetic_samples",
         "cape_pca_synthetic_delta", "cape_pca_digits_epsilon", "cape_pca_digits_samples",
         "cape_pca_digits_delta", "cape_otd_mog_epsilon", "cape_otd_mog_samples",
-        "cape_otd_stm_epsilon", "cape_otd_stm_samples"]
+        "cape_otd_stm_epsilon", "cape_otd_stm_samples", "cape_otd_stm_delta"]
+
+FLOOR_SYNTHETIC = 0.287
+"""The random-subspace floor q/q_o of the synthetic PCA data, (K/D)·tr(A)/q_o (cape.md §7.1)."""
 
 
 # The thresholds below come from the paper's claims (spec cape.md §7) and were checked against
@@ -253,6 +261,36 @@ def _check_pca_sweep(m: dict, outputs: dict) -> None:
         assert q["cape"][-1] >= (0.95 if m["sweep"] == "epsilon" else 0.8)
 
 
+def _check_synthetic_epsilon_floor_and_dpdispca(m: dict, outputs: dict) -> None:
+    """Spec §7.1 claims 2 and 4 on the synthetic ε sweep (ε from 0.001, the paper's grid):
+
+    * at ε = 0.001 every method sits at the random-subspace floor 0.287 q_o, within 0.03
+      (measured 0.281–0.284; trial sd ≤ 0.005 q_o);
+    * conventional ≥ DPdisPCA (R = 2K) everywhere, beyond 4 standard errors of the difference
+      wherever conventional is ≥ 0.05 q_o above the floor (measured gaps 0.068–0.175 at
+      ε = 0.5–5, ≥ 7 SE);
+    * DPdisPCA > local at ε = 5 and 10 (measured 0.842 vs 0.640, 0.955 vs 0.818). Not
+      asserted below: at ε = 0.5 and 1 DPdisPCA measured 0.019 and 0.007 q_o *below* local,
+      stated in the claims table (PCA-2).
+    """
+    top = np.array(m["q_nonprivate"])
+    q = {k: np.array(m[f"q_{k}"]) / top
+         for k in ("cape", "pooled_ag", "conventional", "dpdispca", "local")}
+    assert m["values"][0] <= 0.001
+    for k, v in q.items():
+        assert abs(v[0] - FLOOR_SYNTHETIC) < 0.03, k
+    trials = outputs["q_cape"].shape[1]
+    se = np.sqrt((outputs["q_conventional"].var(axis=1, ddof=1)
+                  + outputs["q_dpdispca"].var(axis=1, ddof=1)) / trials) / top
+    informative = q["conventional"] - FLOOR_SYNTHETIC >= 0.05
+    assert np.all(q["conventional"] >= q["dpdispca"] - 0.01)
+    assert np.all((q["conventional"] > q["dpdispca"] + 4 * se)[informative])
+    values = list(m["values"])
+    for eps in (5.0, 10.0):
+        i = values.index(eps)
+        assert q["dpdispca"][i] > q["local"][i] + 0.05
+
+
 def _check_otd_sweep(name: str, m: dict, outputs: dict) -> None:
     """Spec §7.2's claims on the recovery error (lower is better):
 
@@ -275,11 +313,23 @@ def _check_otd_sweep(name: str, m: dict, outputs: dict) -> None:
     """
     err = {k: np.array(m[f"error_{k}"]) for k in ("cape", "conventional", "local", "nonprivate")}
     trials = outputs["error_cape"].shape[1]
+    if m["sweep"] == "epsilon" and m["values"][0] <= 0.001:
+        # 5. (OTD-2) at ε = 0.001 every private method is at the random-vector level: not
+        # below it by 4 standard errors of the difference (measured 0.92–1.04 of it)
+        for k in ("cape", "conventional", "local"):
+            se = np.sqrt((outputs[f"error_{k}"][0].var(ddof=1)
+                          + outputs["error_random"][0].var(ddof=1)) / trials)
+            assert err[k][0] >= m["error_random"][0] - 4 * se, k
     for a, b in (("cape", "conventional"), ("conventional", "local")):
         se = np.sqrt((outputs[f"error_{a}"].var(axis=1, ddof=1)
                       + outputs[f"error_{b}"].var(axis=1, ddof=1)) / trials)
         assert np.all(err[a] <= err[b] + 0.01 + 4 * se), (a, b)
     assert np.max(err["conventional"] - err["cape"]) >= (0.1 if "mog" in name else 0.03)
+    if m["sweep"] == "delta":
+        # Fig. 5 (OTD-3): the fall with δ at ε = 0.1 (paper: capeAGN .24 → .17) is within the
+        # noise of 5 trials here (measured slope −0.016 per decade of δ, −1.1 SE), so only the
+        # orderings above are asserted; the claims table reports it as not reproduced
+        return
     for k in ("cape", "conventional", "local"):
         assert err[k][-1] < err[k][0], k
     excess = err["cape"] - err["nonprivate"]
@@ -303,5 +353,7 @@ def test_paper_scenarios_reproduce_the_orderings(name: str, tmp_path: Path) -> N
         _check_cape_mean(m)
     elif "pca" in name:
         _check_pca_sweep(m, run.outputs)
+        if name == "cape_pca_synthetic_epsilon":
+            _check_synthetic_epsilon_floor_and_dpdispca(m, run.outputs)
     else:
         _check_otd_sweep(name, m, run.outputs)

@@ -9,13 +9,19 @@ ball. It then runs:
 
 * capePCA on the simulator (sites, aggregator, noise generator; :mod:`algorithms.cape.pca`),
 * the conventional scheme on the simulator (each site adds AG noise for its own N_s),
+* DPdisPCA on the simulator (each site sends the rank-R partial square root of its AG-noised
+  A_s, R = 2K; :mod:`algorithms.cape.dpdispca`),
 * pooled AG and local AG (site 0 alone) centrally, and non-private PCA of the pooled samples,
 
 and scores each V by the captured energy q(V) = tr(Vᵀ A_true V): A_true is the generating
 covariance of synthetic ``spiked`` data, else the second-moment matrix of the whole
 preprocessed data set (§6.1). Metrics ``q_cape``, ``q_pooled_ag``, ``q_conventional``,
-``q_local``, ``q_nonprivate`` are means over trials (``*_sd``: their standard deviations;
-``*_ratio``: divided by ``q_nonprivate``). Output ``V`` is the first trial's capePCA subspace.
+``q_dpdispca``, ``q_local``, ``q_nonprivate`` are means over trials (``*_sd``: their standard
+deviations; ``*_ratio``: divided by ``q_nonprivate``). Output ``V`` is the first trial's
+capePCA subspace. ``elements_per_site_by_scheme`` is each simulated scheme's communication
+from the first trial's ledger — every element sent in its run divided by S (capePCA: the
+site's release and the noise generator's and aggregator's noise to it, 3·D(D + 1)/2; the
+conventional scheme: D(D + 1)/2; DPdisPCA: D·R).
 
 ``cape_pca_sweep`` repeats this over one swept key (``sweep`` = "epsilon" | "delta" |
 "samples_per_site", ``values``), the panels of Figure 2, and plots q against it. The paper's
@@ -35,6 +41,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from algorithms.cape.dpdispca import dpdispca_aggregator, dpdispca_site
 from algorithms.cape.moments import check_unit_ball
 from algorithms.cape.pca import (
     analyze_gauss,
@@ -50,6 +57,7 @@ from algorithms.cape.pca import (
 )
 from algorithms.cape.symmetric import matrix_size
 from protocols.accounting import Release
+from protocols.correlated_noise import gaussian_noise_scale
 from sim.audited_runs import RevealingRun
 from sim.catalog.cape import (
     PCA_METHODS,
@@ -118,6 +126,26 @@ def _simulate(inp: RunInput, shards: list[np.ndarray], p: dict[str, Any], scheme
     return result, result.outputs[len(shards)], (parties, plan)
 
 
+def _simulate_dpdispca(inp: RunInput, shards: list[np.ndarray], p: dict[str, Any],
+                       seed: int) -> tuple[Result, np.ndarray]:
+    """DPdisPCA (R = 2K, at most D) on the simulator: every site's AG noise for its own N_s."""
+    D = shards[0].shape[1]
+    rank = min(2 * p["k"], D)
+    taus = [gaussian_noise_scale(sensitivity(len(s), p["sensitivity"]), p["epsilon"],
+                                 p["delta"]) for s in shards]
+    parties = cape_parties(
+        dpdispca_site, [{"X": s, "tau": t, "rank": rank, "noise": p["noise"]}
+                        for s, t in zip(shards, taus, strict=True)],
+        (dpdispca_aggregator, {"n_sites": len(shards), "dim": D, "k": p["k"],
+                               "order": p["order"]}), None)
+    result = inp.simulation.run(parties, seed=seed)
+    return result, result.outputs[len(shards)]
+
+
+def _per_site(result: Result, n_sites: int) -> float:
+    return sum(r.elements for r in result.ledger) / n_sites
+
+
 def pca_point(inp: RunInput, p: dict[str, Any], stage: str = "trials") -> dict[str, Any]:
     """Every method's q over ``p["trials"]`` trials at one setting of the keys."""
 
@@ -125,14 +153,19 @@ def pca_point(inp: RunInput, p: dict[str, Any], stage: str = "trials") -> dict[s
     check_rank(p["k"], A_true.shape[0])
     q: dict[str, list[float]] = {m: [] for m in PCA_METHODS}
     first: tuple[Result, np.ndarray, Any] | None = None
+    sent: dict[str, float] = {}
     audits: dict[str, Any] = {}
     for seed, rng in trials(inp, p["trials"], 7, stage):
         shards = _trial_data(inp, p, rng)
         pooled = np.vstack(shards)
         result, V, run = _simulate(inp, shards, p, "cape", seed)
-        _, V_conv, run_conv = _simulate(inp, shards, p, "conventional", seed)
+        result_conv, V_conv, run_conv = _simulate(inp, shards, p, "conventional", seed)
+        result_dis, V_dis = _simulate_dpdispca(inp, shards, p, seed)
         if first is None:
             first = (result, V, run)
+            sent = {"cape": _per_site(result, len(shards)),
+                    "conventional": _per_site(result_conv, len(shards)),
+                    "dpdispca": _per_site(result_dis, len(shards))}
             audits = {"cape": _audit_target(inp, p, run, shards),
                       "conventional": _audit_target(inp, p, run_conv, shards),
                       **PCA_REVEALING}
@@ -141,6 +174,7 @@ def pca_point(inp: RunInput, p: dict[str, Any], stage: str = "trials") -> dict[s
             "pooled_ag": analyze_gauss(pooled, p["k"], p["epsilon"], p["delta"], rng,
                                        p["sensitivity"], p["order"]),
             "conventional": V_conv,
+            "dpdispca": V_dis,
             "local": analyze_gauss(shards[0], p["k"], p["epsilon"], p["delta"], rng,
                                    p["sensitivity"], p["order"]),
             "nonprivate": top_eigenvectors(second_moment(pooled), p["k"]),
@@ -150,7 +184,7 @@ def pca_point(inp: RunInput, p: dict[str, Any], stage: str = "trials") -> dict[s
     assert first is not None  # trials ≥ 1
     return {"q": {m: np.array(v) for m, v in q.items()}, "result": first[0], "V": first[1],
             "sizes": [len(s) for s in shards], "dim": A_true.shape[0], "run": first[2],
-            "audits": audits}
+            "audits": audits, "elements_per_site": sent}
 
 
 def _accounting(p: dict[str, Any], sizes: list[int]) -> dict[str, Any]:
@@ -187,6 +221,7 @@ def run(inp: RunInput) -> AlgorithmRun:
     metrics.update({
         "elements_sent_per_site": site_sent[0],
         "declared_elements_sent_per_site": matrix_size(D),
+        "elements_per_site_by_scheme": point["elements_per_site"],
         "dimension": D, "k": p["k"], "site_sizes": point["sizes"],
         "accounting": _accounting(p, point["sizes"]),
     })
@@ -209,6 +244,9 @@ PCA_REVEALING = {
                               "pooled Analyze Gauss (the centralized DP baseline)"),
     "nonprivate": RevealingRun("the pooled second moment without noise",
                                "non-private PCA (the pooled baseline)"),
+    "dpdispca": RevealingRun("its site's noisy partial square root P_s to the aggregator (a DP "
+                             "release, no secure computation)",
+                             "DPdisPCA (the distributed DP baseline)"),
 }
 """The arms ``[[audit]]`` reports as revealing by design (:mod:`sim.audited_runs`); local AG
 exchanges nothing and is not a run to audit."""
@@ -230,7 +268,7 @@ def _audit_target(inp: RunInput, p: dict[str, Any], run: Any, shards: list[Any])
 FIGURE = SweepFigure(
     measure="q",
     labels={"cape": "capePCA", "pooled_ag": "pooled AG", "conventional": "conventional",
-            "local": "local AG", "nonprivate": "non-private"},
+            "dpdispca": "DPdisPCA (R = 2K)", "local": "local AG", "nonprivate": "non-private"},
     ylabel="captured energy q = tr(Vᵀ A V)", title="capePCA: captured energy",
     caption="captured energy (mean over trials)", plot="captured_energy", spread=True)
 

@@ -58,6 +58,12 @@ from sim.privacy import AuditTarget, first_call_inputs, secure_sum_program
 
 INIT_SEED_KEY = 1_000_004
 
+CLEAR_PROTOCOL = {"plain": "all_reduce", "ring": "ring_all_reduce"}
+"""The call name of each All-Reduce method in the clear (SecureSum's calls are ``secure_sum``)."""
+
+REDUCE_PROTOCOLS = ("secure_sum", *CLEAR_PROTOCOL.values())
+"""Every protocol an All-Reduce's messages are recorded under."""
+
 
 def sizes(params: dict[str, Any]) -> tuple[Any, Any]:
     """(sketch on V, sketch on U): ``sketch_size_v`` and ``sketch_size_u`` or ``sketch_size``."""
@@ -146,7 +152,7 @@ def run(inp: RunInput) -> AlgorithmRun:
     U_c, V_c = sanls(M, U0, np.vstack(V0), iterations=config.iterations, seed=nodes[0].seed,
                      sketch=config.sketch, d=config.sketch_d, d_prime=config.sketch_d_prime,
                      solver=config.solver, schedule=config.schedule)
-    sent = sent_per_party(result, ("secure_sum", "all_reduce"))
+    sent = sent_per_party(result, REDUCE_PROTOCOLS)
     per_call = [k * config.sketch_d, k * config.sketch_d_prime]
     if not general:
         per_call.append(m * config.sketch_d)
@@ -197,10 +203,11 @@ def audit_target(result: Any, parties: Sequence[Party], method: str, variant: st
                            field_inputs=first_call_inputs(result.views, result.sites,
                                                           "secure_sum"))
     fixed = inp.simulation.fixed
-    floats = first_call_inputs(result.views, result.sites, "all_reduce")
+    protocol = CLEAR_PROTOCOL[method]
+    floats = first_call_inputs(result.views, result.sites, protocol)
     inputs = tuple(fixed.encode(np.ravel(x), n_summands=len(floats)) for x in floats)
-    return AuditTarget(tuple(parties), ("all_reduce", SKETCH_SEED), "plain",
-                       field_program=lambda ctx, x: all_reduce_field(ctx, x, "plain"),
+    return AuditTarget(tuple(parties), (protocol, SKETCH_SEED), "plain",
+                       field_program=lambda ctx, x: all_reduce_field(ctx, x, method),
                        field_inputs=inputs)
 
 

@@ -8,8 +8,12 @@ solver — ``DSANLS/S``, ``DSANLS/G``, ``DSANLS/S-PGD``, ``DSANLS/G-PGD`` — fo
 ``sketched_iterations`` iterations, and the baselines ``MU`` (:mod:`algorithms.nmf.mu`),
 ``HALS`` (:mod:`algorithms.nmf.hals`) and ``ANLS/BPP`` (:mod:`algorithms.nmf.abpp`), which
 all-gather the fixed factor (:mod:`algorithms.nmf.gathered_bcd`), for ``iterations``. Every
-All-Reduce and All-Gather is MPI's plain one (float64 in the clear): this is the paper's
-cluster speed-up setting, not a private one. Simulated time counts messages (the network's
+All-Reduce and All-Gather is in the clear (float64): this is the paper's cluster speed-up
+setting, not a private one. The DSANLS runs' All-Reduce is ``allreduce``: ``plain`` sends the
+k×d array to every peer, ``ring`` is MPI's reduce-scatter + all-gather
+(:mod:`protocols.ring_all_reduce`, ≈ 2kd per node); on a ``star`` network (one link per node
+to a switch, as in a cluster) a node's messages share its link and the ring's saving shows in
+time. Simulated time counts messages (the network's
 latency and bandwidth) and local work (flop counts at ``gflops`` per node); a synchronous
 collective makes every node wait for the slowest.
 
@@ -31,7 +35,8 @@ The table prints both; the plot ``relative_error`` draws the curves against iter
 against simulated time, the start's error at 0.
 
 Keys: ``k``, ``sketch_size`` (and ``sketch_size_u``, ``sketch_size_v``), ``alpha``, ``beta``,
-``gflops`` as for ``dsanls``; ``iterations`` (MU, HALS, ANLS/BPP), ``sketched_iterations``
+``gflops`` as for ``dsanls``; ``allreduce`` (``plain`` | ``ring``, the DSANLS runs');
+``iterations`` (MU, HALS, ANLS/BPP), ``sketched_iterations``
 (DSANLS), ``time_budget_s`` (0: the shortest run's time) and ``methods`` (a subset of the
 seven labels; all by default).
 """
@@ -131,12 +136,12 @@ def run_gathered(inp: RunInput, label: str, iterations: int) -> dict[str, Any]:
 
 
 def run_sketched(inp: RunInput, label: str, iterations: int) -> dict[str, Any]:
-    """DSANLS (``dsanls``'s run, general setting, plain All-Reduce) with ``label``'s sketch and
-    solver."""
+    """DSANLS (``dsanls``'s run, general setting, the ``allreduce`` key's All-Reduce in the
+    clear) with ``label``'s sketch and solver."""
 
     sketch, solver = SKETCHED_METHODS[label]
     params = {**inp.params, "sketch": sketch, "solver": solver, "iterations": iterations,
-              "setting": "general", "allreduce": "plain", "variant": "prg"}
+              "setting": "general", "allreduce": inp.params["allreduce"], "variant": "prg"}
     run = DSANLS.run(RunInput(inp.scenario, params, inp.data, inp.shards, inp.simulation,
                               inp.seed, None, inp.extras))
     U0, V0 = starts(inp, inp.params["k"])
@@ -235,7 +240,7 @@ def estimate(inp: EstimateInput) -> Workload:
             sketch, solver = SKETCHED_METHODS[label]
             params = {**p, "sketch": sketch, "solver": solver,
                       "iterations": p["sketched_iterations"], "setting": "general",
-                      "allreduce": "plain", "variant": "prg"}
+                      "allreduce": p["allreduce"], "variant": "prg"}
             work = dsanls_workload(EstimateInput(inp.scenario, params, inp.n_rows, inp.n_cols,
                                                  inp.missing))
             work = Workload(work.messages, work.elements, 1, 2 * work.flops)

@@ -45,6 +45,7 @@ from sim.entry import (
     Workload,
 )
 from sim.experiments.dsanls.dsanls import (
+    REDUCE_PROTOCOLS,
     as_scenario_error,
     audit_target,
     check_rank,
@@ -93,7 +94,7 @@ def run_secure(inp: RunInput, name: str, sketch_on: str) -> AlgorithmRun:
     nodes = [result.outputs[r] for r in range(N)]
     U = result.outputs[N].U if asynchronous else nodes[0].U
     V = [node.V for node in nodes]
-    protocols = ("asyn_sd",) if asynchronous else ("secure_sum", "all_reduce")
+    protocols = ("asyn_sd",) if asynchronous else REDUCE_PROTOCOLS
     sent = sent_per_party(result, protocols)
     metrics: dict[str, Any] = {
         "relative_error": relative_error(M, U, np.vstack(V)),
