@@ -13,7 +13,12 @@ plain form (the objective scikit-learn minimises):
   one machine per party would wait for besides the network. Timing every step of the programs
   adds a generator and two clock reads to each effect, so the critical path comes from two more
   arms in the same rounds (``clocked_off``, ``clocked_on``), the timed PD-NMF arms run without
-  the clock, and each line prints what the clock costs (``clocked_to_timed``).
+  the clock, and each line prints what the clock costs (``clocked_to_timed``). Every SecureSum
+  call is a barrier, so ``synchronised_critical_path_to_centralized`` adds up, barrier to
+  barrier, the slowest party's compute (``timing.PartyClock.synchronised_critical_path``), and
+  ``per_sweep`` sets what a deployment waits for per sweep — that compute plus the simulated
+  network's time (10 ms, 100 Mbit/s links) — beside the one-core simulation's total and the
+  centralized sweep.
 * ``pd_nmf_local_floor``: the floor of any one-core simulation of the M parties, timed in the
   same interleaved rounds: the parties' own per-topic steps (the very functions PD-NMF-Iter
   calls on each row block, in lock-step) with the SecureSum replaced by a plain float sum — no
@@ -87,7 +92,15 @@ import numpy as np
 import scipy.sparse as sp
 import simpy
 from driver_floor import least_driver_run, paused_gc
-from timing import PartyClock, emit, interleaved, pinned, ratio, summary
+from timing import (
+    PartyClock,
+    emit,
+    interleaved,
+    pinned,
+    ratio,
+    summary,
+    synchronised_critical_path,
+)
 
 from algorithms.data import partition_rows, split_rows, synthetic_topic_corpus
 from algorithms.nmf.objective import objective
@@ -375,12 +388,17 @@ def driver_floor(X: Any, T0: np.ndarray, sweeps: int, params: RRIParams, m: int,
     return time.perf_counter() - start, outputs[0].T, rows, views
 
 
+NETWORK = {"latency_ms": 10.0, "bandwidth_mbps": 100.0}
+"""The simulated links of the PD-NMF runs (the network's defaults, written out for the
+deployment figure)."""
+
+
 def private(X: Any, T0: np.ndarray, sweeps: int, params: RRIParams, m: int,
             sealing: bool = True, variant: str = "prg", clock: PartyClock | None = None
             ) -> tuple[float, Any]:
     """The PD-NMF simulation; with ``clock``, every party's program is timed step by step
     (the timed arms run without it)."""
-    sim = Simulation(Network.build(m), seed=1, sealing=sealing)
+    sim = Simulation(Network.build(m, **NETWORK), seed=1, sealing=sealing)
     program = pd_nmf_program(T0, sweeps, params, variant)
     parties = site_parties(program if clock is None else clock.wrap(program),
                            [{"X": s} for s in row_shards(X, m)])
@@ -434,6 +452,9 @@ def main() -> None:
     repeats = args.repeats or 5
     last: dict[str, Any] = {}
     critical: dict[str, list[float]] = {"off": [], "on": []}
+    synchronised: dict[str, list[float]] = {"off": [], "on": []}
+    clocks: dict[str, list[PartyClock]] = {"off": [], "on": []}
+    network: dict[str, float] = {}
 
     def run_centralized() -> float:
         t_c, last["centralized"] = centralized(X, T0, sweeps, params)
@@ -470,8 +491,12 @@ def main() -> None:
 
     def run_clocked(sealing: bool) -> float:  # for the critical path only
         clock = PartyClock()
-        t_p, _ = private(X, T0, sweeps, params, m, sealing, args.variant, clock)
-        critical["on" if sealing else "off"].append(clock.critical_path())
+        t_p, (_, _, clocked) = private(X, T0, sweeps, params, m, sealing, args.variant, clock)
+        arm = "on" if sealing else "off"
+        critical[arm].append(clock.critical_path())
+        synchronised[arm].append(clock.synchronised_critical_path())
+        clocks[arm].append(clock)
+        network[arm] = clocked.simulated_s  # the simulated network: the same in every run
         return t_p
 
     shards = [sp.csr_array(s) for s in row_shards(X, m)]
@@ -499,13 +524,31 @@ def main() -> None:
     target = objective(X, W_c, T_c, params)
     totals = result.ledger.select(protocol="secure_sum").totals()
     for sealing, key, goal in ((False, "sealing_off", 1.25), (True, "sealing_on", 1.5)):
-        crit = critical["on" if sealing else "off"]
+        arm = "on" if sealing else "off"
+        crit, sync = critical[arm], synchronised[arm]
+        lockstep = synchronised_critical_path(clocks[arm])
+        per_sweep = {
+            "unit": "seconds per sweep; the simulation and centralized from their minima",
+            "compute_critical_path_s": round(lockstep / sweeps, 5),
+            "network_s": round(network[arm] / sweeps, 5),
+            "deployment_s": round((lockstep + network[arm]) / sweeps, 5),
+            "simulation_total_s": round(min(runs[key]) / sweeps, 5),
+            "centralized_s": round(min(runs["centralized"]) / sweeps, 5),
+            "note": "deployment = compute critical path (Σ over the SecureSum barriers of the "
+                    "slowest party's compute between them, each party's compute there the "
+                    "least over the clocked runs) + the simulated network's time "
+                    f"(latency {NETWORK['latency_ms']} ms, {NETWORK['bandwidth_mbps']} Mbit/s "
+                    "links); simulation_total = the one-core simulation of all M parties",
+        }
         emit(benchmark="pd_nmf_vs_centralized", n=n, d=d, nnz=int(X.nnz), k=k, sweeps=sweeps,
              parties=m, variant=args.variant, sealing=sealing, repeats=repeats, **note,
              pd_nmf_to_centralized=ratio(runs[key], runs["centralized"]), target_ratio=goal,
              critical_path_to_centralized=ratio(crit, runs["centralized"]),
              critical_path_note="slowest party's local compute (inside its program), from "
                                 "runs of their own: clocked_to_timed is what the clock costs",
+             synchronised_critical_path_to_centralized=ratio(sync, runs["centralized"]),
+             lockstep_critical_path_to_centralized=round(lockstep / min(runs["centralized"]), 3),
+             per_sweep=per_sweep,
              clocked_to_timed=ratio(runs["clocked_on" if sealing else "clocked_off"], runs[key]),
              pd_nmf_to_local_floor=ratio(runs[key], runs["local_floor"]),
              pd_nmf_to_simpy_floor=ratio(runs[key], runs["simpy_floor"]),

@@ -78,24 +78,42 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - start, value
 
 
+WAITING_EFFECTS = frozenset({"Recv", "RecvEach", "RecvAny", "RecvWithin", "Compute"})
+"""Effects after which a party may wait for its peers: each closes one of its segments."""
+
+
 class PartyClock:
     """Per-party local compute: wall time spent inside each party's program.
 
     ``clock.wrap(program)`` returns a program that runs ``program`` and adds, to
     ``clock.seconds[party]``, the time each step of its generator takes (from the value sent
     in to the effect yielded out) — the party's own work, without the driver's.
+
+    It also cuts each party's compute into segments, one per effect after which the party may
+    wait for its peers (:data:`WAITING_EFFECTS`): ``clock.segments[party][i]`` is what the
+    party computed between its (i − 1)-th and i-th wait. When the parties run one program in
+    lock-step (every SecureSum call is a barrier: no party leaves it before all have sent),
+    segment i of every party lies between the same two barriers, and a deployment with one
+    machine per party waits Σ_i max_p segments[p][i] for compute
+    (:meth:`synchronised_critical_path`) — at least the slowest party's total
+    (:meth:`critical_path`), more when the slowest party differs from segment to segment.
     """
 
     def __init__(self) -> None:
         self.seconds: dict[int, float] = {}
+        self.segments: dict[int, list[float]] = {}
 
     def wrap(self, program: Callable[..., Generator[Any, Any, Any]]
              ) -> Callable[..., Generator[Any, Any, Any]]:
         seconds = self.seconds
 
+        segments = self.segments
+
         def run(ctx: Any, **inputs: Any) -> Generator[Any, Any, Any]:
             party = ctx.party
             seconds.setdefault(party, 0.0)
+            mine = segments.setdefault(party, [])
+            segment = 0.0
             start = time.perf_counter()
             gen = program(ctx, **inputs)
             value = None
@@ -103,9 +121,16 @@ class PartyClock:
                 try:
                     effect = gen.send(value)
                 except StopIteration as stop:
-                    seconds[party] += time.perf_counter() - start
+                    step = time.perf_counter() - start
+                    seconds[party] += step
+                    mine.append(segment + step)
                     return stop.value
-                seconds[party] += time.perf_counter() - start
+                step = time.perf_counter() - start
+                seconds[party] += step
+                segment += step
+                if type(effect).__name__ in WAITING_EFFECTS:
+                    mine.append(segment)
+                    segment = 0.0
                 value = yield effect
                 start = time.perf_counter()
 
@@ -114,6 +139,29 @@ class PartyClock:
     def critical_path(self) -> float:
         """The slowest party's local compute, in seconds."""
         return max(self.seconds.values(), default=0.0)
+
+    def synchronised_critical_path(self) -> float:
+        """Σ_i max_p segments[p][i]: the compute a deployment of lock-step parties waits for
+        (a party with fewer segments counts 0 in the ones it lacks), in seconds."""
+        return synchronised_critical_path([self])
+
+
+def synchronised_critical_path(clocks: list[PartyClock]) -> float:
+    """Σ_i max_p min_r segments_r[p][i] over the clocks of repeated runs of one program.
+
+    Each segment is the same work in every run, so its least time over the runs is its time
+    without the preemptions a busy machine adds to some of them; the maximum over the parties
+    is then taken segment by segment, as :meth:`PartyClock.synchronised_critical_path` does
+    for one run (which counts every party's preemptions in the segment where it was slowest).
+    """
+    parties = sorted({p for clock in clocks for p in clock.segments})
+    longest = max((len(s) for clock in clocks for s in clock.segments.values()), default=0)
+
+    def least(p: int, i: int) -> float:
+        return min(clock.segments[p][i] if i < len(clock.segments.get(p, ())) else 0.0
+                   for clock in clocks)
+
+    return sum(max(least(p, i) for p in parties) for i in range(longest))
 
     def figures(self) -> dict[str, float]:
         values = list(self.seconds.values()) or [0.0]

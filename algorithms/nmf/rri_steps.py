@@ -261,6 +261,17 @@ def update_w_column(stats: WSideStatistics, params: RRIParams) -> FloatArray:
     ndarray of shape (n_rows,)
     """
     check_loss_params(stats.loss, params)
+    den = stats.denominator
+    if type(den) is float and den + params.l2_w > 0:
+        # the full loss, the usual case: one positive curvature, the closed form everywhere;
+        # with ℓ^W_1 = 0 the subtraction (x − 0.0 = x, bit for bit) is left out
+        if params.l1_w == 0:
+            out = np.maximum(stats.numerator, 0.0)
+        else:
+            out = np.subtract(stats.numerator, params.l1_w)
+            np.maximum(out, 0.0, out=out)
+        out /= den + params.l2_w
+        return out
     num = stats.numerator - params.l1_w
     if np.ndim(stats.denominator) == 0 and stats.denominator + params.l2_w > 0:
         # one positive curvature (the full loss, the usual case): the closed form everywhere
@@ -382,6 +393,12 @@ def update_t_row(summed: ArrayLike, params: RRIParams, loss: Loss) -> tuple[Floa
     """
     check_loss_params(loss, params)
     num, den = split_t_statistics(summed, loss)
+    if type(den) is float and den + params.l2_t > 0 and params.l1_t == 0:
+        # the full loss without ℓ^T_1 (the usual case): x − 0.0 = x bit for bit, so the
+        # closed form starts from the numerator itself, into a new array (summed untouched)
+        row = np.maximum(num, 0.0)
+        row /= den + params.l2_t
+        return _t_row_form(row, den, params)
     num = num - params.l1_t
     if params.form == "topic" and loss == "full" and den + params.l2_t <= 0:
         return lemma1(-num, _corollary_c(den + params.l2_t, params)), 1.0
@@ -393,6 +410,13 @@ def update_t_row(summed: ArrayLike, params: RRIParams, loss: Loss) -> tuple[Floa
         pos = curv > 0
         row = np.zeros_like(num)
         row[pos] = np.maximum(num[pos], 0.0) / curv[pos]
+    return _t_row_form(row, den, params)
+
+
+def _t_row_form(row: FloatArray, den: float | FloatArray, params: RRIParams
+                ) -> tuple[FloatArray, float]:
+    """The end of step 4 on the closed-form row (this function's to change): the plain
+    form's balancing, or the topic form's ℓ1 normalisation or projection onto Δ_d."""
     if params.form == "plain":
         return _balanced(row, den, params)
     total = float(row.sum())
@@ -413,7 +437,7 @@ def _balanced(
     """
     if not params.unregularized:
         return row, 1.0
-    if np.ndim(den) == 0:  # the full loss: ‖W_:t‖² itself
+    if type(den) is float or np.ndim(den) == 0:  # the full loss: ‖W_:t‖² itself
         w_sq = float(den) if den > 0 else 0.0
     else:
         den_arr = np.asarray(den, dtype=np.float64)
@@ -422,7 +446,8 @@ def _balanced(
     if w_sq <= 0 or t_sq <= 0:
         return row, 1.0
     s_t = (t_sq / w_sq) ** 0.25  # s_t·‖W_:t‖ = ‖T_t:‖ / s_t
-    return row / s_t, s_t
+    row /= s_t  # the caller's own array (update_t_row's closed form)
+    return row, s_t
 
 
 def next_residual(

@@ -29,12 +29,13 @@ class StreamScratch:
     overwrites them between two streams).
     """
 
-    __slots__ = ("_buffer", "_counters", "_zeros")
+    __slots__ = ("_buffer", "_counters", "_sums", "_zeros")
 
     def __init__(self) -> None:
         self._zeros = b""
         self._buffer: np.ndarray | None = None
         self._counters: np.ndarray | None = None
+        self._sums: np.ndarray | None = None
 
     def zeros(self, words: int) -> memoryview:
         """``words`` words of zero bytes."""
@@ -60,3 +61,13 @@ class StreamScratch:
         rows[:, 0] = stream
         rows[:, 1] = np.arange(n_blocks, dtype=np.uint64)
         return memoryview(rows).cast("B")
+
+    def sum_buffers(self, words: int) -> tuple[np.ndarray, np.ndarray]:
+        """Two buffers of ``words`` words — a running sum and its temporary — for the fused
+        signed sums of long streams (:func:`protocols.crypto.mask_sums._signed_sum_61`), kept
+        and grown when too small. The caller zeroes the running sum before each block and
+        writes the temporary before reading it, so nothing of one call reaches the next."""
+        sums = self._sums
+        if sums is None or sums.shape[1] < words:
+            sums = self._sums = np.empty((2, words), dtype=np.uint64)
+        return sums[0, :words], sums[1, :words]

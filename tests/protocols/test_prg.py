@@ -606,3 +606,29 @@ def test_stream_ciphers_keep_from_a_keys_second_use_only_when_asked_and_validate
         mask_sums.pair_mask_sum([KEY], [0], 0, 4, F61, ciphers=kept)
     with pytest.raises(InputError, match="stream"):
         kept.field_stream(KEY, 2**64, 4, F61)
+
+
+def test_long_signed_sums_reuse_their_buffers_and_carry_nothing_between_calls() -> None:
+    """The fused signed sums of long streams keep their keystream and running-sum buffers in
+    the owner's scratch: a second call allocates no new ones, and after every scratch buffer
+    is overwritten with ones, later calls (another stream, a shorter and a longer length)
+    still equal the sums of the streams materialised by pycryptodome's CTR (numpy on Python
+    ints of sampled positions), so nothing of one call reaches the next."""
+    ciphers = StreamCiphers()
+    keys = _keys(3)
+    signs = [1, -1, 1]
+    n0 = mask_sums.FUSE_MIN_HALF + 5
+    mask_sums.signed_stream_sum(keys, signs, 3, n0, F61, ciphers=ciphers)
+    scratch = ciphers._stream_scratch()
+    sums, buffer = scratch._sums, scratch._buffer
+    assert sums is not None and buffer is not None
+    for n, stream in ((n0, 4), (mask_sums.FUSE_MIN_HALF, 2**33 + 7), ((1 << 16) + 9, 11)):
+        for held in (scratch._sums, scratch._buffer):
+            held.view(np.uint8)[...] = 0xFF
+        got = mask_sums.signed_stream_sum(keys, signs, stream, n, F61, ciphers=ciphers)
+        rows = [reference_elements(key, stream, n, MERSENNE61) for key in keys]
+        sample = np.unique(np.r_[0, 1, np.linspace(0, n - 1, 64, dtype=int), n - 1])
+        expected = [sum(sign * row[i] for row, sign in zip(rows, signs, strict=True))
+                    % MERSENNE61 for i in sample]
+        assert [int(got[i]) for i in sample] == expected
+    assert scratch._sums is sums  # the longest call fits the first call's buffers

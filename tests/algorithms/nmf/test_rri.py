@@ -670,3 +670,37 @@ def test_data_and_argument_validation():
     Xn[0, 0] = np.nan
     with pytest.raises(InputError, match="l2_w"):
         rri_nmf(Xn, 1, T0=np.ones((1, 3)), params=RRIParams(form="topic", l2_w=-0.1))
+
+
+@pytest.mark.parametrize("l1", [0.0, 0.3])
+@pytest.mark.parametrize("form", ["plain", "topic"])
+def test_full_loss_closed_forms_equal_numpy_bit_for_bit(l1: float, form: str) -> None:
+    """Steps 2 and 4 of the full loss (one positive curvature) are the closed forms
+    [num − ℓ1]₊ / (den + ℓ2), then the form's rescaling — computed here in plain numpy, in the
+    order Eq. 2.31 writes them — bit for bit, whether ℓ1 is 0 (the subtraction left out) or
+    not, and the summed statistic is left as it was given."""
+    rng = np.random.default_rng(11)
+    num = rng.normal(size=50)
+    params = RRIParams(form=form, l1_w=l1, l1_t=l1, l2_w=0.2, l2_t=0.1)
+    ws = WSideStatistics(num.copy(), 1.7, None, "full")
+    expected_w = np.maximum(num - l1, 0.0) / (1.7 + 0.2)
+    assert np.array_equal(update_w_column(ws, params), expected_w)
+    assert np.array_equal(ws.numerator, num)
+    summed = np.r_[rng.normal(size=40), 2.5]
+    given = summed.copy()
+    row, s_t = update_t_row(summed, params, "full")
+    closed = np.maximum(given[:-1] - l1, 0.0) / (2.5 + 0.1)
+    if form == "plain":  # regularised: no balancing
+        assert (np.array_equal(row, closed), s_t) == (True, 1.0)
+    else:  # regularised topic form: the projection onto the simplex
+        assert np.array_equal(row, project_to_simplex(closed)) and s_t == 1.0
+    assert np.array_equal(summed, given)
+    unregularised = RRIParams(form=form)
+    row, s_t = update_t_row(summed, unregularised, "full")
+    closed = np.maximum(given[:-1], 0.0) / 2.5
+    if form == "plain":  # ‖W_:t‖ = ‖T_t:‖ after dividing T_t: by s_t = (‖T_t:‖² / ‖W_:t‖²)^¼
+        expected_s = (float(closed @ closed) / 2.5) ** 0.25
+        assert s_t == expected_s and np.array_equal(row, closed / expected_s)
+    else:  # ℓ1 normalisation: T_t: on the simplex, W_:t times the row's mass
+        assert s_t == float(closed.sum()) and np.array_equal(row, closed / closed.sum())
+    assert np.array_equal(summed, given)
