@@ -9,14 +9,15 @@ nodes") takes these counts and compares its predicted time with the measured one
 
 * ``secure_sum`` — :func:`protocols.secure_sum.secure_sum` (PRG variant) of a d-vector per
   party, with x25519 key agreement (the key-agreement call is in the ledger, phase ``setup``)
-  and sealed messages: the Simulation API, ``record_views`` as given.
+  and sealed messages: the Simulation API, ``record_views`` and ``views`` as given
+  (``--views rank``: each rank keeps its own parties' views, :mod:`sim.drivers.rank_views`).
 * ``pd_nmf`` — the ``pd_nmf`` scenario entry (synthetic topics, ``rows_per_party`` rows per
   party, ``cols`` columns, k = 3, the given iterations, random initialisation) through
   :func:`sim.runner.run_scenario` with ``driver = "mpi"``.
 
 Usage: ``python benchmarks/mpi_scale.py [--parties 256] [--ranks 2] [--d 1000]
-[--iterations 2] [--only secure_sum|pd_nmf]``. The script starts ``mpiexec`` itself and runs
-itself under it (``--job``).
+[--iterations 2] [--views gathered|rank] [--only secure_sum|pd_nmf]``. The script starts
+``mpiexec`` itself and runs itself under it (``--job``).
 """
 
 from __future__ import annotations
@@ -84,10 +85,10 @@ def job(args: argparse.Namespace) -> int:
             return (yield from secure_sum(ctx, x))
 
         sim = Simulation(Network.build(m), seed=1, sealing=True, keys="x25519", driver="mpi",
-                         record_views=not args.no_views)
+                         record_views=not args.no_views, views=args.views)
         result = sim.run(site_parties(program, inputs))
         ledger, sites = result.ledger, list(range(m))
-        shape = {"d": args.d, "record_views": not args.no_views}
+        shape = {"d": args.d, "record_views": not args.no_views, "views": args.views}
     else:
         scenario = {
             "name": "mpi_scale", "seed": 3, "network": {"parties": m},
@@ -103,7 +104,8 @@ def job(args: argparse.Namespace) -> int:
                  "iterations": args.iterations}
     run_s = time.perf_counter() - start
     peaks = comm.gather(peak_rss_mb(), root=0)
-    held = comm.gather(len(result.views), root=0)
+    local = getattr(result.views, "local", None)  # RankViews: this rank's own views
+    held = comm.gather(len(local() if local is not None else result.views), root=0)
     if comm.Get_rank() == 0:
         print(json.dumps({
             "run": args.job, "parties": m, "ranks": comm.Get_size(), **shape,
@@ -123,6 +125,8 @@ def main() -> int:
     parser.add_argument("--cols", type=int, default=200)
     parser.add_argument("--iterations", type=int, default=2)
     parser.add_argument("--no-views", action="store_true", help="record_views = False")
+    parser.add_argument("--views", choices=("gathered", "rank"), default="gathered",
+                        help="SecureSum: where the views are at the end (Simulation's views)")
     parser.add_argument("--only", choices=("secure_sum", "pd_nmf"), default=None)
     parser.add_argument("--job", choices=("secure_sum", "pd_nmf"), default=None,
                         help=argparse.SUPPRESS)
@@ -135,7 +139,8 @@ def main() -> int:
         argv = [MPIEXEC, "-n", str(args.ranks), sys.executable, __file__, "--job", name,
                 "--parties", str(args.parties), "--d", str(args.d),
                 "--rows-per-party", str(args.rows_per_party), "--cols", str(args.cols),
-                "--iterations", str(args.iterations), *(["--no-views"] if args.no_views else [])]
+                "--iterations", str(args.iterations), "--views", args.views,
+                *(["--no-views"] if args.no_views else [])]
         start = time.perf_counter()
         done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True)
         wall = time.perf_counter() - start

@@ -169,6 +169,8 @@ class MpiDriver:
     """
 
     name = "mpi"
+    view_places = ("gathered", "rank")
+    """Where the views may be at the end (:class:`sim.simulation.Simulation`'s ``views``)."""
 
     def __init__(
         self,
