@@ -99,8 +99,8 @@ ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 def once(argv: list[str]) -> tuple[float, float, int]:
     """Wall and CPU (user + system) seconds of one whole process, and its exit status.
 
-    Under ``mpiexec`` the CPU time is the launcher's own: its ranks are its children's
-    children, which ``wait4`` does not count.
+    Under ``mpiexec`` the CPU time is the whole job's, every rank's included: the launcher's
+    proxy reaps the ranks, and a reaped child's time is counted in its parent's children's.
     """
     start = time.perf_counter()
     proc = subprocess.Popen(argv, cwd=ROOT, env=ENV, stdout=subprocess.DEVNULL,
