@@ -15,6 +15,14 @@ nodes") takes these counts and compares its predicted time with the measured one
   party, ``cols`` columns, k = 3, the given iterations, random initialisation) through
   :func:`sim.runner.run_scenario` with ``driver = "mpi"``.
 
+``--model FILE`` reads such JSON lines (the ``views = "rank"`` SecureSum runs and the PD-NMF
+runs) and fits the README's cost model to them: a rank's run time is
+``a·(key agreements) + b·(messages) + c·(bytes)`` of the parties it hosts (least squares over
+the runs), prints each run's measured and modelled time — and each run's prediction from a fit
+to the other runs — and the model's prediction for M = 1,000 parties on 64 nodes at
+10 Gbit/s (one rank per node; network time = the bytes leaving a node at line rate, plus
+rounds × 50 µs latency).
+
 Usage: ``python benchmarks/mpi_scale.py [--parties 256] [--ranks 2] [--d 1000]
 [--iterations 2] [--views gathered|rank] [--only secure_sum|pd_nmf]``. The script starts
 ``mpiexec`` itself and runs itself under it (``--job``).
@@ -58,6 +66,62 @@ def ledger_counts(ledger: Any, sites: list[int]) -> dict[str, Any]:
         "setup_messages": len(setup), "setup_bytes": sum(r.bytes for r in setup),
         "total_bytes": sum(r.bytes for r in rows),
     }
+
+
+def rank_load(record: dict[str, Any]) -> tuple[float, float, float]:
+    """Key agreements, messages and bytes of one rank's parties (M/R of them) in a run."""
+    m, ranks = record["parties"], record["ranks"]
+    n = m / ranks
+    return (n * (m - 1), n * record["messages_sent_per_party"],
+            n * record["bytes_sent_per_party"])
+
+
+def fit(records: list[dict[str, Any]]) -> Any:
+    """(a, b, c): seconds per key agreement, per message and per byte (least squares)."""
+    import numpy as np
+
+    A = np.array([rank_load(r) for r in records])
+    t = np.array([r["run_s"] for r in records])
+    return np.linalg.lstsq(A, t, rcond=None)[0]
+
+
+def model(path: Path) -> int:
+    """Fit the cost model to measured runs and predict M = 1,000 on 64 nodes (see above)."""
+    import numpy as np
+
+    records = [json.loads(ln) for ln in path.read_text().splitlines() if ln.startswith("{")]
+    records = [r for r in records if "error" not in r and r.get("views", "rank") == "rank"]
+    coef = fit(records)
+    print(json.dumps({"model": "a*key_agreements + b*messages + c*bytes per rank",
+                      "a_us": round(coef[0] * 1e6, 2), "b_us": round(coef[1] * 1e6, 2),
+                      "c_ns_per_byte": round(coef[2] * 1e9, 3), "runs": len(records)}))
+    for i, r in enumerate(records):
+        held_out = fit(records[:i] + records[i + 1:]) if len(records) > 3 else coef
+        print(json.dumps({"run": r["run"], "parties": r["parties"], "measured_s": r["run_s"],
+                          "model_s": round(float(np.dot(coef, rank_load(r))), 2),
+                          "predicted_without_this_run_s": round(
+                              float(np.dot(held_out, rank_load(r))), 2)}))
+    m, nodes, line_rate, latency = 1000, 64, 10e9 / 8, 50e-6
+    n = m / nodes
+    for r in records:
+        if r["parties"] != max(x["parties"] for x in records if x["run"] == r["run"]):
+            continue
+        per_peer_msgs = r["messages_sent_per_party"] / (r["parties"] - 1)
+        per_peer_bytes = r["bytes_sent_per_party"] / (r["parties"] - 1)
+        msgs, sent = per_peer_msgs * (m - 1), per_peer_bytes * (m - 1)
+        compute = float(np.dot(coef, (n * (m - 1), n * msgs, n * sent)))
+        network = n * sent * (m - n) / (m - 1) / line_rate + r["rounds"] * latency
+        print(json.dumps({
+            "predict": r["run"], "parties": m, "nodes": nodes, "parties_per_node": n,
+            "messages_sent_per_party": round(msgs), "bytes_sent_per_party": round(sent),
+            "elements_sent_per_party": round(r["elements_sent_per_party"] / (r["parties"] - 1)
+                                             * (m - 1)),
+            "rounds": r["rounds"], "compute_s": round(compute, 1),
+            "network_s": round(network, 2), "predicted_wall_s": round(compute + network, 1),
+            "views_per_node_mb": round(n * r["bytes_sent_per_party"] / (r["parties"] - 1)
+                                       * (m - 1) / 1e6),
+        }))
+    return 0
 
 
 def job(args: argparse.Namespace) -> int:
@@ -128,9 +192,13 @@ def main() -> int:
     parser.add_argument("--views", choices=("gathered", "rank"), default="gathered",
                         help="SecureSum: where the views are at the end (Simulation's views)")
     parser.add_argument("--only", choices=("secure_sum", "pd_nmf"), default=None)
+    parser.add_argument("--model", type=Path, default=None, metavar="FILE",
+                        help="fit the cost model to the JSON lines in FILE and predict")
     parser.add_argument("--job", choices=("secure_sum", "pd_nmf"), default=None,
                         help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.model is not None:
+        return model(args.model)
     if args.job is not None:
         return job(args)
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
