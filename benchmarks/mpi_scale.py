@@ -17,8 +17,8 @@ nodes") takes these counts and compares its predicted time with the measured one
 
 ``--model FILE`` reads such JSON lines (the ``views = "rank"`` SecureSum runs and the PD-NMF
 runs) and fits the README's cost model to them: a rank's run time is
-``a·(key agreements) + b·(messages) + c·(bytes)`` of the parties it hosts (least squares over
-the runs), prints each run's measured and modelled time — and each run's prediction from a fit
+``b·(messages) + c·(bytes)`` sent by the parties it hosts (non-negative least squares over the
+runs), prints each run's measured and modelled time — and each run's prediction from a fit
 to the other runs — and the model's prediction for M = 1,000 parties on 64 nodes at
 10 Gbit/s (one rank per node; network time = the bytes leaving a node at line rate, plus
 rounds × 50 µs latency).
@@ -68,21 +68,21 @@ def ledger_counts(ledger: Any, sites: list[int]) -> dict[str, Any]:
     }
 
 
-def rank_load(record: dict[str, Any]) -> tuple[float, float, float]:
-    """Key agreements, messages and bytes of one rank's parties (M/R of them) in a run."""
-    m, ranks = record["parties"], record["ranks"]
-    n = m / ranks
-    return (n * (m - 1), n * record["messages_sent_per_party"],
-            n * record["bytes_sent_per_party"])
+def rank_load(record: dict[str, Any]) -> tuple[float, float]:
+    """Messages and bytes sent by one rank's parties (M/R of them) in a run (key agreement's
+    included: each of its messages is one X25519 agreement at the receiver)."""
+    n = record["parties"] / record["ranks"]
+    return n * record["messages_sent_per_party"], n * record["bytes_sent_per_party"]
 
 
 def fit(records: list[dict[str, Any]]) -> Any:
-    """(a, b, c): seconds per key agreement, per message and per byte (least squares)."""
+    """(b, c): seconds per message and per byte, non-negative least squares."""
     import numpy as np
+    from scipy.optimize import nnls
 
     A = np.array([rank_load(r) for r in records])
     t = np.array([r["run_s"] for r in records])
-    return np.linalg.lstsq(A, t, rcond=None)[0]
+    return nnls(A, t)[0]
 
 
 def model(path: Path) -> int:
@@ -92,11 +92,11 @@ def model(path: Path) -> int:
     records = [json.loads(ln) for ln in path.read_text().splitlines() if ln.startswith("{")]
     records = [r for r in records if "error" not in r and r.get("views", "rank") == "rank"]
     coef = fit(records)
-    print(json.dumps({"model": "a*key_agreements + b*messages + c*bytes per rank",
-                      "a_us": round(coef[0] * 1e6, 2), "b_us": round(coef[1] * 1e6, 2),
-                      "c_ns_per_byte": round(coef[2] * 1e9, 3), "runs": len(records)}))
+    print(json.dumps({"model": "b*messages + c*bytes per rank", "runs": len(records),
+                      "b_us_per_message": round(coef[0] * 1e6, 1),
+                      "c_ns_per_byte": round(coef[1] * 1e9, 3)}))
     for i, r in enumerate(records):
-        held_out = fit(records[:i] + records[i + 1:]) if len(records) > 3 else coef
+        held_out = fit(records[:i] + records[i + 1:]) if len(records) > 2 else coef
         print(json.dumps({"run": r["run"], "parties": r["parties"], "measured_s": r["run_s"],
                           "model_s": round(float(np.dot(coef, rank_load(r))), 2),
                           "predicted_without_this_run_s": round(
@@ -109,7 +109,7 @@ def model(path: Path) -> int:
         per_peer_msgs = r["messages_sent_per_party"] / (r["parties"] - 1)
         per_peer_bytes = r["bytes_sent_per_party"] / (r["parties"] - 1)
         msgs, sent = per_peer_msgs * (m - 1), per_peer_bytes * (m - 1)
-        compute = float(np.dot(coef, (n * (m - 1), n * msgs, n * sent)))
+        compute = float(np.dot(coef, (n * msgs, n * sent)))
         network = n * sent * (m - n) / (m - 1) / line_rate + r["rounds"] * latency
         print(json.dumps({
             "predict": r["run"], "parties": m, "nodes": nodes, "parties_per_node": n,
