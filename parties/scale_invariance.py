@@ -38,7 +38,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from parties.view import View
 from protocols.field.mersenne127 import mpc_field
@@ -121,6 +120,8 @@ def scale_invariance_audit(
     alpha: float = 1e-3,
 ) -> ScaleAuditResult:
     """Compare a coalition's views of run A (sum S) and run B (sum λS); see the module doc."""
+    from scipy import stats  # ~1-2 s to load: only when the audit runs, not with the entry
+
     a = coalition_samples(views_a, coalition, protocol, prime)
     b = coalition_samples(views_b, coalition, protocol, prime)
     names, pvals = [], []

@@ -15,30 +15,21 @@ by a seed — and, on top of it:
   ``secure_sum`` algorithm that is SecureSum on the encoded column sums (statistical) or on
   tiny inputs in GF(``prime``) (exact); for algorithms on data, such as PD-NMF, they answer
   *not applicable* and name the simulation method.
+
+The audit machinery (:mod:`parties.audit`, which loads ``scipy.stats``) is imported by the
+functions that audit, not by this module: every experiment imports :class:`AuditTarget` to
+declare what its audits would examine, and a run without an ``[[audit]]`` — an MPI rank's in
+particular — does not pay for loading it (``benchmarks/startup.py``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from parties.audit import (
-    NOT_APPLICABLE,
-    AuditResult,
-    Progress,
-    RandomnessFactory,
-    input_name,
-    keyflow,
-)
-from parties.audit import audit as audit_with
-from parties.audit.arguments import check_audit_inputs
-from parties.audit.functionality import functionality_audit, judged_inputs
-from parties.audit.linear import linear_audits
-from parties.audit.numbering import numbered_as_run, setup_calls
-from parties.audit.randomness import affine_oracle
 from parties.party import Party, Program, site_parties
 from parties.view import AbortedRun, View
 from protocols.context import PartyContext
@@ -47,10 +38,12 @@ from protocols.field import PrimeField, default_frac_bits, prime_field
 from protocols.registry import Target
 from protocols.secure_sum import secure_sum_field
 from sim.faults import FaultPlan
-from sim.fixed_point_checks import check_defined_outputs, check_representable
 from sim.network import Network
 from sim.scenario import AuditSpec
 from sim.simulation import Simulation
+
+if TYPE_CHECKING:
+    from parties.audit import AuditResult, Progress, RandomnessFactory
 
 FieldProgram = Callable[[PartyContext, np.ndarray], Generator[Any, Any, Any]]
 AUDIT_SEED_KEY = 1_000_001
@@ -104,6 +97,8 @@ class SimPyRunner:
         if self.frac_bits is None:
             object.__setattr__(self, "frac_bits", default_frac_bits(self._field))
         object.__setattr__(self, "_networks", {})  # complete networks by size, built once
+        from parties.audit.numbering import setup_calls
+
         setup_calls(self.keys)  # an unknown key setup is the caller's error, named here
 
     @property
@@ -113,6 +108,9 @@ class SimPyRunner:
     def __call__(
         self, parties: Sequence[Party], randomness: RandomnessFactory
     ) -> Mapping[int, View]:
+        from parties.audit.numbering import numbered_as_run
+        from parties.audit.randomness import affine_oracle
+
         network = self.network
         if network is None:
             network = self._networks.setdefault(len(parties), Network.build(len(parties)))
@@ -178,6 +176,10 @@ def audit(
     >>> result.verdict
     'private'
     """
+    from parties.audit import audit as audit_with
+    from parties.audit.arguments import check_audit_inputs
+    from sim.fixed_point_checks import check_defined_outputs, check_representable
+
     oracle, variant = default_oracle(method, protocol, variant, oracle)
     runner = SimPyRunner(prime, frac_bits, seed, network, oracle=oracle)
     if callable(program) and inputs is not None:
@@ -279,6 +281,11 @@ def run_audit(
     index: int = 0,
 ) -> AuditResult:
     """Run one ``[[audit]]`` of a scenario (the ``index``-th) against the algorithm's run."""
+    from parties.audit import NOT_APPLICABLE, AuditResult, keyflow
+    from parties.audit import audit as audit_with
+    from parties.audit.functionality import functionality_audit, judged_inputs
+    from parties.audit.linear import linear_audits
+
     audit_seed = audit_seed_of(seed, index)
     common = {"trials": spec.trials, "alpha": spec.alpha, "seed": audit_seed,
               "calls": spec.calls, "progress": progress}
@@ -336,6 +343,8 @@ def run_audit(
 def field_builder(program: FieldProgram) -> Callable[[Sequence[np.ndarray]], list[Party]]:
     """``make_parties(inputs)``: data holders 0..M−1 running ``program(ctx, x)`` (its input
     passed under the name its signature gives, :func:`parties.audit.input_name`)."""
+    from parties.audit import input_name
+
     name = input_name(program)
     return lambda values: site_parties(program, [{name: v} for v in values])
 

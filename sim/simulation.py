@@ -67,6 +67,8 @@ from sim.network import Network
 
 KEY_SETUPS = ("x25519", "preshared", "none")
 KEY_SOURCES = ("seed", "os")
+VIEW_PLACES = ("gathered", "rank")
+"""Where the views are at the end of an MPI run (:class:`Simulation`'s ``views``)."""
 SEED_SALT = b"mpcsim/sim/party-seeds/v1"
 """HKDF salt of :func:`party_seed` and :func:`run_key` (a fixed project label)."""
 
@@ -354,6 +356,12 @@ class Simulation:
         ``"mpi"`` (:mod:`sim.drivers.mpi`: the parties spread over the MPI ranks this process
         belongs to; every rank calls ``run`` with the same arguments and gets the same
         result; needs the ``mpi`` extra).
+    views : {"gathered", "rank"}
+        Under MPI, where the views are at the end: ``"gathered"`` (the default) — every view
+        at every rank; ``"rank"`` — each rank keeps its own parties' views only
+        (:class:`sim.drivers.rank_views.RankViews`), so its memory grows with its parties, not
+        with M; outputs and the ledger are at every rank either way. SimPy holds every view
+        in its one process and takes the default only.
     """
 
     def __init__(
@@ -372,7 +380,14 @@ class Simulation:
         key_source: str = "seed",
         driver: str = "simpy",
         faults: FaultPlan | None = None,
+        views: str = "gathered",
     ) -> None:
+        # a driver that spreads the parties over processes says where it can leave the views
+        places = getattr(driver_class(driver), "view_places", VIEW_PLACES[:1])
+        if views not in places:
+            raise InputError(f"views = {views!r} is not offered by driver {driver!r}; use one "
+                             f"of {places}")
+        self.views = views
         self.network = network
         self.field = prime_field(prime)
         self.fixed = FixedPoint(self.field, default_frac_bits(self.field) if frac_bits is None
@@ -417,7 +432,8 @@ class Simulation:
         self.faults.check_participants(sorted(roles), self.sealing)
         driver = driver_class(self.driver)(
             network, sealing=self.sealing, interceptor=self.interceptor,
-            record_messages=self.record_views, field=self.field, faults=self.faults)
+            record_messages=self.record_views, field=self.field, faults=self.faults,
+            **({"views": self.views} if self.views != "gathered" else {}))
         driver.place(sorted(roles))
         views: dict[int, View] = {}
         contexts: dict[int, PartyContext] = {}

@@ -2,20 +2,21 @@
 
 A driver hands a payload to :func:`encode_payload` (the wire encoding the ledger counts) and
 :func:`seal_payload` (AES-GCM under the pair's channel key, message number n of its directed
-channel, the header :func:`header` bound as associated data); the receiving side hands the
-bytes to :func:`open_payload`, which checks the sequence number and the tag and decodes the
-payload with the run's field; :class:`ReceivedRecords` turns an opened message into the
-receiver's view record. A run keeps its :class:`RunChannels`: one
-:class:`protocols.crypto.channel.SealedChannel` per directed channel and endpoint, so a message
-does not rebuild the AES-GCM key schedule, the nonce's channel prefix or the associated
-data's channel fields. They are the driver's, never a context's: a channel holds its key
-schedule, and a program reaches only what its context holds. The SimPy driver
-(:mod:`sim.drivers.simpy`) and the MPI driver (:mod:`sim.drivers.mpi`) share these, so a
-message means the same bytes under both.
+channel, the header :func:`header` bound as associated data); the receiving side hands the bytes
+to :func:`open_payload`, which checks the sequence number and the tag and decodes the payload
+with the run's field; :class:`ReceivedRecords` turns an opened message into the receiver's view
+record. A run keeps its :class:`RunChannels`: one
+:class:`protocols.crypto.channel.SealedChannel` per directed channel and endpoint in use (at
+most :data:`CHANNELS_KEPT` of each), so a message on a channel in use does not rebuild the
+AES-GCM key schedule, the nonce's channel prefix or the associated data's channel fields. They are
+the driver's, never a context's: a channel holds its key schedule, and a program reaches only
+what its context holds. The SimPy driver (:mod:`sim.drivers.simpy`) and the MPI driver
+(:mod:`sim.drivers.mpi`) share these, so a message means the same bytes under both.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -30,7 +31,15 @@ from protocols.errors import MpcsimError
 from protocols.field import PrimeField
 
 _HEADERS_KEPT = 8  # encoded headers a run keeps (a few calls' worth)
+CHANNELS_KEPT = 16_384
+"""Channel ends a run keeps per direction (sending, receiving): an end holds an AES-GCM key
+schedule, about 3 KB, so at most ~100 MB for both. A run of M parties that all talk to each
+other has M(M − 1) directed channels, and keeping every end made sealing cost O(M²) memory
+(~6 GB at M = 1,000); beyond this many the oldest end is dropped and rebuilt when used
+again (~5 µs), so a run of up to 128 fully connected parties rebuilds nothing."""
 
+Ends = OrderedDict[tuple[int, int], tuple[bytes, SealedChannel]]
+"""A run's channel ends of one direction, by (sender, receiver), oldest built first."""
 Encoded = dict[int, tuple[bytes, int]]
 """A broadcast's cache of encodings, by ``id`` of the payload (a payload is encoded once)."""
 
@@ -77,34 +86,44 @@ class RunChannels:
     __slots__ = ("_headers", "_receiving", "_scratch", "_sealed_scratch", "_sending")
 
     def __init__(self) -> None:
-        self._sending: dict[tuple[int, int], tuple[bytes, SealedChannel]] = {}
-        self._receiving: dict[tuple[int, int], tuple[bytes, SealedChannel]] = {}
+        self._sending: Ends = OrderedDict()
+        self._receiving: Ends = OrderedDict()
         self._headers: dict[tuple[int | str, ...], EncodedHeader] = {}
         self._scratch = bytearray()
         self._sealed_scratch = bytearray()
 
     def seal_and_authenticate(
-        self, sending: SealedChannel, sequence: int, plaintext: bytes, ctx: PartyContext,
+        self, key: bytes, sequence: int, plaintext: bytes, ctx: PartyContext,
         sender: int, number: int, call: Call, step: str, round_: int,
     ) -> None:
-        """Seal ``plaintext`` as the sender did not yet (``sending``, its ``sequence``), and
+        """Seal ``plaintext`` as the sender did not yet (its channel ``key``, bound when the
+        message was sent by :meth:`sending_key`, and its ``sequence``), and
         authenticate the sealed bytes at the receiver ``ctx`` as message ``number`` of its
         channel from ``sender`` — both in the run's scratch buffers.
 
         For a message nothing observes in flight (no interceptor, no fault plan): sealing it
-        on delivery gives the bytes sealing it on sending would (the sender's channel object,
-        its sequence number and header), and the receiver checks them as it would, without
+        on delivery gives the bytes sealing it on sending would (the sender's key, its
+        sequence number and header), and the receiver checks them as it would, without
         a fresh buffer per message for either. Raises what :meth:`SealedChannel.open_into`
         raises.
+
+        When the receiver's key for the sender is the sender's key (byte for byte, as key
+        agreement makes them), the receiving end *is* the sending end — a channel is a
+        function of its key, sender and receiver — so it is not built a second time: a run in
+        which every channel carries one message (SecureSum among M = 1,000) builds one AES-GCM
+        key schedule per channel, not two. Different keys open with the receiver's own end,
+        and fail as they must.
         """
         size = len(plaintext) + SEAL_OVERHEAD_BYTES
         if len(self._sealed_scratch) < size:
             self._sealed_scratch = bytearray(size)
         sealed = memoryview(self._sealed_scratch)[:size]
         header = self.header(call, step, round_)
+        sending = self.sending_end(key, sender, ctx.party)
         sending.seal_into(sequence, plaintext, sealed, header)
-        self.receiving(ctx, sender).open_into(number, sealed, self._plaintext(len(plaintext)),
-                                              header)
+        receiving = (sending if ctx.channel_keys.get(sender) == key
+                     else self.receiving(ctx, sender))
+        receiving.open_into(number, sealed, self._plaintext(len(plaintext)), header)
 
     def open_transient(
         self, ctx: PartyContext, sender: int, number: int, data: bytes,
@@ -137,6 +156,19 @@ class RunChannels:
             )
         return self._channel(self._sending, key, ctx.party, to)
 
+    def sending_key(self, ctx: PartyContext, to: int) -> bytes:
+        """``ctx``'s channel key for ``to``, checked as :meth:`sending` checks it: what a
+        message sealed on delivery binds when it is sent (the key, not the channel object, so
+        that messages in flight hold 32 bytes each rather than a key schedule)."""
+        key = ctx.channel_keys.get(to)
+        if key is None:
+            self.sending(ctx, to)  # raises, naming the missing key
+        return key
+
+    def sending_end(self, key: bytes, sender: int, to: int) -> SealedChannel:
+        """The sending end of ``sender`` → ``to`` under ``key`` (:meth:`sending_key`)."""
+        return self._channel(self._sending, key, sender, to)
+
     def receiving(self, ctx: PartyContext, sender: int) -> SealedChannel:
         """The receiving end of the channel ``sender`` → ``ctx.party``, under ``ctx``'s key."""
         key = ctx.channel_keys.get(sender)
@@ -149,11 +181,13 @@ class RunChannels:
 
     @staticmethod
     def _channel(
-        ends: dict[tuple[int, int], tuple[bytes, SealedChannel]], key: bytes, sender: int,
+        ends: Ends, key: bytes, sender: int,
         receiver: int,
     ) -> SealedChannel:
         end = ends.get((sender, receiver))
         if end is None or end[0] != key:
+            if end is None and len(ends) >= CHANNELS_KEPT:
+                ends.popitem(last=False)  # the oldest built
             end = (bytes(key), SealedChannel(key, sender, receiver))
             ends[(sender, receiver)] = end
         return end[1]

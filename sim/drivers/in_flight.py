@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from protocols.crypto.channel import SealedChannel
 from protocols.effects import Call
 from sim.ledger import Row
 from sim.network import Link
@@ -69,7 +68,7 @@ class Envelope:
         phase: str, elements: int, n_bytes: int, sent_s: float,
         key: tuple[int, str, int, str],
         decoded: list[tuple[bytes, tuple[int, ...], np.dtype, bytes] | None] | None = None,
-        deferred: tuple[SealedChannel, int] | None = None,
+        deferred: tuple[bytes, int] | None = None,
     ) -> None:
         self.sender = sender
         self.receiver = receiver

@@ -43,8 +43,10 @@ Ledger and views. A rank writes one row per message its parties send, with *wall
 across hosts they differ by the clocks' skew) and ``hops`` from the scenario's network, so
 that every column but the times is the SimPy run's. Receiving ranks note delivery times; at the
 end every rank's rows, views and outputs are gathered at every rank (all ranks then continue the
-same algorithm code identically; rank 0 writes the files). The ledger is ordered by send time,
-so its order may differ from SimPy's simulated order; the rows themselves are the same.
+same algorithm code identically; rank 0 writes the files) — or, with ``views = "rank"``, rows
+and outputs only: each rank keeps its parties' views (:mod:`sim.drivers.rank_views`). The
+ledger is ordered by send time, so its order may differ from SimPy's simulated order; the rows
+themselves are the same.
 
 Termination without a clock. A rank is *passive* when none of its programs can run. Ranks run
 waves of a non-blocking all-reduce of (active ranks, messages sent between ranks, messages
@@ -93,7 +95,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from parties.view import View, frozen
+from parties.view import View
 from protocols.context import PartyContext
 from protocols.errors import InputError
 from protocols.field import PrimeField
@@ -111,6 +113,7 @@ from sim.drivers.mpi_comm import (
 )
 from sim.drivers.mpi_faults import merged_faults
 from sim.drivers.mpi_rank import RankLost, RankOutcome, Run, message_tag
+from sim.drivers.rank_views import RankViews, refrozen
 from sim.ledger import Row
 from sim.network import Network
 
@@ -162,9 +165,15 @@ class MpiDriver:
         Faults the transport injects, on the wall clock (:mod:`sim.drivers.mpi_faults`).
     comm : mpi4py communicator, optional
         ``MPI.COMM_WORLD`` by default; the driver works on a duplicate of it.
+    views : {"gathered", "rank"}
+        Every view at every rank at the end (the default), or each rank's own parties' views
+        only (:class:`~sim.drivers.rank_views.RankViews`; :class:`sim.simulation.Simulation`'s
+        ``views``).
     """
 
     name = "mpi"
+    view_places = ("gathered", "rank")
+    """Where the views may be at the end (:class:`sim.simulation.Simulation`'s ``views``)."""
 
     def __init__(
         self,
@@ -176,7 +185,11 @@ class MpiDriver:
         field: PrimeField | None = None,
         faults: Any = None,
         comm: Any = None,
+        views: str = "gathered",
     ) -> None:
+        if views not in ("gathered", "rank"):
+            raise InputError(f"views = {views!r} must be 'gathered' or 'rank'")
+        self.views = views
         mpi = load_mpi()
         self.MPI = mpi
         self.network = network
@@ -221,7 +234,7 @@ class MpiDriver:
         programs: Mapping[int, ProgramFactory],
         views: dict[int, View],
         settle: Callable[[], None],
-    ) -> tuple[DriverOutcome, dict[int, View]]:
+    ) -> tuple[DriverOutcome, Mapping[int, View]]:
         """:meth:`run` this rank's parties, ``settle()`` their views, :meth:`gather` all."""
         outcome = self.run(contexts, programs, views, self.info.owner)
         settle()
@@ -260,14 +273,17 @@ class MpiDriver:
 
     def gather(
         self, outcome: RankOutcome, views: Mapping[int, View]
-    ) -> tuple[DriverOutcome, dict[int, View]]:
-        """Every rank's outputs, rows (delivery times filled in) and views, at every rank.
+    ) -> tuple[DriverOutcome, Mapping[int, View]]:
+        """Every rank's outputs, rows (delivery times filled in) and views, at every rank —
+        or, with ``views = "rank"``, this rank's views only, in a
+        :class:`~sim.drivers.rank_views.RankViews`.
 
         ``views`` are this rank's parties' views, completed by the caller (seeds, draws).
         The outcome's time is the longest rank's wall time.
         """
-        local = (outcome.outputs, outcome.rows, outcome.deliveries, dict(views), outcome.wall_s,
-                 outcome.faults)
+        keep = self.views == "rank"  # then views stay here; outputs and rows travel
+        local = (outcome.outputs, outcome.rows, outcome.deliveries, {} if keep else dict(views),
+                 outcome.wall_s, outcome.faults)
         parts = [loads(blob) for blob in allgather_bytes(self.comm, self.MPI, dumps(local))]
         delivered = {(sender_rank, row): t for part in parts
                      for sender_rank, row, t in part[2]}
@@ -277,24 +293,14 @@ class MpiDriver:
         for rank, (outs, rank_rows, _, rank_views, _, _) in enumerate(parts):
             outputs.update(outs)
             for pid, view in rank_views.items():
-                all_views[pid] = _refrozen(view)
+                all_views[pid] = refrozen(view)
             for i, row in enumerate(rank_rows):
                 rows.append(row._replace(delivered_s=delivered.get((rank, i), row.delivered_s)))
         rows.sort(key=lambda r: r.sent_s)
         wall = max(part[4] for part in parts)
         faults = merged_faults([part[5] for part in parts])
-        return (DriverOutcome(dict(sorted(outputs.items())), rows, wall, faults, wall_s=wall),
-                dict(sorted(all_views.items())))
-
-
-def _refrozen(view: View) -> View:
-    """A gathered view with its records immutable again (unpickled arrays are writeable)."""
-    view.inputs = {k: frozen(v) for k, v in view.inputs.items()}
-    view.received = [frozen(m) for m in view.received]
-    view.protocol_inputs = [frozen(r) for r in view.protocol_inputs]
-    view.outputs = [frozen(r) for r in view.outputs]
-    view.draws = [frozen(d) for d in view.draws]
-    view.observed = [frozen(o) for o in view.observed]
-    view.aborts = [tuple(a) for a in view.aborts]
-    return view
+        done = DriverOutcome(dict(sorted(outputs.items())), rows, wall, faults, wall_s=wall)
+        if keep:
+            return done, RankViews(views, self.info.owner, self.rank, self.comm, self.MPI)
+        return done, dict(sorted(all_views.items()))
 

@@ -247,8 +247,8 @@ class SimPyRun(Interpreter):
                 data, later = plain, None
                 if seal:
                     sequence = counters.get((pid, to), 0)
-                    if deferred:  # the sending end (its key) and number, bound now
-                        later = (self.channels.sending(ctx, to), sequence)
+                    if deferred:  # the sending end's key and the number, bound now
+                        later = (self.channels.sending_key(ctx, to), sequence)
                     else:  # nonce ‖ ciphertext ‖ tag: SEAL_OVERHEAD_BYTES more
                         data = seal_payload(self.channels, ctx, to, sequence, plain, call, step,
                                             round_)
@@ -448,8 +448,8 @@ class SimPyRun(Interpreter):
         if envelope.deferred is not None and number is not None:
             # sealed on delivery: the sender's end seals the encoding, the receiver's end
             # authenticates it; then the encoding is the receiver's, as if unsealed
-            sending, sequence = envelope.deferred
-            self.channels.seal_and_authenticate(sending, sequence, data, ctx, envelope.sender,
+            key, sequence = envelope.deferred
+            self.channels.seal_and_authenticate(key, sequence, data, ctx, envelope.sender,
                                                 number, call, envelope.step, envelope.round)
             number = None
         if checked is not None and number is None:  # a broadcast, already checked

@@ -183,3 +183,29 @@ def test_experiment_modules_import_at_their_top():
                  for path in sorted((ROOT / "sim" / "experiments").rglob("*.py"))
                  for line, _ in _imports(path, nested=True)]
     assert offenders == [], "imports inside functions:\n" + "\n".join(offenders)
+
+
+AUDIT_MACHINERY = ("parties.audit", "scipy.stats")
+"""Loaded only when an audit runs: a run without ``[[audit]]`` (an MPI rank's start, every
+rank's) does not pay for them (``benchmarks/startup.py``, ``mpi job start``)."""
+
+
+def test_a_run_without_an_audit_loads_no_audit_machinery() -> None:
+    """SecureSum and PD-NMF scenarios without ``[[audit]]`` run in a fresh interpreter that
+    has not loaded :mod:`parties.audit` or ``scipy.stats``; one with an ``[[audit]]`` has (the
+    probe has the power to see them)."""
+    probe = (
+        "import json, sys\nfrom sim.runner import run_scenario\n"
+        "base = {'name': 'x', 'seed': 1, 'network': {'parties': 3},\n"
+        "        'data': {'source': 'synthetic', 'rows': 12, 'cols': 4}}\n"
+        "for alg in ({'name': 'secure_sum'}, {'name': 'pd_nmf', 'k': 2, 'iterations': 2}):\n"
+        "    run_scenario({**base, 'algorithm': alg})\n"
+        "plain = sorted(sys.modules)\n"
+        "run_scenario({**base, 'algorithm': {'name': 'secure_sum'},\n"
+        "              'audit': [{'coalition': [0], 'method': 'simulation', 'trials': 10}]})\n"
+        "print(json.dumps({'plain': plain, 'audited': sorted(sys.modules)}))\n")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
+                          text=True, check=True)
+    result = json.loads(done.stdout)
+    assert [m for m in AUDIT_MACHINERY if m in result["plain"]] == []
+    assert [m for m in AUDIT_MACHINERY if m in result["audited"]] == list(AUDIT_MACHINERY)

@@ -1,0 +1,228 @@
+"""Scale under MPI: one SecureSum and one PD-NMF run among M parties over R ranks (item 6).
+
+Prints one JSON line per run, measured in that run: the job's wall time (``mpiexec`` start to
+end), the run's own wall time (``Simulation.run`` / the scenario, after the imports), the peak
+resident memory of every rank (``VmHWM`` of ``/proc/self/status``, read by each rank at the end
+and gathered at rank 0), and what the ledger counts — messages, field elements and bytes sent
+per data-holding party, rounds. The README's scale model ("Scale: M = 1,000 parties on 64
+nodes") takes these counts and compares its predicted time with the measured one.
+
+* ``secure_sum`` — :func:`protocols.secure_sum.secure_sum` (PRG variant) of a d-vector per
+  party, with x25519 key agreement (the key-agreement call is in the ledger, phase ``setup``)
+  and sealed messages: the Simulation API, ``record_views`` and ``views`` as given
+  (``--views rank``: each rank keeps its own parties' views, :mod:`sim.drivers.rank_views`).
+* ``pd_nmf`` — the ``pd_nmf`` scenario entry (synthetic topics, ``rows_per_party`` rows per
+  party, ``cols`` columns, k = 3, the given iterations, random initialisation) through
+  :func:`sim.runner.run_scenario` with ``driver = "mpi"``.
+
+``--model FILE`` reads such JSON lines (the ``views = "rank"`` SecureSum runs and the PD-NMF
+runs) and fits the README's cost model to them: a rank's run time is
+``b·(messages) + c·(bytes)`` sent by the parties it hosts (non-negative least squares over the
+runs), prints each run's measured and modelled time — and each run's prediction from a fit
+to the other runs — and the model's prediction for M = 1,000 parties on 64 nodes at
+10 Gbit/s (one rank per node; network time = the bytes leaving a node at line rate, plus
+rounds × 50 µs latency).
+
+Usage: ``python benchmarks/mpi_scale.py [--parties 256] [--ranks 2] [--d 1000]
+[--iterations 2] [--views gathered|rank] [--only secure_sum|pd_nmf]``. The script starts
+``mpiexec`` itself and runs itself under it (``--job``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+MPIEXEC = str(Path(sysconfig.get_path("scripts")) / "mpiexec")
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident set (``VmHWM``), in MB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return float("nan")
+
+
+def ledger_counts(ledger: Any, sites: list[int]) -> dict[str, Any]:
+    """Messages, elements and bytes sent per data holder (mean), rounds, by phase too."""
+    rows = list(ledger)
+    per = {m: [r for r in rows if r.sender == m] for m in sites}
+    setup = [r for r in rows if r.phase == "setup"]
+    n = len(sites)
+    return {
+        "messages": len(rows), "rounds": max((r.round for r in rows), default=0),
+        "messages_sent_per_party": round(sum(len(v) for v in per.values()) / n, 1),
+        "elements_sent_per_party": round(sum(r.elements for v in per.values() for r in v) / n),
+        "bytes_sent_per_party": round(sum(r.bytes for v in per.values() for r in v) / n),
+        "setup_messages": len(setup), "setup_bytes": sum(r.bytes for r in setup),
+        "total_bytes": sum(r.bytes for r in rows),
+    }
+
+
+def rank_load(record: dict[str, Any]) -> tuple[float, float]:
+    """Messages and bytes sent by one rank's parties (M/R of them) in a run (key agreement's
+    included: each of its messages is one X25519 agreement at the receiver)."""
+    n = record["parties"] / record["ranks"]
+    return n * record["messages_sent_per_party"], n * record["bytes_sent_per_party"]
+
+
+def fit(records: list[dict[str, Any]]) -> Any:
+    """(b, c): seconds per message and per byte, non-negative least squares."""
+    import numpy as np
+    from scipy.optimize import nnls
+
+    A = np.array([rank_load(r) for r in records])
+    t = np.array([r["run_s"] for r in records])
+    return nnls(A, t)[0]
+
+
+def model(path: Path) -> int:
+    """Fit the cost model to measured runs and predict M = 1,000 on 64 nodes (see above)."""
+    import numpy as np
+
+    records = [json.loads(ln) for ln in path.read_text().splitlines() if ln.startswith("{")]
+    records = [r for r in records if "error" not in r and r.get("views", "rank") == "rank"]
+    coef = fit(records)
+    print(json.dumps({"model": "b*messages + c*bytes per rank", "runs": len(records),
+                      "b_us_per_message": round(coef[0] * 1e6, 1),
+                      "c_ns_per_byte": round(coef[1] * 1e9, 3)}))
+    for i, r in enumerate(records):
+        held_out = fit(records[:i] + records[i + 1:]) if len(records) > 2 else coef
+        print(json.dumps({"run": r["run"], "parties": r["parties"], "measured_s": r["run_s"],
+                          "model_s": round(float(np.dot(coef, rank_load(r))), 2),
+                          "predicted_without_this_run_s": round(
+                              float(np.dot(held_out, rank_load(r))), 2)}))
+    m, nodes, line_rate, latency = 1000, 64, 10e9 / 8, 50e-6
+    n = m / nodes
+    for r in records:
+        if r["parties"] != max(x["parties"] for x in records if x["run"] == r["run"]):
+            continue
+        per_peer_msgs = r["messages_sent_per_party"] / (r["parties"] - 1)
+        per_peer_bytes = r["bytes_sent_per_party"] / (r["parties"] - 1)
+        msgs, sent = per_peer_msgs * (m - 1), per_peer_bytes * (m - 1)
+        compute = float(np.dot(coef, (n * msgs, n * sent)))
+        network = n * sent * (m - n) / (m - 1) / line_rate + r["rounds"] * latency
+        print(json.dumps({
+            "predict": r["run"], "parties": m, "nodes": nodes, "parties_per_node": n,
+            "messages_sent_per_party": round(msgs), "bytes_sent_per_party": round(sent),
+            "elements_sent_per_party": round(r["elements_sent_per_party"] / (r["parties"] - 1)
+                                             * (m - 1)),
+            "rounds": r["rounds"], "compute_s": round(compute, 1),
+            "network_s": round(network, 2), "predicted_wall_s": round(compute + network, 1),
+            "views_per_node_mb": round(n * r["bytes_sent_per_party"] / (r["parties"] - 1)
+                                       * (m - 1) / 1e6),
+        }))
+    return 0
+
+
+def job(args: argparse.Namespace) -> int:
+    """One run under ``mpiexec``: every rank runs it; rank 0 prints the JSON line."""
+    import_start = time.perf_counter()
+    import numpy as np
+    from mpi4py import MPI
+
+    from parties.party import site_parties
+    from protocols.secure_sum import secure_sum
+    from sim.network import Network
+    from sim.runner import run_scenario
+    from sim.simulation import Simulation
+
+    comm = MPI.COMM_WORLD
+    imports_s = time.perf_counter() - import_start
+    m = args.parties
+    comm.Barrier()
+    start = time.perf_counter()
+    if args.job == "secure_sum":
+        rng = np.random.default_rng(1)
+        inputs = [{"x": rng.uniform(0.0, 1.0, args.d)} for _ in range(m)]
+
+        def program(ctx: Any, x: Any) -> Any:
+            return (yield from secure_sum(ctx, x))
+
+        sim = Simulation(Network.build(m), seed=1, sealing=True, keys="x25519", driver="mpi",
+                         record_views=not args.no_views, views=args.views)
+        result = sim.run(site_parties(program, inputs))
+        ledger, sites = result.ledger, list(range(m))
+        shape = {"d": args.d, "record_views": not args.no_views, "views": args.views}
+    else:
+        scenario = {
+            "name": "mpi_scale", "seed": 3, "network": {"parties": m},
+            "data": {"source": "synthetic", "kind": "topics", "rows": args.rows_per_party * m,
+                     "cols": args.cols, "k": 3},
+            "algorithm": {"name": "pd_nmf", "k": 3, "iterations": args.iterations,
+                          "init": "random"},
+        }
+        run = run_scenario(scenario, driver="mpi")
+        result = run.run.result
+        ledger, sites = result.ledger, list(range(m))
+        shape = {"rows": args.rows_per_party * m, "cols": args.cols, "k": 3,
+                 "iterations": args.iterations}
+    run_s = time.perf_counter() - start
+    peaks = comm.gather(peak_rss_mb(), root=0)
+    local = getattr(result.views, "local", None)  # RankViews: this rank's own views
+    held = comm.gather(len(local() if local is not None else result.views), root=0)
+    if comm.Get_rank() == 0:
+        print(json.dumps({
+            "run": args.job, "parties": m, "ranks": comm.Get_size(), **shape,
+            "imports_s": round(imports_s, 2), "run_s": round(run_s, 2),
+            "peak_rss_mb_per_rank": peaks, "views_held_per_rank": held,
+            **ledger_counts(ledger, sites),
+        }), flush=True)
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--parties", type=int, default=256)
+    parser.add_argument("--ranks", type=int, default=2)
+    parser.add_argument("--d", type=int, default=1000, help="SecureSum's vector length")
+    parser.add_argument("--rows-per-party", type=int, default=4)
+    parser.add_argument("--cols", type=int, default=200)
+    parser.add_argument("--iterations", type=int, default=2)
+    parser.add_argument("--no-views", action="store_true", help="record_views = False")
+    parser.add_argument("--views", choices=("gathered", "rank"), default="gathered",
+                        help="SecureSum: where the views are at the end (Simulation's views)")
+    parser.add_argument("--only", choices=("secure_sum", "pd_nmf"), default=None)
+    parser.add_argument("--model", type=Path, default=None, metavar="FILE",
+                        help="fit the cost model to the JSON lines in FILE and predict")
+    parser.add_argument("--job", choices=("secure_sum", "pd_nmf"), default=None,
+                        help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.model is not None:
+        return model(args.model)
+    if args.job is not None:
+        return job(args)
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+           "NUMBA_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
+    for name in (args.only,) if args.only else ("secure_sum", "pd_nmf"):
+        argv = [MPIEXEC, "-n", str(args.ranks), sys.executable, __file__, "--job", name,
+                "--parties", str(args.parties), "--d", str(args.d),
+                "--rows-per-party", str(args.rows_per_party), "--cols", str(args.cols),
+                "--iterations", str(args.iterations), "--views", args.views,
+                *(["--no-views"] if args.no_views else [])]
+        start = time.perf_counter()
+        done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True)
+        wall = time.perf_counter() - start
+        lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
+        if done.returncode != 0 or not lines:
+            print(json.dumps({"run": name, "parties": args.parties, "error": done.returncode,
+                              "stderr": done.stderr[-2000:]}), flush=True)
+            continue
+        record = json.loads(lines[-1])
+        record["job_wall_s"] = round(wall, 2)
+        record["load_average"] = round(os.getloadavg()[0], 1)
+        print(json.dumps(record), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
