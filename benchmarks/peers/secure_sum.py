@@ -364,13 +364,14 @@ def main() -> None:
     seconds = {arm: [float(s["seconds"]) for s in runs] for arm, runs in samples.items()}
     load = os.getloadavg()[0]
     for arm, runs in samples.items():
+        extra = {k: v for k, v in runs[-1].items() if k not in ("seconds", "max_abs_error")}
         print(json.dumps({"benchmark": "peers_secure_sum", "arm": arm, "m": M, "d": args.d,
                           "processes": PROCESSES[arm], "rounds": args.rounds,
                           "reps_per_round": args.reps, "blas_threads": 1,
                           "min_s": round(min(seconds[arm]), 4),
                           "median_s": round(statistics.median(seconds[arm]), 4),
                           "max_abs_error": max(float(s["max_abs_error"]) for s in runs),
-                          "load_average": load}), flush=True)
+                          **extra, "load_average": load}), flush=True)
     for base_arm in ("mpcsim", "mpcsim_mpi"):  # each peer against mpcsim's arm of its kind
         peers = [arm for arm in seconds if arm in PEER_ARMS
                  and PROCESSES[arm] == PROCESSES[base_arm]]
