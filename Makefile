@@ -79,14 +79,16 @@ lock-upgrade: | $(UV)
 bench: $(STAMP)
 	@for script in benchmarks/*.py; do echo "# $$script" >&2; $(BIN)/python $$script || exit 1; done
 
-# The side-by-side comparisons with MPyC, SPU and Flower (benchmarks/peers/): the peers go into
-# their own environment, .venv-peers, from benchmarks/peers/requirements.txt (pinned, with
+# The side-by-side comparisons with MPyC, SPU, CrypTen and Flower (benchmarks/peers/): the peers
+# go into their own environment, .venv-peers, from benchmarks/peers/requirements.txt (pinned, with
 # hashes; re-resolve it with the command at the top of benchmarks/peers/requirements.in), never
 # into .venv — `make test` does not install them. Each script runs mpcsim's arm in .venv and
 # the peers' arms in .venv-peers, interleaved, and prints JSON lines with the ratios.
+# CrypTen's metadata names the retired `sklearn` shim, whose sdist refuses to build unless told.
 $(PEERS_STAMP): benchmarks/peers/requirements.txt | $(UV)
 	$(UV) venv --clear --quiet --python $(PYTHON) $(PEERS)
-	$(UV) pip install --quiet --python $(PEERS)/bin/python --require-hashes \
+	SKLEARN_ALLOW_DEPRECATED_SKLEARN_PACKAGE_INSTALL=True \
+		$(UV) pip install --quiet --python $(PEERS)/bin/python --require-hashes \
 		-r benchmarks/peers/requirements.txt
 	touch $(PEERS_STAMP)
 
