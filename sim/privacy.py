@@ -41,6 +41,7 @@ from parties.audit.numbering import numbered_as_run, setup_calls
 from parties.audit.randomness import affine_oracle
 from parties.party import Party, Program, site_parties
 from parties.view import AbortedRun, View
+from protocols import seeds
 from protocols.context import PartyContext
 from protocols.errors import InputError, ProtocolAbort
 from protocols.field import PrimeField, default_frac_bits, prime_field
@@ -53,7 +54,6 @@ from sim.scenario import AuditSpec
 from sim.simulation import Simulation
 
 FieldProgram = Callable[[PartyContext, np.ndarray], Generator[Any, Any, Any]]
-AUDIT_SEED_KEY = 1_000_001
 
 
 @dataclass(frozen=True)
@@ -319,7 +319,7 @@ def run_audit(
                             pairs=spec.pairs, protocol=target.protocol, **common)
     else:
         tiny = prime_field(spec.prime)
-        rng = np.random.default_rng(np.random.SeedSequence(audit_seed))
+        rng = seeds.rng(audit_seed, "audit.exact_inputs")
         n_parties = len([p for p in target.parties if p.role == "site"])
         inputs = [tiny.random(rng, 1) for _ in range(n_parties)]
         runner = SimPyRunner(spec.prime, 0, seed, Network.build(n_parties))
@@ -342,8 +342,7 @@ def field_builder(program: FieldProgram) -> Callable[[Sequence[np.ndarray]], lis
 
 def audit_seed_of(seed: int, index: int) -> int:
     """The seed of the ``index``-th ``[[audit]]`` of a run with seed ``seed``."""
-    return int(np.random.SeedSequence(seed, spawn_key=(AUDIT_SEED_KEY, index))
-               .generate_state(1, np.uint32)[0])
+    return seeds.derive_int(seed, "audit", index=(index,), bits=32)
 
 
 def first_call_inputs(views: Mapping[int, View], sites: Sequence[int],

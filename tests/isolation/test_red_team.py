@@ -15,6 +15,8 @@ finds each of a set of planted routes.
 from __future__ import annotations
 
 import gc
+import hashlib
+import hmac
 import operator
 import re
 import sys
@@ -43,7 +45,7 @@ from sim.drivers.simpy import SimPyDriver
 from sim.drivers.simpy_run import SimPyRun
 from sim.ledger import Ledger, Row
 from sim.network import Network
-from sim.simulation import Result, Simulation, party_seed, seed_key
+from sim.simulation import SEED_SALT, Result, Simulation, party_seed
 
 RUN_SEED = 0x5EED_0DD5_EC12_3457  # distinctive: an equal integer anywhere is the seed
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -99,10 +101,17 @@ def secrets_of(ctx: PartyContext, me: int) -> set[bytes]:
     return out - {b""}
 
 
+def prk_of(run_seed: int) -> bytes:
+    """HKDF-Extract of the run seed (RFC 5869 §2.2), computed here with the standard library:
+    the key every party's seeds are expanded from."""
+    ikm = run_seed.to_bytes(max(1, (run_seed.bit_length() + 7) // 8), "big")
+    return hmac.digest(SEED_SALT, ikm, hashlib.sha256)
+
+
 def findings(roots: list[Any], me: PartyContext, others: list[PartyContext],
              other_inputs: list[np.ndarray], run_seed: int = RUN_SEED) -> list[str]:
     """What of other parties' state, or of the run, is reachable from ``roots``."""
-    secrets = set().union(*(secrets_of(o, me.party) for o in others)) | {seed_key(run_seed)}
+    secrets = set().union(*(secrets_of(o, me.party) for o in others)) | {prk_of(run_seed)}
     hexes = {s.hex() for s in secrets}
     found = []
     for obj in reachable(roots).values():
