@@ -178,3 +178,14 @@ def test_every_label_is_drawn_where_the_registry_says() -> None:
         if f'"{name}"' not in path.read_text(encoding="utf-8"):
             unused.append((name, label.module))
     assert unused == []
+
+
+def test_the_documented_label_table_is_the_registry() -> None:
+    """docs/running.md lists every registered label with its owner and module, and no other."""
+    text = (ROOT / "docs" / "running.md").read_text(encoding="utf-8")
+    rows = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and cells[0].startswith("`") and cells[3].startswith("`"):
+            rows[cells[0].strip("`")] = (cells[1], cells[3].strip("`"))
+    assert rows == {name: (lb.owner, lb.module) for name, lb in seeds.LABELS.items()}
