@@ -126,6 +126,18 @@ LABELS: Mapping[str, Label] = registry((
           "sim.experiments.nmf.corrective_nmf"),
     Label("corrective_nmf.repetition", "call", "repetition r of the corrective NMF tables",
           "sim.experiments.nmf.corrective_nmf_tables"),
+    Label("cape_mean.conventional", "run", "the simulation seed of the conventional-scheme "
+          "run a CAPE mean is compared with", "sim.experiments.cape.cape_mean"),
+    Label("normed_secure_sum.scaled", "call", "the simulation seed of the run on inputs B "
+          "(λS) for the j-th coalition", "sim.experiments.svd.normed_secure_sum"),
+    # -- the claims table (sim.claims): fixed roots, one stream per claim ------------------------
+    Label("claims.c6.inputs", "run", "C6's party inputs (root 5)", "sim.claims.seed000_001"),
+    Label("claims.c17.data", "run", "C17's ratings matrix (root: the repetition)",
+          "sim.claims.seed002"),
+    Label("claims.c17.start", "run", "C17's random start (root: the repetition)",
+          "sim.claims.seed002"),
+    Label("claims.c19.sketches", "run", "C19's Monte Carlo sketches (root 19)",
+          "sim.claims.seed004"),
     # -- audits (parties.audit): root is the audit's seed ------------------------------------
     Label("audit.randomness", "call", "injected key material by path (0: fixed; 1, t: fresh "
           "in trial t)", "parties.audit.randomness"),
@@ -135,6 +147,8 @@ LABELS: Mapping[str, Label] = registry((
           "parties.audit.simulation"),
     Label("audit.statistical", "run", "the statistical method's draws",
           "parties.audit.statistical"),
+    Label("audit.statistical.pair", "call", "the comparison seed of the k-th alternative input "
+          "set", "parties.audit.statistical"),
     Label("audit.exact.keys", "run", "the exact method's key material",
           "parties.audit.exact"),
     Label("audit.exact.alternatives", "run", "the exact method's alternative keys",

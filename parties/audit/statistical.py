@@ -236,7 +236,8 @@ def statistical_audit(
         samples.append(rows)
     assert layout is not None
     a = np.stack(samples[0])
-    comparisons = [compare(field, layout, a, np.stack(rows), alpha=alpha, seed=seed + k)
+    comparisons = [compare(field, layout, a, np.stack(rows), alpha=alpha,
+                           seed=seeds.derive_int(seed, "audit.statistical.pair", index=(k,)))
                    for k, rows in enumerate(samples[1:])]
     decision = decide(comparisons, alpha, field.p, 1.0, LINEAR_COVERS)
     details: dict[str, Any] = {

@@ -12,6 +12,7 @@ import tomllib
 
 import numpy as np
 
+from protocols import seeds
 from sim.claims.table import SCENARIOS, Claim, Outcome, Runs, fmt, status
 
 P127 = (1 << 127) - 1
@@ -89,7 +90,7 @@ def c6(runs: Runs) -> Outcome:
     from parties.party import Party
     from sim.simulation import Simulation
 
-    rng = np.random.default_rng(5)
+    rng = seeds.rng(5, "claims.c6.inputs")
     d, k, m = 200, 5, 4
     parties = [Party(i, pd_svd, {"X": rng.normal(size=(5, d)), "k": k, "iterations": 1,
                                  "variant": "secure_sum", "scale": 1.0}) for i in range(m)]
