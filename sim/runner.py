@@ -372,6 +372,7 @@ def _load_data(scenario: Scenario, entry: Algorithm, seed: int) -> tuple[Any, di
 
 
 def _read_or_generate(scenario: Scenario, entry: Algorithm, seed: int) -> tuple[Any, dict, str]:
+    import numpy as np
 
     from algorithms import data as data_io
     from protocols import seeds
