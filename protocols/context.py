@@ -37,6 +37,7 @@ from typing import Protocol
 
 import numpy as np
 
+from protocols import seeds
 from protocols.crypto import mask_sums
 from protocols.crypto.keystream import StreamCiphers, field_stream
 from protocols.crypto.mask_sums import SignedKeys
@@ -498,4 +499,4 @@ def party_rng(seed: bytes) -> np.random.Generator:
 
     ``rng.bit_generator.seed_seq.entropy`` is then that integer: the party's own value.
     """
-    return np.random.default_rng(np.random.SeedSequence(int.from_bytes(seed, "big")))
+    return seeds.generator(seed)

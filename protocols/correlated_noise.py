@@ -79,6 +79,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from protocols import seeds
 from protocols.accounting import check_budget, classical_gaussian_std
 from protocols.cape_noise_plans import NoisePlan
 from protocols.context import PartyContext
@@ -261,7 +262,7 @@ def noise_rng(ctx: PartyContext, call: Call) -> np.random.Generator:
     """
     count = max(1, math.ceil(NOISE_SEED_BITS / max(ctx.field.bits - 1, 1)))
     words = ctx.randomness.private(call, count)
-    return np.random.default_rng(np.random.SeedSequence([int(w) for w in np.ravel(words)]))
+    return seeds.generator([int(w) for w in np.ravel(words)])
 
 
 def _n_summands(plan: NoisePlan) -> int:

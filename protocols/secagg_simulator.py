@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from protocols import sharing
+from protocols import seeds, sharing
 from protocols.context import (
     Seed,
     affine_expansion,
@@ -173,7 +173,7 @@ class SecAggSimulator:
 
     def sizes(self, view: CallView) -> dict[MessageKey, int]:
         """The element count of every honest message the coalition receives."""
-        drawn = self.simulate(view, np.random.default_rng(0), 1)
+        drawn = self.simulate(view, seeds.rng(0, "secagg.sizes"), 1)
         members = set(view.members)
         return {k: int(v.shape[1]) for k, v in drawn.items() if k[1] not in members}
 

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from protocols import seeds
 from protocols.errors import InputError
 
 TABLE_2_2: dict[tuple[int, int], float] = {  # seconds per call (rows M, columns d)
@@ -101,7 +102,7 @@ def measure_call_seconds(n_parties: int, d: int, batch: int = 1, calls: int = 3,
     from sim.network import Network
     from sim.simulation import Simulation
 
-    rng = np.random.default_rng(seed)
+    rng = seeds.rng(seed, "pd_svd_cost.inputs")
     shape = (batch, d) if batch > 1 else (d,)
     xs = [np.rint(rng.normal(size=shape) * 2**16) / 2**16 for _ in range(n_parties)]
 

@@ -32,6 +32,7 @@ import numpy as np
 
 from parties.party import Party, Program, site_parties
 from parties.view import AbortedRun, View
+from protocols import seeds
 from protocols.context import PartyContext
 from protocols.errors import InputError, ProtocolAbort
 from protocols.field import PrimeField, default_frac_bits, prime_field
@@ -46,7 +47,6 @@ if TYPE_CHECKING:
     from parties.audit import AuditResult, Progress, RandomnessFactory
 
 FieldProgram = Callable[[PartyContext, np.ndarray], Generator[Any, Any, Any]]
-AUDIT_SEED_KEY = 1_000_001
 
 
 @dataclass(frozen=True)
@@ -326,7 +326,7 @@ def run_audit(
                             pairs=spec.pairs, protocol=target.protocol, **common)
     else:
         tiny = prime_field(spec.prime)
-        rng = np.random.default_rng(np.random.SeedSequence(audit_seed))
+        rng = seeds.rng(audit_seed, "audit.exact_inputs")
         n_parties = len([p for p in target.parties if p.role == "site"])
         inputs = [tiny.random(rng, 1) for _ in range(n_parties)]
         runner = SimPyRunner(spec.prime, 0, seed, Network.build(n_parties))
@@ -351,8 +351,7 @@ def field_builder(program: FieldProgram) -> Callable[[Sequence[np.ndarray]], lis
 
 def audit_seed_of(seed: int, index: int) -> int:
     """The seed of the ``index``-th ``[[audit]]`` of a run with seed ``seed``."""
-    return int(np.random.SeedSequence(seed, spawn_key=(AUDIT_SEED_KEY, index))
-               .generate_state(1, np.uint32)[0])
+    return seeds.derive_int(seed, "audit", index=(index,), bits=32)
 
 
 def first_call_inputs(views: Mapping[int, View], sites: Sequence[int],

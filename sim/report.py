@@ -329,8 +329,10 @@ def check_out_dir(out: Any, option: str = "--out") -> Path:
 def _fresh_dir(parent: Path, stem: str, suffix: str = ".tmp") -> Path:
     """Create and return a new directory ``STEM.<12 hex>SUFFIX`` in ``parent`` (mode as mkdir
     gives); :func:`sim.ownership.staging_names` recognises the staging directories."""
+    from protocols.seeds import fresh_bytes
+
     for _ in range(100):
-        candidate = parent / f"{stem}.{os.urandom(6).hex()}{suffix}"
+        candidate = parent / f"{stem}.{fresh_bytes(6).hex()}{suffix}"
         try:
             candidate.mkdir()
         except FileExistsError:

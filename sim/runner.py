@@ -44,7 +44,6 @@ if TYPE_CHECKING:
     from sim.scenario import AttackSpec
     from sim.simulation import Result
 
-DATA_SEED_KEY = 1_000_000
 
 
 @dataclass
@@ -250,6 +249,8 @@ def plan_scenario(
     """
     import numpy as np
 
+    from protocols import seeds
+
     scenario = source if isinstance(source, Scenario) else load_scenario(source)  # type: ignore[arg-type]
     scenario = scenario.with_seed(seed)
     entry = catalog.entry_for(scenario.algorithm, scenario.base_dir)
@@ -266,9 +267,7 @@ def plan_scenario(
         if entry.attack is None:
             raise ScenarioError(f"algorithm {entry.name!r} has no attack model; remove [attack]")
         attack = entry.attack(scenario.attack, scenario.n_parties)
-    run_seed = scenario.seed if scenario.seed is not None else int(
-        np.random.SeedSequence().entropy % (1 << 63)
-    )
+    run_seed = scenario.seed if scenario.seed is not None else seeds.fresh_seed()
     spec = scenario.data
     what = f"scenario {scenario.name!r} ({entry.name}, M = {scenario.n_parties})"
     if spec["source"] == "synthetic":  # the shape is known before the data exists
@@ -376,6 +375,7 @@ def _read_or_generate(scenario: Scenario, entry: Algorithm, seed: int) -> tuple[
     import numpy as np
 
     from algorithms import data as data_io
+    from protocols import seeds
 
     spec = scenario.data
     if spec["source"] == "none":  # a program on named inputs only: one empty row per party
@@ -391,7 +391,7 @@ def _read_or_generate(scenario: Scenario, entry: Algorithm, seed: int) -> tuple[
         dataset = data_io.bundled_dataset("digits")
         name = "the bundled digits data"
     else:
-        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(DATA_SEED_KEY,)))
+        rng = seeds.rng(seed, "data")
         kind = spec.get("kind", entry.data_kind)
         options = _synthetic_options(spec, entry)
         dataset = data_io.synthetic_dataset(spec["rows"], spec["cols"], rng, kind, **options)

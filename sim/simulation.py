@@ -7,24 +7,25 @@
 >>> float(result.outputs[0][0])
 6.0
 
-Randomness. Each party's seeds are derived *one way* from the run seed (DESIGN.md spawns them
-with ``numpy.random.SeedSequence``; this departs from it on purpose): HKDF-SHA256 of the run
-seed with the salt :data:`SEED_SALT` and, as info, the party id and the purpose, typed and
-length-prefixed (:func:`party_seed`). Purposes: ``rng`` (the numpy generator for local random
-choices, seeded with the derived value, so ``ctx.rng.bit_generator.seed_seq.entropy`` is the
-party's own 256-bit value), ``x25519`` (its key seed) and ``masks`` (its private mask key).
-A ``SeedSequence(run_seed, spawn_key=...)`` would hand every party the run seed itself as its
-generator's entropy, and with it every other party's keys; a one-way derivation hands each
-party only its own. With no seed, fresh entropy is drawn once and returned in
+Randomness. Each party's seeds are derived *one way* from the run seed by the one seed scheme
+(:mod:`protocols.seeds`; DESIGN.md spawns them with ``numpy.random.SeedSequence``; this departs
+from it on purpose): HKDF-SHA256 of the run seed with the salt :data:`SEED_SALT` and, as info,
+the party id and the registered label, typed and length-prefixed (:func:`party_seed`).
+Purposes: ``rng`` (the numpy generator for local random choices, seeded with the derived value,
+so ``ctx.rng.bit_generator.seed_seq.entropy`` is the party's own 256-bit value), ``x25519``
+(its key seed) and ``masks`` (its private mask key). A ``SeedSequence(run_seed,
+spawn_key=...)`` would hand every party the run seed itself as its generator's entropy, and
+with it every other party's keys; a one-way derivation hands each party only its own. With no
+seed, fresh entropy is drawn once (:func:`protocols.seeds.fresh_seed`) and returned in
 ``Result.seed`` (the caller's, never a party's). Views record each party's own derived seeds
 and pair mask seeds, never the run seed, so every run replays exactly from its seed.
 
-Key material. ``key_source="seed"`` (the default) derives every key from the run seed, so a
-run replays byte for byte. ``key_source="os"`` draws the X25519 key seeds, the private mask
-keys and the pre-shared pair keys from the operating system (``os.urandom``) at the start of
-each run — what a run on a real network needs, since two seeded runs with one seed reuse
-(key, nonce) pairs. Outputs, the ledger and the parties' local random choices are unchanged;
-masks and ciphertexts differ from run to run.
+Key material. ``key_source="seed"`` (the default) derives every key from the run seed, so a run
+replays byte for byte. ``key_source="os"`` draws the X25519 key seeds, the private mask keys
+and the pre-shared pair keys from the operating system (:func:`protocols.seeds.fresh_bytes`) at
+the start of each run — what a run on a real network needs, since two seeded runs with one seed
+reuse (key, nonce) pairs. Outputs, the ledger and the parties' local random choices are
+unchanged; masks and ciphertexts differ from run to run.
 
 Isolation (see :mod:`protocols.context` for the trust boundary). Contexts share nothing
 mutable: each has its own field object, a read-only mapping of roles and its own keys. Party
@@ -38,7 +39,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import os
 import time
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
@@ -48,12 +48,12 @@ import numpy as np
 
 from parties.party import SITE, Party, Program, check_parties
 from parties.view import Coalition, View, another_sparse, frozen, is_immutable
+from protocols import seeds
 from protocols.context import (
     AesRandomness,
     PartyContext,
     Randomness,
 )
-from protocols.crypto.hkdf import hkdf_expand, hkdf_extract
 from protocols.crypto.key_agreement import key_agreement
 from protocols.crypto.keystream import encrypt_blocks
 from protocols.effects import Call
@@ -69,11 +69,10 @@ KEY_SETUPS = ("x25519", "preshared", "none")
 KEY_SOURCES = ("seed", "os")
 VIEW_PLACES = ("gathered", "rank")
 """Where the views are at the end of an MPI run (:class:`Simulation`'s ``views``)."""
-SEED_SALT = b"mpcsim/sim/party-seeds/v1"
-"""HKDF salt of :func:`party_seed` and :func:`run_key` (a fixed project label)."""
+SEED_SALT = seeds.SALT
+"""HKDF salt of :func:`party_seed` and :func:`run_key` (:data:`protocols.seeds.SALT`)."""
 
-SEED_BYTES = 32
-_ID_LIMIT = 1 << 64
+SEED_BYTES = seeds.SEED_BYTES
 
 RandomnessFactory = Callable[[int, PrimeField], Randomness]
 
@@ -105,44 +104,21 @@ class Result:
         return Coalition.of(members, self.views)
 
 
-# -- one-way seed derivation ------------------------------------------------------------------
-
-
-def _labels(*fields: int | str) -> bytes:
-    """Typed, length-prefixed encoding of ids and labels (HKDF info): never ambiguous."""
-    parts = []
-    for value in fields:
-        if isinstance(value, str):
-            raw = value.encode()
-            parts.append(b"s" + len(raw).to_bytes(4, "big") + raw)
-        else:
-            parts.append(b"i\x00\x00\x00\x08" + value.to_bytes(8, "big"))
-    return b"".join(parts)
+# -- one-way seed derivation (protocols.seeds) ------------------------------------------------
 
 
 def seed_key(run_seed: int) -> bytes:
-    """HKDF-Extract of the run seed: the pseudo-random key every seed is expanded from.
-
-    Input keying material: the run seed as minimal big-endian bytes (injective on
-    non-negative integers); salt :data:`SEED_SALT`.
-    """
-    if isinstance(run_seed, bool) or not isinstance(run_seed, int) or run_seed < 0:
-        raise InputError(f"seed = {run_seed!r} must be a non-negative integer")
-    ikm = run_seed.to_bytes(max(1, (run_seed.bit_length() + 7) // 8), "big")
-    return hkdf_extract(SEED_SALT, ikm)
-
-
-def _expand(prk: bytes, *labels: int | str) -> bytes:
-    """HKDF-Expand to one 32-byte block (RFC 5869 §2.3, T(1))."""
-    return hkdf_expand(prk, _labels(*labels), 32)
+    """HKDF-Extract of the run seed (:func:`protocols.seeds.root_key`): the pseudo-random key
+    every party's seed is expanded from, extracted once per run."""
+    return seeds.root_key(run_seed)
 
 
 def party_seed(run_seed: int | bytes, party: int, purpose: str) -> bytes:
     """32 bytes of seed material for ``purpose`` of ``party``, derived one way from the seed.
 
-    HKDF-SHA256 (RFC 5869): extract with :func:`seed_key`, expand with info
-    ``"party" ‖ party ‖ purpose`` (each field typed and length-prefixed, ids as 8 bytes).
-    Knowing one party's output tells nothing about the run seed or another party's output.
+    HKDF-SHA256 (RFC 5869) of the run seed with the registered per-party label ``purpose``
+    (:func:`protocols.seeds.derive`): ``"rng"``, ``"x25519"`` or ``"masks"``. Knowing one
+    party's output tells nothing about the run seed or another party's output.
 
     Parameters
     ----------
@@ -151,18 +127,18 @@ def party_seed(run_seed: int | bytes, party: int, purpose: str) -> bytes:
     party : int
         The party id, in [0, 2^64).
     purpose : str
-        ``"rng"``, ``"x25519"`` or ``"masks"`` (any label gives an independent seed).
+        A per-party label of :data:`protocols.seeds.LABELS`.
     """
-    if isinstance(party, bool) or not isinstance(party, int) or not 0 <= party < _ID_LIMIT:
-        raise InputError(f"party = {party!r} must be an integer in [0, 2^64)")
-    prk = run_seed if isinstance(run_seed, bytes) else seed_key(run_seed)
-    return _expand(prk, "party", party, purpose)
+    if isinstance(run_seed, bytes):
+        return seeds.expand(run_seed, purpose, party=party)
+    return seeds.derive(run_seed, purpose, party=party)
 
 
 def run_key(run_seed: int | bytes, purpose: str) -> bytes:
     """32 bytes for a run-wide purpose (the pre-shared key setup), derived one way."""
-    prk = run_seed if isinstance(run_seed, bytes) else seed_key(run_seed)
-    return _expand(prk, "run", purpose)
+    if isinstance(run_seed, bytes):
+        return seeds.expand(run_seed, purpose)
+    return seeds.derive(run_seed, purpose)
 
 
 _PAIR_ID_LIMIT = 1 << 62
@@ -348,7 +324,7 @@ class Simulation:
         Faults the driver injects (:mod:`sim.faults`; a scenario's ``[[fault]]`` tables).
     key_source : {"seed", "os"}
         Where key material comes from. ``"seed"``: derived from the run seed, so the run
-        replays byte for byte (simulations). ``"os"``: drawn from ``os.urandom`` for every
+        replays byte for byte (simulations). ``"os"``: drawn from the operating system for every
         run — X25519 key seeds, private mask keys and pre-shared pair keys — as a run on a
         real network needs (one seed must never give two runs the same keys and nonces).
     driver : {"simpy", "mpi"}
@@ -426,7 +402,7 @@ class Simulation:
         sites, roles = check_parties(parties)
         run_seed = seed if seed is not None else self.seed
         if run_seed is None:
-            run_seed = int(np.random.SeedSequence().entropy) % (1 << 63)  # fits TOML
+            run_seed = seeds.fresh_seed()  # returned in Result.seed: the run replays
         prk = seed_key(run_seed)  # validates a per-run seed as the constructor does
         network = self._network_for(roles)
         self.faults.check_participants(sorted(roles), self.sealing)
@@ -454,14 +430,15 @@ class Simulation:
             if self.randomness is not None:
                 randomness = injected = self.randomness(pid, field)
             else:
-                mask_key = os.urandom(SEED_BYTES) if from_os else party_seed(prk, pid, "masks")
+                mask_key = (seeds.fresh_bytes(SEED_BYTES) if from_os
+                            else party_seed(prk, pid, "masks"))
                 view.seeds["masks"] = mask_key.hex()
                 randomness = AesRandomness(field, mask_key, pid)
             if self.record_draws:
                 randomness = recorders[pid] = _RecordingRandomness(randomness, pid)
             key_seed = b""
             if self.keys == "x25519":
-                key_seed = (os.urandom(SEED_BYTES) if from_os
+                key_seed = (seeds.fresh_bytes(SEED_BYTES) if from_os
                             else party_seed(prk, pid, "x25519"))
                 view.seeds["x25519"] = key_seed.hex()
             contexts[pid] = PartyContext(
@@ -482,7 +459,7 @@ class Simulation:
             programs[pid] = _party_program(party.program, _program_inputs(record, party.inputs),
                                            self.keys == "x25519")
         if self.keys == "preshared":
-            master = os.urandom(SEED_BYTES) if from_os else None
+            master = seeds.fresh_bytes(SEED_BYTES) if from_os else None
             if from_os:  # one trusted setup: every process shares its master
                 master = driver.shared(master)
             channels: dict[int, dict[int, bytes]] = {pid: {} for pid in contexts}

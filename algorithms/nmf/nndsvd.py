@@ -42,6 +42,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from numpy.typing import ArrayLike, NDArray
 
+from protocols import seeds
 from protocols.errors import DataError, InputError
 
 __all__ = ["nndsvd", "nndsvd_topics", "signed_part_norms"]
@@ -203,7 +204,7 @@ def _truncated_svd(
         dense = X.toarray() if sp.issparse(X) else X
         U, s, Vt = np.linalg.svd(dense, full_matrices=False)
         return U[:, :k], s[:k], Vt[:k].T
-    v0 = np.random.default_rng(_START_VECTOR_SEED).uniform(-1.0, 1.0, size=small)
+    v0 = seeds.rng(_START_VECTOR_SEED, "nndsvd.start").uniform(-1.0, 1.0, size=small)
     U, s, Vt = spla.svds(X, k=k, v0=v0)
     order = np.argsort(-s, kind="stable")
     return U[:, order], s[order], Vt[order].T

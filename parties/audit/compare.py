@@ -74,6 +74,7 @@ from parties.audit.affine_tests import (
 from parties.audit.calls import Layout
 from parties.audit.element_tests import SMALL_FIELD, element_families, element_tests
 from parties.audit.result import INCONCLUSIVE, LEAK, PRIVATE
+from protocols import seeds
 from protocols.field import PrimeField
 from protocols.field.fast_field import fast_field
 
@@ -163,7 +164,7 @@ def compare(
     n_y = 0
     fams = element_families(field_.p, n_x)  # refined below once n_y is known
     need = 0
-    rng = np.random.default_rng(seed)
+    rng = seeds.rng(seed, "audit.compare")
     p_list: list[np.ndarray] = []
     where: list[np.ndarray] = []
     labels: list[str] = []

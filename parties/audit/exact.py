@@ -65,6 +65,7 @@ from parties.audit.randomness import (
 from parties.audit.result import LEAK, NOT_APPLICABLE, PRIVATE, AuditResult
 from parties.audit.statistical import field_vectors, honest_parties
 from parties.party import SITE, Party
+from protocols import seeds
 from protocols.crypto.hkdf import derive_key
 from protocols.crypto.keystream import field_stream
 from protocols.errors import InputError
@@ -120,8 +121,7 @@ def exact_audit(
     ids = tuple(sorted(p.id for p in parties0))
     sites = tuple(sorted(p.id for p in parties0 if p.role == SITE))
     p, d = field.p, inputs[0].size
-    material = np.random.SeedSequence(seed, spawn_key=(27,)).generate_state(8, np.uint32)
-    material_bytes = material.astype("<u4").tobytes()
+    material_bytes = seeds.derive(seed, "audit.exact.keys")
     names = all_keys(ids)
     base = {k: derive_key(material_bytes, f"audit/exact/base/{k}") for k in names}
 
@@ -142,7 +142,7 @@ def exact_audit(
     layout = Layout.of({c: r.received for c, r in records.items()},
                        select_calls(records, calls))
     outputs_a = _outputs(views_a, members)
-    rng = np.random.default_rng(seed)
+    rng = seeds.rng(seed, "audit.exact.alternatives")
     if _outputs(run(inputs, _random_keys(names, rng)), members) != outputs_a:
         return AuditResult(members, "exact", NOT_APPLICABLE, details={
             "reason": "the coalition's outputs depend on the randomness, so 'the same output' "

@@ -49,6 +49,7 @@ from parties.audit.randomness import ConditionedRandomness, Runner
 from parties.audit.result import LEAK, NOT_APPLICABLE, AuditResult
 from parties.party import SITE, Party
 from parties.view import View
+from protocols import seeds
 from protocols.effects import Call
 from protocols.errors import ProtocolAbort
 from protocols.field import PrimeField
@@ -295,7 +296,7 @@ def judged_inputs(
     views = run(inputs)
     if views is None:
         return given
-    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(34,)))
+    rng = seeds.rng(seed, "audit.functionality")
     others = [_resplit(runner.field, inputs, members, rng) for _ in range(resplits)]
     other_views: list[Mapping[int, View] | None] | None = None
     exempt: set[Call] = set()

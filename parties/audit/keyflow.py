@@ -92,6 +92,7 @@ from parties.audit.result import INCONCLUSIVE, LEAK, NOT_APPLICABLE, PRIVATE, Au
 from parties.audit.unmasking import judged, message_name
 from parties.party import Party
 from parties.view import AbortedRun, View
+from protocols import seeds
 from protocols.field import PrimeField
 
 TRACE_TRIAL = (1 << 31) - 2
@@ -227,7 +228,7 @@ def other_inputs(field_: PrimeField, inputs: Sequence[Any], coalition: Sequence[
     """The inputs with every honest party's vector redrawn uniformly (for the offset search),
     or None when the inputs are not flat vectors of field elements."""
     out = []
-    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(27,)))
+    rng = seeds.rng(seed, "audit.keyflow")
     for m, x in enumerate(inputs):
         arr = np.asarray(x)
         if arr.ndim != 1 or arr.dtype.kind not in "uiO" or arr.size == 0 or any(

@@ -73,6 +73,7 @@ from parties.audit.randomness import Progress, Runner, tape_factory
 from parties.audit.result import LEAK, NOT_APPLICABLE, PRIVATE, AuditResult
 from parties.party import Party
 from parties.view import View
+from protocols import seeds
 from protocols.effects import Call
 from protocols.errors import MpcsimError
 from protocols.field import PrimeField
@@ -307,7 +308,7 @@ def probe(
             jacobian[span[p], i] = field.sub(got[p], constant[span[p]])
         if progress is not None:
             progress("linear probes", i + 1, total)
-    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(14,)))
+    rng = seeds.rng(seed, "audit.linear")
     for j in range(probes):
         if failed:
             break

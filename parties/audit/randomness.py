@@ -34,6 +34,7 @@ import numpy as np
 
 from parties.party import Party
 from parties.view import View
+from protocols import seeds
 from protocols.context import (
     AesRandomness,
     Randomness,
@@ -74,8 +75,7 @@ class Runner(Protocol):
 
 
 def _seed_material(seed: int, *path: int) -> bytes:
-    state = np.random.SeedSequence(seed, spawn_key=path).generate_state(8, np.uint32)
-    return state.astype("<u4").tobytes()
+    return seeds.derive(seed, "audit.randomness", index=path)
 
 
 KeyId = tuple[Any, ...]

@@ -79,6 +79,7 @@ from parties.audit.randomness import ConditionedRandomness, Progress, Runner
 from parties.audit.rerun import add_derived, by_step, scripts, simulated_rows
 from parties.audit.result import LEAK, NOT_APPLICABLE, PRIVATE, AuditResult
 from parties.party import SITE, Party
+from protocols import seeds
 from protocols.effects import Call
 from protocols.registry import REGISTRY, Judges, Target, resolve
 from protocols.simulator import (
@@ -183,7 +184,7 @@ def simulation_audit(
     field = runner.field
     ids = [p.id for p in parties]
     sites = tuple(sorted(p.id for p in parties if p.role == SITE))
-    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(2,)))
+    rng = seeds.rng(seed, "audit.simulation")
     rows: list[np.ndarray] = []
     groups: dict[tuple[str, ...], tuple[dict[Call, CallView], int]] = {}
     order: list[tuple[str, ...]] = []
@@ -201,7 +202,7 @@ def simulation_audit(
     for t in range(trials):
         views = runner(parties, ConditionedRandomness(ids, members, seed, t))
         if t == 0:
-            pattern_rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(27,)))
+            pattern_rng = seeds.rng(seed, "audit.pattern")
             leak, pattern_runs = check_alternatives(
                 lambda ps: runner(ps, ConditionedRandomness(ids, members, seed, 0)), parties,
                 members, "simulation", pattern_rng, alternatives, field.p, reference=views)

@@ -38,6 +38,7 @@ from parties.audit.pattern import PatternCheck, aborted_verdict
 from parties.audit.randomness import ConditionedRandomness, Progress, Runner
 from parties.audit.result import LEAK, NOT_APPLICABLE, PRIVATE, AuditResult
 from parties.party import SITE, Party
+from protocols import seeds
 from protocols.field import PrimeField
 
 PAIR_KINDS = ("small", "half", "uniform")
@@ -184,7 +185,7 @@ def statistical_audit(
         return AuditResult(members, "statistical", PRIVATE, power={"exact": True}, details={
             "reason": "one honest party: its input is determined by the output and the "
                       "coalition's inputs, so no two input sets with the same output differ"})
-    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(3,)))
+    rng = seeds.rng(seed, "audit.statistical")
     plan = pair_plan(pairs)
     sets = [inputs] + [alternative_inputs(field, inputs, members, rng, kind, absorber)
                        for kind, absorber in plan]
@@ -235,7 +236,8 @@ def statistical_audit(
         samples.append(rows)
     assert layout is not None
     a = np.stack(samples[0])
-    comparisons = [compare(field, layout, a, np.stack(rows), alpha=alpha, seed=seed + k)
+    comparisons = [compare(field, layout, a, np.stack(rows), alpha=alpha,
+                           seed=seeds.derive_int(seed, "audit.statistical.pair", index=(k,)))
                    for k, rows in enumerate(samples[1:])]
     decision = decide(comparisons, alpha, field.p, 1.0, LINEAR_COVERS)
     details: dict[str, Any] = {

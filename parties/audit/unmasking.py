@@ -55,6 +55,7 @@ from parties.audit.randomness import (
 from parties.audit.result import LEAK, AuditResult
 from parties.party import Party
 from parties.view import Message, View
+from protocols import seeds
 from protocols.context import affine_expansion, expand_stream, seed_key, stream_number
 from protocols.crypto.key_agreement import agree, keypair
 from protocols.crypto.keystream import field_stream
@@ -248,7 +249,7 @@ def unmask(runner: Runner, parties: Sequence[Party], coalition: Sequence[int], s
     extra = math.ceil(CHANCE_BITS / math.log2(field_.p)) + 2
     if extra > 8 or (not flow.known_keys and not flow.known_streams):
         return None
-    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(2727,)))
+    rng = seeds.rng(seed, "audit.unmasking")
     runs: list[_Run] = []
 
     def run(t: int) -> None:

@@ -22,7 +22,7 @@ from protocols.errors import InputError
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.ciphers import CipherContext
 
-__all__ = ["BLOCK_BYTES", "keystream_words"]
+__all__ = ["BLOCK_BYTES", "ctr_encryptor", "keystream_arguments", "keystream_words"]
 
 BLOCK_BYTES = 16
 """AES block length: one counter block yields two 64-bit words of keystream."""
@@ -49,12 +49,12 @@ def keystream_words(key: bytes, stream: int, n_words: int, start_block: int = 0)
         Word i is bytes 8i … 8i+7 of the keystream that starts at block ``start_block``.
     """
     key = as_key(key, "key")
-    stream, n_words, start_block = _keystream_arguments(stream, n_words, start_block)
-    cipher = _ctr(key, stream, start_block)
+    stream, n_words, start_block = keystream_arguments(stream, n_words, start_block)
+    cipher = ctr_encryptor(key, stream, start_block)
     return np.frombuffer(cipher.update(bytes(_WORD_BYTES * n_words)), dtype=np.uint64).copy()
 
 
-def _keystream_arguments(stream: int, n_words: int, start_block: int) -> tuple[int, int, int]:
+def keystream_arguments(stream: int, n_words: int, start_block: int) -> tuple[int, int, int]:
     """The checked (stream, n_words, start_block) of :func:`keystream_words`."""
     stream = as_stream(stream)
     n_words = as_count(n_words, "n_words")
@@ -66,7 +66,7 @@ def _keystream_arguments(stream: int, n_words: int, start_block: int) -> tuple[i
     return stream, n_words, start_block
 
 
-def _ctr(key: bytes, stream: int, start_block: int = 0) -> CipherContext:
+def ctr_encryptor(key: bytes, stream: int, start_block: int = 0) -> CipherContext:
     """An AES-256-CTR keystream whose counter block is ``stream`` ‖ ``start_block``.
 
     OpenSSL's CTR increments the whole 128-bit block; within a stream the lower 64 bits never

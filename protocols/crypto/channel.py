@@ -19,14 +19,14 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from protocols.crypto.arguments import KEY_BYTES, as_bytes, as_id
 from protocols.crypto.sealing import (
-    _INT_FIELD,
-    _NONCE_COUNTER_LIMIT,
-    _NONCE_PARTY_LIMIT,
     AAD_LABEL,
+    INT_FIELD,
     NONCE_BYTES,
+    NONCE_COUNTER_LIMIT,
+    NONCE_PARTY_LIMIT,
     SEAL_OVERHEAD_BYTES,
-    _describe,
-    _encode_fields,
+    describe_parties,
+    encode_fields,
 )
 from protocols.errors import AuthenticationError, InputError
 
@@ -74,7 +74,7 @@ def encode_header(header: tuple[int | str, ...]) -> EncodedHeader:
         If a field is neither an integer in [0, 2^64) nor a string.
     """
     header = tuple(header)
-    return EncodedHeader(len(header), _encode_fields(header),
+    return EncodedHeader(len(header), encode_fields(header),
                          AAD_LABEL + (3 + len(header)).to_bytes(4, "big"))
 
 
@@ -111,8 +111,8 @@ class SealedChannel:
     __slots__ = ("_aad_channel", "_aead", "_nonce_prefix", "_who", "receiver", "sender")
 
     def __init__(self, key: bytes, sender: int, receiver: int) -> None:
-        sender = as_id(sender, "sender", _NONCE_PARTY_LIMIT)
-        receiver = as_id(receiver, "receiver", _NONCE_PARTY_LIMIT)
+        sender = as_id(sender, "sender", NONCE_PARTY_LIMIT)
+        receiver = as_id(receiver, "receiver", NONCE_PARTY_LIMIT)
         key = as_bytes(key, "key")
         if len(key) != KEY_BYTES:
             raise InputError(f"key must be {KEY_BYTES} bytes (AES-256), got {len(key)}")
@@ -122,9 +122,9 @@ class SealedChannel:
         self._nonce_prefix = sender.to_bytes(3, "big") + receiver.to_bytes(3, "big")
         # associated_data(sender, receiver, sequence, *header) after its label and count,
         # up to the sequence number's 8 bytes
-        self._aad_channel = (_INT_FIELD + sender.to_bytes(8, "big") + _INT_FIELD
-                             + receiver.to_bytes(8, "big") + _INT_FIELD)
-        self._who = _describe(sender, receiver)
+        self._aad_channel = (INT_FIELD + sender.to_bytes(8, "big") + INT_FIELD
+                             + receiver.to_bytes(8, "big") + INT_FIELD)
+        self._who = describe_parties(sender, receiver)
 
     def __repr__(self) -> str:
         return f"SealedChannel(sender={self.sender}, receiver={self.receiver})"
@@ -134,8 +134,8 @@ class SealedChannel:
     ) -> tuple[bytes, bytes]:
         """The checked arguments of a seal: its nonce and associated data (as
         :func:`seal_message` makes them)."""
-        if type(sequence) is not int or not 0 <= sequence < _NONCE_COUNTER_LIMIT:
-            sequence = as_id(sequence, "counter", _NONCE_COUNTER_LIMIT)
+        if type(sequence) is not int or not 0 <= sequence < NONCE_COUNTER_LIMIT:
+            sequence = as_id(sequence, "counter", NONCE_COUNTER_LIMIT)
         if type(plaintext) is not bytes and not isinstance(plaintext, (bytearray, memoryview)):
             raise InputError(f"plaintext must be bytes, got {type(plaintext).__name__}")
         if type(header) is not EncodedHeader:
@@ -283,8 +283,8 @@ class SealedChannel:
                 f"sealed message{self._who} is {len(sealed)} bytes, shorter than the "
                 f"{SEAL_OVERHEAD_BYTES}-byte nonce and tag"
             )
-        if type(sequence) is not int or not 0 <= sequence < _NONCE_COUNTER_LIMIT:
-            sequence = as_id(sequence, "counter", _NONCE_COUNTER_LIMIT)
+        if type(sequence) is not int or not 0 <= sequence < NONCE_COUNTER_LIMIT:
+            sequence = as_id(sequence, "counter", NONCE_COUNTER_LIMIT)
         number = sequence.to_bytes(8, "big")
         nonce = self._nonce_prefix + number[2:]
         if sealed[:NONCE_BYTES] != nonce:

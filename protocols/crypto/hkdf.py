@@ -101,7 +101,7 @@ def derive_key(seed: bytes, label: str) -> bytes:
     Parameters
     ----------
     seed : bytes
-        Seed material, at least 16 bytes (e.g. ``SeedSequence.generate_state`` as bytes).
+        Seed material, at least 16 bytes (e.g. a stream of :func:`protocols.seeds.derive`).
     label : str
         What the key is for, e.g. ``"party 3 / noise"``; bound into the HKDF info.
 

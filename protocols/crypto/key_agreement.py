@@ -113,7 +113,8 @@ def keypair(seed: bytes) -> KeyPair:
     Parameters
     ----------
     seed : bytes
-        32 bytes, e.g. from the party's ``SeedSequence``; the same seed gives the same pair.
+        32 bytes, e.g. the party's ``x25519`` seed (:mod:`protocols.seeds`); the same seed
+        gives the same pair.
 
     Returns
     -------

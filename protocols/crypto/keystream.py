@@ -76,7 +76,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
-from protocols.crypto.aes_ctr import BLOCK_BYTES, _ctr, _keystream_arguments
+from protocols.crypto.aes_ctr import BLOCK_BYTES, ctr_encryptor, keystream_arguments
 from protocols.crypto.arguments import (
     KEY_BYTES,
     MAX_STREAM,
@@ -263,7 +263,7 @@ class StreamCiphers:
         """:func:`~protocols.crypto.aes_ctr.keystream_words` (the same words), from this owner's
         encryptor of ``key``."""
         key = as_key(key, "key")
-        stream, n_words, start_block = _keystream_arguments(stream, n_words, start_block)
+        stream, n_words, start_block = keystream_arguments(stream, n_words, start_block)
         return _ecb_words(self._encryptor(key), stream, start_block, n_words)
 
     def field_stream(self, key: bytes, stream: int, n: int, field: PrimeField) -> np.ndarray:
@@ -463,7 +463,7 @@ def _field_stream(
         out = np.empty(n, dtype=field.dtype)
     filled = len(first)
     out[:filled] = first
-    cipher = _ctr(key, stream, used // 2)
+    cipher = ctr_encryptor(key, stream, used // 2)
     if used % 2:
         cipher.update(bytes(_WORD_BYTES))  # skip the half block already consumed
     zeros = memoryview(bytearray(_WORD_BYTES * CHUNK_WORDS))
@@ -524,7 +524,7 @@ def _direct_field_stream(
         # the room OpenSSL's update_into wants), then masked in place.
         full = np.zeros(n + _SLACK_WORDS, dtype=field.dtype)
         data = memoryview(full.view(np.uint64)).cast("B")
-        _ctr(key, stream).update_into(data[: _WORD_BYTES * n], data)
+        ctr_encryptor(key, stream).update_into(data[: _WORD_BYTES * n], data)
         words = full.view(np.uint64)[:n]
         np.bitwise_and(words, mask, out=words)
         return full[:n] if words.max() < p else None
@@ -538,13 +538,13 @@ def _direct_field_stream(
             ciphers._encryptor(key).update_into(scratch.counter_bytes(stream, -(-n // 2)),
                                                 memoryview(buffer).cast("B"))
         else:
-            _ctr(key, stream).update_into(scratch.zeros(n), memoryview(buffer).cast("B"))
+            ctr_encryptor(key, stream).update_into(scratch.zeros(n), memoryview(buffer).cast("B"))
         np.bitwise_and(buffer[:n], mask, out=words)
         return out if words.max() < p else None
     zero_words = min(n, KEPT_GROUP_WORDS)  # the plaintext of one update: 64 KiB at most
     zeros = scratch.zeros(zero_words)
     out_bytes = memoryview(words).cast("B")
-    cipher = _ctr(key, stream)
+    cipher = ctr_encryptor(key, stream)
     in_place = n - _SLACK_WORDS  # words with 15 bytes of room after them in the output
     for start in range(0, n, STREAM_PASS_WORDS):
         end = min(start + STREAM_PASS_WORDS, n)

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from protocols.crypto.aes_ctr import _ctr
+from protocols.crypto.aes_ctr import ctr_encryptor
 from protocols.crypto.arguments import (
     KEY_BYTES,
     MAX_STREAM,
@@ -420,7 +420,7 @@ def _signed_sum_61(
             word = offset + start
             skip = word % 2  # the first word may sit in the second half of a block
             size = _WORD_BYTES * (size_n + skip)
-            _ctr(key, stream, word // 2).update_into(zeros[:size], view)
+            ctr_encryptor(key, stream, word // 2).update_into(zeros[:size], view)
             words = buf[skip : skip + size_n]
             np.bitwise_and(words, p, out=words)
             if np.any(words == p):  # a rejected candidate: positions shift

@@ -44,11 +44,16 @@ from protocols.errors import AuthenticationError, InputError
 
 __all__ = [
     "AAD_LABEL",
+    "INT_FIELD",
     "KEY_BYTES",
     "NONCE_BYTES",
+    "NONCE_COUNTER_LIMIT",
+    "NONCE_PARTY_LIMIT",
     "SEAL_OVERHEAD_BYTES",
     "TAG_BYTES",
     "associated_data",
+    "describe_parties",
+    "encode_fields",
     "message_nonce",
     "open_message",
     "open_sealed",
@@ -69,10 +74,15 @@ SEAL_OVERHEAD_BYTES = TAG_BYTES + NONCE_BYTES
 AAD_LABEL = b"mpcsim/channels/aad/v1"
 """First bytes of every :func:`associated_data` (a fixed project label)."""
 
-_INT_FIELD = b"i" + (8).to_bytes(4, "big")
+INT_FIELD = b"i" + (8).to_bytes(4, "big")
+"""Type tag and length of an integer field of the associated data (ids as 8 bytes)."""
+
 _ID_LIMIT = 1 << 64
-_NONCE_PARTY_LIMIT = 1 << 24
-_NONCE_COUNTER_LIMIT = 1 << 48
+NONCE_PARTY_LIMIT = 1 << 24
+"""Party ids a nonce can name (24 bits of the 96-bit nonce)."""
+
+NONCE_COUNTER_LIMIT = 1 << 48
+"""Messages a channel can seal before its counter field (48 bits) runs out."""
 
 
 def message_nonce(sender: int, receiver: int, counter: int) -> bytes:
@@ -100,9 +110,9 @@ def message_nonce(sender: int, receiver: int, counter: int) -> bytes:
     InputError
         If an argument is not an integer in its range.
     """
-    sender = as_id(sender, "sender", _NONCE_PARTY_LIMIT)
-    receiver = as_id(receiver, "receiver", _NONCE_PARTY_LIMIT)
-    counter = as_id(counter, "counter", _NONCE_COUNTER_LIMIT)
+    sender = as_id(sender, "sender", NONCE_PARTY_LIMIT)
+    receiver = as_id(receiver, "receiver", NONCE_PARTY_LIMIT)
+    counter = as_id(counter, "counter", NONCE_COUNTER_LIMIT)
     return sender.to_bytes(3, "big") + receiver.to_bytes(3, "big") + counter.to_bytes(6, "big")
 
 
@@ -181,14 +191,14 @@ def _decrypt(
 ) -> bytes:
     """Check the tag and decrypt; ``sealed`` may be a view (a message's body is not copied)."""
     if len(sealed) < TAG_BYTES:
-        who = _describe(sender, receiver)
+        who = describe_parties(sender, receiver)
         raise AuthenticationError(
             f"sealed message{who} is {len(sealed)} bytes, too short to hold a {TAG_BYTES}-byte tag"
         )
     try:
         return cipher.decrypt(nonce, sealed, aad)
     except InvalidTag:
-        who = _describe(sender, receiver)
+        who = describe_parties(sender, receiver)
         raise AuthenticationError(
             f"sealed message{who} failed AES-GCM authentication: its ciphertext, tag, nonce or "
             "associated data were altered, or the key is wrong"
@@ -218,10 +228,10 @@ def associated_data(*fields: int | str) -> bytes:
     InputError
         If a field is neither an integer in range nor a string.
     """
-    return AAD_LABEL + len(fields).to_bytes(4, "big") + _encode_fields(fields)
+    return AAD_LABEL + len(fields).to_bytes(4, "big") + encode_fields(fields)
 
 
-def _encode_fields(fields: tuple[int | str, ...]) -> bytes:
+def encode_fields(fields: tuple[int | str, ...]) -> bytes:
     """The typed, length-prefixed fields of :func:`associated_data`, after its count."""
     parts = []
     for value in fields:
@@ -231,7 +241,7 @@ def _encode_fields(fields: tuple[int | str, ...]) -> bytes:
         else:
             if type(value) is not int or not 0 <= value < _ID_LIMIT:  # bools, numpy ints, ...
                 value = as_id(value, "associated data field", _ID_LIMIT)
-            parts.append(_INT_FIELD + value.to_bytes(8, "big"))
+            parts.append(INT_FIELD + value.to_bytes(8, "big"))
     return b"".join(parts)
 
 
@@ -306,20 +316,22 @@ def open_message(
     """
     data = as_bytes(sealed, "sealed")
     if len(data) < SEAL_OVERHEAD_BYTES:
+        who = describe_parties(sender, receiver)
         raise AuthenticationError(
-            f"sealed message{_describe(sender, receiver)} is {len(data)} bytes, shorter than the "
+            f"sealed message{who} is {len(data)} bytes, shorter than the "
             f"{SEAL_OVERHEAD_BYTES}-byte nonce and tag"
         )
     expected = message_nonce(sender, receiver, sequence)
     nonce = data[:NONCE_BYTES]
     if nonce[:6] != expected[:6]:
+        who = describe_parties(sender, receiver)
         raise AuthenticationError(
-            f"sealed message{_describe(sender, receiver)} carries the nonce of another channel "
+            f"sealed message{who} carries the nonce of another channel "
             f"(party {int.from_bytes(nonce[:3], 'big')} to party "
             f"{int.from_bytes(nonce[3:6], 'big')})"
         )
     if nonce != expected:
-        who = _describe(sender, receiver)
+        who = describe_parties(sender, receiver)
         raise AuthenticationError(
             f"sealed message{who} is number {int.from_bytes(nonce[6:], 'big')} on its channel "
             f"where number {sequence} was expected: a replayed, reordered or dropped message"
@@ -341,7 +353,9 @@ def _gcm(key: bytes, nonce: bytes) -> AESGCM:
     return AESGCM(key)
 
 
-def _describe(sender: int | None, receiver: int | None) -> str:
+def describe_parties(sender: int | None, receiver: int | None) -> str:
+    """`` from party s to party r`` (either part when known; empty when neither is): the
+    channel a sealing error names."""
     if sender is None and receiver is None:
         return ""
     parts = []

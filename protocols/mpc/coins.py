@@ -17,6 +17,7 @@ import hashlib
 
 import numpy as np
 
+from protocols import seeds
 from protocols.context import PartyContext
 from protocols.effects import Call
 
@@ -30,4 +31,4 @@ def call_rng(ctx: PartyContext, call: Call, sub: int = 0) -> np.random.Generator
     raw = (repr(words.tolist()).encode() if words.dtype == object
            else np.ascontiguousarray(words).tobytes())
     seed = int.from_bytes(hashlib.blake2b(raw, digest_size=32).digest(), "big")
-    return np.random.default_rng(np.random.SeedSequence(seed))
+    return seeds.generator(seed)

@@ -12,6 +12,7 @@ import tomllib
 
 import numpy as np
 
+from protocols import seeds
 from sim.claims.table import SCENARIOS, Claim, Outcome, Runs, fmt, status
 
 P127 = (1 << 127) - 1
@@ -89,7 +90,7 @@ def c6(runs: Runs) -> Outcome:
     from parties.party import Party
     from sim.simulation import Simulation
 
-    rng = np.random.default_rng(5)
+    rng = seeds.rng(5, "claims.c6.inputs")
     d, k, m = 200, 5, 4
     parties = [Party(i, pd_svd, {"X": rng.normal(size=(5, d)), "k": k, "iterations": 1,
                                  "variant": "secure_sum", "scale": 1.0}) for i in range(m)]
@@ -192,20 +193,30 @@ def c10(runs: Runs) -> Outcome:
     )
 
 
+UPLIFT_SEEDS = {"topics": range(5, 10), "ratings": range(8, 12)}
+"""The seeds of C11's trend: each scenario's own and the next ones (as the tests assert)."""
+
+
 def c11(runs: Runs) -> Outcome:
+    """Uplift by party size over several data sets (one draw decides little: PD-NMF-Init's
+    occasional poor optimum on topics, a party holding half the ratings gains about nothing):
+    topics by the median over seeds, ratings by the mean."""
     out = []
-    decreasing = True
-    for name in ("pd_nmf_uplift_topics", "pd_nmf_uplift_ratings"):
-        parties = runs.metrics(name)["parties"]
-        up = [p["uplift_pct"] for p in parties]
-        decreasing &= all(u > 0 for u in up) and up[0] == max(up)
-        out.append(f"{name.rsplit('_', 1)[1]}: {up[0]:.1f} % (smallest, "
-                   f"{parties[0]['size_fraction']:.1%}) → {up[-1]:.1f} % (largest)")
-    return Outcome(
-        status(decreasing, partial=True), "; ".join(out),
-        "not run: DP-PD-NMF (Fig. 3.7c, noise σ²/M per party, δ = 0.01, k = 7) and the "
-        "effect of k" if decreasing else "uplift not positive / not largest for the smallest",
-    )
+    short: list[str] = []
+    for kind, seeds_ in UPLIFT_SEEDS.items():
+        per_seed = [runs.metrics(f"pd_nmf_uplift_{kind}", seed=s)["parties"] for s in seeds_]
+        fraction = per_seed[0][0]["size_fraction"]
+        up = np.array([[p["uplift_pct"] for p in parties] for parties in per_seed])
+        up = np.median(up, axis=0) if kind == "topics" else up.mean(axis=0)
+        if not (np.all(up > 0) and up[0] == up.max()):
+            short.append(f"{kind}: the largest party gains {up[-1]:.1f} %" if up[0] == up.max()
+                         else f"{kind}: not largest for the smallest party")
+        how = "median" if kind == "topics" else "mean"
+        out.append(f"{kind} ({how} of seeds {seeds_[0]}–{seeds_[-1]}): {up[0]:.1f} % "
+                   f"(smallest, {fraction:.1%}) → {up[-1]:.1f} % (largest)")
+    not_run = "not run: DP-PD-NMF (Fig. 3.7c, noise σ²/M per party, δ = 0.01, k = 7) and the " \
+              "effect of k"
+    return Outcome(status(not short, partial=True), "; ".join(out), "; ".join([*short, not_run]))
 
 
 def fig38(runs: Runs) -> Outcome:

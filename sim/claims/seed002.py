@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from protocols import seeds
 from sim.claims.table import Claim, Outcome, Runs, status
 
 IM, RM, IC, RC, RCN = ("ignore-missing", "replace-missing", "ignore-corrupt", "replace-corrupt",
@@ -25,7 +26,7 @@ def c17(runs: Runs) -> Outcome:
 
     worst, fits = 0.0, 0
     for seed in range(4):
-        rng = np.random.default_rng(seed)
+        rng = seeds.rng(seed, "claims.c17.data")
         n, m, k = 60, 30, 3
         V = np.clip(rng.uniform(0, 1.5, (n, k)) @ rng.uniform(0, 1.5, (k, m))
                     + rng.normal(0, 0.6, (n, m)), 1, 5)
@@ -33,7 +34,7 @@ def c17(runs: Runs) -> Outcome:
         V[np.arange(n), np.arange(n) % m] = 3.0
         obs = ~np.isnan(V)
         for lam in (0.3, 1.0, 3.0):
-            W0, H0 = random_start(n, m, k, np.random.default_rng(seed + 100))
+            W0, H0 = random_start(n, m, k, seeds.rng(seed, "claims.c17.start"))
             losses = []
             for t in range(1, 26):
                 fit = corrective_nmf(V, W0, H0, iterations=t, settings=CorrectiveSettings(

@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from protocols import seeds
 from sim.claims.table import Claim, Outcome, Runs, status
 
 MC_DRAWS = 4000
@@ -25,7 +26,7 @@ def c19(runs: Runs) -> Outcome:
     n, d = 8, 3
     shown, holds = [], True
     for kind in ("gaussian", "subsampling"):
-        rng = np.random.default_rng(19)
+        rng = seeds.rng(19, "claims.c19.sketches")
         draws = np.empty((MC_DRAWS, n, n))
         for i in range(MC_DRAWS):
             S = draw_sketch(kind, n, d, rng).dense()

@@ -65,16 +65,18 @@ class Runs:
         self._done: dict[str, Any] = {}
 
     def scenario(self, name: str, drop_audits: bool = False, rows: int | None = None,
-                 frac_bits: int | None = None, **algorithm: Any) -> Any:
+                 frac_bits: int | None = None, seed: int | None = None,
+                 **algorithm: Any) -> Any:
         """The :class:`sim.runner.ScenarioRun` of ``scenarios/<name>.toml`` with overrides.
 
         ``algorithm`` overrides keys of ``[algorithm]``; ``rows`` that of ``[data]``;
         ``frac_bits`` that of ``[field]``; ``drop_audits`` removes the ``[[audit]]`` tables
-        (for a claim about cost or outputs).
+        (for a claim about cost or outputs); ``seed`` replaces the scenario's seed (for a
+        claim about a trend over data sets).
         """
         from sim.runner import run_scenario
 
-        key = json.dumps([name, drop_audits, rows, frac_bits, algorithm], sort_keys=True)
+        key = json.dumps([name, drop_audits, rows, frac_bits, seed, algorithm], sort_keys=True)
         if key not in self._done:
             spec = tomllib.loads((SCENARIOS / f"{name}.toml").read_text())
             spec["algorithm"].update(algorithm)
@@ -84,12 +86,16 @@ class Runs:
                 spec.setdefault("field", {})["frac_bits"] = frac_bits
             if drop_audits:
                 spec.pop("audit", None)
+            if seed is not None:
+                spec["seed"] = seed
             self._done[key] = run_scenario(spec)
         return self._done[key]
 
     def metrics(self, name: str, drop_audits: bool = False, rows: int | None = None,
-                frac_bits: int | None = None, **algorithm: Any) -> dict[str, Any]:
-        return self.scenario(name, drop_audits, rows, frac_bits, **algorithm).report["metrics"]
+                frac_bits: int | None = None, seed: int | None = None,
+                **algorithm: Any) -> dict[str, Any]:
+        return self.scenario(name, drop_audits, rows, frac_bits, seed,
+                             **algorithm).report["metrics"]
 
 
 def status(holds: bool, partial: bool = False) -> str:

@@ -15,6 +15,8 @@ finds each of a set of planted routes.
 from __future__ import annotations
 
 import gc
+import hashlib
+import hmac
 import operator
 import re
 import sys
@@ -43,7 +45,7 @@ from sim.drivers.simpy import SimPyDriver
 from sim.drivers.simpy_run import SimPyRun
 from sim.ledger import Ledger, Row
 from sim.network import Network
-from sim.simulation import Result, Simulation, party_seed, seed_key
+from sim.simulation import SEED_SALT, Result, Simulation, party_seed
 
 RUN_SEED = 0x5EED_0DD5_EC12_3457  # distinctive: an equal integer anywhere is the seed
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -99,10 +101,17 @@ def secrets_of(ctx: PartyContext, me: int) -> set[bytes]:
     return out - {b""}
 
 
+def prk_of(run_seed: int) -> bytes:
+    """HKDF-Extract of the run seed (RFC 5869 §2.2), computed here with the standard library:
+    the key every party's seeds are expanded from."""
+    ikm = run_seed.to_bytes(max(1, (run_seed.bit_length() + 7) // 8), "big")
+    return hmac.digest(SEED_SALT, ikm, hashlib.sha256)
+
+
 def findings(roots: list[Any], me: PartyContext, others: list[PartyContext],
              other_inputs: list[np.ndarray], run_seed: int = RUN_SEED) -> list[str]:
     """What of other parties' state, or of the run, is reachable from ``roots``."""
-    secrets = set().union(*(secrets_of(o, me.party) for o in others)) | {seed_key(run_seed)}
+    secrets = set().union(*(secrets_of(o, me.party) for o in others)) | {prk_of(run_seed)}
     hexes = {s.hex() for s in secrets}
     found = []
     for obj in reachable(roots).values():
@@ -920,3 +929,40 @@ def test_a_party_scribbling_over_its_mask_scratch_reaches_no_one() -> None:
              for p, ctx in contexts.items()}
     assert all(len(s) == 1 for s in owned.values())
     assert len({id(s[0]) for s in owned.values()}) == m
+
+
+def test_no_party_derives_another_partys_stream_through_the_seed_registry() -> None:
+    """Party 0 asks :mod:`protocols.seeds` for parties 1 and 2's registered streams (``rng``,
+    ``x25519``, ``masks``) from every root it holds: its generator's entropy, its own seeds
+    and keys as integers, and every non-negative integer reachable from what it was handed.
+    None is another party's seed (the views hold the true ones). Handed the run seed, the same
+    derivation gives every one of them (so the test can fail): the registry is a pure
+    function of a root, and no root a party holds leads to another party's."""
+    from protocols import seeds
+
+    m = 3
+    inputs = distinct_inputs(m)
+    per_party = [name for name, label in seeds.LABELS.items() if label.owner == "party"]
+    assert set(per_party) == {"rng", "x25519", "masks"}
+
+    def curious(ctx: PartyContext, x: np.ndarray) -> Generator[Any, Any, Any]:
+        total = yield from secure_sum(ctx, x, "prg")
+        return total, ctx
+
+    handed: list[Any] = []
+    programs = [observed(curious, handed), sum_program(), sum_program()]
+    result = Simulation(Network.build(m), seed=RUN_SEED).run(
+        [Party(p, programs[p], {"x": inputs[p]}) for p in range(m)])
+    ctx = result.outputs[0][1]
+    roots = {int(ctx.rng.bit_generator.seed_seq.entropy)}
+    roots |= {int.from_bytes(b, "big") for b in (ctx.key_seed, *ctx.mask_seeds.values(),
+                                                 *ctx.channel_keys.values()) if b}
+    roots |= {int(o) for o in reachable(handed).values()
+              if isinstance(o, int | np.integer) and not isinstance(o, bool) and o >= 0}
+    assert RUN_SEED not in roots and len(roots) > 10
+    theirs = {bytes.fromhex(result.views[p].seeds[name]) for p in (1, 2) for name in per_party}
+    assert len(theirs) == 6
+    derived = {seeds.derive(root, name, party=p) for root in roots for p in (1, 2)
+               for name in per_party}
+    assert not derived & theirs
+    assert {seeds.derive(RUN_SEED, name, party=p) for p in (1, 2) for name in per_party} == theirs

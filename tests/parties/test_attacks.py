@@ -9,6 +9,9 @@ the simulation started from; the attack itself sees only the coalition's views.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+
 import numpy as np
 import pytest
 
@@ -71,14 +74,29 @@ def test_with_the_plain_all_reduce_recovery_is_exact_to_machine_precision() -> N
     assert dsanls_recovery(result.coalition([1])).relative_error(M) < 1e-12
 
 
+def sketch_rng(seed: int, purpose: int, t: int) -> np.random.Generator:
+    """The nodes' sketch stream (protocols.seeds: HKDF-SHA256 of the shared seed, label
+    ``dsanls.sketch``, index (purpose, t)), computed with the standard library's HMAC."""
+
+    def typed(tag: bytes, raw: bytes) -> bytes:
+        return tag + len(raw).to_bytes(4, "big") + raw
+
+    info = (typed(b"s", b"call") + typed(b"s", b"dsanls.sketch")
+            + typed(b"i", purpose.to_bytes(8, "big")) + typed(b"i", t.to_bytes(8, "big")))
+    ikm = seed.to_bytes(max(1, (seed.bit_length() + 7) // 8), "big")
+    prk = hmac.digest(b"mpcsim/sim/party-seeds/v1", ikm, hashlib.sha256)
+    okm = hmac.digest(prk, info + b"\x01", hashlib.sha256)
+    return np.random.default_rng(np.random.SeedSequence(int.from_bytes(okm, "big")))
+
+
 @pytest.mark.parametrize("T", [1, 3])
 def test_subsampling_reveals_exactly_the_sampled_columns_from_the_first_iteration(T) -> None:
     M, result = federated(T, 6, sketch="subsampling")
     recovery = dsanls_recovery(result.coalition([0]))
     seed = next(v for _, lab, v in result.views[0].outputs if lab == "sketch_seed")
     sampled = set()
-    for t in range(T):  # how the nodes draw S^t: spawn key (0, t), d of n without replacement
-        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(0, t)))
+    for t in range(T):  # how the nodes draw S^t: stream (0, t), d of n without replacement
+        rng = sketch_rng(int(seed), 0, t)
         sampled |= {int(i) for i in rng.choice(N_COLS, size=6, replace=False)}
     known = sampled | set(range(10))  # plus node 0's own columns
     assert set(np.flatnonzero(recovery.determined)) == known

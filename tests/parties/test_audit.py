@@ -623,13 +623,17 @@ def test_statistical_is_not_applicable_when_resplit_inputs_change_the_output() -
 
 
 def test_verdicts_replay_from_their_seed() -> None:
+    """One seed gives one verdict byte for byte; other seeds give other draws. The reported
+    p-value is a bound clipped at 1, which a private audit reaches often (seeds 4–11: 1.0 for
+    4, 5, 8 and 11, else 0.22–0.96), so two seeds may agree on it: the draws are seen to
+    depend on the seed through the p-values of five seeds, not of two."""
     def run(seed: int) -> dict:
         return verdicts(secure_sum_program("prg"), 3, "simulation", trials=24, seed=seed,
                         which=[(1,)])[(1,)].to_dict()
 
-    first, again, other = run(4), run(4), run(5)
+    first, again = run(4), run(4)
     assert first == again
-    assert first["p_value"] != other["p_value"]
+    assert len({first["p_value"], *(run(seed)["p_value"] for seed in range(5, 9))}) > 1
 
 
 def test_exact_audit_at_a_large_prime_says_why_it_cannot_enumerate() -> None:

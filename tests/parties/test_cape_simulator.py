@@ -70,12 +70,12 @@ def _parties(S: int, d: int, calls: int, site: Callable[..., Any] | None = None,
 
 
 def _audit(parties: list, plan: Any, coalition: tuple[int, ...], trials: int = 100,
-           budget: bool = True) -> Any:
+           budget: bool = True, seed: int = 0) -> Any:
     S = plan.n_sites
     protocol = cape_declaration(plan, FRAC, budget=Budget.uniform(S, EPSILON, DELTA, SENSITIVITY)
                            if budget else None)
     return audit(parties, None, coalition, prime=P, frac_bits=FRAC, trials=trials,
-                 protocol=protocol)
+                 protocol=protocol, seed=seed)
 
 
 # -- the law -------------------------------------------------------------------------------------
@@ -198,12 +198,20 @@ def test_a_noise_share_sent_to_the_aggregator_is_caught_at_that_message() -> Non
 
 
 def test_a_generator_without_the_zero_sum_is_caught_at_a_release() -> None:
-    """The shares do not cancel: the releases no longer add up to the aggregate."""
+    """The shares do not cancel: the releases no longer add up to the aggregate.
+
+    The generator leaks in every call alike, so the call the audit names is the one whose
+    joint residuals stray further in the draw, not a property: over audit seeds 0–19 it named
+    the first CAPE call thirteen times and the second seven times (all 20 ``leak``, family
+    ``gauss joint var``, twice pooled over the calls). One call alone, 100 trials, was caught in
+    4 of 10 seeds: the power comes from the two calls together. So: a leak at a release of the
+    call named, either CAPE call (1 and 2: key agreement is call 0)."""
     parties, plan = _parties(5, 4, 2, generator=leaky_generator)
-    result = _audit(parties, plan, (5,))
-    assert result.verdict == "leak" and result.call == 1
-    assert result.message.startswith("cape#1.release from ")
-    assert result.details["family"].startswith("gauss joint")
+    for seed in range(3):
+        result = _audit(parties, plan, (5,), seed=seed)
+        assert result.verdict == "leak" and result.call in (1, 2)
+        assert result.message.startswith(f"cape#{result.call}.release from ")
+        assert result.details["family"].startswith("gauss joint")
 
 
 def test_the_leaks_are_real_the_aggregator_recovers_the_statistic() -> None:

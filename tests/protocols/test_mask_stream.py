@@ -137,8 +137,8 @@ class _PlantingEcb:
     (3 * PASS + 5, PASS - 1), (3 * PASS + 5, PASS), (3 * PASS + 5, 3 * PASS + 4),
 ])
 def test_a_planted_rejected_word_shifts_the_stream_by_one_word(monkeypatch, n, word):
-    real_ctr, real_ecb = prg._ctr, prg._ecb
-    monkeypatch.setattr(prg, "_ctr", lambda key, stream, start_block=0: _PlantingCtr(
+    real_ctr, real_ecb = prg.ctr_encryptor, prg._ecb
+    monkeypatch.setattr(prg, "ctr_encryptor", lambda key, stream, start_block=0: _PlantingCtr(
         real_ctr(key, stream, start_block), start_block, word))
     monkeypatch.setattr(prg, "_ecb", lambda key: _PlantingEcb(real_ecb(key), word))
     words = keystream(KEY, 2, n + 8)

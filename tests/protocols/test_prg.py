@@ -433,7 +433,7 @@ def test_fused_path_declines_a_rejected_word_and_the_sum_falls_back(monkeypatch)
     the fused path must then give up and the exact materialised path answer."""
     field = prime_field("2^61-1")
     keys = [b"\x07" * 32, b"\x08" * 32]
-    real_ctr = keystream._ctr
+    real_ctr = keystream.ctr_encryptor
 
     class RejectingCtr:
         def __init__(self, inner):
@@ -445,10 +445,10 @@ def test_fused_path_declines_a_rejected_word_and_the_sum_falls_back(monkeypatch)
             words[-1] = np.uint64((1 << 64) - 1)  # masks to p: a rejected candidate
             return written
 
-    monkeypatch.setattr(mask_sums, "_ctr", lambda *a: RejectingCtr(real_ctr(*a)))
+    monkeypatch.setattr(mask_sums, "ctr_encryptor", lambda *a: RejectingCtr(real_ctr(*a)))
     terms = mask_sums._terms(keys, [1, -1], mask_sums.FUSE_MIN_HALF, 2)
     assert mask_sums._signed_sum_61(terms, 4, mask_sums.FUSE_MIN_HALF) is None
-    monkeypatch.setattr(mask_sums, "_ctr", real_ctr)
+    monkeypatch.setattr(mask_sums, "ctr_encryptor", real_ctr)
     monkeypatch.setattr(mask_sums, "_signed_sum_61", lambda *a: None)
     half = mask_sums.FUSE_MIN_HALF + 1
     got = mask_sums.pair_mask_sum(keys, [1, -1], 4, half, field)

@@ -99,9 +99,24 @@ def test_cape_pca_orders_the_methods_as_the_paper() -> None:
 
 @pytest.mark.parametrize("model", ["mog", "stm"])
 def test_cape_otd_orders_the_methods_as_the_paper(model: str) -> None:
-    m = run_scenario(otd_scenario(model)).report["metrics"]
-    assert m["error_cape"] <= m["error_conventional"] <= m["error_local"] + 0.05
-    assert m["error_nonprivate"] < m["error_cape"] + 0.05 and m["error_cape"] < m["error_random"]
+    """capeAGN ≤ conventional ≤ local on the mean error over ten data sets (seeds 4–13). At
+    ε = 0.5 with three trials one data set's order is noisy: MOG, seeds 4–23, conventional −
+    local has mean −0.19 and standard deviation 0.18, above +0.05 in 2 of 20 (seed 4 among
+    them, +0.11); STM, seeds 4–13, capeAGN exceeds conventional once (seed 11: 0.104 against
+    0.084) and conventional exceeds local twice. So one seed's order held for one draw; the
+    means of ten (MOG 0.21 / 0.42 / 0.62, STM 0.07 / 0.12 / 0.16) keep it with margins of
+    about two standard errors or more."""
+    runs = []
+    for seed in range(4, 14):
+        scenario = otd_scenario(model)
+        scenario["seed"] = seed
+        runs.append(run_scenario(scenario).report["metrics"])
+    for m in runs:
+        assert m["error_nonprivate"] < m["error_cape"] + 0.05
+        assert m["error_cape"] < m["error_random"]
+    mean = {k: np.mean([m[f"error_{k}"] for m in runs]) for k in ("cape", "conventional", "local")}
+    assert mean["cape"] <= mean["conventional"] <= mean["local"]
+    m = runs[0]
     assert m["elements_sent_per_site"] == m["declared_elements_sent_per_site"]
     assert m["accounting"]["aggregate"]["paper"]["epsilon"] == pytest.approx(0.5)
 

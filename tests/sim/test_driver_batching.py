@@ -496,7 +496,7 @@ BEFORE_THE_REWORK: dict[str, str] = {
     "same-tag-unread":
         "124b2ec9369db84a76ffac47b803d9ec35b16845eaae5c3240c0f2fd503b11be",
     "secagg-dropouts":
-        "6e4d21714b47f3c135c043ec86c1f3ac287f6715f2972ae65f244a4aa9c4299d",
+        "18273e9c21637eae214a5a78c78de13f38f926cb4a9714603a354f8b12af68b1",
     "secure-sum-explicit-star-unsealed":
         "baa832ccd545c4b2b48aba46386c77191c4473724063316222da8b455186eb54",
     "secure-sum-explicit-views-off":

@@ -20,8 +20,9 @@ from algorithms.nmf.nndsvd import nndsvd
 from algorithms.nmf.row_blocks import as_row_block
 from algorithms.nmf.rri import rri_sweep
 from algorithms.nmf.rri_steps import RRIParams
+from protocols import seeds
 from sim.cli import main
-from sim.runner import DATA_SEED_KEY, run_scenario
+from sim.runner import run_scenario
 
 # ------------------------------------------------------------------------------------------
 # data and references, independent of the code under test
@@ -210,7 +211,7 @@ def test_topic_recovery_on_an_easy_synthetic_corpus(name):
     cosine = run.report["metrics"]["topic_recovery_cosine"]
     assert cosine > 0.9
     # the same metric recomputed from the planted topics (the runner's data stream)
-    rng = np.random.default_rng(np.random.SeedSequence(4, spawn_key=(DATA_SEED_KEY,)))
+    rng = seeds.rng(4, "data")
     truth = synthetic_dataset(150, 40, rng, "topics", k=3, doc_length=200).truth["topics"]
     assert cosine == pytest.approx(matched_cosine(truth, run.outputs["T"]), abs=1e-12)
 

@@ -229,7 +229,11 @@ def test_views_record_each_partys_own_derived_seeds_and_never_the_run_seed() -> 
     assert all(len(v) == 32 for v in material.values())
     assert party_seed(77, 1, "masks") == party_seed(77, 1, "masks") != party_seed(78, 1, "masks")
     # typed, length-prefixed info: (party 1, "2x") and (party 12, "x") cannot meet
-    assert party_seed(77, 1, "2x") != party_seed(77, 12, "x")
+    from protocols.seeds import info
+
+    assert info("party", 1, "2x") != info("party", 12, "x")
+    assert info("party", 1, "2x") == (b"s\x00\x00\x00\x05party" + b"i\x00\x00\x00\x08"
+                                      + (1).to_bytes(8, "big") + b"s\x00\x00\x00\x022x")
 
 
 def test_party_rng_is_seeded_with_its_own_derived_value() -> None:

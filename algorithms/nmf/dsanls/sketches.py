@@ -19,7 +19,8 @@ left sketch S_2 of Algorithm 5 is Sᵀ of an m×d' sketch).
 All nodes obtain the same S^t without communicating it: they share one seed (broadcast once by
 node 0, Algorithm 2 line 2: :func:`shared_seed`, whose value every node records as a declared
 output) and draw each matrix from its own stream,
-``SeedSequence(seed, spawn_key=(purpose, t[, node]))`` — so a sketch of any iteration can be
+the registered stream ``dsanls.sketch`` of that seed at index ``(purpose, t[, node])``
+(:func:`protocols.seeds.rng`) — so a sketch of any iteration can be
 regenerated on its own, in any order (the M-recovery attack of Theorem 3 does exactly that from
 a coalition's view).
 """
@@ -33,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from protocols import seeds
 from protocols.context import PartyContext
 from protocols.effects import Output, Recv, SendEach
 from protocols.errors import InputError
@@ -178,9 +180,10 @@ def draw_sketch(kind: str, n: int, d: int, rng: np.random.Generator) -> Sketch:
 
 
 def stream_rng(seed: int, purpose: int, t: int, node: int | None = None) -> np.random.Generator:
-    """The generator of a shared stream: ``SeedSequence(seed, spawn_key=(purpose, t[, node]))``."""
+    """The generator of a shared stream: ``dsanls.sketch`` of ``seed`` at ``(purpose, t[, node])``
+    (:func:`protocols.seeds.rng`)."""
     key = (purpose, t) if node is None else (purpose, t, node)
-    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=key))
+    return seeds.rng(seed, "dsanls.sketch", index=key)
 
 
 @dataclass(frozen=True)

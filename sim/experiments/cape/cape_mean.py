@@ -35,6 +35,7 @@ import numpy as np
 from algorithms.cape.moments import check_unit_ball
 from parties.cape_collusion import analyse, paper_threshold
 from parties.party import Party
+from protocols import seeds
 from protocols.accounting import Release, repeated
 from protocols.cape_noise_plans import cape_plan, conventional_plan, generalized_plan
 from protocols.context import PartyContext
@@ -127,8 +128,8 @@ def run(inp: RunInput) -> AlgorithmRun:
     conv = mean_plan(sizes, bound, p["epsilon"], p["delta"], "conventional", False)
     result = _simulate(inp, means, plan, inp.seed)
     aggregates = result.outputs[S]
-    conv_result = result if plan.scheme == "conventional" else _simulate(inp, means, conv,
-                                                                          inp.seed + 1)
+    conv_result = result if plan.scheme == "conventional" else _simulate(
+        inp, means, conv, seeds.derive_int(inp.seed, "cape_mean.conventional"))
     conv_aggregates = conv_result.outputs[S]
     tau_pool2 = gaussian_noise_scale(2 * bound / sizes.sum(), p["epsilon"], p["delta"]) ** 2
     fixed = inp.simulation.fixed

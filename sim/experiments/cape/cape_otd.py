@@ -183,7 +183,7 @@ def otd_point(inp: RunInput, p: dict[str, Any], stage: str = "trials") -> dict[s
     first: tuple[Result, Any] | None = None
     audits: dict[str, Any] = {}
     shards: list[Any] = []
-    for seed, rng in trials(inp, p["trials"], 8, stage):
+    for seed, rng in trials(inp, p["trials"], "cape_otd.trial", stage):
         shards = _trial_data(inp, p, rng)
         pooled = np.vstack(shards)
         result, cape, audit = _simulate(inp, shards, p, sigma2, "cape", seed)

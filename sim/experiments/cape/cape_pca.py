@@ -155,7 +155,7 @@ def pca_point(inp: RunInput, p: dict[str, Any], stage: str = "trials") -> dict[s
     first: tuple[Result, np.ndarray, Any] | None = None
     sent: dict[str, float] = {}
     audits: dict[str, Any] = {}
-    for seed, rng in trials(inp, p["trials"], 7, stage):
+    for seed, rng in trials(inp, p["trials"], "cape_pca.trial", stage):
         shards = _trial_data(inp, p, rng)
         pooled = np.vstack(shards)
         result, V, run = _simulate(inp, shards, p, "cape", seed)

@@ -19,6 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from parties.party import Party
+from protocols import seeds
 from protocols.accounting import Release, account
 from protocols.cape_dp_check import Budget
 from protocols.correlated_noise import AGGREGATOR, NOISE_GENERATOR
@@ -37,8 +38,6 @@ from sim.entry import (
     Workload,
 )
 from sim.privacy import AuditTarget
-
-TRIAL_SEED_KEY = 1_000_011
 
 
 def cape_parties(
@@ -78,11 +77,10 @@ def trial_seed(seed: int, trial: int) -> int:
 
     if trial == 0:
         return seed
-    return int(np.random.SeedSequence(seed, spawn_key=(TRIAL_SEED_KEY, trial)).generate_state(
-        1, np.uint64)[0] >> np.uint64(1))
+    return seeds.derive_int(seed, "cape.trial", index=(trial,))
 
 
-def trials(inp: RunInput, count: int, purpose: int,
+def trials(inp: RunInput, count: int, purpose: str,
            stage: str = "trials") -> Iterator[tuple[int, np.random.Generator]]:
     """The trials of one setting: ``count`` of them, progress reported as each one ends.
 
@@ -91,13 +89,14 @@ def trials(inp: RunInput, count: int, purpose: int,
     seed : int
         The trial's simulation seed (:func:`trial_seed`).
     rng : numpy.random.Generator
-        For the trial's central work (sampling rows, the centralized baselines), spawned from
-        the trial's seed with ``purpose`` as its key, so each entry draws from its own stream.
+        For the trial's central work (sampling rows, the centralized baselines), derived from
+        the trial's seed under the label ``purpose`` (:mod:`protocols.seeds`), so each entry
+        draws from its own stream.
     """
 
     for trial in range(count):
         seed = trial_seed(inp.seed, trial)
-        yield seed, np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(purpose,)))
+        yield seed, seeds.rng(seed, purpose)
         if inp.progress is not None:
             inp.progress(stage, trial + 1, count)
 

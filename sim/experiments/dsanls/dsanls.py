@@ -44,6 +44,7 @@ from algorithms.nmf.dsanls.sanls import (
 )
 from algorithms.nmf.dsanls.sketches import sketch_columns
 from parties.party import Party, site_parties
+from protocols import seeds
 from protocols.all_reduce import all_reduce_cost, all_reduce_field
 from protocols.errors import InputError, ScenarioError
 from protocols.public_coin import SKETCH_SEED
@@ -56,14 +57,11 @@ from sim.entry import (
 )
 from sim.privacy import AuditTarget, first_call_inputs, secure_sum_program
 
-INIT_SEED_KEY = 1_000_004
-
 CLEAR_PROTOCOL = {"plain": "all_reduce", "ring": "ring_all_reduce"}
 """The call name of each All-Reduce method in the clear (SecureSum's calls are ``secure_sum``)."""
 
 REDUCE_PROTOCOLS = ("secure_sum", *CLEAR_PROTOCOL.values())
 """Every protocol an All-Reduce's messages are recorded under."""
-
 
 def sizes(params: dict[str, Any]) -> tuple[Any, Any]:
     """(sketch on V, sketch on U): ``sketch_size_v`` and ``sketch_size_u`` or ``sketch_size``."""
@@ -86,15 +84,15 @@ def check_rank(k: int, m: int, n: int) -> None:
 def starts(inp: RunInput, k: int) -> tuple[Any, list[Any]]:
     """U^0 (m×k, public) and each node's V^0_r, drawn from the scenario seed."""
 
-    def rng(*key: int) -> Any:
-        return np.random.default_rng(np.random.SeedSequence(inp.seed, spawn_key=key))
+    def rng(*key: int | str) -> Any:
+        return seeds.rng(inp.seed, "dsanls.init", index=key)
 
-    U0 = random_factor(inp.data.shape[1], k, 1.0, rng(INIT_SEED_KEY))
+    U0 = random_factor(inp.data.shape[1], k, 1.0, rng("U"))
     V0 = []
     for r, shard in enumerate(inp.shards):
         block = dense(shard).T
         V0.append(random_factor(block.shape[1], k, v_start_scale(block, k),
-                                rng(INIT_SEED_KEY, r)))
+                                rng("V", r)))
     return U0, V0
 
 

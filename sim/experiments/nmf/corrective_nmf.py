@@ -43,6 +43,7 @@ from algorithms.nmf.corrective import (
     random_start,
 )
 from parties.party import Party
+from protocols import seeds
 from protocols.errors import DataError, InputError, ScenarioError
 from sim import plots
 from sim.catalog.nmf import (
@@ -60,10 +61,6 @@ from sim.entry import (
 from sim.experiments.secure_sum import secure_sum_workload
 from sim.privacy import AuditTarget, first_call_inputs, secure_sum_program
 from sim.simulation import Result
-
-HOLDOUT_SEED_KEY = 1_000_020
-INIT_SEED_KEY = 1_000_021
-ATTACK_SEED_KEY = 1_000_022
 
 
 def attack_fields(table_: Mapping[str, Any], n_parties: int, allowed: set[str], *,
@@ -193,7 +190,7 @@ def build_setup(inp: RunInput) -> Setup:
     X = ratings_of(inp)
     n, n_items = X.shape
     lam = lambda_param(p)
-    rng = np.random.default_rng(np.random.SeedSequence(inp.seed, spawn_key=(HOLDOUT_SEED_KEY,)))
+    rng = seeds.rng(inp.seed, "corrective_nmf.holdout")
     trains, tests = [], []
     for shard in inp.shards:
         h = data_io.holdout_entries(np.asarray(shard, dtype=np.float64), p["holdout"], rng)
@@ -211,8 +208,7 @@ def build_setup(inp: RunInput) -> Setup:
         target_cols = target_columns(inp, attack["target_items"])
         rating = attack_rating(attack, low, high)
         attack = {**attack, "rating": rating}
-        a_rng = np.random.default_rng(np.random.SeedSequence(inp.seed,
-                                                             spawn_key=(ATTACK_SEED_KEY,)))
+        a_rng = seeds.rng(inp.seed, "corrective_nmf.attack")
         m = attack["party"]
         if attack["model"] == "profile_injection":
             fake = data_io.fake_profiles(n_items, target_cols, attack["fake_users"], rating, low,
@@ -227,7 +223,7 @@ def build_setup(inp: RunInput) -> Setup:
             local = np.sort(a_rng.choice(rows_m, attack["fake_users"], replace=False))
             poisoned[m] = data_io.convert_users(trains[m], local, target_cols, rating)
             adversarial = offsets[m] + local
-    i_rng = np.random.default_rng(np.random.SeedSequence(inp.seed, spawn_key=(INIT_SEED_KEY,)))
+    i_rng = seeds.rng(inp.seed, "corrective_nmf.init")
     W_all, H0 = random_start(n + n_fake, n_items, p["k"], i_rng, mean_rating=(low + high) / 2)
     W0 = [W_all[a:b] for a, b in itertools.pairwise(offsets)]
     if n_fake:

@@ -158,6 +158,7 @@ import numpy as np
 
 from algorithms import data as data_io
 from algorithms.nmf.corrective import CorrectiveSettings, corrective_nmf, random_start
+from protocols import seeds
 from protocols.errors import ScenarioError
 from sim import plots
 from sim.audited_runs import ReferenceRun
@@ -178,7 +179,6 @@ from sim.experiments.nmf.corrective_nmf import (
     target_columns,
 )
 
-REPETITION_SEED_KEY = 1_000_023
 TOP_FRACTION = 0.1  # default targets: among the most-rated tenth of the items
 TARGET_MIN_MEAN = 3.5  # ... whose mean training rating is at least this many stars
 
@@ -478,8 +478,7 @@ def run(inp: RunInput) -> AlgorithmRun:
     X = np.asarray(inp.data, dtype=np.float64)
     reps = []
     for r in range(p["repetitions"]):
-        rng = np.random.default_rng(np.random.SeedSequence(inp.seed,
-                                                           spawn_key=(REPETITION_SEED_KEY, r)))
+        rng = seeds.rng(inp.seed, "corrective_nmf.repetition", index=(r,))
         reps.append(repetition(X, party_rows, protocol, rng, p["table"]))
         if inp.progress is not None:
             inp.progress("repetitions", r + 1, p["repetitions"])

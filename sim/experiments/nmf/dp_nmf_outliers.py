@@ -56,6 +56,7 @@ from algorithms.nmf.dp_robust_privacy import (
     sensitivities,
 )
 from parties.party import Party
+from protocols import seeds
 from protocols.errors import ScenarioError
 from protocols.publication import Publication, PublicationSimulator
 from protocols.registry import declare_protocol
@@ -71,10 +72,6 @@ from sim.entry import (
 from sim.experiments.secure_sum import secure_sum_workload
 from sim.privacy import AuditTarget, first_call_inputs, secure_sum_program
 from sim.simulation import Result
-
-PLANT_SEED_KEY = 1_000_012
-INIT_SEED_KEY = 1_000_013
-TRIAL_SEED_KEY = 1_000_014
 
 RELEASES = declare_protocol(PROTOCOL, functionality=Publication(),
                             simulator=PublicationSimulator(PROTOCOL))
@@ -110,7 +107,7 @@ def prepare(inp: RunInput) -> Prepared:
     if p["k"] > min(n, d):
         raise ScenarioError(f"algorithm.k = {p['k']} must be ≤ min(N, D) = {min(n, d)} for "
                             f"data of shape {X.shape}")
-    rng = np.random.default_rng(np.random.SeedSequence(inp.seed, spawn_key=(PLANT_SEED_KEY,)))
+    rng = seeds.rng(inp.seed, "dp_nmf_outliers.plant")
     planted = data_io.plant_outliers(data_io.unit_max_rows(X), p["planted_fraction"],
                                      p["planted_entries"], rng)
     V = planted.X.T
@@ -123,8 +120,7 @@ def prepare(inp: RunInput) -> Prepared:
     if p["init"] == "nndsvd":
         W0, H0 = nndsvd_start(unit_columns(V), k)
     else:
-        init_rng = np.random.default_rng(np.random.SeedSequence(inp.seed,
-                                                                spawn_key=(INIT_SEED_KEY,)))
+        init_rng = seeds.rng(inp.seed, "dp_nmf_outliers.init")
         W0, H0 = random_start(d, k, init_rng), np.zeros((k, n))
     settings = RobustSettings(
         lam=p["lam"], bound=p["bound"], outliers=p["outliers"],
@@ -275,8 +271,7 @@ def run_sweep(inp: RunInput) -> AlgorithmRun:
     audit_runs: dict[str, Any] = {}
     for j, eps in enumerate(eps_list):
         for t in range(trials):
-            seed = int(np.random.SeedSequence(inp.seed, spawn_key=(TRIAL_SEED_KEY, j, t))
-                       .generate_state(1, np.uint64)[0] % (1 << 63))
+            seed = seeds.derive_int(inp.seed, "dp_nmf_outliers.trial", index=(j, t))
             result, W, H, loss = simulate(inp, prep, eps, seed)
             losses[j].append(loss)
             if t == 0:  # [[audit]] audits each ε's first trial (sim.audited_runs)

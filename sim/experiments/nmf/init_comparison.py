@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from algorithms.nmf.pd_nmf import total_objective
+from protocols import seeds
 from sim import plots
 from sim.audited_runs import RevealingRun
 from sim.console import table
@@ -59,7 +60,8 @@ def run(inp: RunInput) -> AlgorithmRun:
         setup = NmfSetup.from_params({**p, "init": init}, inp.data)
         histories = []
         for trial in range(p["trials"]):
-            seed = int(np.random.SeedSequence(inp.seed, spawn_key=(trial,)).generate_state(1)[0])
+            seed = seeds.derive_int(inp.seed, "pd_nmf_init_comparison.trial", index=(trial,),
+                                    bits=32)
             trial_input = _with_seed(inp, seed)
             T0 = public_start(setup, inp.data, seed, inp.scenario.base_dir)
             result, models = run_pd_nmf(trial_input, setup, T0)

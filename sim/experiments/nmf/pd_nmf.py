@@ -57,6 +57,7 @@ from algorithms.nmf.row_blocks import as_row_block, zero_filled
 from algorithms.nmf.rri import rri_sweep
 from algorithms.nmf.rri_steps import RRIParams
 from parties.party import Party, site_parties
+from protocols import seeds
 from protocols.errors import InputError, ScenarioError
 from protocols.normed_secure_sum import PRESETS
 from protocols.secagg import AGGREGATOR, variant_of
@@ -76,8 +77,6 @@ from sim.experiments.secure_sum import secure_sum_workload
 from sim.experiments.svd.normed_secure_sum import layout_for, with_dealer
 from sim.privacy import AuditTarget
 from sim.simulation import Result
-
-INIT_SEED_KEY = 1_000_002
 
 
 @dataclass(frozen=True)
@@ -165,7 +164,7 @@ def public_start(setup: NmfSetup, X: Any, seed: int, base_dir: Path,
             )
         return T0
     if init in ("random", "random_2x"):
-        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(INIT_SEED_KEY,)))
+        rng = seeds.rng(seed, "pd_nmf.init")
         return normalize_rows(rng.uniform(0.0, 1.0, size=(setup.k, d)))
     if init == "nndsvd":
         return nndsvd(zero_filled(X), setup.k)[1]

@@ -54,6 +54,7 @@ from parties.ksdp import (
     topic_weight_statistic,
 )
 from parties.party import site_parties
+from protocols import seeds
 from protocols.errors import ScenarioError
 from protocols.secure_sum import secure_sum_field
 from sim import plots
@@ -68,8 +69,6 @@ from sim.entry import (
     Workload,
 )
 from sim.privacy import AuditTarget
-
-KSDP_SEED_KEY = 1_000_014
 
 
 def _one_bit_sums(inp: RunInput, n: int, bits: np.ndarray,
@@ -234,7 +233,7 @@ def _document_audits(mechanisms: Any, victim: np.ndarray, adversary: np.ndarray,
 
 
 def run(inp: RunInput) -> AlgorithmRun:
-    rng = np.random.default_rng(np.random.SeedSequence(inp.seed, spawn_key=(KSDP_SEED_KEY,)))
+    rng = seeds.rng(inp.seed, "ksdp")
     mechanisms = inp.params["mechanism"]
     audit_runs: dict[str, Any] = {}  # what [[audit]] examines (sim.audited_runs)
     found = (_run_one_bit_sum(inp, rng, audit_runs) if mechanisms == ("one_bit_sum",)

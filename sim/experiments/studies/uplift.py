@@ -35,6 +35,7 @@ from algorithms.data import holdout_entries, holdout_rows
 from algorithms.nmf.nndsvd import nndsvd
 from algorithms.nmf.row_blocks import zero_filled
 from algorithms.nmf.rri import fit_weights, random_init, rri_nmf
+from protocols import seeds
 from sim import plots
 from sim.console import table
 from sim.entry import (
@@ -52,8 +53,6 @@ from sim.experiments.nmf.pd_nmf import (
     run_pd_nmf,
 )
 from sim.privacy import AuditTarget
-
-UPLIFT_SEED_KEY = 1_000_003
 
 
 def _is_ratings(X: Any) -> bool:
@@ -93,7 +92,7 @@ def _best_local(train: Any, setup: NmfSetup, restarts: int, max_iter: int,
 def run(inp: RunInput) -> AlgorithmRun:
     p = inp.params
     ratings = _is_ratings(inp.data)
-    rng = np.random.default_rng(np.random.SeedSequence(inp.seed, spawn_key=(UPLIFT_SEED_KEY,)))
+    rng = seeds.rng(inp.seed, "uplift.init")
     trains, tests = [], []
     for shard in inp.shards:
         if ratings:

@@ -29,6 +29,7 @@ import numpy as np
 
 from parties.party import Party, site_parties
 from parties.scale_invariance import ScaleAuditResult, scale_invariance_audit
+from protocols import seeds
 from protocols.errors import InputError, ScenarioError
 from protocols.mpc.dealer import ROLE as DEALER_ROLE
 from protocols.normed_secure_sum import (
@@ -156,7 +157,7 @@ def scale_invariance(
         inputs_a, inputs_b = audit_inputs(column_sums, params, coalition)
         if views_a is None:
             views_a = run(inputs_a, seed)
-        views_b = run(inputs_b, seed + 1 + j)
+        views_b = run(inputs_b, seeds.derive_int(seed, "normed_secure_sum.scaled", index=(j,)))
         results.append(scale_invariance_audit(views_a, views_b, coalition, PROTOCOL, prime,
                                               alpha))
     return results

@@ -9,6 +9,8 @@ diagonal entry is n/d with probability d/n, else 0.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import math
 
 import numpy as np
@@ -110,8 +112,16 @@ def test_shared_streams_give_every_node_the_same_sketch() -> None:
     other_purpose = SketchStream(99, "gaussian").draw(SKETCH_S_PRIME, 7, 10, 3)
     assert not np.array_equal(a.dense(), other_t.dense())
     assert not np.array_equal(a.dense(), other_purpose.dense())
-    # the stream is SeedSequence(seed, spawn_key=(purpose, t)), independently of draw order
-    rng = np.random.default_rng(np.random.SeedSequence(99, spawn_key=(SKETCH_S, 7)))
+    # the stream is HKDF(seed, "dsanls.sketch", (purpose, t)) (protocols.seeds), computed here
+    # with the standard library's HMAC (RFC 5869, one block), independently of draw order
+    def typed(tag: bytes, raw: bytes) -> bytes:
+        return tag + len(raw).to_bytes(4, "big") + raw
+
+    info = (typed(b"s", b"call") + typed(b"s", b"dsanls.sketch")
+            + typed(b"i", SKETCH_S.to_bytes(8, "big")) + typed(b"i", (7).to_bytes(8, "big")))
+    prk = hmac.digest(b"mpcsim/sim/party-seeds/v1", bytes([99]), hashlib.sha256)
+    okm = hmac.digest(prk, info + b"\x01", hashlib.sha256)
+    rng = np.random.default_rng(np.random.SeedSequence(int.from_bytes(okm, "big")))
     np.testing.assert_array_equal(a.dense(), rng.standard_normal((10, 3)) / math.sqrt(3))
 
 
