@@ -102,6 +102,12 @@ LABELS: Mapping[str, Label] = registry((
     Label("pd_nmf_init_comparison.trial", "call", "the seed of a trial of the init comparison",
           "sim.experiments.nmf.init_comparison"),
     Label("uplift.init", "run", "the start of the uplift study", "sim.experiments.studies.uplift"),
+    Label("topic_quality.holdout", "run", "the held-out documents of the topic-quality study",
+          "sim.experiments.studies.topic_quality"),
+    Label("topic_quality.trial", "call", "the seed of a trial of the topic-quality study",
+          "sim.experiments.studies.topic_quality"),
+    Label("pd_svd.holdout", "run", "the held-out rows of a PD-SVD run",
+          "sim.experiments.svd.pd_svd"),
     Label("dsanls.init", "call", "DSANLS's U^0 (index ('U',)) and node r's V^0 "
           "(index ('V', r))",
           "sim.experiments.dsanls.dsanls"),

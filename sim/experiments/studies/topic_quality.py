@@ -19,10 +19,10 @@ something the parties compute. PD-NMF is a real simulation with the scenario's `
 (PD-NMF-Init by default) and ``iterations``; the centralized model starts from ``baseline``
 (``random_2x``: a random start run for twice the sweeps, the thesis's fair benchmark for
 PD-NMF-Init's extra sweeps; ``random``; ``nndsvd``, which is deterministic). Every trial draws
-new starts, seeded from the scenario seed and the trial number as
+new starts, seeded from the scenario seed and the trial number (``topic_quality.trial``) as
 :mod:`sim.experiments.nmf.init_comparison` does; the held-out documents (``holdout`` of every
-party's rows) are drawn once, from the stream ``TOPIC_QUALITY_SEED_KEY``, and are the same in
-every trial. Means and standard deviations are over trials.
+party's rows) are drawn once, from the stream ``topic_quality.holdout`` (:mod:`protocols.seeds`),
+and are the same in every trial. Means and standard deviations are over trials.
 
 Scenario keys: those of ``pd_nmf`` plus ``holdout``, ``trials``, ``top_words`` (M) and
 ``baseline``. ``outputs.npz`` holds each method's per-trial scores and per-topic coherences.
@@ -43,6 +43,7 @@ from algorithms.nmf.topic_quality import (
     perplexity,
     umass_coherence,
 )
+from protocols import seeds
 from sim.console import table
 from sim.entry import AlgorithmRun, EstimateInput, RunInput, Workload
 from sim.experiments.nmf.pd_nmf import (
@@ -56,7 +57,6 @@ from sim.experiments.nmf.pd_nmf import (
 )
 from sim.privacy import AuditTarget
 
-TOPIC_QUALITY_SEED_KEY = 1_000_024
 """Spawn key of the stream that picks the held-out documents."""
 
 PERPLEXITY_UNIFORM_MIX = 1e-3
@@ -91,8 +91,7 @@ def _with_seed(inp: RunInput, train_shards: list[Any], pooled: Any, seed: int) -
 
 def run(inp: RunInput) -> AlgorithmRun:
     p = inp.params
-    rng = np.random.default_rng(np.random.SeedSequence(inp.seed,
-                                                       spawn_key=(TOPIC_QUALITY_SEED_KEY,)))
+    rng = seeds.rng(inp.seed, "topic_quality.holdout")
     splits = [holdout_rows(shard, p["holdout"], rng) for shard in inp.shards]
     trains = [s.train for s in splits]
     stack = sp.vstack if sp.issparse(trains[0]) else np.vstack
@@ -105,7 +104,7 @@ def run(inp: RunInput) -> AlgorithmRun:
     coherences: dict[str, list[np.ndarray]] = {m: [] for m in METHODS}
     first_result, audited = None, None
     for trial in range(p["trials"]):
-        seed = int(np.random.SeedSequence(inp.seed, spawn_key=(trial,)).generate_state(1)[0])
+        seed = seeds.derive_int(inp.seed, "topic_quality.trial", index=(trial,), bits=32)
         trial_input = _with_seed(inp, trains, pooled, seed)
         T0 = public_start(setup, pooled, seed, inp.scenario.base_dir)
         result, models = run_pd_nmf(trial_input, setup, T0)

@@ -21,8 +21,9 @@ own top-k V from its rows alone, and with PD-SVD's V; thesis §3.3.2), ``princip
 elements sent per party, and offline (dealer) elements per party.
 
 ``holdout`` > 0 (thesis Fig. 3.8): every party sets that fraction of its rows aside (drawn from
-the stream ``HOLDOUT_SEED_KEY``) before PD-SVD runs on the rest, and the metrics add
-``lra_error_heldout_local`` and ``lra_error_heldout_global`` per party — the LRA error of the
+the stream ``pd_svd.holdout`` of :mod:`protocols.seeds`) before PD-SVD runs on the rest, and the
+metrics add ``lra_error_heldout_local`` and ``lra_error_heldout_global`` per party — the LRA
+error of the
 held-out rows X_test^(m) with the local basis (top-k of the party's training rows) and with
 PD-SVD's V — and ``lra_error_heldout_change`` = global − local (negative: the global basis
 serves the party's unseen rows better, the thesis's finding). In-sample the local basis is
@@ -43,6 +44,7 @@ from algorithms.data import holdout_rows
 from algorithms.svd.pd_svd import pd_svd
 from algorithms.svd.power_iteration import block_power_iteration, lra_error, max_principal_angle
 from parties.party import site_parties
+from protocols import seeds
 from protocols.errors import ScenarioError
 from protocols.normed_secure_sum import declared_cost
 from protocols.registry import REGISTRY
@@ -65,7 +67,6 @@ from sim.experiments.svd.normed_secure_sum import (
 )
 from sim.privacy import AuditTarget
 
-HOLDOUT_SEED_KEY = 1_000_025
 """Spawn key of the stream that picks the held-out rows (``holdout`` > 0)."""
 
 
@@ -93,8 +94,7 @@ def run(inp: RunInput) -> AlgorithmRun:
     k, iterations, variant = p["k"], p["iterations"], p["variant"]
     tests: list[Any] = []
     if p["holdout"] > 0:
-        rng = np.random.default_rng(np.random.SeedSequence(inp.seed,
-                                                           spawn_key=(HOLDOUT_SEED_KEY,)))
+        rng = seeds.rng(inp.seed, "pd_svd.holdout")
         splits = [holdout_rows(shard, p["holdout"], rng) for shard in inp.shards]
         tests = [s.test for s in splits]
         shards = [s.train for s in splits]
