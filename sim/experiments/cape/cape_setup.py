@@ -250,9 +250,10 @@ def sweep_run(inp: RunInput, base: Mapping[str, Param],
 
 # -- the declared cost of a CAPE experiment -----------------------------------------------------
 
-ACCOUNTING_S = 1.0
-"""Time to import ``dp_accounting`` (about a second, README) and account the releases: every
-CAPE report is accounted."""
+ACCOUNTING_S = 0.4
+"""Time to import :mod:`protocols.accounting` (scipy.optimize and scipy.special: ≈ 0.5 s of CPU
+measured, part of it shared with the run's other imports) and account the releases: every CAPE
+report is accounted. ``dp_accounting`` (about a second) is imported only by its cross-check."""
 
 ELEMENT_OBJECT_BYTES = 40
 """Memory per field element of a simulation's views and ledger payloads held as Python
