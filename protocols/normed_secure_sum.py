@@ -72,6 +72,7 @@ from protocols.mpc import inv_sqrt as inv_sqrt_mod
 from protocols.mpc import normalize as normalize_mod
 from protocols.mpc.dealer import Plan, Pool, Request, dealer, plan_elements, receive_material
 from protocols.mpc.inv_sqrt import inv_sqrt
+from protocols.mpc.masked import trunc_masked
 from protocols.mpc.multiply import multiply, square
 from protocols.mpc.normalize import pair_normalizer
 from protocols.mpc.public import check_range, constants, signed, small, to_ints
@@ -303,13 +304,8 @@ def dealer_plan(layout: Layout, batch: int = 1) -> Plan:
     plan.append(Request("triple", b * (ell // 2)))
     plan += [Request("triple", b * len(hi)) for hi, _ in bits_mod.network(ell // 2)]
     plan += [Request("triple", b * (d + 1)),
-             Request("trunc", b, bits=ell + 1 + kappa, m=ell - F),
-             Request("square", b),
-             Request("trunc", b, bits=2 * F + 2 + kappa, m=F),
-             Request("trunc", b, bits=2 * F + 4 + kappa, m=F)]
-    for _ in range(t):
-        plan += [Request("triple", 2 * b), Request("trunc", 2 * b, bits=2 * F + 4 + kappa, m=F),
-                 Request("triple", b), Request("trunc", b, bits=2 * F + 5 + kappa, m=F + 1)]
+             Request("trunc", b, bits=ell + 1 + kappa, m=ell - F)]
+    plan += inv_sqrt_mod.plan(len(plan), len(plan) - 1, b, F, kappa, t)
     K, m = layout.output_trunc
     plan += [Request("triple", b * d), Request("trunc", b * d, bits=K + kappa, m=m)]
     return tuple(plan)
@@ -351,7 +347,7 @@ def declared_cost(layout: Layout, batch: int = 1) -> NssCost:
     else:
         norm = normalize_mod.cost(layout.ell)
         root = inv_sqrt_mod.cost(p.newton_steps)
-        # (a) 1; (b) 1 / d; (c1)+(c2); (c3) 2 / 2(d+1) + 1; (c4)+(c5); (d) 3 / 2d + d + d
+        # (a) 1; (b) 1 / d; (c1)+(c2); (c3) 2 / 2(d+1) + 1; (c4)+(c5) with O2; (d) 3 / 4d
         rounds = 1 + 1 + norm["rounds"] + 2 + root["rounds"] + 3
         opened = d + norm["opened"] + 2 * (d + 1) + 1 + root["opened"] + 4 * d
     return NssCost(rounds=rounds, opened=b * opened, input_shares=b * d * m1,
@@ -359,11 +355,16 @@ def declared_cost(layout: Layout, batch: int = 1) -> NssCost:
 
 
 def spec_formula(layout: Layout) -> tuple[int, int]:
-    """(rounds, opened) per instance by the closed forms of spec §3 (for cross-checks)."""
+    """(rounds, opened) per instance by the closed forms of spec §3 (for cross-checks).
+
+    The baseline's 11 + 2L + 4t rounds and 7d + 4B(ℓ) + 2B(ℓ/2) + ℓ + 7 + 9t openings, less
+    what O2 saves in the seed (1 round, the square's opening) and in each Newton step (2
+    rounds, 6 Beaver openings; §2.6): 10 + 2L + 2t and 7d + 4B(ℓ) + 2B(ℓ/2) + ℓ + 6 + 3t.
+    """
     ell, t, d = layout.ell, layout.params.newton_steps, layout.dim
     B = bits_mod.node_count
-    return (11 + 2 * bits_mod.levels(ell) + 4 * t,
-            7 * d + 4 * B(ell) + 2 * B(ell // 2) + ell + 7 + 9 * t)
+    return (10 + 2 * bits_mod.levels(ell) + 2 * t,
+            7 * d + 4 * B(ell) + 2 * B(ell // 2) + ell + 6 + 3 * t)
 
 
 # -- the party programs -------------------------------------------------------------------------
@@ -450,8 +451,8 @@ def _normed(sess: Session, s: np.ndarray, layout: Layout) -> Generator[Any, Any,
                                concat(field, [v2, np.repeat(v, dim)]), "scale")
     q_scaled = field.add(prod[:batch], sess.scale(zeta, 3 << (ell - 2)))
     s_scaled = prod[batch:].reshape(batch, dim)
-    x = yield from trunc_pr(sess, q_scaled, ell + 1, ell - F, "x")
-    u = yield from inv_sqrt(sess, x, F, p.newton_steps)
+    x = yield from trunc_masked(sess, q_scaled, ell + 1, ell - F, "x")
+    u = (yield from inv_sqrt(sess, x, F, p.newton_steps)).shares(sess)
     w = yield from multiply(sess, s_scaled, np.repeat(u, dim).reshape(batch, dim), "output")
     K, m = layout.output_trunc
     y_shares = yield from trunc_pr(sess, w, K, m, "output")

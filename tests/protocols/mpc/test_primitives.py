@@ -15,7 +15,7 @@ from harness import KAPPA, P127, engine_rows, run_engine, signed
 
 from protocols.errors import FieldOverflowError, MpcsimError, ProtocolAbort
 from protocols.field.mersenne127 import Mersenne127Field
-from protocols.mpc import bits, inv_sqrt, multiply, normalize, truncate
+from protocols.mpc import bits, inv_sqrt, masked, multiply, normalize, truncate
 from protocols.mpc.dealer import Request, deal, plan_elements
 from protocols.mpc.inv_sqrt import SEED
 
@@ -193,13 +193,12 @@ def test_inverse_square_root_meets_the_newton_error_table(steps: int) -> None:
     n = len(ints)
 
     def body(sess, s):
-        return (yield from inv_sqrt.inv_sqrt(sess, s, F, steps))
+        # x enters as a TruncPr output (O2): x·2^8 truncated by 8 bits, exact for these inputs
+        x = yield from masked.trunc_masked(sess, sess.scale(s, 1 << 8), F + 10, 8, "x")
+        return (yield from inv_sqrt.inv_sqrt(sess, x, F, steps)).shares(sess)
 
-    plan = [Request("square", n), Request("trunc", n, bits=2 * F + 2 + KAPPA, m=F),
-            Request("trunc", n, bits=2 * F + 4 + KAPPA, m=F)]
-    for _ in range(steps):
-        plan += [Request("triple", 2 * n), Request("trunc", 2 * n, bits=2 * F + 4 + KAPPA, m=F),
-                 Request("triple", n), Request("trunc", n, bits=2 * F + 5 + KAPPA, m=F + 1)]
+    plan = [Request("trunc", n, bits=F + 10 + KAPPA, m=8)]
+    plan += inv_sqrt.plan(1, 0, n, F, KAPPA, steps)
     out, result = run_engine(body, ints, plan)
     got = np.array([signed(v) for v in out], dtype=np.float64) / (1 << F)
     exact = 1 / np.sqrt(np.array(ints, dtype=np.float64) / (1 << F))
@@ -207,9 +206,11 @@ def test_inverse_square_root_meets_the_newton_error_table(steps: int) -> None:
     bound = {0: 2.42e-2, 1: 8.8e-4, 3: 2e-12}[steps] + 8 * 2.0**-F
     assert rel < bound
     cost = inv_sqrt.cost(steps)
+    assert cost == {"rounds": 2 + 2 * steps, "opened": 2 + 3 * steps,  # spec §2.6, O2
+                    "trunc": 2 + 3 * steps, "hiprod": 1 + 3 * steps}
     rows = engine_rows(result)
-    assert max(r.round for r in rows) - min(r.round for r in rows) + 1 == cost["rounds"]
-    assert sum(r.elements for r in rows if r.sender == 1) == 2 * n * cost["opened"]
+    assert max(r.round for r in rows) - min(r.round for r in rows) + 1 == 1 + cost["rounds"]
+    assert sum(r.elements for r in rows if r.sender == 1) == 2 * n * (1 + cost["opened"])
 
 
 def test_seed_is_the_minimax_quadratic_of_the_spec() -> None:
