@@ -14,6 +14,9 @@ mask       h uniform on [0, 2^bits)           1 per item        BitDec's high ma
 trunc      (r_lo, r_lo + 2^m·r_hi), r_lo      2 per item        TruncPr (P3), dithered
            uniform on [0, 2^m), r_hi uniform                    output opening (O4)
            on [0, 2^(bits − m))
+rowtriple  (a_i, b, a_i·b) for the m items     2 per item, and   products by one value
+           of one row: one b per row          1 per row         per row (O1,
+                                                                 :func:`~protocols.mpc.multiply.multiply_rows`)
 hiprod     ρ_a·ρ_b, the product of the high      1 per item        local products of TruncPr
            masks r_hi of two earlier trunc                      outputs (O2,
            items of the plan (``refs``)                         :mod:`protocols.mpc.masked`)
@@ -107,7 +110,9 @@ ROLE = "dealer"
 OFFLINE = "offline"
 STEP = "material"
 
-WIDTH = {"triple": 3, "square": 2, "bit": 1, "mask": 1, "trunc": 2, "hiprod": 1}
+WIDTH = {"triple": 3, "square": 2, "bit": 1, "mask": 1, "trunc": 2, "hiprod": 1,
+         "rowtriple": 2}
+"""Elements per item (a ``rowtriple`` request also holds one b per row of m items)."""
 
 
 @dataclass(frozen=True)
@@ -129,13 +134,17 @@ class Request:
     def __post_init__(self) -> None:
         if self.kind not in WIDTH:
             raise ValueError(f"unknown dealer item kind {self.kind!r}")
+        if self.kind == "rowtriple" and (self.m < 1 or self.count % self.m):
+            raise ValueError(f"a rowtriple request needs rows of m ≥ 1 items, got "
+                             f"count = {self.count}, m = {self.m}")
         if self.refs and (self.kind != "hiprod" or len(self.refs) != 4):
             raise ValueError("only a hiprod request names refs: (i, offset_i, j, offset_j)")
 
     @property
     def elements(self) -> int:
         """Field elements each party receives for this request."""
-        return WIDTH[self.kind] * self.count
+        rows = self.count // self.m if self.kind == "rowtriple" else 0
+        return WIDTH[self.kind] * self.count + rows
 
 
 Plan = tuple[Request, ...]
@@ -208,6 +217,9 @@ def material_values(field: PrimeField, rng: np.random.Generator, plan: Sequence[
             if len(a) != n or len(b) != n:
                 raise ValueError(f"hiprod request {index} reaches past its trunc requests")
             parts.append(field.mul(a, b))
+        elif r.kind == "rowtriple":  # a_i uniform, one uniform b per row of m, a_i·b
+            a, b = field.random(rng, n), field.random(rng, n // r.m)
+            parts += [a, b, field.mul(a, np.repeat(b, r.m))]
         elif r.kind in pools:
             start = used[r.kind]
             parts += [component[start : start + n] for component in pools[r.kind]]
@@ -289,7 +301,9 @@ class Pool:
         self._queue: dict[str, list[tuple[Request, np.ndarray]]] = {k: [] for k in WIDTH}
         offset = 0
         for r in plan:
-            block = shares[offset : offset + r.elements].reshape(WIDTH[r.kind], r.count)
+            block = shares[offset : offset + r.elements]
+            if r.kind != "rowtriple":  # a rowtriple block stays flat: a ‖ b ‖ ab
+                block = block.reshape(WIDTH[r.kind], r.count)
             self._queue[r.kind].append((r, block))
             offset += r.elements
 
@@ -298,7 +312,8 @@ class Pool:
         return tuple(self.take_block(kind, count, bits, m))
 
     def take_block(self, kind: str, count: int, bits: int = 0, m: int = 0) -> np.ndarray:
-        """The next request of ``kind`` as one (components, count) block (contiguous rows)."""
+        """The next request of ``kind`` as one (components, count) block (contiguous rows); a
+        ``rowtriple`` block is flat, a ‖ b ‖ ab (count + count/m + count elements)."""
         queue = self._queue[kind]
         expected = Request(kind, count, bits, m)
         if not queue or queue[0][0] != expected:

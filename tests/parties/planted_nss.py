@@ -41,7 +41,7 @@ from protocols.mpc.coins import call_rng
 from protocols.mpc.dealer import Pool, receive_material
 from protocols.mpc.inv_sqrt import inv_sqrt
 from protocols.mpc.masked import Masked, product, trunc_masked
-from protocols.mpc.multiply import multiply, square
+from protocols.mpc.multiply import multiply_rows, square
 from protocols.mpc.normalize import pair_normalizer
 from protocols.mpc.public import low_bits, signed, small
 from protocols.mpc.session import INPUT, MASKED, Session, concat, share_input
@@ -135,17 +135,14 @@ def planted_nss(leak: str | None, params: Any = PARAMS):
         sq = yield from square(sess, s, "norm_sq")
         q = field.sum(np.moveaxis(sq, -1, 0), axis=0)
         v, v2, zeta = yield from pair_normalizer(sess, q, ell)
-        dim = rows.shape[1]
-        prod = yield from multiply(sess, concat(field, [q, s]),
-                                   concat(field, [v2, np.repeat(v, dim)]), "scale")
-        q_scaled = field.add(prod[:1], sess.scale(zeta, 3 << (ell - 2)))
+        s_scaled, q_v2 = yield from multiply_rows(sess, s, v, "scale", pairs=(q, v2))
+        q_scaled = field.add(q_v2, sess.scale(zeta, 3 << (ell - 2)))
         xs = yield from trunc(sess, q_scaled, ell + 1, ell - F, "x")
         if leak == "unmasked_trunc":
             u = yield from _public_x_inv_sqrt(sess, xs, F, params.newton_steps)
         else:
             u = (yield from inv_sqrt(sess, xs, F, params.newton_steps)).shares(sess)
-        w = yield from multiply(sess, prod[1:].reshape(1, dim), np.repeat(u, dim).reshape(1, dim),
-                                "output")
+        w, _ = yield from multiply_rows(sess, s_scaled, u, "output")
         K, m = layout.output_trunc
         y_sh = yield from trunc_pr(sess, w, K, m, "output")
         y = yield from sess.open(y_sh, "output", "direction", bound=1 << (params.out_bits + 1))

@@ -135,16 +135,17 @@ def test_ledger_equals_declared_cost_and_the_spec_formulas(m: int, d: int, t: in
 
 def test_spec_worked_examples_for_opened_elements() -> None:
     """Spec §3 table: ℓ = 80 at d = 1024 → 37 rounds, 8 442 openings; ℓ = 84 at 16 384 →
-    116 024 — less O2's saving in the seed and the Newton steps (§2.6): 1 + 2t rounds and
-    1 + 6t openings."""
-    def o2(rounds: int, opened: int, t: int) -> tuple[int, int]:
-        return rounds - (1 + 2 * t), opened - (1 + 6 * t)
+    116 024 — less O2's saving in the seed and the Newton steps (1 + 2t rounds, 1 + 6t
+    openings) and O1's in the two products by one value per row (2(d − 1) openings) (§2.6)."""
+    def saved(rounds: int, opened: int, t: int, d: int) -> tuple[int, int]:
+        return rounds - (1 + 2 * t), opened - (1 + 6 * t) - 2 * (d - 1)
 
-    assert spec_formula(check_layout(NssParams(input_bits=34), P127, 3, 1024)) == o2(37, 8442, 3)
+    assert spec_formula(check_layout(NssParams(input_bits=34), P127, 3, 1024)
+                        ) == saved(37, 8442, 3, 1024)
     assert spec_formula(check_layout(NssParams(input_bits=34), P127, 4, 16384)
-                        ) == o2(37, 116024, 3)
+                        ) == saved(37, 116024, 3, 16384)
     assert spec_formula(check_layout(NssParams(input_bits=33, newton_steps=2), P127, 5, 100)
-                        ) == o2(33, 1919, 2)
+                        ) == saved(33, 1919, 2, 100)
 
 
 def test_a_batch_runs_k_instances_in_the_rounds_of_one() -> None:

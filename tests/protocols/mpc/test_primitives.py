@@ -227,3 +227,72 @@ def test_material_taken_out_of_step_is_an_error() -> None:
         run_engine(body, [3], [Request("triple", 1)])
     assert isinstance(info.value.__cause__, MpcsimError)
     assert "out of step" in str(info.value)
+
+
+@pytest.mark.parametrize("prime", [P127, (1 << 61) - 1])
+def test_products_by_one_value_per_row_open_each_operand_once(prime: int) -> None:
+    """O1: x[r, i]·y[r] and the paired products equal the integer products mod p; a row of m
+    products opens m + 1 elements (ε_i and one δ), the pairs 2 each, in one round."""
+    rows, m = 3, 5
+    xs = [int(v) for v in RNG.integers(-(1 << 40), 1 << 40, rows * m)]
+    ys = [int(v) for v in RNG.integers(-(1 << 40), 1 << 40, rows)]
+    ps = [int(v) for v in RNG.integers(-(1 << 40), 1 << 40, 2 * rows)]
+
+    def body(sess, s):
+        x, y = s[: rows * m].reshape(rows, m), s[rows * m : rows * m + rows]
+        pair = (s[rows * m + rows : rows * m + 2 * rows], s[rows * m + 2 * rows :])
+        z, other = yield from multiply.multiply_rows(sess, x, y, "rows", pairs=pair)
+        return np.concatenate([z.reshape(-1), other])
+
+    plan = [Request("rowtriple", rows * m, m=m), Request("triple", rows)]
+    out, result = run_engine(body, [v % prime for v in xs + ys + ps], plan, prime=prime)
+    want = [xs[r * m + i] * ys[r] for r in range(rows) for i in range(m)]
+    want += [ps[r] * ps[rows + r] for r in range(rows)]
+    assert out == [w % prime for w in want]
+    rows_ = engine_rows(result)
+    assert {r.round for r in rows_} == {rows_[0].round}
+    assert sum(r.elements for r in rows_ if r.sender == 0) == 2 * (rows * (m + 1) + 2 * rows)
+
+
+def test_masked_products_of_truncations_equal_the_integer_products() -> None:
+    """O2: TruncPr outputs held as P − [ρ] multiply locally with the dealer's ρ_a·ρ_b; the
+    product equals the product of the two truncated integers (each ⌊v/2^m⌋ + u, u ∈ {0, 1})."""
+    K, m = 60, 20
+    vs = [(1 << 45) + 12345, -(1 << 44) - 777, 1 << 30, 5 << m]
+    n = len(vs) // 2
+
+    def body(sess, s):
+        t = yield from masked.trunc_masked(sess, s, K, m, "t")
+        (rho,) = sess.pool.take("hiprod", n)
+        prod = masked.product(sess, t.part(0, n), t.part(n, 2 * n), rho)
+        return np.concatenate([t.shares(sess), prod])
+
+    plan = [Request("trunc", 2 * n, bits=K + KAPPA, m=m), Request("hiprod", n, refs=(0, 0, 0, n))]
+    out, result = run_engine(body, [v % P127 for v in vs], plan)
+    truncated = [signed(v) for v in out[: 2 * n]]
+    for v, t in zip(vs, truncated, strict=True):
+        assert t - (v >> m) in (0, 1)
+    assert [signed(v) for v in out[2 * n :]] == [truncated[i] * truncated[n + i]
+                                                for i in range(n)]
+    rows = engine_rows(result)
+    assert sum(r.elements for r in rows if r.sender == 0) == 2 * 2 * n  # the TruncPr opening
+
+
+def test_the_dealer_multiplies_the_high_masks_it_names() -> None:
+    """A hiprod item is r_hi of one trunc item times r_hi of another (recovered from the
+    dealt r_lo and r_lo + 2^m·r_hi with Python integers)."""
+    from protocols.field.mersenne127 import mpc_field
+    from protocols.mpc.dealer import material_values
+    from protocols.mpc.public import to_ints
+
+    field = mpc_field(P127)
+    plan = (Request("trunc", 3, bits=70, m=10), Request("square", 2),
+            Request("trunc", 4, bits=50, m=7), Request("hiprod", 3, refs=(0, 0, 2, 1)))
+    values = [int(v) for v in to_ints(field, material_values(field, RNG, plan))]
+    hi0 = [(r - lo) >> 10 for lo, r in zip(values[0:3], values[3:6], strict=True)]
+    hi2 = [(r - lo) >> 7 for lo, r in zip(values[10:14], values[14:18], strict=True)]
+    assert all(0 <= h < 1 << 60 for h in hi0) and all(0 <= h < 1 << 43 for h in hi2)
+    assert values[18:21] == [hi0[k] * hi2[1 + k] for k in range(3)]
+    with pytest.raises(ValueError, match="earlier trunc"):
+        material_values(field, RNG, (Request("hiprod", 1, refs=(1, 0, 1, 0)),
+                                     Request("trunc", 1, bits=20, m=5)))
