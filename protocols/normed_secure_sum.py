@@ -81,7 +81,7 @@ from protocols.mpc.inv_sqrt import inv_sqrt
 from protocols.mpc.masked import trunc_masked
 from protocols.mpc.multiply import multiply_rows, square
 from protocols.mpc.normalize import pair_normalizer
-from protocols.mpc.public import check_range, constants, signed, small, to_ints
+from protocols.mpc.public import check_range, constants, signed, signed_int64, small, to_ints
 from protocols.mpc.session import OUTPUT, Session, share_input
 from protocols.mpc.truncate import trunc_pr
 from protocols.vocabulary import NSS_PRESET_NAMES, NSS_VARIANTS
@@ -463,7 +463,7 @@ def _normed(sess: Session, s: np.ndarray, layout: Layout) -> Generator[Any, Any,
     K, m = layout.output_trunc
     y_shares = yield from trunc_pr(sess, w, K, m, "output")
     y = yield from sess.open(y_shares, OUTPUT, "direction", bound=1 << (p.out_bits + 1))
-    return signed(field, y).astype(np.float64) / float(1 << p.out_bits)
+    return signed_int64(field, y).astype(np.float64) / float(1 << p.out_bits)
 
 
 def _reveal_norm(sess: Session, s: np.ndarray, layout: Layout, call: Call

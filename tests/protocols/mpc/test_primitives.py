@@ -296,3 +296,17 @@ def test_the_dealer_multiplies_the_high_masks_it_names() -> None:
     with pytest.raises(ValueError, match="earlier trunc"):
         material_values(field, RNG, (Request("hiprod", 1, refs=(1, 0, 1, 0)),
                                      Request("trunc", 1, bits=20, m=5)))
+
+
+def test_the_int64_signed_view_equals_python_integers_and_refuses_what_does_not_fit() -> None:
+    from protocols.field.mersenne127 import mpc_field
+    from protocols.mpc.public import constants, signed_int64
+
+    field = mpc_field(P127)
+    values = [0, 1, -1, (1 << 63) - 1, -(1 << 63) + 1, 1 << 40, -(1 << 40)]
+    values += [int(v) for v in RNG.integers(-(1 << 62), 1 << 62, 50)]
+    got = signed_int64(field, constants(field, values))
+    assert got.dtype == np.int64 and got.tolist() == values
+    for bad in (1 << 63, -(1 << 63), 1 << 100):
+        with pytest.raises(ValueError, match="2\\^63"):
+            signed_int64(field, constants(field, [bad]))
