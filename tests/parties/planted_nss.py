@@ -20,6 +20,12 @@ primitives, same dealer plan, same outputs) with one primitive replaced:
     (a dealer whose triples repeat): two Beaver differences of one opening share the mask, so
     ε_i − ε_j = x_i − x_j. In the first opening (squares of S) that is S_i − S_j — with one
     honest party, the difference of two coordinates of its input.
+``repeated_output_masks``
+    The dealer repeats the first truncation pair of the output's TruncPr for every coordinate
+    (a dealer that reuses one mask across a request): c_i − c_0 = W_i − W_0 exactly, with
+    W = S′·u, so (c_i − c_0)/(c_j − c_0) = (S_i − S_0)/(S_j − S_0) — exact ratios of the
+    encoded sum's coordinates, which the rounded direction only approximates. (The last
+    request of the plan: no product of high masks refers to it, so the outputs stay right.)
 ``reused_input_mask``
     A data holder sends the same input-sharing mask to every peer: two colluders receive
     equal shares, which the protocol's fresh masks never are (harmless to one member alone).
@@ -173,6 +179,18 @@ def _repeated_values(field: Any, rng: np.random.Generator, plan: Sequence[Any]) 
     return values
 
 
+def _repeated_output_masks(field: Any, rng: np.random.Generator, plan: Sequence[Any]
+                           ) -> np.ndarray:
+    """The dealer's material with the output TruncPr's pair (the last request) repeated."""
+    values = dealer_mod.material_values(field, rng, plan)
+    last = plan[-1]
+    n, start = last.count, len(values) - last.elements
+    for component in range(2):  # r_lo, then r_lo + 2^m·r_hi
+        block = start + component * n
+        values[block : block + n] = np.repeat(values[block : block + 1], n)
+    return values
+
+
 def planted_dealer(leak: str | None, params: Any = PARAMS):
     """The dealer's program; with ``repeated_triples`` its triples and square pairs repeat."""
 
@@ -187,6 +205,8 @@ def planted_dealer(leak: str | None, params: Any = PARAMS):
                 rng = call_rng(ctx, call)
                 if leak == "repeated_triples":
                     values = _repeated_values(field, rng, plan)
+                elif leak == "repeated_output_masks":
+                    values = _repeated_output_masks(field, rng, plan)
                 else:
                     values = dealer_mod.material_values(field, rng, plan)
                 masks = field.random(rng, (ctx.n_parties - 1, len(values)))
@@ -197,7 +217,8 @@ def planted_dealer(leak: str | None, params: Any = PARAMS):
     return program
 
 
-LEAKS = ("unmasked_trunc", "open_carry", "repeated_triples", "reused_input_mask")
+LEAKS = ("unmasked_trunc", "open_carry", "repeated_triples", "repeated_output_masks",
+         "reused_input_mask")
 
 
 def nss_parties(leak: str | None, inputs: Sequence[np.ndarray], params: Any = PARAMS):
