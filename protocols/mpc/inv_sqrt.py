@@ -37,7 +37,7 @@ from typing import Any
 
 from protocols.mpc.dealer import Request
 from protocols.mpc.masked import Masked, product, trunc_masked
-from protocols.mpc.session import Session, concat
+from protocols.mpc.session import Session
 
 SEED = (2.6708353888, -3.2853566192, 1.6385678675)
 """Minimax quadratic fit of 1/√x on [1/4, 1] in relative error (spec §2.3)."""
@@ -79,29 +79,30 @@ def seed_coefficients(work_bits: int) -> tuple[int, int, int]:
 
 def inv_sqrt_seed(sess: Session, x: Masked, work_bits: int) -> Generator[Any, Any, Masked]:
     """u₀ ≈ 2^F/√(x/2^F) from x (scale 2^F, x/2^F ∈ [1/4, 1)), both as TruncPr outputs."""
-    field, F = sess.field, work_bits
+    p, F = sess.field.p, work_bits
     c0, c1, c2 = seed_coefficients(F)
     (rho_xx,) = sess.pool.take("hiprod", x.size)
     x2 = yield from trunc_masked(sess, product(sess, x, x, rho_xx), 2 * F + 2, F, "seed.x2")
-    poly = field.add(sess.scale(x.shares(sess), c1), sess.scale(x2.shares(sess), c2))
-    poly = sess.add_public(poly, sess.const(c0 << F))
+    const = (c0 << F) if sess.leader else 0
+    poly = [(c1 * a + c2 * b + const) % p
+            for a, b in zip(x.share_ints(sess), x2.share_ints(sess), strict=True)]
     return (yield from trunc_masked(sess, poly, 2 * F + 4, F, "seed.u0"))
 
 
 def newton(sess: Session, x: Masked, u: Masked, work_bits: int, steps: int
            ) -> Generator[Any, Any, Masked]:
     """``steps`` Newton iterations u ← u(3 − x·u²)/2 at scale 2^F (TruncPr outputs)."""
-    field, F = sess.field, work_bits
+    p, F = sess.field.p, work_bits
     n = u.size
     for step in range(steps):
         (rho_uu,) = sess.pool.take("hiprod", n)
         (rho_xu,) = sess.pool.take("hiprod", n)
-        both = concat(field, [product(sess, u, u, rho_uu), product(sess, x, u, rho_xu)])
+        both = product(sess, u, u, rho_uu) + product(sess, x, u, rho_xu)
         ab = yield from trunc_masked(sess, both, 2 * F + 4, F, f"newton{step}.uu_xu")
         (rho_ab,) = sess.pool.take("hiprod", n)
         c = product(sess, ab.part(0, n), ab.part(n, 2 * n), rho_ab)
-        u = yield from trunc_masked(sess, field.sub(sess.scale(u.shares(sess), 3 << F), c),
-                                    2 * F + 5, F + 1, f"newton{step}.u")
+        update = [((3 << F) * a - b) % p for a, b in zip(u.share_ints(sess), c, strict=True)]
+        u = yield from trunc_masked(sess, update, 2 * F + 5, F + 1, f"newton{step}.u")
     return u
 
 

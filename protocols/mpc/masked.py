@@ -27,32 +27,50 @@ truncation pair per value); :func:`product`: nothing online, 1 ``hiprod`` item p
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from protocols.mpc.public import low_bits
+from protocols.field import PrimeField
+from protocols.mpc.public import constants, to_ints
 from protocols.mpc.session import MASKED, Session
 from protocols.mpc.truncate import inverse_power_of_two
+
+Residues = list[int]
+"""Values mod p as Python integers: the form of a masked value's parts and of local products.
+A masked value is one scalar per instance (a batch of k instances: k of them), so Python's
+integers cost less here than a call of the vectorised field per operation."""
+
+
+def residues(field: PrimeField, a: np.ndarray) -> Residues:
+    """The canonical values of the element array ``a`` (flat) as Python integers."""
+    return [int(v) for v in to_ints(field, np.asarray(a)).ravel().tolist()]
 
 
 @dataclass(frozen=True)
 class Masked:
-    """A secret held as P − ρ: ``public`` P (elements, known to every party) and this party's
-    ``rho`` shares of the dealer's ρ (flat arrays of one length)."""
+    """A secret held as P − ρ: ``public`` P (known to every party) and this party's ``rho``
+    shares of the dealer's ρ, both as residues mod p of one length."""
 
-    public: np.ndarray
-    rho: np.ndarray
+    public: tuple[int, ...]
+    rho: tuple[int, ...]
 
     @property
     def size(self) -> int:
-        return int(np.size(self.rho))
+        return len(self.rho)
+
+    def share_ints(self, sess: Session) -> Residues:
+        """This party's additive share of P − ρ as residues (the leader adds P)."""
+        p = sess.field.p
+        if sess.leader:
+            return [(a - r) % p for a, r in zip(self.public, self.rho, strict=True)]
+        return [(-r) % p for r in self.rho]
 
     def shares(self, sess: Session) -> np.ndarray:
-        """This party's additive share of P − ρ (the leader adds P)."""
-        return sess.add_public(sess.field.neg(self.rho), self.public)
+        """This party's additive share of P − ρ as field elements."""
+        return constants(sess.field, self.share_ints(sess))
 
     def part(self, start: int, stop: int) -> Masked:
         """The values ``start:stop``."""
@@ -60,27 +78,39 @@ class Masked:
 
 
 def trunc_masked(
-    sess: Session, v: np.ndarray, K: int, m: int, label: str
+    sess: Session, v: np.ndarray | Sequence[int], K: int, m: int, label: str
 ) -> Generator[Any, Any, Masked]:
     """TruncPr of secrets v ∈ [−2^(K−1), 2^(K−1)) by m bits, returned as P − [ρ] (one round).
 
-    The same dealer item, the same opening and the same value (⌊v/2^m⌋ + u, unbiased
-    stochastic rounding) as :func:`protocols.mpc.truncate.trunc_pr`.
+    ``v``: this party's shares, as field elements or as residues. The same dealer item, the
+    same opening and the same value (⌊v/2^m⌋ + u, unbiased stochastic rounding) as
+    :func:`protocols.mpc.truncate.trunc_pr`.
     """
     field = sess.field
-    flat = np.asarray(v).reshape(-1)
-    r_lo, r = sess.pool.take("trunc", flat.size, bits=K + sess.kappa, m=m)
-    c_share = sess.add_public(field.add(flat, r), sess.const(1 << (K - 1)))
+    p = field.p
+    n = len(v) if isinstance(v, list | tuple) else int(np.size(v))
+    r_lo, r = sess.pool.take("trunc", n, bits=K + sess.kappa, m=m)
+    if isinstance(v, list | tuple):
+        shift = (1 << (K - 1)) if sess.leader else 0
+        c_share = constants(field, [(a + b + shift) % p
+                                    for a, b in zip(v, residues(field, r), strict=True)])
+    else:
+        c_share = sess.add_public(field.add(np.asarray(v).reshape(-1), r),
+                                  sess.const(1 << (K - 1)))
     c = yield from sess.open(c_share, MASKED, label, bound=(1 << (K + sess.kappa)) + (1 << K))
-    inv = sess.const(inverse_power_of_two(m, field.p))
-    public = field.sub(field.mul(field.sub(c, low_bits(field, c, m)), inv),
-                       sess.const(1 << (K - 1 - m)))
-    return Masked(public, field.mul(field.sub(r, r_lo), inv))
+    inv, offset = inverse_power_of_two(m, p), 1 << (K - 1 - m)
+    public = tuple(((a >> m) - offset) % p for a in residues(field, c))
+    rho = tuple(((b - a) * inv) % p
+                for a, b in zip(residues(field, r_lo), residues(field, r), strict=True))
+    return Masked(public, rho)
 
 
-def product(sess: Session, a: Masked, b: Masked, rho_ab: np.ndarray) -> np.ndarray:
-    """Shares of (P_a − ρ_a)(P_b − ρ_b), local, from the dealer's shares ``rho_ab`` of ρ_a·ρ_b."""
-    field = sess.field
-    cross = field.sub(rho_ab, field.add(field.mul(a.public, b.rho), field.mul(b.public, a.rho)))
-    return sess.add_public(cross, field.mul(a.public, b.public))
-
+def product(sess: Session, a: Masked, b: Masked, rho_ab: np.ndarray) -> Residues:
+    """Shares of (P_a − ρ_a)(P_b − ρ_b) as residues, local, from the dealer's shares
+    ``rho_ab`` of ρ_a·ρ_b."""
+    p = sess.field.p
+    out = [(ab - pa * rb - pb * ra) % p for pa, ra, pb, rb, ab in zip(
+        a.public, a.rho, b.public, b.rho, residues(sess.field, rho_ab), strict=True)]
+    if sess.leader:
+        out = [(o + pa * pb) % p for o, pa, pb in zip(out, a.public, b.public, strict=True)]
+    return out

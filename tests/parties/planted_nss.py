@@ -49,7 +49,7 @@ from protocols.mpc.inv_sqrt import inv_sqrt
 from protocols.mpc.masked import Masked, product, trunc_masked
 from protocols.mpc.multiply import multiply_rows, square
 from protocols.mpc.normalize import pair_normalizer
-from protocols.mpc.public import low_bits, signed, small
+from protocols.mpc.public import constants, low_bits, signed, small
 from protocols.mpc.session import INPUT, MASKED, Session, concat, share_input
 from protocols.mpc.truncate import inverse_power_of_two, trunc_pr
 from protocols.normed_secure_sum import (
@@ -91,10 +91,11 @@ def _public_x_inv_sqrt(sess: Session, x: np.ndarray, F: int, steps: int
     for step in range(steps):
         (rho_uu,) = sess.pool.take("hiprod", n)
         sess.pool.take("hiprod", n)  # x·u is local: x is public
-        both = concat(field, [product(sess, u, u, rho_uu), field.mul(u.shares(sess), x)])
+        both = concat(field, [constants(field, product(sess, u, u, rho_uu)),
+                              field.mul(u.shares(sess), x)])
         ab = yield from trunc_masked(sess, both, 2 * F + 4, F, f"newton{step}.uu_xu")
         (rho_ab,) = sess.pool.take("hiprod", n)
-        c = product(sess, ab.part(0, n), ab.part(n, 2 * n), rho_ab)
+        c = constants(field, product(sess, ab.part(0, n), ab.part(n, 2 * n), rho_ab))
         u = yield from trunc_masked(sess, field.sub(sess.scale(u.shares(sess), 3 << F), c),
                                     2 * F + 5, F + 1, f"newton{step}.u")
     return u.shares(sess)

@@ -18,6 +18,7 @@ from protocols.field.mersenne127 import Mersenne127Field
 from protocols.mpc import bits, inv_sqrt, masked, multiply, normalize, truncate
 from protocols.mpc.dealer import Request, deal, plan_elements
 from protocols.mpc.inv_sqrt import SEED
+from protocols.mpc.public import constants
 
 RNG = np.random.default_rng(2024)
 
@@ -265,7 +266,7 @@ def test_masked_products_of_truncations_equal_the_integer_products() -> None:
         t = yield from masked.trunc_masked(sess, s, K, m, "t")
         (rho,) = sess.pool.take("hiprod", n)
         prod = masked.product(sess, t.part(0, n), t.part(n, 2 * n), rho)
-        return np.concatenate([t.shares(sess), prod])
+        return np.concatenate([t.shares(sess), constants(sess.field, prod)])
 
     plan = [Request("trunc", 2 * n, bits=K + KAPPA, m=m), Request("hiprod", n, refs=(0, 0, 0, n))]
     out, result = run_engine(body, [v % P127 for v in vs], plan)
