@@ -100,9 +100,13 @@ def multiply_rows(
         opening.append(field.sub(concat(field, [x2, y2]), triple[: 2 * k]))
     opened = yield from sess.open(concat(field, opening), BEAVER, label)
     eps, delta = opened[:n], np.repeat(opened[n : n + rows], m)
-    z = field.add(ab, field.add(field.mul(eps, np.repeat(b, m)), field.mul(delta, a)))
-    if sess.leader:
-        z = field.add(z, field.mul(eps, delta))
+    if isinstance(field, Mersenne127Field):
+        z = beaver_combine(concat(field, [eps, delta]), concat(field, [a, np.repeat(b, m)]), ab,
+                           sess.leader)
+    else:
+        z = field.add(ab, field.add(field.mul(eps, np.repeat(b, m)), field.mul(delta, a)))
+        if sess.leader:
+            z = field.add(z, field.mul(eps, delta))
     other = None
     if pairs is not None:
         rest, ab2 = opened[n + rows :], triple[: 2 * k]
