@@ -12,20 +12,25 @@ bits (the zero vector when S = 0). Steps, from one party's point of view (§2.3)
 
 (a) share inputs → [S] (1 round); (b) [Q] = Σ [S_i]² with square pairs (1 round);
 (c1) BitDec([Q], ℓ); (c2) top non-zero bit pair → secret [V] = 2^e, [V₂] = 4^e, zero flag [ζ]
-(:mod:`protocols.mpc.normalize`); (c3) [Q′] = [Q]·[V₂], [S′] = [S]·[V] (one Beaver round),
-Q′ += 3·2^(ℓ−2)·ζ (zero guard), [x] = TruncPr([Q′], ℓ + 1, ℓ − F), so x ≈ q′·2^F with
-q′ = Q′/2^ℓ ∈ [1/4, 1); (c4)–(c5) [u] ≈ 2^F/√q′ (:mod:`protocols.mpc.inv_sqrt`); (d) [W] =
-[S′]·[u], [Y] = TruncPr([W], ℓ/2 + F + 3, ℓ/2 + F − f_out), open Y: y = Y/2^f_out.
+(:mod:`protocols.mpc.normalize`); (c3) [S′] = [S]·[V] (one δ for V per row: O1) and
+[Q′] = [Q]·[V₂] in one Beaver round, Q′ += 3·2^(ℓ−2)·ζ (zero guard), [x] = TruncPr([Q′], ℓ + 1,
+ℓ − F), so x ≈ q′·2^F with q′ = Q′/2^ℓ ∈ [1/4, 1); (c4)–(c5) [u] ≈ 2^F/√q′
+(:mod:`protocols.mpc.inv_sqrt`, every product local by masked evaluation: O2); (d) [W] =
+[S′]·[u] (O1), [Y] = TruncPr([W], ℓ/2 + F + 3, ℓ/2 + F − f_out), open Y: y = Y/2^f_out.
 
 Because the output is scale-invariant, the normalisation by 2^e is never undone and neither e
 nor ‖s‖ is ever opened. Every opened value is a Beaver difference (uniform), a masked value
 within 2^−κ of a fixed distribution, or the output (§2.4).
 
 Cost (:func:`declared_cost`, held to the ledger by a contract test), per instance:
-rounds 11 + 2L + 4t (L = ⌈log₂ ℓ⌉); opened elements N = 7d + 4B(ℓ) + 2B(ℓ/2) + ℓ + 7 + 9t;
-sent per party (M − 1)(d + N); offline (dealer) material per party as §2.7. A batch of k
-instances (an input of shape (k, d), as PD-SVD's k columns) runs in the same rounds with k
-times the elements.
+rounds 10 + 2L + 2t (L = ⌈log₂ ℓ⌉); opened elements N = 5d + 4B(ℓ) + 2B(ℓ/2) + ℓ + 8 + 3t;
+sent per party (M − 1)(d + N); offline (dealer) material per party as §2.7 with O1's row
+triples and O2's products of high masks. That is the spec's baseline (11 + 2L + 4t rounds,
+7d + … + 7 + 9t openings, §3) less O2 in the seed (1 round, 1 opening) and in each Newton
+step (2 rounds, 6 openings), and less O1 in the two products by one value per row (d − 1
+openings each): 30 rounds instead of 37 at t = 3, ℓ ∈ (64, 128]. A batch of k instances (an
+input of shape (k, d), as PD-SVD's k columns) runs in the same rounds with k times the
+elements.
 
 Variants (named for comparison runs, §5):
 
@@ -49,8 +54,9 @@ refused unless the documented demo parameters ("p61-demo": κ = 20, 2^−20 leak
 opening, not a privacy guarantee) are chosen.
 
 Departures: the dealer sends every share explicitly (no PRG-seeded dealing, see
-:mod:`protocols.mpc.dealer`); none of the optional optimisations O1–O3, H1 are implemented
-(the baseline of §3 is what the cost formulas state).
+:mod:`protocols.mpc.dealer`); of the optional optimisations of §2.6, O1 (for the products by
+one value per row) and O2 (the inverse square root) are implemented — they open the same
+kinds of values at the same K, fewer of them — while O3, O4 and H1 are not.
 """
 
 from __future__ import annotations
@@ -72,10 +78,11 @@ from protocols.mpc import inv_sqrt as inv_sqrt_mod
 from protocols.mpc import normalize as normalize_mod
 from protocols.mpc.dealer import Plan, Pool, Request, dealer, plan_elements, receive_material
 from protocols.mpc.inv_sqrt import inv_sqrt
-from protocols.mpc.multiply import multiply, square
+from protocols.mpc.masked import trunc_masked
+from protocols.mpc.multiply import multiply_rows, square
 from protocols.mpc.normalize import pair_normalizer
-from protocols.mpc.public import check_range, constants, signed, small, to_ints
-from protocols.mpc.session import OUTPUT, Session, concat, share_input
+from protocols.mpc.public import check_range, constants, signed, signed_int64, small, to_ints
+from protocols.mpc.session import OUTPUT, Session, share_input
 from protocols.mpc.truncate import trunc_pr
 from protocols.vocabulary import NSS_PRESET_NAMES, NSS_VARIANTS
 
@@ -302,16 +309,11 @@ def dealer_plan(layout: Layout, batch: int = 1) -> Plan:
     plan += [Request("triple", 2 * b * len(hi)) for hi, _ in bits_mod.network(ell)]
     plan.append(Request("triple", b * (ell // 2)))
     plan += [Request("triple", b * len(hi)) for hi, _ in bits_mod.network(ell // 2)]
-    plan += [Request("triple", b * (d + 1)),
-             Request("trunc", b, bits=ell + 1 + kappa, m=ell - F),
-             Request("square", b),
-             Request("trunc", b, bits=2 * F + 2 + kappa, m=F),
-             Request("trunc", b, bits=2 * F + 4 + kappa, m=F)]
-    for _ in range(t):
-        plan += [Request("triple", 2 * b), Request("trunc", 2 * b, bits=2 * F + 4 + kappa, m=F),
-                 Request("triple", b), Request("trunc", b, bits=2 * F + 5 + kappa, m=F + 1)]
+    plan += [Request("rowtriple", b * d, m=d), Request("triple", b),
+             Request("trunc", b, bits=ell + 1 + kappa, m=ell - F)]
+    plan += inv_sqrt_mod.plan(len(plan), len(plan) - 1, b, F, kappa, t)
     K, m = layout.output_trunc
-    plan += [Request("triple", b * d), Request("trunc", b * d, bits=K + kappa, m=m)]
+    plan += [Request("rowtriple", b * d, m=d), Request("trunc", b * d, bits=K + kappa, m=m)]
     return tuple(plan)
 
 
@@ -351,19 +353,27 @@ def declared_cost(layout: Layout, batch: int = 1) -> NssCost:
     else:
         norm = normalize_mod.cost(layout.ell)
         root = inv_sqrt_mod.cost(p.newton_steps)
-        # (a) 1; (b) 1 / d; (c1)+(c2); (c3) 2 / 2(d+1) + 1; (c4)+(c5); (d) 3 / 2d + d + d
+        # (a) 1; (b) 1 / d; (c1)+(c2); (c3) 2 / (d + 1) + 2 + 1 (O1); (c4)+(c5) with O2;
+        # (d) 3 / (d + 1) + d + d (O1)
         rounds = 1 + 1 + norm["rounds"] + 2 + root["rounds"] + 3
-        opened = d + norm["opened"] + 2 * (d + 1) + 1 + root["opened"] + 4 * d
+        opened = d + norm["opened"] + (d + 1) + 2 + 1 + root["opened"] + (d + 1) + 2 * d
     return NssCost(rounds=rounds, opened=b * opened, input_shares=b * d * m1,
                    sent=b * m1 * (d + opened), offline=plan_elements(dealer_plan(layout, b)))
 
 
 def spec_formula(layout: Layout) -> tuple[int, int]:
-    """(rounds, opened) per instance by the closed forms of spec §3 (for cross-checks)."""
+    """(rounds, opened) per instance by the closed forms of spec §3 (for cross-checks).
+
+    The baseline's 11 + 2L + 4t rounds and 7d + 4B(ℓ) + 2B(ℓ/2) + ℓ + 7 + 9t openings, less
+    what O2 saves in the seed (1 round, the square's opening) and in each Newton step (2
+    rounds, 6 Beaver openings), and what O1 saves in the two products by one value per row
+    (S·V and S′·u: d − 1 openings each) (§2.6): 10 + 2L + 2t rounds and
+    5d + 4B(ℓ) + 2B(ℓ/2) + ℓ + 8 + 3t openings.
+    """
     ell, t, d = layout.ell, layout.params.newton_steps, layout.dim
     B = bits_mod.node_count
-    return (11 + 2 * bits_mod.levels(ell) + 4 * t,
-            7 * d + 4 * B(ell) + 2 * B(ell // 2) + ell + 7 + 9 * t)
+    return (10 + 2 * bits_mod.levels(ell) + 2 * t,
+            5 * d + 4 * B(ell) + 2 * B(ell // 2) + ell + 8 + 3 * t)
 
 
 # -- the party programs -------------------------------------------------------------------------
@@ -443,20 +453,17 @@ def _norm_sq(sess: Session, s: np.ndarray) -> Generator[Any, Any, np.ndarray]:
 def _normed(sess: Session, s: np.ndarray, layout: Layout) -> Generator[Any, Any, np.ndarray]:
     field, p = sess.field, layout.params
     ell, F = layout.ell, p.work_bits
-    batch, dim = s.shape
     q = yield from _norm_sq(sess, s)
     v, v2, zeta = yield from pair_normalizer(sess, q, ell)
-    prod = yield from multiply(sess, concat(field, [q, s]),
-                               concat(field, [v2, np.repeat(v, dim)]), "scale")
-    q_scaled = field.add(prod[:batch], sess.scale(zeta, 3 << (ell - 2)))
-    s_scaled = prod[batch:].reshape(batch, dim)
-    x = yield from trunc_pr(sess, q_scaled, ell + 1, ell - F, "x")
-    u = yield from inv_sqrt(sess, x, F, p.newton_steps)
-    w = yield from multiply(sess, s_scaled, np.repeat(u, dim).reshape(batch, dim), "output")
+    s_scaled, q_v2 = yield from multiply_rows(sess, s, v, "scale", pairs=(q, v2))
+    q_scaled = field.add(q_v2, sess.scale(zeta, 3 << (ell - 2)))
+    x = yield from trunc_masked(sess, q_scaled, ell + 1, ell - F, "x")
+    u = (yield from inv_sqrt(sess, x, F, p.newton_steps)).shares(sess)
+    w, _ = yield from multiply_rows(sess, s_scaled, u, "output")
     K, m = layout.output_trunc
     y_shares = yield from trunc_pr(sess, w, K, m, "output")
     y = yield from sess.open(y_shares, OUTPUT, "direction", bound=1 << (p.out_bits + 1))
-    return signed(field, y).astype(np.float64) / float(1 << p.out_bits)
+    return signed_int64(field, y).astype(np.float64) / float(1 << p.out_bits)
 
 
 def _reveal_norm(sess: Session, s: np.ndarray, layout: Layout, call: Call

@@ -49,7 +49,9 @@ class NormedSecureSumSimulator:
     U uniform on [0, 2^(ℓ+κ)) (drawn with Q = 0, distance Q/2^(ℓ+κ) < 2^−κ), TruncPr's
     c = v + 2^(K−1) + r with r uniform on [0, 2^(K+κ)) (drawn with v = 0, distance
     |v|/2^(K+κ) ≤ 2^−(κ+1)) at the K of each truncation (ℓ + 1 for x, 2F + 2 and 2F + 4 in
-    the seed, 2F + 4 and 2F + 5 in each Newton step, ℓ/2 + F + 3 for the output) — or the
+    the seed, 2F + 4 and 2F + 5 in each Newton step, ℓ/2 + F + 3 for the output; the seed's
+    and the Newton steps' products open nothing, being local by masked evaluation, O2, and a
+    product by one value per row opens that value's δ once, O1: both still uniform) — or the
     output Y = round(y·2^f_out), read from the declared direction. The honest shares complete
     each drawn value given the members' shares, which the coalition's own programs compute
     from the earlier simulated openings. Over the N masked openings of a call the simulated and

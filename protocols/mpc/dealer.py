@@ -14,6 +14,12 @@ mask       h uniform on [0, 2^bits)           1 per item        BitDec's high ma
 trunc      (r_lo, r_lo + 2^m·r_hi), r_lo      2 per item        TruncPr (P3), dithered
            uniform on [0, 2^m), r_hi uniform                    output opening (O4)
            on [0, 2^(bits − m))
+rowtriple  (a_i, b, a_i·b) for the m items     2 per item, and   products by one value
+           of one row: one b per row          1 per row         per row (O1,
+                                                                 :func:`~protocols.mpc.multiply.multiply_rows`)
+hiprod     ρ_a·ρ_b, the product of the high      1 per item        local products of TruncPr
+           masks r_hi of two earlier trunc                      outputs (O2,
+           items of the plan (``refs``)                         :mod:`protocols.mpc.masked`)
 ========== ================================= ================= =========================
 
 A protocol states what it needs as a :data:`Plan` — a sequence of :class:`Request` — computed
@@ -37,6 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from typing import Any
 
 import numpy as np
@@ -103,26 +110,41 @@ ROLE = "dealer"
 OFFLINE = "offline"
 STEP = "material"
 
-WIDTH = {"triple": 3, "square": 2, "bit": 1, "mask": 1, "trunc": 2}
+WIDTH = {"triple": 3, "square": 2, "bit": 1, "mask": 1, "trunc": 2, "hiprod": 1,
+         "rowtriple": 2}
+"""Elements per item (a ``rowtriple`` request also holds one b per row of m items)."""
 
 
 @dataclass(frozen=True)
 class Request:
-    """``count`` items of one ``kind``; ``bits`` and ``m`` parametrise masks and truncation."""
+    """``count`` items of one ``kind``; ``bits`` and ``m`` parametrise masks and truncation.
+
+    A ``hiprod`` request names its factors in ``refs = (i, offset_i, j, offset_j)``: item k is
+    r_hi[offset_i + k] of the plan's request i times r_hi[offset_j + k] of request j, both
+    earlier ``trunc`` requests of the same plan. ``refs`` is the dealer's business (it does not
+    take part in the parties' matching of the plan, :meth:`Pool.take`).
+    """
 
     kind: str
     count: int
     bits: int = 0
     m: int = 0
+    refs: tuple[int, ...] = dataclass_field(default=(), compare=False)
 
     def __post_init__(self) -> None:
         if self.kind not in WIDTH:
             raise ValueError(f"unknown dealer item kind {self.kind!r}")
+        if self.kind == "rowtriple" and (self.m < 1 or self.count % self.m):
+            raise ValueError(f"a rowtriple request needs rows of m ≥ 1 items, got "
+                             f"count = {self.count}, m = {self.m}")
+        if self.refs and (self.kind != "hiprod" or len(self.refs) != 4):
+            raise ValueError("only a hiprod request names refs: (i, offset_i, j, offset_j)")
 
     @property
     def elements(self) -> int:
         """Field elements each party receives for this request."""
-        return WIDTH[self.kind] * self.count
+        rows = self.count // self.m if self.kind == "rowtriple" else 0
+        return WIDTH[self.kind] * self.count + rows
 
 
 Plan = tuple[Request, ...]
@@ -181,9 +203,24 @@ def material_values(field: PrimeField, rng: np.random.Generator, plan: Sequence[
                                        >> np.uint64(63))]
     used = dict.fromkeys(WIDTH, 0)
     parts = []
-    for r in plan:
+    highs: dict[int, np.ndarray] = {}
+    for index, r in enumerate(plan):
         n = r.count
-        if r.kind in pools:
+        if r.kind == "hiprod":
+            if len(r.refs) != 4:
+                raise ValueError(f"hiprod request {index} names no factors (refs)")
+            i, off_i, j, off_j = r.refs
+            if i not in highs or j not in highs:
+                raise ValueError(f"hiprod request {index} names {i} and {j}: both must be "
+                                 "earlier trunc requests of the plan")
+            a, b = highs[i][off_i : off_i + n], highs[j][off_j : off_j + n]
+            if len(a) != n or len(b) != n:
+                raise ValueError(f"hiprod request {index} reaches past its trunc requests")
+            parts.append(field.mul(a, b))
+        elif r.kind == "rowtriple":  # a_i uniform, one uniform b per row of m, a_i·b
+            a, b = field.random(rng, n), field.random(rng, n // r.m)
+            parts += [a, b, field.mul(a, np.repeat(b, r.m))]
+        elif r.kind in pools:
             start = used[r.kind]
             parts += [component[start : start + n] for component in pools[r.kind]]
             used[r.kind] = start + n
@@ -191,7 +228,7 @@ def material_values(field: PrimeField, rng: np.random.Generator, plan: Sequence[
             parts.append(uniform_below(field, rng, n, r.bits))
         else:  # trunc: r_lo and r_lo + 2^m·r_hi
             r_lo = uniform_below(field, rng, n, r.m)
-            r_hi = uniform_below(field, rng, n, r.bits - r.m)
+            r_hi = highs[index] = uniform_below(field, rng, n, r.bits - r.m)
             parts += [r_lo, field.add(r_lo, field.mul(r_hi, constant(field, 1 << r.m)))]
     if not parts:
         return field.zeros(0)
@@ -264,7 +301,9 @@ class Pool:
         self._queue: dict[str, list[tuple[Request, np.ndarray]]] = {k: [] for k in WIDTH}
         offset = 0
         for r in plan:
-            block = shares[offset : offset + r.elements].reshape(WIDTH[r.kind], r.count)
+            block = shares[offset : offset + r.elements]
+            if r.kind != "rowtriple":  # a rowtriple block stays flat: a ‖ b ‖ ab
+                block = block.reshape(WIDTH[r.kind], r.count)
             self._queue[r.kind].append((r, block))
             offset += r.elements
 
@@ -273,7 +312,8 @@ class Pool:
         return tuple(self.take_block(kind, count, bits, m))
 
     def take_block(self, kind: str, count: int, bits: int = 0, m: int = 0) -> np.ndarray:
-        """The next request of ``kind`` as one (components, count) block (contiguous rows)."""
+        """The next request of ``kind`` as one (components, count) block (contiguous rows); a
+        ``rowtriple`` block is flat, a ‖ b ‖ ab (count + count/m + count elements)."""
         queue = self._queue[kind]
         expected = Request(kind, count, bits, m)
         if not queue or queue[0][0] != expected:

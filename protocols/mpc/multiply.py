@@ -10,8 +10,13 @@ Simulation (:mod:`protocols.mpc.simulator`): ε and δ are drawn uniform on F_p 
 law exactly, independent of x, y and every other opening (perfect, distance 0) — and the
 honest shares complete them against the members' own shares.
 
+O1 of spec §2.6 (open each operand once, :func:`multiply_rows`): a row of m products
+x_i·y by one value y uses a row triple ([a_i], [b], [a_i·b]) from the dealer — one b for the
+row — and opens ε_i = x_i − a_i and δ = y − b once: m + 1 openings instead of 2m. Each mask
+still pads exactly one value (b pads y alone), so the openings stay uniform and independent.
+
 Declared cost (:func:`cost`): 1 round; 2 opened elements per product, 1 per square; one
-triple per product, one square pair per square.
+triple per product, one square pair per square; a row of m products by one value, m + 1.
 """
 
 from __future__ import annotations
@@ -71,3 +76,46 @@ def square(sess: Session, x: np.ndarray, label: str) -> Generator[Any, Any, np.n
     if sess.leader:
         z = field.add(z, field.mul(eps, eps))
     return z.reshape(shape)
+
+
+def multiply_rows(
+    sess: Session, x: np.ndarray, y: np.ndarray, label: str,
+    pairs: tuple[np.ndarray, np.ndarray] | None = None,
+) -> Generator[Any, Any, tuple[np.ndarray, np.ndarray | None]]:
+    """Shares of x[r, i]·y[r] (``x`` of shape (rows, m), ``y`` of shape (rows,)), one round.
+
+    ``pairs = (x2, y2)``: elementwise products (:func:`multiply`) opened in the same round.
+    Returns (x·y of shape (rows, m), x2·y2 flat or None).
+    """
+    field = sess.field
+    rows, m = np.shape(x)
+    n = rows * m
+    block = sess.pool.take_block("rowtriple", n, m=m)
+    a, b, ab = block[:n], block[n : n + rows], block[n + rows :]
+    opening = [field.sub(np.reshape(x, -1), a), field.sub(np.reshape(y, -1), b)]
+    if pairs is not None:
+        x2, y2 = (np.reshape(v, -1) for v in pairs)
+        k = x2.size
+        triple = sess.pool.take_block("triple", k).reshape(-1)
+        opening.append(field.sub(concat(field, [x2, y2]), triple[: 2 * k]))
+    opened = yield from sess.open(concat(field, opening), BEAVER, label)
+    eps, delta = opened[:n], np.repeat(opened[n : n + rows], m)
+    if isinstance(field, Mersenne127Field):
+        z = beaver_combine(concat(field, [eps, delta]), concat(field, [a, np.repeat(b, m)]), ab,
+                           sess.leader)
+    else:
+        z = field.add(ab, field.add(field.mul(eps, np.repeat(b, m)), field.mul(delta, a)))
+        if sess.leader:
+            z = field.add(z, field.mul(eps, delta))
+    other = None
+    if pairs is not None:
+        rest, ab2 = opened[n + rows :], triple[: 2 * k]
+        if isinstance(field, Mersenne127Field):
+            other = beaver_combine(rest, ab2, triple[2 * k :], sess.leader)
+        else:
+            e2, d2 = rest[:k], rest[k:]
+            other = field.add(triple[2 * k :], field.add(field.mul(e2, ab2[k:]),
+                                                         field.mul(d2, ab2[:k])))
+            if sess.leader:
+                other = field.add(other, field.mul(e2, d2))
+    return z.reshape(rows, m), other

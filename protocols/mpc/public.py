@@ -104,6 +104,21 @@ def signed(field: PrimeField, a: np.ndarray) -> np.ndarray:
     return np.where(ints > half, ints - field.p, ints)
 
 
+def signed_int64(field: PrimeField, a: np.ndarray) -> np.ndarray:
+    """:func:`signed` as int64, for values with |v| < 2^63 (an error otherwise); vectorised on
+    GF(2^127 − 1)'s limbs: v = lo when hi = 0, and p − v = ~lo when hi = 2^63 − 1."""
+    a = np.asarray(a)
+    if a.dtype != ELEMENT127:
+        return signed(field, a).astype(np.int64)
+    lo, hi = a["lo"], a["hi"]
+    top = np.uint64((1 << 63) - 1)
+    positive = (hi == 0) & (lo <= top)
+    negative = (hi == top) & (~lo <= top)
+    if not (positive | negative).all():
+        raise ValueError("signed_int64: a value is beyond ±(2^63 − 1) in the signed view")
+    return np.where(positive, lo.astype(np.int64), -((~lo).astype(np.int64)))
+
+
 def check_range(
     field: PrimeField, opened: np.ndarray, bound: int, what: str, signed_view: bool = False
 ) -> None:

@@ -81,6 +81,7 @@ def test_the_revealing_variants_are_reported_with_what_they_reveal(variant: str,
     ("unmasked_trunc", (0,), ".masked.x from 0 to 0"),
     pytest.param("open_carry", (1,), ".masked.x.carry from 1 to 1", marks=pytest.mark.slow),
     ("repeated_triples", (0,), "01.beaver.norm_sq"),
+    ("repeated_output_masks", (0,), ".masked.output from 0 to 0"),
     pytest.param("reused_input_mask", (0, 1), "00.input.share from 2 to",
                  marks=pytest.mark.slow),
 ])
@@ -117,6 +118,29 @@ def test_repeated_triples_give_away_differences_of_the_sum() -> None:
     assert [(e - eps[0]) % P for e in eps] == [int(t - total[0]) % P for t in total]
     honest = audit(nss_parties(None, inputs), None, (0,), prime=P, trials=4, seed=3)
     assert honest.verdict != "leak"
+
+
+def test_repeated_output_masks_give_away_exact_ratios_of_the_sum() -> None:
+    """The attack: the output TruncPr's c_i − c_0 = W_i − W_0 = (S′_i − S′_0)·u, so
+    (c_i − c_0)(S_j − S_0) = (c_j − c_0)(S_i − S_0) exactly (S the encoded sum, from numpy)."""
+    inputs = _inputs()
+    parties = nss_parties("repeated_output_masks", inputs)
+    runner = SimPyRunner("2^61-1")
+    views = runner(parties, ConditionedRandomness([p.id for p in parties], (0,), 3, 0))
+    field = mpc_field(P)
+    record = next(r for c, r in split_run(views, (0,), runner.field, (0, 1, 2)).items()
+                  if c.protocol == "normed_secure_sum")
+    step = next(k[2] for k in record.view.sent if k[2].endswith(".masked.output"))
+    c = record.view.sent[(1, 0, step)]
+    for h in (1, 2):
+        c = field.add(c, record.received[(0, h, step, 0)])
+    diff = [int(v) - int(to_ints(field, c)[0]) for v in to_ints(field, c)]
+    total = [int(t) for t in sum(encode_inputs(x, PARAMS).astype(object) for x in inputs)]
+    ds = [t - total[0] for t in total]
+    assert any(diff[1:])
+    for i in range(1, len(ds)):
+        for j in range(1, len(ds)):
+            assert diff[i] * ds[j] == diff[j] * ds[i]
 
 
 def test_the_opening_laws_have_their_declared_ranges() -> None:

@@ -15,9 +15,10 @@ from harness import KAPPA, P127, engine_rows, run_engine, signed
 
 from protocols.errors import FieldOverflowError, MpcsimError, ProtocolAbort
 from protocols.field.mersenne127 import Mersenne127Field
-from protocols.mpc import bits, inv_sqrt, multiply, normalize, truncate
+from protocols.mpc import bits, inv_sqrt, masked, multiply, normalize, truncate
 from protocols.mpc.dealer import Request, deal, plan_elements
 from protocols.mpc.inv_sqrt import SEED
+from protocols.mpc.public import constants
 
 RNG = np.random.default_rng(2024)
 
@@ -193,13 +194,12 @@ def test_inverse_square_root_meets_the_newton_error_table(steps: int) -> None:
     n = len(ints)
 
     def body(sess, s):
-        return (yield from inv_sqrt.inv_sqrt(sess, s, F, steps))
+        # x enters as a TruncPr output (O2): x·2^8 truncated by 8 bits, exact for these inputs
+        x = yield from masked.trunc_masked(sess, sess.scale(s, 1 << 8), F + 10, 8, "x")
+        return (yield from inv_sqrt.inv_sqrt(sess, x, F, steps)).shares(sess)
 
-    plan = [Request("square", n), Request("trunc", n, bits=2 * F + 2 + KAPPA, m=F),
-            Request("trunc", n, bits=2 * F + 4 + KAPPA, m=F)]
-    for _ in range(steps):
-        plan += [Request("triple", 2 * n), Request("trunc", 2 * n, bits=2 * F + 4 + KAPPA, m=F),
-                 Request("triple", n), Request("trunc", n, bits=2 * F + 5 + KAPPA, m=F + 1)]
+    plan = [Request("trunc", n, bits=F + 10 + KAPPA, m=8)]
+    plan += inv_sqrt.plan(1, 0, n, F, KAPPA, steps)
     out, result = run_engine(body, ints, plan)
     got = np.array([signed(v) for v in out], dtype=np.float64) / (1 << F)
     exact = 1 / np.sqrt(np.array(ints, dtype=np.float64) / (1 << F))
@@ -207,9 +207,11 @@ def test_inverse_square_root_meets_the_newton_error_table(steps: int) -> None:
     bound = {0: 2.42e-2, 1: 8.8e-4, 3: 2e-12}[steps] + 8 * 2.0**-F
     assert rel < bound
     cost = inv_sqrt.cost(steps)
+    assert cost == {"rounds": 2 + 2 * steps, "opened": 2 + 3 * steps,  # spec §2.6, O2
+                    "trunc": 2 + 3 * steps, "hiprod": 1 + 3 * steps}
     rows = engine_rows(result)
-    assert max(r.round for r in rows) - min(r.round for r in rows) + 1 == cost["rounds"]
-    assert sum(r.elements for r in rows if r.sender == 1) == 2 * n * cost["opened"]
+    assert max(r.round for r in rows) - min(r.round for r in rows) + 1 == 1 + cost["rounds"]
+    assert sum(r.elements for r in rows if r.sender == 1) == 2 * n * (1 + cost["opened"])
 
 
 def test_seed_is_the_minimax_quadratic_of_the_spec() -> None:
@@ -226,3 +228,86 @@ def test_material_taken_out_of_step_is_an_error() -> None:
         run_engine(body, [3], [Request("triple", 1)])
     assert isinstance(info.value.__cause__, MpcsimError)
     assert "out of step" in str(info.value)
+
+
+@pytest.mark.parametrize("prime", [P127, (1 << 61) - 1])
+def test_products_by_one_value_per_row_open_each_operand_once(prime: int) -> None:
+    """O1: x[r, i]·y[r] and the paired products equal the integer products mod p; a row of m
+    products opens m + 1 elements (ε_i and one δ), the pairs 2 each, in one round."""
+    rows, m = 3, 5
+    xs = [int(v) for v in RNG.integers(-(1 << 40), 1 << 40, rows * m)]
+    ys = [int(v) for v in RNG.integers(-(1 << 40), 1 << 40, rows)]
+    ps = [int(v) for v in RNG.integers(-(1 << 40), 1 << 40, 2 * rows)]
+
+    def body(sess, s):
+        x, y = s[: rows * m].reshape(rows, m), s[rows * m : rows * m + rows]
+        pair = (s[rows * m + rows : rows * m + 2 * rows], s[rows * m + 2 * rows :])
+        z, other = yield from multiply.multiply_rows(sess, x, y, "rows", pairs=pair)
+        return np.concatenate([z.reshape(-1), other])
+
+    plan = [Request("rowtriple", rows * m, m=m), Request("triple", rows)]
+    out, result = run_engine(body, [v % prime for v in xs + ys + ps], plan, prime=prime)
+    want = [xs[r * m + i] * ys[r] for r in range(rows) for i in range(m)]
+    want += [ps[r] * ps[rows + r] for r in range(rows)]
+    assert out == [w % prime for w in want]
+    rows_ = engine_rows(result)
+    assert {r.round for r in rows_} == {rows_[0].round}
+    assert sum(r.elements for r in rows_ if r.sender == 0) == 2 * (rows * (m + 1) + 2 * rows)
+
+
+def test_masked_products_of_truncations_equal_the_integer_products() -> None:
+    """O2: TruncPr outputs held as P − [ρ] multiply locally with the dealer's ρ_a·ρ_b; the
+    product equals the product of the two truncated integers (each ⌊v/2^m⌋ + u, u ∈ {0, 1})."""
+    K, m = 60, 20
+    vs = [(1 << 45) + 12345, -(1 << 44) - 777, 1 << 30, 5 << m]
+    n = len(vs) // 2
+
+    def body(sess, s):
+        t = yield from masked.trunc_masked(sess, s, K, m, "t")
+        (rho,) = sess.pool.take("hiprod", n)
+        prod = masked.product(sess, t.part(0, n), t.part(n, 2 * n), rho)
+        return np.concatenate([t.shares(sess), constants(sess.field, prod)])
+
+    plan = [Request("trunc", 2 * n, bits=K + KAPPA, m=m), Request("hiprod", n, refs=(0, 0, 0, n))]
+    out, result = run_engine(body, [v % P127 for v in vs], plan)
+    truncated = [signed(v) for v in out[: 2 * n]]
+    for v, t in zip(vs, truncated, strict=True):
+        assert t - (v >> m) in (0, 1)
+    assert [signed(v) for v in out[2 * n :]] == [truncated[i] * truncated[n + i]
+                                                for i in range(n)]
+    rows = engine_rows(result)
+    assert sum(r.elements for r in rows if r.sender == 0) == 2 * 2 * n  # the TruncPr opening
+
+
+def test_the_dealer_multiplies_the_high_masks_it_names() -> None:
+    """A hiprod item is r_hi of one trunc item times r_hi of another (recovered from the
+    dealt r_lo and r_lo + 2^m·r_hi with Python integers)."""
+    from protocols.field.mersenne127 import mpc_field
+    from protocols.mpc.dealer import material_values
+    from protocols.mpc.public import to_ints
+
+    field = mpc_field(P127)
+    plan = (Request("trunc", 3, bits=70, m=10), Request("square", 2),
+            Request("trunc", 4, bits=50, m=7), Request("hiprod", 3, refs=(0, 0, 2, 1)))
+    values = [int(v) for v in to_ints(field, material_values(field, RNG, plan))]
+    hi0 = [(r - lo) >> 10 for lo, r in zip(values[0:3], values[3:6], strict=True)]
+    hi2 = [(r - lo) >> 7 for lo, r in zip(values[10:14], values[14:18], strict=True)]
+    assert all(0 <= h < 1 << 60 for h in hi0) and all(0 <= h < 1 << 43 for h in hi2)
+    assert values[18:21] == [hi0[k] * hi2[1 + k] for k in range(3)]
+    with pytest.raises(ValueError, match="earlier trunc"):
+        material_values(field, RNG, (Request("hiprod", 1, refs=(1, 0, 1, 0)),
+                                     Request("trunc", 1, bits=20, m=5)))
+
+
+def test_the_int64_signed_view_equals_python_integers_and_refuses_what_does_not_fit() -> None:
+    from protocols.field.mersenne127 import mpc_field
+    from protocols.mpc.public import constants, signed_int64
+
+    field = mpc_field(P127)
+    values = [0, 1, -1, (1 << 63) - 1, -(1 << 63) + 1, 1 << 40, -(1 << 40)]
+    values += [int(v) for v in RNG.integers(-(1 << 62), 1 << 62, 50)]
+    got = signed_int64(field, constants(field, values))
+    assert got.dtype == np.int64 and got.tolist() == values
+    for bad in (1 << 63, -(1 << 63), 1 << 100):
+        with pytest.raises(ValueError, match="2\\^63"):
+            signed_int64(field, constants(field, [bad]))
