@@ -3,6 +3,8 @@ against the digest's own numbers, and the extrapolation's closed forms."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from protocols.errors import InputError
@@ -52,4 +54,11 @@ def test_batched_call_sends_k_times_the_elements_of_one():
 def test_simulated_call_time_is_at_least_its_rounds_of_latency():
     cpu_s, simulated_s = measure_call_seconds(3, 20, calls=2)
     assert cpu_s > 0
-    assert simulated_s >= 37 * 0.010  # 37 online rounds (module docstring: 11 + 2L + 4t) × 10 ms
+    # online rounds 10 + 2L + 2t (spec §2.6 with O1 and O2), L = ⌈log₂ ℓ⌉: at M = 3, d = 20,
+    # p127-default (k_in = 32, t = 3) k = 34 and ℓ = 2(k − 1) + ⌈log₂ d⌉ = 71 → 72, so L = 7
+    k = 32 + math.ceil(math.log2(3))
+    ell = 2 * (k - 1) + math.ceil(math.log2(20))
+    ell += ell % 2
+    rounds = 10 + 2 * math.ceil(math.log2(ell)) + 2 * 3
+    assert rounds == 30
+    assert simulated_s >= rounds * 0.010  # each round waits at least one 10 ms link latency
