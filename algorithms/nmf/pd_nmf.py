@@ -90,6 +90,7 @@ from typing import Any
 
 import numpy as np
 
+from algorithms.nmf.dp_pd_nmf import DpSettings, clipped_statistic, noisy_statistic
 from algorithms.nmf.nndsvd import nndsvd, nndsvd_topics
 from algorithms.nmf.objective import objective, regularizer
 from algorithms.nmf.row_blocks import as_row_block, observed_mask, zero_filled
@@ -173,6 +174,7 @@ def pd_nmf_iter(
     W0: np.ndarray | None = None,
     track_objective: bool = True,
     secagg_config: SecAggConfig | None = None,
+    dp: DpSettings | None = None,
 ) -> Generator[Any, Any, PartyModel]:
     """PD-NMF-Iter (Algorithm 7), party m's program.
 
@@ -200,6 +202,10 @@ def pd_nmf_iter(
         running :func:`pd_nmf_iter_aggregator`) instead of SecureSum. A site that drops stops
         contributing: from then on T is the model of the survivors' rows (a departure from the
         thesis, where every party stays).
+    dp : DpSettings, optional
+        DP-PD-NMF (thesis §3.3, Fig. 3.7c; :mod:`algorithms.nmf.dp_pd_nmf`): every T statistic
+        is clipped row by row and takes this party's N(0, σ²/M) noise before it is summed, so
+        SecureSum's declared inputs are the noisy statistics.
     """
     check_variant(variant)
     if isinstance(sweeps, bool) or not isinstance(sweeps, int) or sweeps < 0:
@@ -222,6 +228,9 @@ def pd_nmf_iter(
             ws = w_side_statistics(block, W, T, t, residual)
             W[:, t] = update_w_column(ws, params)
             stat = t_side_statistics(block, W, T, t, ws)
+            if dp is not None and dp.private:
+                stat = clipped_statistic(block, W, T, t, ws, stat, dp.clip)
+                stat = noisy_statistic(ctx.rng, stat, dp, ctx.n_parties)
             if secagg_config is None:
                 summed = yield from secure_sum(ctx, stat, variant, label="t_statistics")  # type: ignore[arg-type]
             else:
@@ -361,13 +370,15 @@ def pd_nmf(
     init_settings: InitSettings | None = None,
     svd_init: SvdInitSettings | None = None,
     secagg_config: SecAggConfig | None = None,
+    dp: DpSettings | None = None,
 ) -> Generator[Any, Any, PartyModel]:
     """PD-NMF = PD-NMF-Init then PD-NMF-Iter (or PD-NMF-Iter from a given public T0).
 
     With ``svd_init`` (and no T0) the start is PD-SVD-based NNDSVD (:func:`pd_svd_init`)
     instead of PD-NMF-Init. Messages of the two phases are labelled ``init`` and ``iter``.
     With ``secagg_config`` the sweeps sum through SecAgg (see :func:`pd_nmf_iter`); the start
-    must then be a public T0.
+    must then be a public T0. With ``dp`` the sweeps are DP-PD-NMF's (:func:`pd_nmf_iter`); the
+    start is not noised (give a public T0 — e.g. ``random`` — for a private run end to end).
     """
     if secagg_config is not None and T0 is None:
         raise InputError("PD-NMF through SecAgg needs a public T0 (init = random, random_2x, "
@@ -383,5 +394,6 @@ def pd_nmf(
                                         variant=variant, loss=loss)
     with ctx.in_phase("iter"):
         model = yield from pd_nmf_iter(ctx, X, T0, sweeps=sweeps, params=params,
-                                       variant=variant, loss=loss, secagg_config=secagg_config)
+                                       variant=variant, loss=loss, secagg_config=secagg_config,
+                                       dp=dp)
     return model

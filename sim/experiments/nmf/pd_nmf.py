@@ -42,6 +42,7 @@ from scipy.optimize import linear_sum_assignment
 
 from algorithms import data as data_io
 from algorithms.data.synthetic import DEFAULT_DOC_LENGTH
+from algorithms.nmf.dp_pd_nmf import DpSettings
 from algorithms.nmf.nndsvd import nndsvd
 from algorithms.nmf.objective import objective
 from algorithms.nmf.pd_nmf import (
@@ -186,14 +187,25 @@ def centralized_sweeps(X: Any, T0: np.ndarray, sweeps: int, setup: NmfSetup,
     return W, T
 
 
+def dp_settings(params: Mapping[str, Any]) -> DpSettings | None:
+    """DP-PD-NMF's settings from the ``dp_*`` keys (None when ``dp_epsilon`` is left out)."""
+    if params.get("dp_epsilon") is None:
+        return None
+    return DpSettings(float(params["dp_epsilon"]), float(params["dp_delta"]),
+                      float(params["dp_clip"]))
+
+
 def pd_nmf_parties(inp: RunInput, setup: NmfSetup, T0: np.ndarray | None) -> list[Party]:
     """The parties of a PD-NMF run: party m runs PD-NMF on its shard (and a dealer, for the
-    PD-SVD start on NormedSecureSum)."""
+    PD-SVD start on NormedSecureSum). With ``dp_epsilon`` the sweeps are DP-PD-NMF's: the
+    SecureSums' declared inputs are the noisy statistics."""
 
+    dp = dp_settings(inp.params)
     parties = site_parties(
         lambda ctx, X: pd_nmf(ctx, X, setup.k, sweeps=setup.sweeps, params=setup.params,
                               variant=setup.variant, loss=setup.loss, T0=T0,
-                              init_settings=setup.init_settings, svd_init=setup.svd_init),
+                              init_settings=setup.init_settings, svd_init=setup.svd_init,
+                              dp=dp),
         [{"X": shard} for shard in inp.shards],
     )
     if T0 is None and setup.svd_init is not None and setup.svd_init.variant == "normed":
@@ -226,6 +238,9 @@ def run_entry(inp: RunInput) -> AlgorithmRun:
     setup = NmfSetup.from_params(inp.params, inp.data)
     T0 = public_start(setup, inp.data, inp.seed, inp.scenario.base_dir)
     if inp.params["secure_sum"] == "secagg":
+        if dp_settings(inp.params) is not None:
+            raise ScenarioError("algorithm.dp_epsilon (DP-PD-NMF) needs secure_sum = "
+                                "'secure_sum'; SecAgg's sums are not noised")
         return _run_pd_nmf_secagg(inp, setup, T0)
     result, models = run_pd_nmf(inp, setup, T0)
     T = models[0].T
@@ -251,6 +266,10 @@ def run_entry(inp: RunInput) -> AlgorithmRun:
     }
     if len(set(sent)) != 1:
         metrics["elements_sent_per_party_iter"] = sent
+    dp = dp_settings(inp.params)
+    if dp is not None:
+        metrics["dp_noise_std_total"] = dp.total_std()
+        metrics["dp_noise_std_per_party"] = dp.party_std(len(models))
     truth = inp.extras.get("topics")
     if truth is not None and np.shape(truth) == T.shape:
         metrics["topic_recovery_cosine"] = topic_recovery(np.asarray(truth), T)
