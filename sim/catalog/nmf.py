@@ -83,6 +83,16 @@ NMF_PARAMS: dict[str, Param] = {
     "svd_variant": Param("secure_sum", choice(*SVD_VARIANTS), "init = pd_svd: PD-SVD variant"),
 }
 
+DP_PD_NMF_PARAMS: dict[str, Param] = {
+    "dp_epsilon": Param(None, optional(number(0.0, 1e6, strict_low=True), "no DP"),
+                        "DP-PD-NMF (thesis §3.3): ε per SecureSum of the sweeps"),
+    "dp_delta": Param(0.01, number(0.0, 1.0, strict_low=True, strict_high=True),
+                      "DP-PD-NMF: δ per SecureSum"),
+    "dp_clip": Param(1.0, number(0.0, MAX_WEIGHT, strict_low=True),
+                     "DP-PD-NMF: L2 bound C on a row's statistic (sensitivity Δ = C)"),
+}
+"""DP-PD-NMF's keys (:mod:`algorithms.nmf.dp_pd_nmf`), of ``pd_nmf`` and ``pd_nmf_uplift``."""
+
 PD_NMF = Algorithm(
     name="pd_nmf",
     summary="PD-NMF: PD-NMF-Init then PD-NMF-Iter over SecureSum; W^(m) never leaves party m",
@@ -94,12 +104,7 @@ PD_NMF = Algorithm(
         "secagg_threshold": Param(0, integer(0, MAX_PARTIES), "secagg: t (0: ⌊M/2⌋ + 1)"),
         "secagg_timeout_s": Param(1.0, number(0.0, MAX_TIMEOUT_S, strict_low=True),
                                   "secagg: the aggregator's wait per round (simulated s)"),
-        "dp_epsilon": Param(None, optional(number(0.0, 1e6, strict_low=True), "no DP"),
-                            "DP-PD-NMF (thesis §3.3): ε per SecureSum of the sweeps"),
-        "dp_delta": Param(0.01, number(0.0, 1.0, strict_low=True, strict_high=True),
-                          "DP-PD-NMF: δ per SecureSum"),
-        "dp_clip": Param(1.0, number(0.0, MAX_WEIGHT, strict_low=True),
-                         "DP-PD-NMF: L2 bound C on a row's statistic (sensitivity Δ = C)"),
+        **DP_PD_NMF_PARAMS,
     },
     run="sim.experiments.nmf.pd_nmf:run_entry",
     estimate="sim.experiments.nmf.pd_nmf:nmf_workload",

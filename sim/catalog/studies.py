@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from protocols.errors import ScenarioError
-from sim.catalog.nmf import NMF_PARAMS
+from sim.catalog.nmf import DP_PD_NMF_PARAMS, NMF_PARAMS
 from sim.entry import (
     MAX_RANK,
     Algorithm,
@@ -85,7 +85,7 @@ KSDP = Algorithm(
 
 MAX_RESTARTS = 100
 
-UPLIFT_PARAMS = {**NMF_PARAMS,
+UPLIFT_PARAMS = {**NMF_PARAMS, **DP_PD_NMF_PARAMS,
           "holdout": Param(0.2, number(0.0, 1.0, strict_low=True, strict_high=True),
                            "fraction held out per party"),
           "local_restarts": Param(3, integer(1, MAX_RESTARTS),
@@ -94,7 +94,8 @@ UPLIFT_PARAMS = {**NMF_PARAMS,
 UPLIFT = Algorithm(
     name="pd_nmf_uplift",
     summary="each party's % decrease of held-out error with the global T vs its local model",
-    reference="Tsikhanovich thesis (seed 001), §3.3.1, Figure 3.7 (a, b)",
+    reference="Tsikhanovich thesis (seed 001), §3.3.1, Figure 3.7 (a, b); with dp_epsilon, "
+              "DP-PD-NMF's (c)",
     params=UPLIFT_PARAMS,
     run="sim.experiments.studies.uplift:run",
     estimate="sim.experiments.studies.uplift:estimate",
