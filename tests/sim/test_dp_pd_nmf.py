@@ -83,6 +83,15 @@ def test_a_raw_sweep_in_dp_pd_nmf_is_caught_and_the_noisy_statistic_recovered(mo
     assert [int(v) for v in got] == [int(v) for v in truth]
 
 
+@pytest.mark.parametrize("kind", pr.KINDS)
+def test_every_planted_sweep_bug_is_caught_in_a_dp_run(kind, monkeypatch):
+    """The noise does not hide a broken SecureSum: each of planted_runs' bugs is a leak."""
+    leaky = pr.LeakySum(kind, K, sweep=1)
+    monkeypatch.setattr(pd_nmf_module, "secure_sum", leaky.secure_sum)
+    result = _audit((0,), trials=32)
+    assert result.verdict == "leak" and result.call == leaky.first_call(), result.details
+
+
 def test_dp_keys_are_validated_and_refused_with_secagg(tmp_path):
     spec = tomllib.loads((ROOT / "scenarios" / "pd_nmf_ratings.toml").read_text())
     spec["algorithm"]["dp_delta"] = 1.5
