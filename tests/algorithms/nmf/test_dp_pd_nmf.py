@@ -127,6 +127,13 @@ def test_the_run_adds_sigma2_over_m_to_each_partys_secure_sum_input():
     total = np.sum(etas, axis=0)
     lo, hi = variance_bounds(d + 1, s2)
     assert lo < float(total @ total) / (d + 1) < hi
+    # each party's own coins: no two parties' noises are alike
+    for a in range(M):
+        for b in range(a + 1, M):
+            assert abs(np.corrcoef(etas[a], etas[b])[0, 1]) < 5.0 / math.sqrt(d + 1)
+    # and the same seed replays the same noise
+    again = first_inputs(run_iter(shards, T0, sweeps=1, dp=DpSettings(eps, delta, clip)))
+    assert all(np.array_equal(x, y) for x, y in zip(noisy, again, strict=True))
 
 
 # ------------------------------------------------------------------------------------------
