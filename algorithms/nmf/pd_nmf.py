@@ -78,6 +78,10 @@ Other initialisations of PD-NMF (the §2.4 baselines) give every party the same 
 ``random`` (U[0,1] entries from the shared scenario seed; ``random_2x`` runs twice the
 sweeps), ``nndsvd`` (centralized on the pooled X: a non-private baseline), or a given T0.
 
+DP-PD-NMF (thesis §3.3, Fig. 3.7c) is ``pd_nmf_iter(..., dp=DpSettings(...))``: each party clips
+its rows' T statistics and adds its own N(0, σ²/M) before every SecureSum
+(:mod:`algorithms.nmf.dp_pd_nmf`, where the sensitivity is derived).
+
 Communication per party per sweep: k(M − 1)(d + 1) elements sent with the ``prg`` SecureSum
 and 2k(M − 1)(d + 1) with ``explicit`` (:func:`declared_sweep_elements`), independent of n.
 """
