@@ -357,7 +357,8 @@ def study_size(spec: AuditSpec, n_parties: int) -> int:
 
 
 def estimate_run(scenario: Scenario, entry: Algorithm, params: dict[str, Any], n_rows: int,
-                 n_cols: int, missing: bool = False, costs: Costs = COSTS) -> Estimate:
+                 n_cols: int, missing: bool = False, costs: Costs = COSTS,
+                 stored: int | None = None) -> Estimate:
     """The cost of running ``entry`` on data of shape (n_rows, n_cols) as ``scenario`` says.
 
     Parameters
@@ -373,8 +374,10 @@ def estimate_run(scenario: Scenario, entry: Algorithm, params: dict[str, Any], n
         Whether the data has unobserved (NaN) entries.
     costs : Costs
         The simulator's unit costs.
+    stored : int, optional
+        The stored entries of a sparse X (None: dense).
     """
-    inp = EstimateInput(scenario, params, n_rows, n_cols, missing)
+    inp = EstimateInput(scenario, params, n_rows, n_cols, missing, stored)
     work = entry.estimate(inp)
     m = scenario.n_parties
     agreement = m * (m - 1) * work.simulations if work.messages else 0  # X25519 per simulation
