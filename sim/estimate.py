@@ -37,6 +37,8 @@ to those lines, one at a time, on the scenarios where that cost dominates:
   the secure NMF entries), after the base; ``unsealed_message_s``: the audits' re-runs;
 * ``probe_*``: SecureSum studies of ``sizes = [1]`` with the linear method at M = 10..40;
 * ``flop_s``: the runs dominated by local arithmetic (the corrective NMF tables);
+  the NMF sweeps count their flops with a model fitted to measured sweeps on dense and sparse
+  inputs (:mod:`sim.experiments.nmf.sweep_cost`, in nanoseconds at this ``flop_s``);
 * the entries' own constants (e.g. :data:`sim.experiments.cape.cape_setup.TRIAL_COPIES`,
   :data:`sim.experiments.cape.cape_otd.STM_DOCUMENT_FLOPS`,
   :data:`sim.experiments.dsanls.secure_nmf_cost.STEP_S`), where one of their scenarios was off by

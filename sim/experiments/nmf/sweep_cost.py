@@ -41,7 +41,7 @@ dense shapes (0.69–1.46×)."""
 SPARSE_ENTRY_FLOPS = 1.08
 """Per stored entry and topic of a CSR X under the full loss. Measured per sweep: 1500 × 2000
 with 146,700 stored, k = 10: 2.34 ms (model 2.29); 1800 × 500 with 44,000, k = 20: 1.94 ms
-(2.03). Within 1.13× of all 24 sparse shapes with :data:`SPARSE_LINE_FLOPS`."""
+(2.03). Within 0.81–1.07× of all 24 sparse shapes with :data:`SPARSE_LINE_FLOPS`."""
 
 SPARSE_LINE_FLOPS = 14.0
 """Per row and column and topic of a CSR X under the full loss (the dense vectors of length
