@@ -139,6 +139,8 @@ class EstimateInput:
     missing : bool
         Whether the data has unobserved entries (NaN): synthetic ratings, or a loaded file
         that holds NaN.
+    stored : int, optional
+        The stored entries of a scipy.sparse X (a loaded ``.npz`` file); None for dense data.
     """
 
     scenario: Scenario
@@ -146,6 +148,7 @@ class EstimateInput:
     n_rows: int
     n_cols: int
     missing: bool = False
+    stored: int | None = None
 
     @property
     def n_parties(self) -> int:

@@ -37,6 +37,8 @@ to those lines, one at a time, on the scenarios where that cost dominates:
   the secure NMF entries), after the base; ``unsealed_message_s``: the audits' re-runs;
 * ``probe_*``: SecureSum studies of ``sizes = [1]`` with the linear method at M = 10..40;
 * ``flop_s``: the runs dominated by local arithmetic (the corrective NMF tables);
+  the NMF sweeps count their flops with a model fitted to measured sweeps on dense and sparse
+  inputs (:mod:`sim.experiments.nmf.sweep_cost`, in nanoseconds at this ``flop_s``);
 * the entries' own constants (e.g. :data:`sim.experiments.cape.cape_setup.TRIAL_COPIES`,
   :data:`sim.experiments.cape.cape_otd.STM_DOCUMENT_FLOPS`,
   :data:`sim.experiments.dsanls.secure_nmf_cost.STEP_S`), where one of their scenarios was off by
@@ -357,7 +359,8 @@ def study_size(spec: AuditSpec, n_parties: int) -> int:
 
 
 def estimate_run(scenario: Scenario, entry: Algorithm, params: dict[str, Any], n_rows: int,
-                 n_cols: int, missing: bool = False, costs: Costs = COSTS) -> Estimate:
+                 n_cols: int, missing: bool = False, costs: Costs = COSTS,
+                 stored: int | None = None) -> Estimate:
     """The cost of running ``entry`` on data of shape (n_rows, n_cols) as ``scenario`` says.
 
     Parameters
@@ -373,8 +376,10 @@ def estimate_run(scenario: Scenario, entry: Algorithm, params: dict[str, Any], n
         Whether the data has unobserved (NaN) entries.
     costs : Costs
         The simulator's unit costs.
+    stored : int, optional
+        The stored entries of a sparse X (None: dense).
     """
-    inp = EstimateInput(scenario, params, n_rows, n_cols, missing)
+    inp = EstimateInput(scenario, params, n_rows, n_cols, missing, stored)
     work = entry.estimate(inp)
     m = scenario.n_parties
     agreement = m * (m - 1) * work.simulations if work.messages else 0  # X25519 per simulation

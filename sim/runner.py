@@ -281,7 +281,8 @@ def plan_scenario(
         matrix, extras, source_name = _load_data(scenario, entry, run_seed)
         missing = not _is_sparse(matrix) and bool(np.isnan(matrix).any())
         estimate = estimate_run(scenario, entry, params, matrix.shape[0], matrix.shape[1],
-                                missing=missing)
+                                missing=missing,
+                                stored=int(matrix.nnz) if _is_sparse(matrix) else None)
         check_fits(estimate, what, memory_limit)
     shards = _split_and_check(matrix, scenario, entry, source_name)
     return ScenarioPlan(scenario, entry, params, run_seed, matrix, shards, extras, estimate,

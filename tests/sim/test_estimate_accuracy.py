@@ -192,13 +192,7 @@ def test_declared_participants_are_the_most_any_simulation_had(
     assert m["participants"] in (m["declared_participants"], 0), m
 
 
-TIME_MISSES = {
-    "pd_nmf_topic_quality": "the NMF sweep model counts SWEEP_FLOPS·k·(stored entries) at "
-    "flop_s = 1 ns, but the topic corpora arrive dense and a sweep runs on BLAS 2.6–7.5× "
-    "faster than that (measured per sweep on the shipped topic scenarios); this entry is the "
-    "one whose time the sweeps dominate (estimate 19.9 s against 6.1 s of CPU): the sweep "
-    "model needs refitting",
-}
+TIME_MISSES: dict[str, str] = {}
 """Cases whose time estimate is known to miss by more than 2×, with the measured reason; strict,
 so a fix shows as an unexpected pass."""
 

@@ -41,7 +41,6 @@ import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 
 from algorithms import data as data_io
-from algorithms.data.synthetic import DEFAULT_DOC_LENGTH
 from algorithms.nmf.dp_pd_nmf import DpSettings
 from algorithms.nmf.nndsvd import nndsvd
 from algorithms.nmf.objective import objective
@@ -72,6 +71,7 @@ from sim.entry import (
     RunInput,
     Workload,
 )
+from sim.experiments.nmf.sweep_cost import sweep_flops as cost_of_sweep
 from sim.experiments.secagg import FIELD_REASON as SECAGG_FIELD_REASON
 from sim.experiments.secagg import secagg_workload
 from sim.experiments.secure_sum import secure_sum_workload
@@ -385,22 +385,16 @@ def _secagg_aggregator(d: int, setup: NmfSetup, loss: str, config: SecAggConfig)
     return program
 
 
-SWEEP_FLOPS = 8.0
-"""Floating-point operations per topic and stored entry of X, and per topic, rank and row or
-column, of one RRI sweep (statistics of steps 1 and 3, the objective), as counted for the time
-estimate: ``SWEEP_FLOPS · k · (nnz(X) + (n + d)·k)``."""
+def stored_entries(inp: EstimateInput, n: int) -> float | None:
+    """The stored entries of ``n`` rows of a sparse X (a share of the loaded file's, in
+    proportion to its rows), or None for dense data — every synthetic corpus, topics included,
+    arrives as a dense array, whose sweeps run on BLAS over all n·d entries
+    (:mod:`sim.experiments.nmf.sweep_cost`)."""
+    if inp.stored is None:
+        return None
+    return float(inp.stored) * n / max(inp.n_rows, 1)
 
 
-def stored_entries(inp: EstimateInput, n: int) -> float:
-    """The stored entries of ``n`` rows of X: all n·d, but for a synthetic topic corpus, whose
-    rows are sparse word counts of at most ``doc_length`` distinct words each (measured: the
-    initialisation comparison, 1,800 × 500 at 40 words a row, took 44 s of CPU where the
-    dense count said 230 s)."""
-    spec = inp.scenario.data
-    if spec.get("source") == "synthetic" and spec.get("kind", "topics") == "topics":
-
-        return float(n) * min(inp.n_cols, spec.get("doc_length", DEFAULT_DOC_LENGTH))
-    return float(n) * inp.n_cols
 TYPICAL_LOCAL_SWEEPS = 50
 """Sweeps a local RRI-NMF (PD-NMF-Init step 2, the uplift's local models) typically needs to
 reach its tolerance (it stops at ``local_iterations`` at the latest); counted for the time
@@ -428,7 +422,8 @@ def nmf_workload(inp: EstimateInput, params: dict[str, Any] | None = None,
     k = min(p["k"], n, d)
     observed = p["loss"] == "observed" or (p["loss"] == "auto" and inp.missing)
     sweeps = p["iterations"] * (2 if p["init"] == "random_2x" else 1)
-    sweep_flops = SWEEP_FLOPS * k * (stored_entries(inp, n) + (n + d) * k)
+    stored = stored_entries(inp, n)
+    sweep_flops = cost_of_sweep(n, d, k, stored=stored, observed=observed)
     if not private:
         return Workload(flops=sweeps * sweep_flops, working_bytes=8 * k * (n + d),
                         basis="centralized sweeps")
@@ -439,7 +434,10 @@ def nmf_workload(inp: EstimateInput, params: dict[str, Any] | None = None,
     else:
         sums = secure_sum_workload(p["variant"], inp.n_parties, length, calls=sweeps * k)
         basis = "PD-NMF's declared SecureSum cost per sweep and topic"
-    work = sums + Workload(flops=2 * sweeps * sweep_flops, working_bytes=16 * k * (n + d),
+    parties_sweep = cost_of_sweep(n, d, k, stored=stored, observed=observed,
+                                  blocks=inp.n_parties)
+    work = sums + Workload(flops=sweeps * (parties_sweep + sweep_flops),
+                           working_bytes=16 * k * (n + d),
                            audited_length=length)
     if p["init"] == "pd_nmf_init":
         init_sweeps = p["init_iterations"] or p["iterations"]
@@ -448,7 +446,7 @@ def nmf_workload(inp: EstimateInput, params: dict[str, Any] | None = None,
                 + work + secure_sum_workload(p["variant"], inp.n_parties, k * d)
                 + secure_sum_workload(p["variant"], inp.n_parties, d + 1,
                                       calls=init_sweeps * k)
-                + Workload(flops=local * sweep_flops))
+                + Workload(flops=local * parties_sweep))
     return work.described(basis, 1)
 
 
