@@ -93,7 +93,7 @@ $(PEERS_STAMP): benchmarks/peers/requirements.txt | $(UV)
 	touch $(PEERS_STAMP)
 
 peers: $(STAMP) $(PEERS_STAMP)
-	@for script in benchmarks/peers/*.py; do echo "# $$script" >&2; \
+	@for script in $(filter-out %/harness.py,$(wildcard benchmarks/peers/*.py)); do echo "# $$script" >&2; \
 		$(SINGLE_THREADED) $(BIN)/python $$script || exit 1; done
 
 lint: $(STAMP)

@@ -39,29 +39,20 @@ installed (``make peers`` builds ``.venv-peers``) are reported as such. Run by `
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import statistics
-import subprocess
 import sys
 import time
-from pathlib import Path
 
+import harness
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
-PEERS_PYTHON = ROOT / ".venv-peers" / "bin" / "python"
-SEED = 20261127
+BENCHMARK = "peers_normalized_sum"
 M = 3
 P127 = (1 << 127) - 1
-SINGLE = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-          "NUMBA_NUM_THREADS": "1",
-          "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"}
 
 
 def inputs(d: int) -> list[np.ndarray]:
-    return [np.random.default_rng(SEED + i).uniform(-1.0, 1.0, d) for i in range(M)]
+    return harness.party_inputs(M, d)
 
 
 def error(got: np.ndarray, d: int, frac_bits: int | None = None) -> float:
@@ -77,7 +68,7 @@ def error(got: np.ndarray, d: int, frac_bits: int | None = None) -> float:
 
 
 def worker_mpcsim(d: int, reps: int, full: bool) -> dict[str, object]:
-    sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, str(harness.ROOT))
     from parties.party import Party
     from protocols.normed_secure_sum import normed_secure_sum, nss_dealer
     from sim.network import Network
@@ -87,45 +78,28 @@ def worker_mpcsim(d: int, reps: int, full: bool) -> dict[str, object]:
     options = ({} if full else {"sealing": False, "keys": "none", "record_views": False})
 
     def once() -> tuple[float, np.ndarray]:
-        sim = Simulation(Network.build(M + 1), prime=P127, seed=SEED, **options)
+        sim = Simulation(Network.build(M + 1), prime=P127, seed=harness.SEED, **options)
         parties = [Party(i, normed_secure_sum, {"x": xs[i]}) for i in range(M)]
         parties.append(Party(M, nss_dealer, {"calls": [(1, d)]}, role="dealer"))
         start = time.perf_counter()
         result = sim.run(parties)
         return time.perf_counter() - start, result.outputs[0]
 
-    once()
-    runs = [once() for _ in range(reps)]
-    return {"seconds": min(t for t, _ in runs), "max_abs_error": error(runs[-1][1], d),
-            "max_abs_error_encoded": error(runs[-1][1], d, frac_bits=16)}
+    seconds, direction = harness.fastest(once, reps)
+    return {"seconds": seconds, "max_abs_error": error(direction, d),
+            "max_abs_error_encoded": error(direction, d, frac_bits=16)}
 
 
 def worker_spu(d: int, reps: int) -> dict[str, object]:
     import jax
     import jax.numpy as jnp
-    import spu.libspu as libspu
-    import spu.utils.simulation as spsim
-
-    config = libspu.RuntimeConfig(protocol=libspu.ProtocolKind.ABY3,
-                                  field=libspu.FieldType.FM64)
-    sim = spsim.Simulator(M, config)
 
     def direction(a: jax.Array, b: jax.Array, c: jax.Array) -> jax.Array:
         s = a + b + c
         return s * jax.lax.rsqrt(jnp.sum(s * s))
 
-    run = spsim.sim_jax(sim, direction)
-    xs = inputs(d)
-    run(*xs)  # compiles
-
-    def once() -> tuple[float, np.ndarray]:
-        start = time.perf_counter()
-        out = run(*xs)
-        return time.perf_counter() - start, np.asarray(out)
-
-    runs = [once() for _ in range(reps)]
-    return {"seconds": min(t for t, _ in runs), "max_abs_error": error(runs[-1][1], d),
-            "fractional_bits": config.fxp_fraction_bits or 18}
+    seconds, out, frac = harness.spu_runs("ABY3", direction, inputs(d), reps)
+    return {"seconds": seconds, "max_abs_error": error(out, d), "fractional_bits": frac}
 
 
 MPYC_PARTY = r"""
@@ -165,16 +139,8 @@ mpc.run(main())
 
 
 def worker_mpyc(d: int, reps: int) -> dict[str, object]:
-    code = MPYC_PARTY.format(seed=SEED, m=M, d=d, reps=reps)
-    script = Path(os.environ.get("TMPDIR", "/tmp")) / f"mpyc_normalized_sum_{os.getpid()}.py"
-    script.write_text(code)
-    try:
-        done = subprocess.run([sys.executable, str(script), "-M3", "--no-log"],
-                              capture_output=True, text=True, check=True, timeout=7200)
-    finally:
-        script.unlink(missing_ok=True)
-    line = next(x for x in done.stdout.splitlines() if x.startswith("RESULT "))
-    found = json.loads(line[len("RESULT "):])
+    code = MPYC_PARTY.format(seed=harness.SEED, m=M, d=d, reps=reps)
+    found = harness.run_mpyc(code, "normalized_sum")
     return {"seconds": found["seconds"],
             "max_abs_error": error(np.array(found["direction"]), d)}
 
@@ -191,70 +157,37 @@ PROCESSES = {"mpcsim": 1, "mpcsim_full": 1, "spu_aby3": 1, "mpyc": 3}
 # -- the driver ---------------------------------------------------------------------------------
 
 
-def run_worker(arm: str, d: int, reps: int) -> dict[str, object]:
-    python = str(PEERS_PYTHON) if arm in PEER_ARMS else sys.executable
-    env = {**os.environ, **SINGLE, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([python, __file__, "--worker", arm, "--dims", str(d), "--reps",
-                           str(reps)], capture_output=True, text=True, env=env, cwd=ROOT,
-                          timeout=7200)
-    if done.returncode != 0:
-        raise RuntimeError(f"{arm} worker failed:\n{done.stderr[-2000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
 def report(d: int, samples: dict[str, list[dict[str, object]]], rounds: int,
            reps: int) -> None:
-    seconds = {arm: [float(s["seconds"]) for s in runs] for arm, runs in samples.items()}
+    seconds = harness.seconds_of(samples)
     load = os.getloadavg()[0]
     for arm, runs in samples.items():
-        print(json.dumps({"benchmark": "peers_normalized_sum", "arm": arm, "m": M, "d": d,
-                          "processes": PROCESSES[arm], "rounds": rounds,
-                          "reps_per_round": reps, "blas_threads": 1,
-                          "min_s": round(min(seconds[arm]), 4),
-                          "median_s": round(statistics.median(seconds[arm]), 4),
-                          "max_abs_error": max(float(s["max_abs_error"]) for s in runs),
-                          **({"max_abs_error_encoded": max(float(s["max_abs_error_encoded"])
-                                                           for s in runs)}
-                             if "max_abs_error_encoded" in runs[0] else {}),
-                          "load_average": load}), flush=True)
+        head = {"m": M, "d": d, "processes": PROCESSES[arm]}
+        harness.emit(harness.arm_line(BENCHMARK, arm, runs, head, rounds, reps, load,
+                                      errors=("max_abs_error", "max_abs_error_encoded"),
+                                      extra=False))
     for base in BASES:
         if base not in seconds:
             continue
-        print(json.dumps({
-            "benchmark": "peers_normalized_sum", "d": d, "base": base,
-            "ratios_peer_over_mpcsim": {
-                arm: {"ratio_of_minima": round(min(s) / min(seconds[base]), 2),
-                      "ratio_median_of_rounds": round(statistics.median(
-                          a / b for a, b in zip(s, seconds[base], strict=True)), 2)}
-                for arm, s in seconds.items() if arm not in BASES},
-            "load_average": load}), flush=True)
+        harness.emit({"benchmark": BENCHMARK, "d": d, "base": base,
+              "ratios_peer_over_mpcsim": harness.ratios(
+                  seconds, base, [arm for arm in seconds if arm not in BASES]),
+              "load_average": load})
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--worker", choices=sorted(WORKERS))
-    parser.add_argument("--dims", default="100,10000")
-    parser.add_argument("--reps", type=int, default=3)
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--arms", default=",".join(WORKERS))
-    args = parser.parse_args()
+    cli = harness.parser(__doc__, WORKERS, reps=3)
+    cli.add_argument("--dims", default="100,10000")
+    args = cli.parse_args()
     dims = [int(x) for x in args.dims.split(",")]
     if args.worker:
-        from threadpoolctl import threadpool_limits
-
-        with threadpool_limits(limits=1):
-            print(json.dumps(WORKERS[args.worker](dims[0], args.reps)), flush=True)
+        harness.serve_worker(lambda: WORKERS[args.worker](dims[0], args.reps))
         return
-    arms = args.arms.split(",")
-    if not PEERS_PYTHON.exists():
-        print(json.dumps({"benchmark": "peers_normalized_sum", "skipped": sorted(PEER_ARMS),
-                          "reason": "no .venv-peers: run `make peers`"}), flush=True)
-        arms = [a for a in arms if a not in PEER_ARMS]
+    arms = harness.installed_arms(BENCHMARK, args.arms.split(","), PEER_ARMS)
     for d in dims:
-        samples: dict[str, list[dict[str, object]]] = {arm: [] for arm in arms}
-        for r in range(args.rounds):
-            for arm in arms if r % 2 == 0 else list(reversed(arms)):
-                samples[arm].append(run_worker(arm, d, args.reps))
+        worker_args = ["--dims", str(d), "--reps", str(args.reps)]
+        samples = harness.interleave(BENCHMARK, arms, args.rounds, lambda arm, a=worker_args:
+                                     harness.run_worker(__file__, arm, arm in PEER_ARMS, a))
         report(d, samples, args.rounds, args.reps)
 
 

@@ -46,30 +46,22 @@ Flower's arm is reported as skipped. Run by ``make peers``, or
 
 from __future__ import annotations
 
-import argparse
 import importlib
-import json
 import math
 import os
 import random
-import statistics
-import subprocess
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
+import harness
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
-PEERS_PYTHON = ROOT / ".venv-peers" / "bin" / "python"
-SEED = 20261127
-SINGLE = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-          "NUMBA_NUM_THREADS": "1"}
+BENCHMARK = "peers_secagg"
 
 
 def inputs(m: int, d: int) -> list[np.ndarray]:
-    return [np.random.default_rng(SEED + u).uniform(-1.0, 1.0, d) for u in range(m)]
+    return harness.party_inputs(m, d)
 
 
 def dropped(m: int) -> list[int]:
@@ -93,7 +85,7 @@ def error(got: np.ndarray, m: int, d: int) -> float:
 
 
 def worker_mpcsim(m: int, d: int, reps: int) -> dict[str, object]:
-    sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, str(harness.ROOT))
     from protocols.secagg import Config
     from sim.experiments.secagg import secagg_parties
     from sim.faults import parse_faults
@@ -107,7 +99,7 @@ def worker_mpcsim(m: int, d: int, reps: int) -> dict[str, object]:
     xs = inputs(m, d)
 
     def once() -> tuple[float, np.ndarray]:
-        sim = Simulation(Network.build(m + 1), seed=SEED, faults=faults)
+        sim = Simulation(Network.build(m + 1), seed=harness.SEED, faults=faults)
         parties = secagg_parties(xs, config)
         start = time.perf_counter()
         result = sim.run(parties)
@@ -117,10 +109,9 @@ def worker_mpcsim(m: int, d: int, reps: int) -> dict[str, object]:
             raise RuntimeError(f"mpcsim's survivors {survivors} are not the expected ones")
         return seconds, np.asarray(total)
 
-    once()
-    runs = [once() for _ in range(reps)]
-    return {"seconds": min(t for t, _ in runs), "max_abs_error": error(runs[-1][1], m, d),
-            "degree": k, "threshold": config.threshold, "fractional_bits": 24}
+    seconds, total = harness.fastest(once, reps)
+    return {"seconds": seconds, "max_abs_error": error(total, m, d), "degree": k,
+            "threshold": config.threshold, "fractional_bits": 24}
 
 
 def flower_round(xs: list[np.ndarray], gone: set[int], k: int, threshold: int,
@@ -248,16 +239,15 @@ def worker_flower(m: int, d: int, reps: int) -> dict[str, object]:
     xs = inputs(m, d)
     k = degree(m)
     gone = set(dropped(m))
-    shuffler = random.Random(SEED)
+    shuffler = random.Random(harness.SEED)
 
     def once() -> tuple[float, np.ndarray]:
         start = time.perf_counter()
         total = flower_round(xs, gone, k, k // 2 + 1, shuffler)
         return time.perf_counter() - start, total
 
-    once()
-    runs = [once() for _ in range(reps)]
-    return {"seconds": min(t for t, _ in runs), "max_abs_error": error(runs[-1][1], m, d),
+    seconds, total = harness.fastest(once, reps)
+    return {"seconds": seconds, "max_abs_error": error(total, m, d),
             "version": flwr.__version__, "num_shares": k + 1, "threshold": k // 2 + 1,
             "quantization_range": 1 << 22, "clipping_range": 8.0}
 
@@ -269,63 +259,30 @@ PEER_ARMS = {"flower"}
 # -- the driver ---------------------------------------------------------------------------------
 
 
-def run_worker(arm: str, m: int, d: int, reps: int) -> dict[str, object]:
-    python = str(PEERS_PYTHON) if arm in PEER_ARMS else sys.executable
-    env = {**os.environ, **SINGLE, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([python, __file__, "--worker", arm, "--m", str(m), "--d", str(d),
-                           "--reps", str(reps)], capture_output=True, text=True, env=env,
-                          cwd=ROOT, timeout=7200)
-    if done.returncode != 0:
-        raise RuntimeError(f"{arm} worker failed:\n{done.stderr[-2000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--worker", choices=sorted(WORKERS))
-    parser.add_argument("--m", type=int, default=100)
-    parser.add_argument("--d", type=int, default=10**4)
-    parser.add_argument("--reps", type=int, default=1)
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--arms", default=",".join(WORKERS))
-    args = parser.parse_args()
+    cli = harness.parser(__doc__, WORKERS, reps=1)
+    cli.add_argument("--m", type=int, default=100)
+    cli.add_argument("--d", type=int, default=10**4)
+    args = cli.parse_args()
     if args.m < 20:
-        parser.error(f"--m {args.m}: SecAgg+ here needs at least 20 sites (10 % drop out)")
+        cli.error(f"--m {args.m}: SecAgg+ here needs at least 20 sites (10 % drop out)")
     if args.worker:
-        from threadpoolctl import threadpool_limits
-
-        with threadpool_limits(limits=1):
-            print(json.dumps(WORKERS[args.worker](args.m, args.d, args.reps)), flush=True)
+        harness.serve_worker(lambda: WORKERS[args.worker](args.m, args.d, args.reps))
         return
-    arms = args.arms.split(",")
-    if not PEERS_PYTHON.exists():
-        print(json.dumps({"benchmark": "peers_secagg", "skipped": sorted(PEER_ARMS),
-                          "reason": "no .venv-peers: run `make peers`"}), flush=True)
-        arms = [a for a in arms if a not in PEER_ARMS]
-    samples: dict[str, list[dict[str, object]]] = {arm: [] for arm in arms}
-    for r in range(args.rounds):
-        for arm in arms if r % 2 == 0 else list(reversed(arms)):
-            samples[arm].append(run_worker(arm, args.m, args.d, args.reps))
-    seconds = {arm: [float(s["seconds"]) for s in runs] for arm, runs in samples.items()}
+    arms = harness.installed_arms(BENCHMARK, args.arms.split(","), PEER_ARMS)
+    samples = harness.interleave(BENCHMARK, arms, args.rounds, lambda arm: harness.run_worker(
+        __file__, arm, arm in PEER_ARMS,
+        ["--m", str(args.m), "--d", str(args.d), "--reps", str(args.reps)]))
+    seconds = harness.seconds_of(samples)
     load = os.getloadavg()[0]
     for arm, runs in samples.items():
-        extra = {k: v for k, v in runs[-1].items() if k not in ("seconds", "max_abs_error")}
-        print(json.dumps({"benchmark": "peers_secagg", "arm": arm, "m": args.m, "d": args.d,
-                          "dropped": len(dropped(args.m)), "processes": 1,
-                          "rounds": args.rounds, "reps_per_round": args.reps,
-                          "blas_threads": 1, "min_s": round(min(seconds[arm]), 4),
-                          "median_s": round(statistics.median(seconds[arm]), 4),
-                          "max_abs_error": max(float(s["max_abs_error"]) for s in runs),
-                          **extra, "load_average": load}), flush=True)
+        harness.emit(harness.arm_line(BENCHMARK, arm, runs, {"m": args.m, "d": args.d,
+                                             "dropped": len(dropped(args.m)), "processes": 1},
+                      args.rounds, args.reps, load))
     if "mpcsim" in seconds and len(seconds) > 1:
-        base = seconds["mpcsim"]
-        print(json.dumps({
-            "benchmark": "peers_secagg", "ratios_peer_over_mpcsim": {
-                arm: {"ratio_of_minima": round(min(s) / min(base), 2),
-                      "ratio_median_of_rounds": round(statistics.median(
-                          a / b for a, b in zip(s, base, strict=True)), 2)}
-                for arm, s in seconds.items() if arm != "mpcsim"},
-            "load_average": load}), flush=True)
+        harness.emit({"benchmark": BENCHMARK, "ratios_peer_over_mpcsim": harness.ratios(
+            seconds, "mpcsim", [arm for arm in seconds if arm != "mpcsim"]),
+              "load_average": load})
 
 
 if __name__ == "__main__":

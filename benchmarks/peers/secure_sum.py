@@ -48,32 +48,23 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import sysconfig
 import time
 from pathlib import Path
 
+import harness
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
-PEERS_PYTHON = ROOT / ".venv-peers" / "bin" / "python"
-SEED = 20261127
+BENCHMARK = "peers_secure_sum"
 M = 3
 FRAC_BITS = 24
 P61 = (1 << 61) - 1
-SINGLE = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-          "NUMBA_NUM_THREADS": "1",
-          "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"}
-
-
-class SkipArm(Exception):
-    """A peer that is not there to measure (the message says why); the arm is skipped."""
 
 
 def inputs(d: int) -> list[np.ndarray]:
-    return [np.random.default_rng(SEED + i).uniform(-1.0, 1.0, d) for i in range(M)]
+    return harness.party_inputs(M, d)
 
 
 def error(got: np.ndarray, d: int) -> float:
@@ -84,7 +75,7 @@ def error(got: np.ndarray, d: int) -> float:
 
 
 def worker_mpcsim(d: int, reps: int) -> dict[str, object]:
-    sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, str(harness.ROOT))
     from parties.party import site_parties
     from protocols.secure_sum import secure_sum
     from sim.network import Network
@@ -93,36 +84,19 @@ def worker_mpcsim(d: int, reps: int) -> dict[str, object]:
     xs = [{"x": x} for x in inputs(d)]
 
     def once() -> tuple[float, np.ndarray]:
-        sim = Simulation(Network.build(M), seed=SEED, sealing=True, keys="preshared")
+        sim = Simulation(Network.build(M), seed=harness.SEED, sealing=True, keys="preshared")
         parties = site_parties(lambda ctx, x: secure_sum(ctx, x), xs)
         start = time.perf_counter()
         result = sim.run(parties)
         return time.perf_counter() - start, result.outputs[0]
 
-    once()
-    runs = [once() for _ in range(reps)]
-    return {"seconds": min(t for t, _ in runs), "max_abs_error": error(runs[-1][1], d)}
+    seconds, total = harness.fastest(once, reps)
+    return {"seconds": seconds, "max_abs_error": error(total, d)}
 
 
 def worker_spu(d: int, reps: int, protocol: str) -> dict[str, object]:
-    import spu.libspu as libspu
-    import spu.utils.simulation as spsim
-
-    config = libspu.RuntimeConfig(protocol=getattr(libspu.ProtocolKind, protocol),
-                                  field=libspu.FieldType.FM64)
-    sim = spsim.Simulator(M, config)
-    total = spsim.sim_jax(sim, lambda a, b, c: a + b + c)
-    xs = inputs(d)
-    total(*xs)  # compiles
-
-    def once() -> tuple[float, np.ndarray]:
-        start = time.perf_counter()
-        out = total(*xs)
-        return time.perf_counter() - start, np.asarray(out)
-
-    runs = [once() for _ in range(reps)]
-    return {"seconds": min(t for t, _ in runs), "max_abs_error": error(runs[-1][1], d),
-            "fractional_bits": config.fxp_fraction_bits or 18}
+    seconds, total, frac = harness.spu_runs(protocol, lambda a, b, c: a + b + c, inputs(d), reps)
+    return {"seconds": seconds, "max_abs_error": error(total, d), "fractional_bits": frac}
 
 
 MPYC_PARTY = r"""
@@ -162,16 +136,8 @@ mpc.run(main())
 
 
 def worker_mpyc(d: int, reps: int) -> dict[str, object]:
-    code = MPYC_PARTY.format(seed=SEED, m=M, frac=FRAC_BITS, p=P61, d=d, reps=reps)
-    script = Path(os.environ.get("TMPDIR", "/tmp")) / f"mpyc_secure_sum_{os.getpid()}.py"
-    script.write_text(code)
-    try:
-        done = subprocess.run([sys.executable, str(script), "-M3", "--no-log"],
-                              capture_output=True, text=True, check=True, timeout=3600)
-    finally:
-        script.unlink(missing_ok=True)
-    line = next(x for x in done.stdout.splitlines() if x.startswith("RESULT "))
-    found = json.loads(line[len("RESULT "):])
+    code = MPYC_PARTY.format(seed=harness.SEED, m=M, frac=FRAC_BITS, p=P61, d=d, reps=reps)
+    found = harness.run_mpyc(code, "secure_sum", timeout=3600)
     return {"seconds": found["seconds"], "max_abs_error": error(np.array(found["sum"]), d)}
 
 
@@ -212,8 +178,8 @@ def worker_crypten(d: int, reps: int) -> dict[str, object]:
     try:
         import crypten  # noqa: F401
     except ImportError as exc:  # reported as skipped by the driver
-        raise SkipArm(f"crypten does not import in .venv-peers: {exc}") from exc
-    code = CRYPTEN_PARTY.format(seed=SEED, m=M, d=d, reps=reps)
+        raise harness.SkipArm(f"crypten does not import in .venv-peers: {exc}") from exc
+    code = CRYPTEN_PARTY.format(seed=harness.SEED, m=M, d=d, reps=reps)
     tmp = Path(os.environ.get("TMPDIR", "/tmp"))
     script = tmp / f"crypten_secure_sum_{os.getpid()}.py"
     rendezvous = tmp / f"crypten_rendezvous_{os.getpid()}"
@@ -231,8 +197,7 @@ def worker_crypten(d: int, reps: int) -> dict[str, object]:
         rendezvous.unlink(missing_ok=True)
     if any(p.returncode for p in ranks):
         raise RuntimeError("crypten ranks failed:\n" + "\n".join(e[-1500:] for _, e in outs))
-    line = next(x for x in outs[0][0].splitlines() if x.startswith("RESULT "))
-    found = json.loads(line[len("RESULT "):])
+    found = harness.result_line(outs[0][0])
     return {"seconds": found["seconds"], "max_abs_error": error(np.array(found["sum"]), d),
             "fractional_bits": found["fractional_bits"], "version": found["version"],
             "torch": found["torch"]}
@@ -260,7 +225,7 @@ def timed_sums(reps: int):
 
 def rank_mpcsim_mpi(d: int, reps: int) -> None:
     """One rank of mpcsim's three-process arm (under ``mpiexec -n 3``): one party per rank."""
-    sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, str(harness.ROOT))
     from mpi4py import MPI
 
     from parties.party import site_parties
@@ -268,7 +233,8 @@ def rank_mpcsim_mpi(d: int, reps: int) -> None:
     from sim.simulation import Simulation
 
     comm = MPI.COMM_WORLD
-    sim = Simulation(Network.build(M), seed=SEED, sealing=True, keys="preshared", driver="mpi")
+    sim = Simulation(Network.build(M), seed=harness.SEED, sealing=True, keys="preshared",
+                     driver="mpi")
     parties = site_parties(timed_sums(reps), [{"x": v} for v in inputs(d)])
     comm.Barrier()
     start = time.perf_counter()
@@ -284,12 +250,11 @@ def rank_mpcsim_mpi(d: int, reps: int) -> None:
 def worker_mpcsim_mpi(d: int, reps: int) -> dict[str, object]:
     mpiexec = Path(sysconfig.get_path("scripts")) / "mpiexec"
     if not mpiexec.exists():
-        raise SkipArm("no mpiexec beside this Python: install the mpi extra (.[mpi])")
+        raise harness.SkipArm("no mpiexec beside this Python: install the mpi extra (.[mpi])")
     done = subprocess.run([str(mpiexec), "-n", str(M), sys.executable, __file__, "--rank",
                            "--d", str(d), "--reps", str(reps)], capture_output=True, text=True,
                           check=True, timeout=3600)
-    line = next(x for x in done.stdout.splitlines() if x.startswith("RESULT "))
-    found = json.loads(line[len("RESULT "):])
+    found = harness.result_line(done.stdout)
     return {"seconds": found["seconds"], "max_abs_error": error(np.array(found["sum"]), d),
             "whole_run_s": found["run_s"]}
 
@@ -308,84 +273,34 @@ PROCESSES = {"mpcsim": 1, "mpcsim_mpi": 3, "spu_aby3": 1, "spu_semi2k": 1, "mpyc
 # -- the driver ---------------------------------------------------------------------------------
 
 
-def run_worker(arm: str, d: int, reps: int) -> dict[str, object]:
-    python = str(PEERS_PYTHON) if arm in PEER_ARMS else sys.executable
-    env = {**os.environ, **SINGLE, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([python, __file__, "--worker", arm, "--d", str(d), "--reps",
-                           str(reps)], capture_output=True, text=True, env=env, cwd=ROOT,
-                          timeout=7200)
-    if done.returncode != 0:
-        raise RuntimeError(f"{arm} worker failed:\n{done.stderr[-2000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--worker", choices=sorted(WORKERS))
-    parser.add_argument("--rank", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--d", type=int, default=10**5)
-    parser.add_argument("--reps", type=int, default=3)
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--arms", default=",".join(WORKERS))
-    args = parser.parse_args()
+    cli = harness.parser(__doc__, WORKERS, reps=3)
+    cli.add_argument("--rank", action="store_true", help=argparse.SUPPRESS)
+    cli.add_argument("--d", type=int, default=10**5)
+    args = cli.parse_args()
     if args.rank:
-        from threadpoolctl import threadpool_limits
-
-        with threadpool_limits(limits=1):
+        with harness.pinned():
             rank_mpcsim_mpi(args.d, args.reps)
         return
     if args.worker:
-        from threadpoolctl import threadpool_limits
-
-        with threadpool_limits(limits=1):
-            try:
-                found = WORKERS[args.worker](args.d, args.reps)
-            except SkipArm as exc:
-                found = {"skipped": str(exc)}
-            print(json.dumps(found), flush=True)
+        harness.serve_worker(lambda: WORKERS[args.worker](args.d, args.reps))
         return
-    arms = args.arms.split(",")
-    if not PEERS_PYTHON.exists():
-        print(json.dumps({"benchmark": "peers_secure_sum", "skipped": sorted(PEER_ARMS),
-                          "reason": "no .venv-peers: run `make peers`"}), flush=True)
-        arms = [a for a in arms if a not in PEER_ARMS]
-    samples: dict[str, list[dict[str, object]]] = {arm: [] for arm in arms}
-    for r in range(args.rounds):
-        for arm in arms if r % 2 == 0 else list(reversed(arms)):
-            if arm not in samples:
-                continue
-            found = run_worker(arm, args.d, args.reps)
-            if "skipped" in found:
-                print(json.dumps({"benchmark": "peers_secure_sum", "skipped": [arm],
-                                  "reason": found["skipped"]}), flush=True)
-                del samples[arm]
-                continue
-            samples[arm].append(found)
-    seconds = {arm: [float(s["seconds"]) for s in runs] for arm, runs in samples.items()}
+    arms = harness.installed_arms(BENCHMARK, args.arms.split(","), PEER_ARMS)
+    samples = harness.interleave(BENCHMARK, arms, args.rounds, lambda arm: harness.run_worker(
+        __file__, arm, arm in PEER_ARMS, ["--d", str(args.d), "--reps", str(args.reps)]))
+    seconds = harness.seconds_of(samples)
     load = os.getloadavg()[0]
     for arm, runs in samples.items():
-        extra = {k: v for k, v in runs[-1].items() if k not in ("seconds", "max_abs_error")}
-        print(json.dumps({"benchmark": "peers_secure_sum", "arm": arm, "m": M, "d": args.d,
-                          "processes": PROCESSES[arm], "rounds": args.rounds,
-                          "reps_per_round": args.reps, "blas_threads": 1,
-                          "min_s": round(min(seconds[arm]), 4),
-                          "median_s": round(statistics.median(seconds[arm]), 4),
-                          "max_abs_error": max(float(s["max_abs_error"]) for s in runs),
-                          **extra, "load_average": load}), flush=True)
+        head = {"m": M, "d": args.d, "processes": PROCESSES[arm]}
+        harness.emit(harness.arm_line(BENCHMARK, arm, runs, head, args.rounds, args.reps, load))
     for base_arm in ("mpcsim", "mpcsim_mpi"):  # each peer against mpcsim's arm of its kind
         peers = [arm for arm in seconds if arm in PEER_ARMS
                  and PROCESSES[arm] == PROCESSES[base_arm]]
         if base_arm not in seconds or not peers:
             continue
-        base = seconds[base_arm]
-        print(json.dumps({
-            "benchmark": "peers_secure_sum", "processes": PROCESSES[base_arm],
-            "ratios_peer_over": base_arm, "ratios": {
-                arm: {"ratio_of_minima": round(min(seconds[arm]) / min(base), 2),
-                      "ratio_median_of_rounds": round(statistics.median(
-                          a / b for a, b in zip(seconds[arm], base, strict=True)), 2)}
-                for arm in peers},
-            "load_average": load}), flush=True)
+        harness.emit({"benchmark": BENCHMARK, "processes": PROCESSES[base_arm],
+              "ratios_peer_over": base_arm, "ratios": harness.ratios(seconds, base_arm, peers),
+              "load_average": load})
 
 
 if __name__ == "__main__":
