@@ -52,7 +52,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import optimize, special
 
 from protocols.errors import InputError
 
@@ -187,6 +186,8 @@ def analytic_gaussian_std(sensitivity: float, epsilon: float, delta: float) -> f
     lo = hi / 2.0
     while lo > 1e-12 and _log_delta(lo, epsilon) > target:
         lo /= 2.0
+    from scipy import optimize  # here, not at the top: every import of the registry pays it
+
     mu = float(optimize.brentq(lambda m: _log_delta(m, epsilon) - target, lo, hi,
                                xtol=1e-14, rtol=1e-12))
     return sensitivity / mu
@@ -194,6 +195,8 @@ def analytic_gaussian_std(sensitivity: float, epsilon: float, delta: float) -> f
 
 def _log_delta(mu: float, epsilon: float) -> float:
     """log δ(ε) of the μ-Gaussian mechanism (Balle & Wang, Thm. 8), stable in log space."""
+    from scipy import special
+
     a = special.log_ndtr(mu / 2.0 - epsilon / mu)
     b = epsilon + special.log_ndtr(-mu / 2.0 - epsilon / mu)
     if b >= a:
@@ -216,6 +219,8 @@ def gaussian_epsilon(mu: float, delta: float) -> float:
     hi = 1.0
     while _log_delta(mu, hi) > math.log(delta):
         hi *= 2.0
+    from scipy import optimize
+
     return float(optimize.brentq(lambda e: _log_delta(mu, e) - math.log(delta), 0.0, hi,
                                  xtol=1e-12, rtol=1e-10))
 

@@ -87,10 +87,12 @@ class ScenarioRun:
 
     def format(self) -> str:
         """The console tables."""
-        from sim.coalitions import study_table
+        studies: list[Any] = []
+        if self.studies:  # the audit machinery (scipy.stats) only when a study ran
+            from sim.coalitions import study_table
 
-        return report.format_report(self.report, [*self.run.tables, *(
-            study_table(i, study) for i, study in self.studies.items())])
+            studies = [study_table(i, study) for i, study in self.studies.items()]
+        return report.format_report(self.report, [*self.run.tables, *studies])
 
 
 @dataclass

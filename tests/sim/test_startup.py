@@ -209,3 +209,32 @@ def test_a_run_without_an_audit_loads_no_audit_machinery() -> None:
     result = json.loads(done.stdout)
     assert [m for m in AUDIT_MACHINERY if m in result["plain"]] == []
     assert [m for m in AUDIT_MACHINERY if m in result["audited"]] == list(AUDIT_MACHINERY)
+
+
+RUN_UNNEEDED = ("scipy.stats", "scipy.optimize", "numba", "galois", "matplotlib", "sklearn",
+                "parties.audit", "sim.coalitions")
+"""What a run without an ``[[audit]]`` table or plots never uses: the audits (scipy.stats),
+the privacy accounting's root finding (scipy.optimize), the compiled kernels, the large-prime
+fields, the plots. An MPI job pays every import once per rank before its first message."""
+
+SECURE_SUM = """name = "startup"
+seed = 1
+[network]
+parties = 4
+[data]
+source = "synthetic"
+rows = 40
+cols = 10
+[algorithm]
+name = "secure_sum"
+"""
+
+
+def test_a_run_without_audits_loads_no_audit_machinery(tmp_path) -> None:
+    path = tmp_path / "secure_sum.toml"
+    path.write_text(SECURE_SUM, encoding="utf-8")
+    result = loaded("run", str(path))
+    assert result["code"] == 0, result["err"]
+    assert "sim.simulation" in result["modules"]  # the probe saw a whole run
+    assert sorted(m for m in result["modules"] if any(
+        m == u or m.startswith(u + ".") for u in RUN_UNNEEDED)) == []
