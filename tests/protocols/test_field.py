@@ -233,6 +233,34 @@ def test_mersenne_sums_of_long_arrays_cross_block_boundaries(count: int) -> None
     assert got.shape == (n,)
 
 
+@pytest.mark.parametrize("shape", [(2 * (1 << 13) + 5,), (3, 6000), ((1 << 13) + 1,)])
+def test_mersenne_add_sub_neg_mul_of_long_arrays_match_python_ints(shape: tuple[int, ...]
+                                                                    ) -> None:
+    """Arrays longer than the block the reduction runs in place in (2^13 elements), in one and
+    two dimensions, with the edge values 0, 1, p − 1 and p − 2 at block boundaries; the inputs
+    are left as they were."""
+    field = Mersenne61Field()
+    rng = np.random.default_rng(5)
+    a = rng.integers(0, P61, size=shape, dtype=np.uint64)
+    b = rng.integers(0, P61, size=shape, dtype=np.uint64)
+    flat_a, flat_b = a.reshape(-1), b.reshape(-1)
+    for i, (x, y) in zip(range(0, flat_a.size, (1 << 13) - 1),
+                         itertools.cycle([(0, 0), (P61 - 1, 1), (1, P61 - 1), (P61 - 1, P61 - 2),
+                                          (0, P61 - 1)]), strict=False):
+        flat_a[i], flat_b[i] = x, y
+    a_before, b_before = a.copy(), b.copy()
+    ia, ib = [int(v) for v in a.reshape(-1)], [int(v) for v in b.reshape(-1)]
+    cases = {"add": (field.add(a, b), [(x + y) % P61 for x, y in zip(ia, ib, strict=True)]),
+             "sub": (field.sub(a, b), [(x - y) % P61 for x, y in zip(ia, ib, strict=True)]),
+             "neg": (field.neg(a), [(-x) % P61 for x in ia]),
+             "mul": (field.mul(a, b), [(x * y) % P61 for x, y in zip(ia, ib, strict=True)])}
+    for name, (got, expected) in cases.items():
+        assert got.shape == shape and got.dtype == np.uint64, name
+        assert got.reshape(-1).tolist() == expected, name
+    np.testing.assert_array_equal(a, a_before)
+    np.testing.assert_array_equal(b, b_before)
+
+
 def test_combine_and_sum_arrays_of_empty_and_zero_dimensional_arrays() -> None:
     field = Mersenne61Field()
     empty = np.zeros((0, 4), dtype=np.uint64)
