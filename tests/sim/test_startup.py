@@ -238,3 +238,17 @@ def test_a_run_without_audits_loads_no_audit_machinery(tmp_path) -> None:
     assert "sim.simulation" in result["modules"]  # the probe saw a whole run
     assert sorted(m for m in result["modules"] if any(
         m == u or m.startswith(u + ".") for u in RUN_UNNEEDED)) == []
+
+
+def test_the_run_path_imports_no_audit_machinery() -> None:
+    """The modules an MPI job of SecureSum or PD-NMF imports on every rank (the runner, the
+    simulation, the MPI driver, the two entries) load none of :data:`RUN_UNNEEDED`."""
+    probe = ("import json, sys\nimport sim.runner, sim.simulation, sim.drivers.mpi, "
+             "sim.experiments.secure_sum, sim.experiments.nmf.pd_nmf\n"
+             "print(json.dumps(sorted(sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
+                          text=True, check=True)
+    modules = json.loads(done.stdout)
+    assert "sim.experiments.nmf.pd_nmf" in modules
+    assert sorted(m for m in modules if any(
+        m == u or m.startswith(u + ".") for u in RUN_UNNEEDED)) == []
