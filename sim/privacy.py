@@ -36,7 +36,6 @@ from protocols import seeds
 from protocols.context import PartyContext
 from protocols.errors import InputError, ProtocolAbort
 from protocols.field import PrimeField, default_frac_bits, prime_field
-from protocols.registry import Target
 from protocols.secure_sum import secure_sum_field
 from sim.faults import FaultPlan
 from sim.network import Network
@@ -45,6 +44,7 @@ from sim.simulation import Simulation
 
 if TYPE_CHECKING:
     from parties.audit import AuditResult, Progress, RandomnessFactory
+    from protocols.registry import Target  # the registry loads every protocol's simulator
 
 FieldProgram = Callable[[PartyContext, np.ndarray], Generator[Any, Any, Any]]
 

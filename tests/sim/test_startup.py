@@ -238,6 +238,9 @@ def test_a_run_without_audits_loads_no_audit_machinery(tmp_path) -> None:
     assert "sim.simulation" in result["modules"]  # the probe saw a whole run
     assert sorted(m for m in result["modules"] if any(
         m == u or m.startswith(u + ".") for u in RUN_UNNEEDED)) == []
+    # nor the registry of declarations, which loads every protocol's simulator: only audits
+    # judge calls against it
+    assert "protocols.registry" not in result["modules"]
 
 
 def test_the_run_path_imports_no_audit_machinery() -> None:

@@ -55,6 +55,7 @@ from algorithms.nmf.pd_nmf import (
 from algorithms.nmf.row_blocks import as_row_block, zero_filled
 from algorithms.nmf.rri import rri_sweep
 from algorithms.nmf.rri_steps import RRIParams
+from algorithms.nmf.topic_quality import topic_recovery
 from parties.party import Party, site_parties
 from protocols import seeds
 from protocols.errors import InputError, ScenarioError
@@ -221,18 +222,6 @@ def run_pd_nmf(inp: RunInput, setup: NmfSetup, T0: np.ndarray | None) -> tuple[R
     """Simulate PD-NMF on the scenario's shards; returns the result and each party's model."""
     result = inp.simulation.run(pd_nmf_parties(inp, setup, T0), seed=inp.seed)
     return result, [result.outputs[m] for m in result.sites]
-
-
-def topic_recovery(true_topics: np.ndarray, topics: np.ndarray) -> float:
-    """Mean cosine similarity of the best one-to-one matching of learned to planted topics."""
-    from scipy.optimize import linear_sum_assignment  # here: scipy.optimize costs every MPI
-    # rank ~0.2 s to import, and only runs with planted topics match them
-
-    a = true_topics / np.maximum(np.linalg.norm(true_topics, axis=1, keepdims=True), 1e-300)
-    b = topics / np.maximum(np.linalg.norm(topics, axis=1, keepdims=True), 1e-300)
-    cos = a @ b.T
-    rows, cols = linear_sum_assignment(-cos)
-    return float(cos[rows, cols].mean())
 
 
 def run_entry(inp: RunInput) -> AlgorithmRun:
