@@ -59,6 +59,7 @@ class ScenarioRun:
     estimate: Estimate | None = None
     studies: dict[int, CoalitionStudy] = field(default_factory=dict)  # by [[audit]] index
     reporting: bool = True  # False on MPI ranks other than 0: they neither print nor write
+    scratch: ViewScratch | None = None  # where an MPI run's views are on disk (sim.view_store)
 
     def write(self, out_dir: str | Path) -> list[Path]:
         """Write report.json, outputs.npz, ledger.csv and the PNG plots, atomically.
@@ -77,6 +78,7 @@ class ScenarioRun:
         }
         for name, build in self.run.plots.items():
             files[f"{name}.png"] = report.png_bytes(build())
+        files.update(self._view_files())
         if self.studies:
             from sim.coalitions import heat_map
 
@@ -84,6 +86,30 @@ class ScenarioRun:
                 files[f"coalitions_{i}.png"] = report.png_bytes(
                     heat_map(study, f"{self.scenario.name} [[audit]] {i}"))
         return report.write_files(Path(out_dir), files)
+
+    def _view_files(self) -> dict[str, Any]:
+        """``views/``: with ``write_views = true``, one file per party and the index
+        (:mod:`sim.view_store`) — linked from an MPI run's store, written from a SimPy run's
+        memory; nothing for a run a fault aborted."""
+        import functools
+
+        from sim.view_store import ViewStore, index_bytes, index_entry, view_file_name
+
+        result = self.run.result
+        if not self.scenario.write_views or result is None or "outcome" in self.report:
+            return {}
+        views = result.views
+        files: dict[str, Any]
+        if isinstance(views, ViewStore):
+            entries = views.index()
+            files = {f"views/{e['file']}": functools.partial(_link, views.path(e["party"]))
+                     for e in entries}
+        else:
+            entries = [index_entry(v) for v in views.values()]
+            files = {f"views/{view_file_name(pid)}": functools.partial(_write_view_to, v)
+                     for pid, v in views.items()}
+        files["views/index.json"] = index_bytes(entries)
+        return files
 
     def format(self) -> str:
         """The console tables."""
@@ -116,12 +142,20 @@ class ScenarioPlan:
         return (f"{self.scenario.name}: {self.entry.name} with {self.scenario.n_parties} "
                 f"parties, estimated {self.estimate.describe()}")
 
-    def run(self, progress: Progress | None = None, driver: str = "simpy") -> ScenarioRun:
+    def run(self, progress: Progress | None = None, driver: str = "simpy",
+            views_beside: Path | None = None) -> ScenarioRun:
         """Simulate, audit, run the ``[[attack]]`` entries and report.
 
         ``driver`` is ``"simpy"`` or ``"mpi"`` (as ``--driver``); under MPI every rank runs
         this and only rank 0's result has ``reporting`` set. A run that an injected
         ``[[fault]]`` aborted returns a report with ``outcome`` and ``faults``.
+
+        Under MPI (with ``record_views``) each rank keeps only its own parties' views and
+        writes them to disk after every simulation (:class:`sim.view_store.ViewSink`); the
+        run's metrics, audits and attacks then read views from the on-disk store. Its
+        directory is a staging directory beside ``views_beside`` (the output directory, whose
+        lock the caller holds) or a temporary one, made by rank 0 (:class:`ViewScratch`, the
+        result's ``scratch``).
 
         Raises
         ------
@@ -130,13 +164,22 @@ class ScenarioPlan:
         """
         from sim.threads import pinned_threads
 
-        with pinned_threads() as numerics:  # the same bytes whatever OMP_NUM_THREADS says
-            run = self._run(progress, driver)
+        scratch = ViewScratch.make(views_beside) if (
+            driver == "mpi" and self.scenario.record_views) else None
+        try:
+            with pinned_threads() as numerics:  # the same bytes whatever OMP_NUM_THREADS says
+                run = self._run(progress, driver, scratch)
+        except BaseException:
+            if scratch is not None:
+                scratch.remove()
+            raise
+        run.scratch = scratch
         if run.reporting:
             run.report["numerics"] = numerics
         return run
 
-    def _run(self, progress: Progress | None, driver: str) -> ScenarioRun:
+    def _run(self, progress: Progress | None, driver: str,
+             scratch: ViewScratch | None) -> ScenarioRun:
         from sim.network import Network
         from sim.simulation import Simulation
 
@@ -145,7 +188,9 @@ class ScenarioPlan:
                                 scenario.bandwidth_mbps, scenario.links)
         simulation = Simulation(network, prime=scenario.prime, frac_bits=scenario.frac_bits,
                                 seed=self.seed, sealing=scenario.sealing, driver=driver,
-                                faults=scenario.faults)
+                                faults=scenario.faults, record_views=scenario.record_views,
+                                views="rank" if scratch else "gathered",
+                                view_sink=scratch.sink() if scratch else None)
         inp = RunInput(scenario, self.params, self.data, self.shards, simulation, self.seed,
                        progress, self.extras, self.attack)
         started = time.perf_counter()
@@ -329,10 +374,81 @@ def run_scenario(
             report.check_out_dir(out, "out")
             if driver != "mpi" or _is_root():  # held over the run: a second run fails at once
                 owned.enter_context(own_out_dir(out, "out"))
-        run = plan_scenario(source, seed=seed).run(progress, driver=driver)
-        if out is not None and run.reporting:
-            run.write(out)
+        run = plan_scenario(source, seed=seed).run(
+            progress, driver=driver, views_beside=Path(out) if out is not None else None)
+        try:
+            if out is not None and run.reporting:
+                run.write(out)
+        finally:
+            if out is not None and run.scratch is not None:
+                run.scratch.remove()  # the views are in out/views/ now, or not wanted
     return run
+
+
+@dataclass
+class ViewScratch:
+    """The directory an MPI run's ranks write their views into (:mod:`sim.view_store`).
+
+    Rank 0 makes it — ``.NAME.<hex>.tmp`` beside the output directory ``NAME`` (a staging
+    name, so a killed run's is removed by the next run into ``NAME``: :mod:`sim.ownership`)
+    or a temporary directory — and tells every rank; rank 0 alone removes it
+    (:meth:`remove`; a temporary one also when this object is collected). Every rank must
+    read the same directory: one machine, or a file system the job's hosts share.
+    """
+
+    root: Path
+    rank: int
+    comm: Any
+
+    @classmethod
+    def make(cls, beside: Path | None) -> ViewScratch:
+        import shutil
+        import tempfile
+        import weakref
+
+        from sim.drivers.mpi_comm import allgather_json, load_mpi
+
+        comm = load_mpi().COMM_WORLD
+        rank = comm.Get_rank()
+        made = None
+        if rank == 0:
+            made = (report.fresh_dir(beside.absolute().parent, f".{beside.absolute().name}")
+                    if beside is not None else Path(tempfile.mkdtemp(prefix="mpcsim-views-")))
+        scratch = cls(Path(allgather_json(comm, str(made) if made else None)[0]), rank, comm)
+        if rank == 0 and beside is None:
+            weakref.finalize(scratch, shutil.rmtree, str(scratch.root), True)
+        return scratch
+
+    def sink(self) -> Any:
+        """The simulation's ``view_sink``: this rank's views to disk, the index gathered."""
+        from sim.drivers.mpi_comm import allgather_json
+        from sim.view_store import ViewSink
+
+        return ViewSink(self.root, self.rank, lambda e: allgather_json(self.comm, e))
+
+    def remove(self) -> None:
+        """Remove the directory and every view in it (rank 0; other ranks leave it)."""
+        import shutil
+
+        if self.rank == 0:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _link(source: Path, target: Path) -> None:
+    """``target`` as a hard link to ``source`` (a copy across file systems)."""
+    import os
+    import shutil
+
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copyfile(source, target)
+
+
+def _write_view_to(view: Any, target: Path) -> None:
+    from sim.view_store import write_view
+
+    write_view(target, view)
 
 
 def _is_root() -> bool:
