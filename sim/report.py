@@ -262,11 +262,12 @@ def empty_ledger_csv() -> str:
 
 
 OUTPUT_FILES = ("report.json", "outputs.npz", "ledger.csv")
-"""The files every run writes; plots add ``<name>.png``."""
+"""The files every run writes; plots add ``<name>.png``, ``write_views`` a ``views/`` folder."""
+VIEWS_DIR = "views"
 
 
 def _ours(name: str) -> bool:
-    return name in OUTPUT_FILES or name.endswith(".png")
+    return name in OUTPUT_FILES or name == VIEWS_DIR or name.endswith(".png")
 
 
 def check_out_dir(out: Any, option: str = "--out") -> Path:
