@@ -58,7 +58,8 @@ class ScenarioRun:
     audits: list[AuditResult] = field(default_factory=list)
     estimate: Estimate | None = None
     studies: dict[int, CoalitionStudy] = field(default_factory=dict)  # by [[audit]] index
-    reporting: bool = True  # False on MPI ranks other than 0: they neither print nor write
+    reporting: bool = True  # False on MPI ranks other than 0: they neither print nor write,
+    # nor read views after the run (their store's staging directory goes when rank 0 is done)
     scratch: ViewScratch | None = None  # where an MPI run's views are on disk (sim.view_store)
 
     def write(self, out_dir: str | Path) -> list[Path]:
@@ -110,6 +111,18 @@ class ScenarioRun:
                      for pid, v in views.items()}
         files["views/index.json"] = index_bytes(entries)
         return files
+
+    def keep_views_in(self, out_dir: Path) -> None:
+        """After :meth:`write` with ``write_views``: the run's views are read from
+        ``out_dir/views`` (the same files) and the staging directory goes."""
+        from sim.view_store import ViewStore
+
+        views = self.run.result.views if self.run.result is not None else None
+        if (self.scratch is None or not self.scenario.write_views
+                or not isinstance(views, ViewStore) or "outcome" in self.report):
+            return  # the views stay in the staging directory while this run is held
+        views.directory = Path(out_dir) / report.VIEWS_DIR
+        self.scratch.remove()
 
     def format(self) -> str:
         """The console tables."""
@@ -376,12 +389,14 @@ def run_scenario(
                 owned.enter_context(own_out_dir(out, "out"))
         run = plan_scenario(source, seed=seed).run(
             progress, driver=driver, views_beside=Path(out) if out is not None else None)
-        try:
-            if out is not None and run.reporting:
+        if out is not None and run.reporting:
+            try:
                 run.write(out)
-        finally:
-            if out is not None and run.scratch is not None:
-                run.scratch.remove()  # the views are in out/views/ now, or not wanted
+            except BaseException:
+                if run.scratch is not None:
+                    run.scratch.remove()
+                raise
+            run.keep_views_in(Path(out))
     return run
 
 
@@ -392,7 +407,8 @@ class ViewScratch:
     Rank 0 makes it — ``.NAME.<hex>.tmp`` beside the output directory ``NAME`` (a staging
     name, so a killed run's is removed by the next run into ``NAME``: :mod:`sim.ownership`)
     or a temporary directory — and tells every rank; rank 0 alone removes it
-    (:meth:`remove`; a temporary one also when this object is collected). Every rank must
+    (:meth:`remove`, or when this object is collected or the process exits: the run's views
+    stay readable while the run is held). Every rank must
     read the same directory: one machine, or a file system the job's hosts share.
     """
 
@@ -415,7 +431,7 @@ class ViewScratch:
             made = (report.fresh_dir(beside.absolute().parent, f".{beside.absolute().name}")
                     if beside is not None else Path(tempfile.mkdtemp(prefix="mpcsim-views-")))
         scratch = cls(Path(allgather_json(comm, str(made) if made else None)[0]), rank, comm)
-        if rank == 0 and beside is None:
+        if rank == 0:  # removed with the run object (or at exit) unless removed before
             weakref.finalize(scratch, shutil.rmtree, str(scratch.root), True)
         return scratch
 

@@ -106,7 +106,7 @@ def test_records_of_every_kind_come_back_with_their_types(tmp_path) -> None:
     }, observed=[("recv_within", None, (1, 2), 0.5)], aborts=[(1, "secure_sum#2")])
     path = write_view(tmp_path / "v.view", view)
     back = read_view(path)
-    header, arrays = parse(path)
+    header, _ = parse(path)
     assert header["party"] == 3 and header["role"] == "aggregator"
     np.testing.assert_array_equal(back.inputs["dense"], dense)
     assert back.inputs["dense"].dtype == np.int32
@@ -127,7 +127,7 @@ def test_records_of_every_kind_come_back_with_their_types(tmp_path) -> None:
 def test_a_view_that_cannot_be_written_leaves_no_file(tmp_path) -> None:
     view = View(party=0, role="site", inputs={"x": frozen(np.ones(3)),
                                               "bad": (lambda: None)})  # not picklable
-    with pytest.raises(Exception, match="pickle|lambda|attribute"):
+    with pytest.raises(Exception, match=r"pickle|lambda|attribute"):
         write_view(tmp_path / "party-0.view", view)
     assert list(tmp_path.iterdir()) == []
 

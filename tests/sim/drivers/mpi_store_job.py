@@ -6,7 +6,9 @@ Every rank runs ``run_scenario(SCENARIO, driver="mpi", out=OUT_DIR)``. Just befo
 writes its views to the store (:class:`sim.view_store.ViewSink`), and again after the whole
 run, it walks the garbage collector's objects and counts the :class:`~parties.view.View`
 objects alive in the process: their parties and the bytes of their received payloads held in
-memory (a payload mapped from a view file is on disk, not counted). Each rank also reports
+memory (a payload mapped from a view file is on disk, not counted), then reads every party's
+view back (rank 0: the ranks other than 0 do no post-run work, and the staging directory
+their store reads is removed once rank 0 has written ``--out``) and says from which directory. Each rank also reports
 its peak resident set size (``resource.getrusage``). Rank 0 gathers the reports and writes
 REPORT.json. With ``gathered``, the run keeps every view at every rank as before issue 32
 (``views = "gathered"``, no store): the measure to compare with.
@@ -61,9 +63,15 @@ def main() -> int:
         ViewScratch.make = classmethod(lambda cls, beside: None)  # type: ignore[method-assign]
     run = run_scenario(scenario, driver="mpi", out=out)  # held: its views stay reachable
     after = resident()
-    del run
+    views = run.run.result.views
+    where = str(getattr(views, "directory", ""))
+    readable = []  # rank 0 reads every view back from disk; the others' staging copy is gone
+    if comm.Get_rank() == 0:
+        readable = sorted(p for p in views if len(views[p].received) > 0)
+    del run, views
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     reports = comm.gather({"rank": comm.Get_rank(), "at_sink": at_sink, "after": after,
+                           "store": where, "readable": readable,
                            "peak_rss_mb": peak_kb / 1024}, root=0)
     if comm.Get_rank() == 0:
         report.write_text(json.dumps(sorted(reports, key=lambda r: r["rank"])))

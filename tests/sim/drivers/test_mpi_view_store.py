@@ -235,7 +235,7 @@ def test_each_rank_holds_only_its_own_parties_views(tmp_path) -> None:
                                str(HERE / "mpi_store_job.py"), str(scenario),
                                str(tmp_path / f"out_{mode}"), str(report),
                                *(["gathered"] if mode == "gathered" else [])],
-                              capture_output=True, text=True, timeout=600, check=False)
+                              capture_output=True, text=True, timeout=300, check=False)
         assert done.returncode == 0, done.stderr[-3000:]
         reports[mode] = json.loads(report.read_text())
     for rank_report in reports["store"]:
@@ -244,6 +244,11 @@ def test_each_rank_holds_only_its_own_parties_views(tmp_path) -> None:
         assert at_sink["parties"] == mine
         assert at_sink["bytes"] == sum(own_bytes[p] for p in mine) > 0
         assert rank_report["after"] == {"parties": [], "bytes": 0}
+        assert rank_report["readable"] == (list(range(m)) if rank_report["rank"] == 0 else [])
+    # rank 0 reads the views from out/views once written there; other ranks from the staging
+    # directory, which rank 0 removed: a rank other than 0 does no post-run work
+    assert reports["store"][0]["store"] == str(tmp_path / "out_store" / "views")
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
     for rank_report in reports["gathered"]:
         assert rank_report["after"] == {"parties": list(range(m)),
                                         "bytes": sum(own_bytes.values())}
