@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from parties.audit.coalitions import CoalitionStudy
     from sim.scenario import AttackSpec
     from sim.simulation import Result
+    from sim.view_store import ViewScratch
 
 
 
@@ -94,7 +95,14 @@ class ScenarioRun:
         memory; nothing for a run a fault aborted."""
         import functools
 
-        from sim.view_store import ViewStore, index_bytes, index_entry, view_file_name
+        from sim.view_store import (
+            ViewStore,
+            index_bytes,
+            index_entry,
+            link_view,
+            view_file_name,
+            write_view,
+        )
 
         result = self.run.result
         if not self.scenario.write_views or result is None or "outcome" in self.report:
@@ -103,11 +111,11 @@ class ScenarioRun:
         files: dict[str, Any]
         if isinstance(views, ViewStore):
             entries = views.index()
-            files = {f"views/{e['file']}": functools.partial(_link, views.path(e["party"]))
+            files = {f"views/{e['file']}": functools.partial(link_view, views.path(e["party"]))
                      for e in entries}
         else:
             entries = [index_entry(v) for v in views.values()]
-            files = {f"views/{view_file_name(pid)}": functools.partial(_write_view_to, v)
+            files = {f"views/{view_file_name(pid)}": functools.partial(write_view, view=v)
                      for pid, v in views.items()}
         files["views/index.json"] = index_bytes(entries)
         return files
@@ -176,6 +184,7 @@ class ScenarioPlan:
             A party refused its input (e.g. a value too large for the field): ``party m: ...``.
         """
         from sim.threads import pinned_threads
+        from sim.view_store import ViewScratch
 
         scratch = ViewScratch.make(views_beside) if (
             driver == "mpi" and self.scenario.record_views) else None
@@ -398,73 +407,6 @@ def run_scenario(
                 raise
             run.keep_views_in(Path(out))
     return run
-
-
-@dataclass
-class ViewScratch:
-    """The directory an MPI run's ranks write their views into (:mod:`sim.view_store`).
-
-    Rank 0 makes it — ``.NAME.<hex>.tmp`` beside the output directory ``NAME`` (a staging
-    name, so a killed run's is removed by the next run into ``NAME``: :mod:`sim.ownership`)
-    or a temporary directory — and tells every rank; rank 0 alone removes it
-    (:meth:`remove`, or when this object is collected or the process exits: the run's views
-    stay readable while the run is held). Every rank must
-    read the same directory: one machine, or a file system the job's hosts share.
-    """
-
-    root: Path
-    rank: int
-    comm: Any
-
-    @classmethod
-    def make(cls, beside: Path | None) -> ViewScratch:
-        import shutil
-        import tempfile
-        import weakref
-
-        from sim.drivers.mpi_comm import allgather_json, load_mpi
-
-        comm = load_mpi().COMM_WORLD
-        rank = comm.Get_rank()
-        made = None
-        if rank == 0:
-            made = (report.fresh_dir(beside.absolute().parent, f".{beside.absolute().name}")
-                    if beside is not None else Path(tempfile.mkdtemp(prefix="mpcsim-views-")))
-        scratch = cls(Path(allgather_json(comm, str(made) if made else None)[0]), rank, comm)
-        if rank == 0:  # removed with the run object (or at exit) unless removed before
-            weakref.finalize(scratch, shutil.rmtree, str(scratch.root), True)
-        return scratch
-
-    def sink(self) -> Any:
-        """The simulation's ``view_sink``: this rank's views to disk, the index gathered."""
-        from sim.drivers.mpi_comm import allgather_json
-        from sim.view_store import ViewSink
-
-        return ViewSink(self.root, self.rank, lambda e: allgather_json(self.comm, e))
-
-    def remove(self) -> None:
-        """Remove the directory and every view in it (rank 0; other ranks leave it)."""
-        import shutil
-
-        if self.rank == 0:
-            shutil.rmtree(self.root, ignore_errors=True)
-
-
-def _link(source: Path, target: Path) -> None:
-    """``target`` as a hard link to ``source`` (a copy across file systems)."""
-    import os
-    import shutil
-
-    try:
-        os.link(source, target)
-    except OSError:
-        shutil.copyfile(source, target)
-
-
-def _write_view_to(view: Any, target: Path) -> None:
-    from sim.view_store import write_view
-
-    write_view(target, view)
 
 
 def _is_root() -> bool:

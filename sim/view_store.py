@@ -13,13 +13,18 @@ with M. A SimPy run writes the same files from memory (:func:`write_view`), so `
 
 File format (``party-<m>.view``, :data:`MAGIC`): 8 magic bytes, the header's length (8 bytes,
 little-endian), the header — JSON of the view's records, each array replaced by a reference
-``{"a": [i, dtype, shape]}`` to the i-th array of the data section — zero padding to a multiple
+``{"a": [i, dtype, shape]}`` to the i-th array of the data section (the dtype as ``.npy``
+headers describe it, :func:`numpy.lib.format.dtype_to_descr`) — zero padding to a multiple
 of :data:`ALIGN`, then the arrays' raw C-order bytes, each at an :data:`ALIGN`-aligned offset
 (listed in the header's ``arrays``). Records are typed exactly (tuples, lists, read-only
 mappings, frozensets, bytes, numpy scalars, ``Call``, scipy sparse matrices, frozen
 dataclasses); an object of any other kind is stored pickled (``{"p": hex}``) — the files are
 the run's own output, read by its own user. A file is written to a hidden temporary name and
 renamed into place, so a reader never sees half a view.
+
+Under MPI the directory is a :class:`ViewScratch`: made by rank 0 beside ``--out`` (or a
+temporary one), removed by rank 0 when the run is done with it; ``--out/views/`` gets hard
+links to the main run's files (:func:`link_view`).
 
 The index (``views/index.json``) has one entry per party: its id, the MPI rank that ran it
 (0 under SimPy), its file, the number of messages it received and the SHA-256 of its records
@@ -36,6 +41,10 @@ import json
 import mmap
 import os
 import pickle
+import shutil
+import sys
+import tempfile
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,9 +89,9 @@ def _encode(value: Any, arrays: list[np.ndarray]) -> Any:
         if value.dtype.hasobject:
             return {"o": [list(value.shape), [_encode(v, arrays) for v in value.ravel().tolist()]]}
         arrays.append(value)
-        return {"a": [len(arrays) - 1, value.dtype.str, list(value.shape)]}
+        return {"a": [len(arrays) - 1, _dtype_json(value.dtype), list(value.shape)]}
     if isinstance(value, np.generic) and not value.dtype.hasobject:
-        return {"g": [value.dtype.str, value.tobytes().hex()]}
+        return {"g": [_dtype_json(value.dtype), value.tobytes().hex()]}
     if isinstance(value, bytes):
         return {"b": value.hex()}
     if type(value) is complex:
@@ -115,16 +124,28 @@ def _encode(value: Any, arrays: list[np.ndarray]) -> Any:
     return {"p": pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL).hex()}
 
 
-def _sparse_parts(value: Any) -> tuple[str, tuple[int, ...], list[np.ndarray]] | None:
-    import sys
+def _dtype_json(dtype: np.dtype) -> Any:
+    """A dtype as JSON: ``'<u8'``, or a structured dtype's description (field names kept)."""
+    return np.lib.format.dtype_to_descr(dtype)
 
+
+def _dtype_from(descr: Any) -> np.dtype:
+    def tuples(x: Any) -> Any:
+        return tuple(tuples(v) for v in x) if isinstance(x, list) else x
+
+    if isinstance(descr, str):
+        return np.dtype(descr)
+    return np.lib.format.descr_to_dtype([tuples(field) for field in descr])
+
+
+def _sparse_parts(value: Any) -> tuple[str, tuple[int, ...], list[np.ndarray]] | None:
     sparse = sys.modules.get("scipy.sparse")
     if sparse is None or not sparse.issparse(value) or value.format not in ("csr", "csc"):
         return None
     return value.format, value.shape, [value.data, value.indices, value.indptr]
 
 
-def _decode(value: Any, arrays: Callable[[int, str, list[int]], np.ndarray]) -> Any:
+def _decode(value: Any, arrays: Callable[[int, Any, list[int]], np.ndarray]) -> Any:
     if not isinstance(value, dict):
         return value
     ((tag, body),) = value.items()
@@ -141,7 +162,7 @@ def _decode(value: Any, arrays: Callable[[int, str, list[int]], np.ndarray]) -> 
         out.flags.writeable = False
         return out
     if tag == "g":
-        return np.frombuffer(bytes.fromhex(body[1]), dtype=np.dtype(body[0]))[0]
+        return np.frombuffer(bytes.fromhex(body[1]), dtype=_dtype_from(body[0]))[0]
     if tag == "b":
         return bytes.fromhex(body)
     if tag == "c":
@@ -245,9 +266,9 @@ def read_view(path: str | Path) -> View:
         mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if header["arrays"] else None
     offsets = header["arrays"]
 
-    def array(i: int, dtype: str, shape: list[int]) -> np.ndarray:
+    def array(i: int, dtype: Any, shape: list[int]) -> np.ndarray:
         offset, nbytes = offsets[i]
-        kind = np.dtype(dtype)
+        kind = _dtype_from(dtype)
         if nbytes == 0 or mapped is None:
             out = np.frombuffer(b"", dtype=kind)
         else:
@@ -379,3 +400,57 @@ class ViewSink:
             tmp.write_bytes(index_bytes(merged))
             os.replace(tmp, directory / INDEX)
         return ViewStore(directory, merged)
+
+
+@dataclass
+class ViewScratch:
+    """The directory an MPI run's ranks write their views into (:class:`ViewSink`).
+
+    Rank 0 makes it — ``.NAME.<hex>.tmp`` beside the output directory ``NAME`` (a staging
+    name, so a killed run's is removed by the next run into ``NAME``: :mod:`sim.ownership`)
+    or a temporary directory — and tells every rank; rank 0 alone removes it
+    (:meth:`remove`, or when this object is collected or the process exits: the run's views
+    stay readable while the run is held). Every rank must read the same directory: one
+    machine, or a file system the job's hosts share.
+    """
+
+    root: Path
+    rank: int
+    comm: Any
+
+    @classmethod
+    def make(cls, beside: Path | None) -> ViewScratch:
+        """Rank 0 makes the directory (beside ``beside``, or a temporary one); every rank
+        gets it (collective)."""
+        from sim.drivers.mpi_comm import allgather_json, load_mpi
+        from sim.report import fresh_dir
+
+        comm = load_mpi().COMM_WORLD
+        rank = comm.Get_rank()
+        made = None
+        if rank == 0:
+            made = (fresh_dir(beside.absolute().parent, f".{beside.absolute().name}")
+                    if beside is not None else Path(tempfile.mkdtemp(prefix="mpcsim-views-")))
+        scratch = cls(Path(allgather_json(comm, str(made) if made else None)[0]), rank, comm)
+        if rank == 0:  # removed with the run object (or at exit) unless removed before
+            weakref.finalize(scratch, shutil.rmtree, str(scratch.root), True)
+        return scratch
+
+    def sink(self) -> ViewSink:
+        """The simulation's ``view_sink``: this rank's views to disk, the index gathered."""
+        from sim.drivers.mpi_comm import allgather_json
+
+        return ViewSink(self.root, self.rank, lambda e: allgather_json(self.comm, e))
+
+    def remove(self) -> None:
+        """Remove the directory and every view in it (rank 0; other ranks leave it)."""
+        if self.rank == 0:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+
+def link_view(source: Path, target: Path) -> None:
+    """``target`` as a hard link to ``source`` (a copy across file systems)."""
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copyfile(source, target)

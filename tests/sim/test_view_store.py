@@ -96,9 +96,12 @@ def test_the_store_gives_back_the_views_the_run_held(tmp_path) -> None:
 
 def test_records_of_every_kind_come_back_with_their_types(tmp_path) -> None:
     dense = np.arange(12, dtype=np.int32).reshape(3, 4)
+    pairs = np.zeros(3, dtype=[("lo", "<u8"), ("hi", "<u8")])  # a 127-bit field's elements
+    pairs["lo"], pairs["hi"] = [1, 2, 3], [4, 5, 2**63]
     csr = sp.csr_matrix(np.array([[0.0, 1.5], [2.0, 0.0]]))
     view = View(party=3, role="aggregator", inputs={
-        "dense": frozen(dense), "csr": frozen(csr), "scalar": np.float32(1.25),
+        "dense": frozen(dense), "pairs": frozen(pairs), "csr": frozen(csr),
+        "scalar": np.float32(1.25),
         "nested": frozen({"a": (1, 2.5, "s", None, True), "b": [b"\x00\xff", 3 + 4j]}),
         "set": frozenset({"y", "x"}), "r": range(2, 9, 3), "nan": float("nan"),
         "big": 2**100, "empty": frozen(np.zeros((0, 3))), "obj": frozen(np.array([1, "a"],
@@ -110,6 +113,8 @@ def test_records_of_every_kind_come_back_with_their_types(tmp_path) -> None:
     assert header["party"] == 3 and header["role"] == "aggregator"
     np.testing.assert_array_equal(back.inputs["dense"], dense)
     assert back.inputs["dense"].dtype == np.int32
+    assert back.inputs["pairs"].dtype == pairs.dtype  # field names kept
+    np.testing.assert_array_equal(back.inputs["pairs"]["hi"], [4, 5, 2**63])
     assert sp.isspmatrix_csr(back.inputs["csr"])
     np.testing.assert_array_equal(back.inputs["csr"].toarray(), csr.toarray())
     assert type(back.inputs["scalar"]) is np.float32 and back.inputs["scalar"] == 1.25

@@ -8,10 +8,10 @@ run, it walks the garbage collector's objects and counts the :class:`~parties.vi
 objects alive in the process: their parties and the bytes of their received payloads held in
 memory (a payload mapped from a view file is on disk, not counted), then reads every party's
 view back (rank 0: the ranks other than 0 do no post-run work, and the staging directory
-their store reads is removed once rank 0 has written ``--out``) and says from which directory. Each rank also reports
-its peak resident set size (``resource.getrusage``). Rank 0 gathers the reports and writes
-REPORT.json. With ``gathered``, the run keeps every view at every rank as before issue 32
-(``views = "gathered"``, no store): the measure to compare with.
+their store reads is removed once rank 0 has written ``--out``) and says from which
+directory. Each rank also reports its peak resident set size (``resource.getrusage``). Rank 0
+gathers the reports and writes REPORT.json. With ``gathered``, the run keeps every view at
+every rank as before issue 32 (``views = "gathered"``, no store): the measure to compare with.
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ from mpi4py import MPI
 
 from parties.view import View
 from sim import view_store
-from sim.runner import ViewScratch, run_scenario
+from sim.runner import run_scenario
+from sim.view_store import ViewScratch
 
 
 def mapped(arr: np.ndarray) -> bool:
