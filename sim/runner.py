@@ -121,16 +121,20 @@ class ScenarioRun:
         return files
 
     def keep_views_in(self, out_dir: Path) -> None:
-        """After :meth:`write` with ``write_views``: the run's views are read from
-        ``out_dir/views`` (the same files) and the staging directory goes."""
+        """After :meth:`write`: with ``write_views`` the run's views are read from
+        ``out_dir/views`` (the same files) and the staging directory goes; so it does for a
+        run a fault aborted (no view to read). Otherwise the views stay in the staging
+        directory while this run is held."""
         from sim.view_store import ViewStore
 
+        if self.scratch is None:
+            return
         views = self.run.result.views if self.run.result is not None else None
-        if (self.scratch is None or not self.scenario.write_views
-                or not isinstance(views, ViewStore) or "outcome" in self.report):
-            return  # the views stay in the staging directory while this run is held
-        views.directory = Path(out_dir) / report.VIEWS_DIR
-        self.scratch.remove()
+        if "outcome" in self.report:
+            self.scratch.remove()
+        elif self.scenario.write_views and isinstance(views, ViewStore):
+            views.directory = Path(out_dir) / report.VIEWS_DIR
+            self.scratch.remove()
 
     def format(self) -> str:
         """The console tables."""

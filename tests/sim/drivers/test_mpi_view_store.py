@@ -252,3 +252,19 @@ def test_each_rank_holds_only_its_own_parties_views(tmp_path) -> None:
     for rank_report in reports["gathered"]:
         assert rank_report["after"] == {"parties": list(range(m)),
                                         "bytes": sum(own_bytes.values())}
+
+
+def test_a_crash_that_deadlocks_the_run_leaves_no_view_file(tmp_path) -> None:
+    """A [[fault]] crash at the start: SecureSum waits for the crashed party's share, the run
+    ends in a deadlock error on every rank — neither --out nor a staging directory is left."""
+    scenario = tmp_path / "crash.toml"
+    scenario.write_text(textwrap.dedent(SUM.format(m=4, rows=20, cols=3)) + textwrap.dedent('''
+        [[fault]]
+        kind = "crash"
+        party = 2
+        at_s = 0.0
+    '''))
+    done = mpcsim_run(scenario, tmp_path / "out")
+    assert done.returncode == 1
+    assert "deadlock" in done.stderr and "party 2" in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["crash.toml"]
