@@ -319,7 +319,7 @@ def check_out_dir(out: Any, option: str = "--out") -> Path:
     if not ancestor.is_dir():
         raise InputError(f"{option} {str(out)!r}: {str(ancestor)!r} is not a directory")
     try:
-        probe = fresh_dir(ancestor, ".mpcsim-probe")
+        probe = _fresh_dir(ancestor, ".mpcsim-probe")
         probe.rmdir()
     except OSError as exc:
         raise InputError(
@@ -329,7 +329,7 @@ def check_out_dir(out: Any, option: str = "--out") -> Path:
     return path
 
 
-def fresh_dir(parent: Path, stem: str, suffix: str = ".tmp") -> Path:
+def _fresh_dir(parent: Path, stem: str, suffix: str = ".tmp") -> Path:
     """Create and return a new directory ``STEM.<12 hex>SUFFIX`` in ``parent`` (mode as mkdir
     gives); :func:`sim.ownership.staging_names` recognises the staging directories."""
     from protocols.seeds import fresh_bytes
@@ -342,6 +342,11 @@ def fresh_dir(parent: Path, stem: str, suffix: str = ".tmp") -> Path:
             continue
         return candidate
     raise FileExistsError(f"no fresh directory name in {parent}")  # pragma: no cover
+
+
+fresh_dir = _fresh_dir
+"""A staging directory's fresh name, for another writer beside ``--out`` (the MPI view store,
+:class:`sim.view_store.ViewScratch`)."""
 
 
 def write_files(out_dir: Path, files: Mapping[str, FileContent]) -> list[Path]:
@@ -379,7 +384,7 @@ def _write_owned(out_dir: Path, files: Mapping[str, FileContent]) -> list[Path]:
     from sim.interrupt import deferred
 
     parent = out_dir.absolute().parent
-    staging = fresh_dir(parent, f".{out_dir.name}")
+    staging = _fresh_dir(parent, f".{out_dir.name}")
     old: Path | None = None
     try:
         for name, content in files.items():
@@ -391,7 +396,7 @@ def _write_owned(out_dir: Path, files: Mapping[str, FileContent]) -> list[Path]:
                 content(target)
         with deferred():  # a signal here would leave the earlier output set aside
             if out_dir.is_dir():
-                old = fresh_dir(parent, f".{out_dir.name}", ".old.tmp")
+                old = _fresh_dir(parent, f".{out_dir.name}", ".old.tmp")
                 old.rmdir()
                 os.rename(out_dir, old)
             try:
