@@ -293,7 +293,8 @@ def _check_ranks(ranks: int, scenario: str) -> None:
     if not (isinstance(parties, int) and not isinstance(parties, bool) and parties >= 1
             and isinstance(algorithm, dict)):
         return
-    entry = catalog.get(algorithm.get("name"))  # a mistake here: named before any rank
+    # a mistake here is named before any rank starts; a user's program is found as a run finds it
+    entry = catalog.entry_for(algorithm, Path(scenario).resolve().parent)
     roles = entry.other_roles(entry.validate(algorithm))
     most = parties + len(roles)
     if ranks > most:

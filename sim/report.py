@@ -14,7 +14,7 @@ import json
 import os
 import shutil
 import zipfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from sim.scenario import Scenario
 
 SCHEMA_VERSION = 1
+FileContent = bytes | Callable[[Path], object]
+"""What :func:`write_files` writes under a name: bytes, or a function making the file."""
 
 
 def build_report(
@@ -260,11 +262,12 @@ def empty_ledger_csv() -> str:
 
 
 OUTPUT_FILES = ("report.json", "outputs.npz", "ledger.csv")
-"""The files every run writes; plots add ``<name>.png``."""
+"""The files every run writes; plots add ``<name>.png``, ``write_views`` a ``views/`` folder."""
+VIEWS_DIR = "views"
 
 
 def _ours(name: str) -> bool:
-    return name in OUTPUT_FILES or name.endswith(".png")
+    return name in OUTPUT_FILES or name == VIEWS_DIR or name.endswith(".png")
 
 
 def check_out_dir(out: Any, option: str = "--out") -> Path:
@@ -341,8 +344,17 @@ def _fresh_dir(parent: Path, stem: str, suffix: str = ".tmp") -> Path:
     raise FileExistsError(f"no fresh directory name in {parent}")  # pragma: no cover
 
 
-def write_files(out_dir: Path, files: Mapping[str, bytes]) -> list[Path]:
+fresh_dir = _fresh_dir
+"""A staging directory's fresh name, for another writer beside ``--out`` (the MPI view store,
+:class:`sim.view_store.ViewScratch`)."""
+
+
+def write_files(out_dir: Path, files: Mapping[str, FileContent]) -> list[Path]:
     """Write ``files`` into ``out_dir`` all or nothing.
+
+    A file's content is its bytes, or ``write(path)``, which makes the file at ``path`` (a
+    view linked from an MPI run's store: :mod:`sim.view_store`); a name may hold a
+    subdirectory (``views/party-0.view``).
 
     Everything is first written into a fresh temporary directory beside ``out_dir``, which is
     then renamed to ``out_dir`` (one atomic rename). An earlier run's output in ``out_dir`` is
@@ -367,7 +379,7 @@ def write_files(out_dir: Path, files: Mapping[str, bytes]) -> list[Path]:
         return _write_owned(out_dir, files)
 
 
-def _write_owned(out_dir: Path, files: Mapping[str, bytes]) -> list[Path]:
+def _write_owned(out_dir: Path, files: Mapping[str, FileContent]) -> list[Path]:
     """:func:`write_files` under the directory's lock."""
     from sim.interrupt import deferred
 
@@ -376,7 +388,12 @@ def _write_owned(out_dir: Path, files: Mapping[str, bytes]) -> list[Path]:
     old: Path | None = None
     try:
         for name, content in files.items():
-            (staging / name).write_bytes(content)
+            target = staging / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, bytes):
+                target.write_bytes(content)
+            else:
+                content(target)
         with deferred():  # a signal here would leave the earlier output set aside
             if out_dir.is_dir():
                 old = _fresh_dir(parent, f".{out_dir.name}", ".old.tmp")

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from parties.audit.coalitions import CoalitionStudy
     from sim.scenario import AttackSpec
     from sim.simulation import Result
+    from sim.view_store import ViewScratch
 
 
 
@@ -58,7 +59,9 @@ class ScenarioRun:
     audits: list[AuditResult] = field(default_factory=list)
     estimate: Estimate | None = None
     studies: dict[int, CoalitionStudy] = field(default_factory=dict)  # by [[audit]] index
-    reporting: bool = True  # False on MPI ranks other than 0: they neither print nor write
+    reporting: bool = True  # False on MPI ranks other than 0: they neither print nor write,
+    # nor read views after the run (their store's staging directory goes when rank 0 is done)
+    scratch: ViewScratch | None = None  # where an MPI run's views are on disk (sim.view_store)
 
     def write(self, out_dir: str | Path) -> list[Path]:
         """Write report.json, outputs.npz, ledger.csv and the PNG plots, atomically.
@@ -77,6 +80,7 @@ class ScenarioRun:
         }
         for name, build in self.run.plots.items():
             files[f"{name}.png"] = report.png_bytes(build())
+        files.update(self._view_files())
         if self.studies:
             from sim.coalitions import heat_map
 
@@ -84,6 +88,53 @@ class ScenarioRun:
                 files[f"coalitions_{i}.png"] = report.png_bytes(
                     heat_map(study, f"{self.scenario.name} [[audit]] {i}"))
         return report.write_files(Path(out_dir), files)
+
+    def _view_files(self) -> dict[str, Any]:
+        """``views/``: with ``write_views = true``, one file per party and the index
+        (:mod:`sim.view_store`) — linked from an MPI run's store, written from a SimPy run's
+        memory; nothing for a run a fault aborted."""
+        import functools
+
+        from sim.view_store import (
+            ViewStore,
+            index_bytes,
+            index_entry,
+            link_view,
+            view_file_name,
+            write_view,
+        )
+
+        result = self.run.result
+        if not self.scenario.write_views or result is None or "outcome" in self.report:
+            return {}
+        views = result.views
+        files: dict[str, Any]
+        if isinstance(views, ViewStore):
+            entries = views.index()
+            files = {f"views/{e['file']}": functools.partial(link_view, views.path(e["party"]))
+                     for e in entries}
+        else:
+            entries = [index_entry(v) for v in views.values()]
+            files = {f"views/{view_file_name(pid)}": functools.partial(write_view, view=v)
+                     for pid, v in views.items()}
+        files["views/index.json"] = index_bytes(entries)
+        return files
+
+    def keep_views_in(self, out_dir: Path) -> None:
+        """After :meth:`write`: with ``write_views`` the run's views are read from
+        ``out_dir/views`` (the same files) and the staging directory goes; so it does for a
+        run a fault aborted (no view to read). Otherwise the views stay in the staging
+        directory while this run is held."""
+        from sim.view_store import ViewStore
+
+        if self.scratch is None:
+            return
+        views = self.run.result.views if self.run.result is not None else None
+        if "outcome" in self.report:
+            self.scratch.remove()
+        elif self.scenario.write_views and isinstance(views, ViewStore):
+            views.directory = Path(out_dir) / report.VIEWS_DIR
+            self.scratch.remove()
 
     def format(self) -> str:
         """The console tables."""
@@ -118,12 +169,20 @@ class ScenarioPlan:
         return (f"{self.scenario.name}: {self.entry.name} with {self.scenario.n_parties} "
                 f"parties, estimated {self.estimate.describe()}")
 
-    def run(self, progress: Progress | None = None, driver: str = "simpy") -> ScenarioRun:
+    def run(self, progress: Progress | None = None, driver: str = "simpy",
+            views_beside: Path | None = None) -> ScenarioRun:
         """Simulate, audit, run the ``[[attack]]`` entries and report.
 
         ``driver`` is ``"simpy"`` or ``"mpi"`` (as ``--driver``); under MPI every rank runs
         this and only rank 0's result has ``reporting`` set. A run that an injected
         ``[[fault]]`` aborted returns a report with ``outcome`` and ``faults``.
+
+        Under MPI (with ``record_views``) each rank keeps only its own parties' views and
+        writes them to disk after every simulation (:class:`sim.view_store.ViewSink`); the
+        run's metrics, audits and attacks then read views from the on-disk store. Its
+        directory is a staging directory beside ``views_beside`` (the output directory, whose
+        lock the caller holds) or a temporary one, made by rank 0 (:class:`ViewScratch`, the
+        result's ``scratch``).
 
         Raises
         ------
@@ -131,14 +190,24 @@ class ScenarioPlan:
             A party refused its input (e.g. a value too large for the field): ``party m: ...``.
         """
         from sim.threads import pinned_threads
+        from sim.view_store import ViewScratch
 
-        with pinned_threads() as numerics:  # the same bytes whatever OMP_NUM_THREADS says
-            run = self._run(progress, driver)
+        scratch = ViewScratch.make(views_beside) if (
+            driver == "mpi" and self.scenario.record_views) else None
+        try:
+            with pinned_threads() as numerics:  # the same bytes whatever OMP_NUM_THREADS says
+                run = self._run(progress, driver, scratch)
+        except BaseException:
+            if scratch is not None:
+                scratch.remove()
+            raise
+        run.scratch = scratch
         if run.reporting:
             run.report["numerics"] = numerics
         return run
 
-    def _run(self, progress: Progress | None, driver: str) -> ScenarioRun:
+    def _run(self, progress: Progress | None, driver: str,
+             scratch: ViewScratch | None) -> ScenarioRun:
         from sim.network import Network
         from sim.simulation import Simulation
 
@@ -147,7 +216,9 @@ class ScenarioPlan:
                                 scenario.bandwidth_mbps, scenario.links)
         simulation = Simulation(network, prime=scenario.prime, frac_bits=scenario.frac_bits,
                                 seed=self.seed, sealing=scenario.sealing, driver=driver,
-                                faults=scenario.faults)
+                                faults=scenario.faults, record_views=scenario.record_views,
+                                views="rank" if scratch else "gathered",
+                                view_sink=scratch.sink() if scratch else None)
         inp = RunInput(scenario, self.params, self.data, self.shards, simulation, self.seed,
                        progress, self.extras, self.attack)
         started = time.perf_counter()
@@ -331,9 +402,16 @@ def run_scenario(
             report.check_out_dir(out, "out")
             if driver != "mpi" or _is_root():  # held over the run: a second run fails at once
                 owned.enter_context(own_out_dir(out, "out"))
-        run = plan_scenario(source, seed=seed).run(progress, driver=driver)
+        run = plan_scenario(source, seed=seed).run(
+            progress, driver=driver, views_beside=Path(out) if out is not None else None)
         if out is not None and run.reporting:
-            run.write(out)
+            try:
+                run.write(out)
+            except BaseException:
+                if run.scratch is not None:
+                    run.scratch.remove()
+                raise
+            run.keep_views_in(Path(out))
     return run
 
 

@@ -4,6 +4,8 @@ Layout (README "Scenario format" has the full reference)::
 
     name = "quickstart"          # default: the file's stem
     seed = 7                     # default: fresh entropy, recorded in the report
+    record_views = true          # false: views keep no received messages; no views/ written
+    write_views = false          # true: --out gets views/ (one file per party, sim.view_store)
     [network]  parties (required), topology, latency_ms, bandwidth_mbps, sealing, [[links]]
     [field]    prime, frac_bits
     [data]     source = "synthetic" (rows, cols, kind, ...) | "file" (path) | "ratings" (path)
@@ -59,7 +61,7 @@ __all__ = [
 
 TOP_KEYS = {
     "name", "seed", "description", "network", "field", "data", "algorithm", "attack", "audit",
-    "fault",
+    "fault", "record_views", "write_views",
 }
 NETWORK_KEYS = {"parties", "topology", "latency_ms", "bandwidth_mbps", "sealing", "links"}
 LINK_KEYS = {"a", "b", "latency_ms", "bandwidth_mbps"}
@@ -143,6 +145,8 @@ class Scenario:
     attack: dict[str, Any] = field(default_factory=dict)
     attacks: tuple[AttackSpec, ...] = ()
     faults: FaultPlan = field(default_factory=FaultPlan)
+    record_views: bool = True
+    write_views: bool = False
 
     @property
     def algorithm_name(self) -> str:
@@ -268,13 +272,31 @@ def _validate(raw: dict[str, Any], base: Path, default_name: str) -> Scenario:
             )
 
     faults = parse_faults(raw.get("fault"))
+    record_views, write_views = _view_keys(raw, attacks)
     return Scenario(
         name=name, seed=seed, n_parties=n_parties, topology=net["topology"],
         latency_ms=net["latency_ms"], bandwidth_mbps=net["bandwidth_mbps"],
         sealing=net["sealing"], links=net["links"], prime=prime, frac_bits=frac_bits, data=data,
         algorithm=dict(alg), audits=audits, base_dir=base, description=description, source=raw,
-        attack=dict(attack), attacks=attacks, faults=faults,
+        attack=dict(attack), attacks=attacks, faults=faults, record_views=record_views,
+        write_views=write_views,
     )
+
+
+def _view_keys(raw: Mapping[str, Any], attacks: Sequence[AttackSpec]) -> tuple[bool, bool]:
+    """``record_views`` and ``write_views`` (issue 32): whether the views keep the received
+    messages, and whether ``--out`` gets them (:mod:`sim.view_store`)."""
+    record, write = raw.get("record_views", True), raw.get("write_views", False)
+    for key, value in (("record_views", record), ("write_views", write)):
+        if not isinstance(value, bool):
+            raise ScenarioError(f"{key} = {shown(value)} must be true or false")
+    if not record and write:
+        raise ScenarioError("write_views = true needs the views recorded; remove "
+                            "record_views = false")
+    if not record and attacks:
+        raise ScenarioError("[[attack]] reads the coalition's received messages; remove "
+                            "record_views = false")
+    return record, write
 
 
 def _validate_network(net: dict[str, Any]) -> dict[str, Any]:

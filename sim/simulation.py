@@ -338,6 +338,10 @@ class Simulation:
         (:class:`sim.drivers.rank_views.RankViews`), so its memory grows with its parties, not
         with M; outputs and the ledger are at every rank either way. SimPy holds every view
         in its one process and takes the default only.
+    view_sink : callable, optional
+        ``view_sink(views) -> views``: called after every completed run with the views the
+        driver returned; the Result holds what it returns (:class:`sim.view_store.ViewSink`
+        writes this process's views to disk and returns the lazy on-disk store).
     """
 
     def __init__(
@@ -357,6 +361,7 @@ class Simulation:
         driver: str = "simpy",
         faults: FaultPlan | None = None,
         views: str = "gathered",
+        view_sink: Callable[[Mapping[int, View]], Mapping[int, View]] | None = None,
     ) -> None:
         # a driver that spreads the parties over processes says where it can leave the views
         places = getattr(driver_class(driver), "view_places", VIEW_PLACES[:1])
@@ -364,6 +369,7 @@ class Simulation:
             raise InputError(f"views = {views!r} is not offered by driver {driver!r}; use one "
                              f"of {places}")
         self.views = views
+        self.view_sink = view_sink
         self.network = network
         self.field = prime_field(prime)
         self.fixed = FixedPoint(self.field, default_frac_bits(self.field) if frac_bits is None
@@ -491,6 +497,8 @@ class Simulation:
                                             time.perf_counter() - start, abort)
             raise
         wall = max(time.perf_counter() - start, outcome.wall_s or 0.0)
+        if self.view_sink is not None:
+            views = self.view_sink(views)  # type: ignore[assignment]
         return self._result(outcome, views, roles, run_seed, wall)
 
     @staticmethod
