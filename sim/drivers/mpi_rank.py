@@ -22,11 +22,18 @@ import numpy as np
 from parties.view import WALL, Message, View, received_message
 from protocols import wire
 from protocols.context import PartyContext
-from protocols.crypto.sealing import SEAL_OVERHEAD_BYTES
+from protocols.crypto.sealing import NONCE_BYTES, SEAL_OVERHEAD_BYTES
 from protocols.effects import Call
 from protocols.errors import InputError, MpcsimError, ProtocolAbort
 from sim.drivers.driver import ProgramFactory
-from sim.drivers.envelopes import Encoded, RunChannels, encode_payload, open_payload
+from sim.drivers.envelopes import (
+    Encoded,
+    RunChannels,
+    decode_payload,
+    encode_payload,
+    open_payload,
+    unseal_in_place,
+)
 from sim.drivers.interpreter import Interpreter, Key
 from sim.drivers.liveness import Liveness
 from sim.drivers.mpi_comm import (
@@ -39,13 +46,12 @@ from sim.drivers.mpi_comm import (
 from sim.drivers.mpi_faults import FaultInjection
 from sim.drivers.mpi_transfer import (
     DATA,
-    FRAME,
     IN_FLIGHT_BYTES,
-    BufferPool,
     Envelope,
     InFlight,
-    data_offset,
     framed,
+    read_frame,
+    received_storage,
 )
 from sim.faults import FaultLog
 from sim.ledger import Row
@@ -86,8 +92,6 @@ class RankLost(ProtocolAbort):
         return f"party {self.party} lost {where}: {self.reason}"
 
 
-
-
 _WAITING = object()
 """What a waiting party's loop yields here: the run resumes it with the message it waited for
 (:meth:`Run._arrive`) or throws the abort notice into it (:meth:`Run._aborted`)."""
@@ -107,7 +111,6 @@ class RankOutcome:
     deliveries: list[tuple[int, int, float]]
     wall_s: float
     faults: FaultLog | None = None
-
 
 
 class Run(FaultInjection, Interpreter):
@@ -153,7 +156,6 @@ class Run(FaultInjection, Interpreter):
         self.abort: ProtocolAbort | None = None  # the first abort this rank learned of
         self.own_failure: tuple[float, ProtocolAbort] | None = None
         self.requests = InFlight()  # sends in flight, with their (reused) buffers
-        self.received_buffers = BufferPool()
         self.sent = 0
         self.received = 0
         self.last_from_rank: dict[int, str] = {}
@@ -419,8 +421,8 @@ class Run(FaultInjection, Interpreter):
     def _poll(self) -> bool:
         """Receive every message that has arrived; True if there was any.
 
-        A probe tells the message's size, so it is received at once into a buffer of that
-        size, which the envelope keeps (no second message, no copy for a sealed one).
+        A probe tells the message's size, so it is received at once into storage of that
+        size (:func:`received_storage`), which becomes the payload's: no copy of its bytes.
         """
         got = False
         status = self.MPI.Status()
@@ -430,30 +432,25 @@ class Run(FaultInjection, Interpreter):
             if message is None:
                 return got
             got = True
-            buffer = self.received_buffers.take(status.Get_count(self.MPI.BYTE))
-            message.Recv([buffer, self.MPI.BYTE])
-            source, tag = status.Get_source(), status.Get_tag()
+            size, source = status.Get_count(self.MPI.BYTE), status.Get_source()
+            tag = status.Get_tag()
             if tag == _CONTROL_TAG:
-                self._control(source, buffer.tobytes())
-                self.received_buffers.give(buffer)
-            else:
-                self._receive_message(source, tag, buffer)
+                buffer = bytearray(size)
+                message.Recv([buffer, self.MPI.BYTE])
+                self._control(source, bytes(buffer))
+                continue
+            try:
+                raw, writable = received_storage(size, self.MPI.buffer.fromaddress)
+            except ValueError as exc:
+                raise MpcsimError(f"rank {source} sent a malformed frame: {exc}") from None
+            message.Recv([writable, self.MPI.BYTE])
+            self._receive_message(source, tag, raw, writable)
 
-    def _receive_message(self, source: int, tag: int, buffer: np.ndarray) -> None:
+    def _receive_message(self, source: int, tag: int, raw: bytes, writable: Any) -> None:
         """A message has arrived from rank ``source``: check its frame, hand over its data."""
         self.received += 1
-        try:
-            kind, sender, receiver, index, round_, sealed, row, n_proto, n_step, n_data = (
-                FRAME.unpack_from(buffer))
-            at = FRAME.size
-            protocol = buffer[at:at + n_proto].tobytes().decode()
-            step = buffer[at + n_proto:at + n_proto + n_step].tobytes().decode()
-        except (struct.error, UnicodeDecodeError) as exc:
-            raise MpcsimError(f"rank {source} sent a malformed frame: {exc}") from None
-        at = data_offset(n_proto, n_step)
-        if buffer.nbytes != at + n_data:
-            raise MpcsimError(f"rank {source} sent {buffer.nbytes - at} bytes of data where "
-                              f"its frame announced {n_data}")
+        kind, sender, receiver, index, round_, sealed, row, protocol, step, at = read_frame(
+            raw, source)
         if (kind != DATA or self.owner.get(sender) != source
                 or self.owner.get(receiver) != self.rank
                 or message_tag(Call(protocol, index), step, self.tag_ub) != tag):
@@ -461,20 +458,15 @@ class Run(FaultInjection, Interpreter):
                 f"rank {source} sent a frame whose header does not match its route or tag "
                 f"(party {sender} to party {receiver}, {protocol}#{index}.{step})"
             )
-        # sealed: opened from the received buffer into fresh bytes when the program asks;
-        # unsealed: immutable bytes, which the payload is decoded onto (the buffer is reused)
-        kept = None
-        if sealed:
-            data: bytes | memoryview = memoryview(buffer).toreadonly()[at:]
-            kept = buffer  # never reaches a program: it is opened into fresh bytes
-        else:
-            data = buffer[at:].tobytes()
-            self.received_buffers.give(buffer)
+        # the storage outlives the message as its payload's: what only the transport may see
+        # (the frame: the sender rank's row count) is erased before anything can see it
+        memoryview(writable)[:at] = bytes(at)
         now = time.time() - self.start
         self.deliveries.append((source, row, now))
         self.last_from_rank[source] = f"{protocol}#{index}"
-        self._arrive(Envelope(sender, receiver, protocol, index, step, round_, data,
-                               bool(sealed), now, buffer=kept))
+        self._arrive(Envelope(sender, receiver, protocol, index, step, round_,
+                              memoryview(raw)[at:], sealed, now,
+                              writable=memoryview(writable)[at:] if sealed else None))
 
     def _arrive(self, envelope: Envelope) -> None:
         if envelope.sealed:  # the receiver numbers a channel's messages as they arrive
@@ -491,15 +483,20 @@ class Run(FaultInjection, Interpreter):
             self.mailbox[receiver].setdefault(key, deque()).append(envelope)
 
     def _open(self, envelope: Envelope, number: int | None) -> Message:
-        try:
-            message = open_payload(self.channels, self.contexts[envelope.receiver],
-                                   envelope.sender, number, envelope.data,
-                                   Call(envelope.protocol, envelope.call), envelope.step,
-                                   envelope.round, self.driver.field)
-        finally:
-            if envelope.buffer is not None:  # opened (or refused): its buffer is free again
-                self.received_buffers.give(envelope.buffer)
-                envelope.buffer, envelope.data = None, b""
+        ctx, call = self.contexts[envelope.receiver], Call(envelope.protocol, envelope.call)
+        writable, envelope.writable = envelope.writable, None
+        if writable is None or number is None:
+            message = open_payload(self.channels, ctx, envelope.sender, number, envelope.data,
+                                   call, envelope.step, envelope.round, self.driver.field)
+        else:  # opened over its ciphertext; nonce and tag erased, the plaintext read in place
+            opened = unseal_in_place(self.channels, ctx, envelope.sender, number, writable,
+                                     call, envelope.step, envelope.round)
+            end = NONCE_BYTES + len(opened)
+            writable[:NONCE_BYTES] = bytes(NONCE_BYTES)
+            writable[end:] = bytes(len(writable) - end)
+            message = decode_payload(envelope.receiver, envelope.sender,
+                                     envelope.data[NONCE_BYTES:end], call, envelope.step,
+                                     envelope.round, self.driver.field)
         return received_message(message.sender, message.protocol, message.call, message.step,
                                 message.round, message.payload, envelope.arrived_s)
 
