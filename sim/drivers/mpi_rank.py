@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import struct
 import time
-import zlib
 from collections import deque
 from collections.abc import Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -50,6 +49,9 @@ from sim.drivers.mpi_transfer import (
     Envelope,
     InFlight,
     framed,
+    in_place_body,
+    isend_joined,
+    message_tag,
     read_frame,
     received_storage,
 )
@@ -58,20 +60,8 @@ from sim.ledger import Row
 
 _ABORT, _LOST = 2, 3  # control kinds (a party message's frame is DATA)
 _CONTROL_TAG = 1
-_FIRST_DATA_TAG = 16
 _LIVENESS_EVERY = 64
 _LOSS_GRACE_S = 1.0  # how long a failed run waits for a dead rank's connection to close
-
-
-def message_tag(call: Call, step: str, tag_ub: int) -> int:
-    """The MPI tag of a message: call number and step, mapped into the data tags.
-
-    ``(call · 2^10 + crc32(step) mod 2^10) mod (tag_ub − 16) + 16``. Tags 0..15 are the
-    driver's control tags. Receivers match any tag (messages are routed by their frame) and
-    check the tag against the frame.
-    """
-    raw = call.index * 1024 + zlib.crc32(step.encode()) % 1024
-    return raw % (tag_ub - _FIRST_DATA_TAG) + _FIRST_DATA_TAG
 
 
 class RankLost(ProtocolAbort):
@@ -380,12 +370,13 @@ class Run(FaultInjection, Interpreter):
         if not is_sealed and arr.dtype != object:
             head, dtype = wire.encoded_head(arr)
             n_bytes = len(head) + arr.size * dtype.itemsize
+            in_place = in_place_body(arr, dtype)  # sent from where it is: no copy
             buffer, at = framed(self.requests.buffers, pid, to, call, step, round_, False,
-                                row_index, n_bytes)
+                                row_index, n_bytes, None if in_place is None else len(head))
             buffer[at:at + len(head)] = np.frombuffer(head, dtype=np.uint8)
-            body = buffer[at + len(head):].view(dtype)
-            body[:] = arr.reshape(-1)
-            self._post(buffer, dest, call, step)
+            if in_place is None:
+                buffer[at + len(head):].view(dtype)[:] = arr.reshape(-1)
+            self._post(buffer, dest, call, step, in_place)
             return wire.payload_elements(arr), n_bytes
         data, elements = encode_payload(ctx, payload, encoded)
         if not is_sealed:
@@ -403,18 +394,25 @@ class Run(FaultInjection, Interpreter):
         self._post(buffer, dest, call, step)
         return elements, n_bytes
 
-    def _post(self, buffer: np.ndarray, dest: int, call: Call, step: str) -> None:
-        """Send ``buffer`` (frame and data) to rank ``dest``; it returns to the pool after."""
+    def _post(self, buffer: np.ndarray, dest: int, call: Call, step: str,
+              body: np.ndarray | None = None) -> None:
+        """Send ``buffer`` (frame and data) to rank ``dest``; it returns to the pool after.
+
+        With ``body``, the message is ``buffer`` ‖ ``body`` (:func:`isend_joined`), and it is
+        complete before this returns — the program that sent ``body`` may change it next.
+        """
         self._check_peers()
-        request = self.comm.Isend([buffer, self.MPI.BYTE], dest=dest,
-                                  tag=message_tag(call, step, self.tag_ub))
+        tag = message_tag(call, step, self.tag_ub)
+        request = (self.comm.Isend([buffer, self.MPI.BYTE], dest=dest, tag=tag)
+                   if body is None else isend_joined(self.comm, self.MPI, buffer, body, dest, tag))
         self.requests.add(request, buffer)
         self.sent += 1
-        while self.requests.bytes > IN_FLIGHT_BYTES:
+        limit = IN_FLIGHT_BYTES if body is None else 0
+        while self.requests.bytes > limit:
             # the receivers hold the rest: let the oldest complete, receiving meanwhile
             self._poll()
             self.requests.reap()
-            if self.requests.bytes > IN_FLIGHT_BYTES:
+            if self.requests.bytes > limit:
                 self._check_peers()
                 os.sched_yield()
 

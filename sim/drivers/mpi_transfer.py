@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ctypes
 import struct
+import zlib
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
@@ -97,6 +98,20 @@ class BufferPool:
             self._kept += size
 
 
+_FIRST_DATA_TAG = 16  # tags below are the driver's control tags
+
+
+def message_tag(call: Call, step: str, tag_ub: int) -> int:
+    """The MPI tag of a message: call number and step, mapped into the data tags.
+
+    ``(call · 2^10 + crc32(step) mod 2^10) mod (tag_ub − 16) + 16``. Tags 0..15 are the
+    driver's control tags. Receivers match any tag (messages are routed by their frame) and
+    check the tag against the frame.
+    """
+    raw = call.index * 1024 + zlib.crc32(step.encode()) % 1024
+    return raw % (tag_ub - _FIRST_DATA_TAG) + _FIRST_DATA_TAG
+
+
 @dataclass(slots=True)
 class Envelope:
     """A party message on its receiving rank, until its receiver reads it."""
@@ -125,11 +140,14 @@ def data_offset(n_protocol: int, n_step: int) -> int:
 
 
 def framed(buffers: BufferPool, pid: int, to: int, call: Call, step: str, round_: int,
-           sealed: bool, row_index: int, n_data: int) -> tuple[np.ndarray, int]:
-    """A send buffer holding a message's frame, and where its ``n_data`` bytes go."""
+           sealed: bool, row_index: int, n_data: int, room: int | None = None,
+           ) -> tuple[np.ndarray, int]:
+    """A send buffer holding a message's frame, and where its ``n_data`` bytes go: ``room``
+    bytes of them in the buffer (all by default; fewer when the rest is sent from where it is,
+    :func:`isend_joined`)."""
     protocol_raw, step_raw = call.protocol.encode(), step.encode()
     at = data_offset(len(protocol_raw), len(step_raw))
-    buffer = buffers.take(at + n_data)
+    buffer = buffers.take(at + (n_data if room is None else room))
     FRAME.pack_into(buffer, 0, DATA, pid, to, call.index, round_, int(sealed), row_index,
                     len(protocol_raw), len(step_raw), n_data)
     end = FRAME.size + len(protocol_raw)
@@ -159,6 +177,39 @@ def read_frame(raw: bytes, source: int) -> tuple[int, int, int, int, int, bool, 
         raise MpcsimError(f"rank {source} sent {len(raw) - at} bytes of data where its frame "
                           f"announced {n_data}")
     return kind, sender, receiver, index, round_, bool(sealed), row, protocol, step, at
+
+
+IN_PLACE_BYTES = 1 << 15
+"""An unsealed payload of at least this many bytes, already laid out as the wire lays out its
+elements, is sent from its own memory (:func:`in_place_body`)."""
+
+
+def in_place_body(payload: np.ndarray, dtype: np.dtype) -> np.ndarray | None:
+    """``payload``'s elements as one flat array to send from where they are, if they are laid
+    out as :mod:`protocols.wire` writes them (C order, the wire's ``dtype``: little-endian)
+    and large enough for a copy to cost more than describing two pieces to MPI; else None."""
+    if (payload.nbytes < IN_PLACE_BYTES or payload.dtype != dtype
+            or not payload.flags.c_contiguous):
+        return None
+    return payload.reshape(-1)
+
+
+def isend_joined(comm: Any, mpi: Any, head: np.ndarray, body: np.ndarray, dest: int,
+                 tag: int) -> Any:
+    """Send ``head`` ‖ ``body`` to rank ``dest`` as one MPI message, neither copied nor joined.
+
+    A struct datatype of the two pieces at their absolute addresses (``MPI_BOTTOM``), freed
+    once the send is posted (MPI keeps it for the pending send). The receiver sees one
+    message of ``head.nbytes + body.nbytes`` bytes. ``body`` must not change until the send
+    completes: the caller waits for it before the program that sent it runs again.
+    """
+    joined = mpi.Datatype.Create_struct(
+        [head.nbytes, body.nbytes], [mpi.Get_address(head), mpi.Get_address(body)],
+        [mpi.BYTE, mpi.BYTE]).Commit()
+    try:
+        return comm.Isend([mpi.BOTTOM, 1, joined], dest=dest, tag=tag)
+    finally:
+        joined.Free()
 
 
 class InFlight:
