@@ -154,9 +154,11 @@ def decode(data: bytes | bytearray | memoryview, field: PrimeField | None = None
         :data:`MAX_NDIM` dimensions, a dimension of 2^63 or more, an element width that does
         not match the dtype, or a field element outside [0, p).
     """
-    if type(data) is bytes and len(data) >= _VECTOR.size:
-        # the common case — a vector of numbers in an immutable buffer — in a few steps;
-        # anything unusual (or wrong) takes the general path, which says what is wrong
+    if (type(data) is bytes or (type(data) is memoryview and data.format == "B"
+                                and _views_bytes(data))) and len(data) >= _VECTOR.size:
+        # the common case — a vector of numbers in an immutable buffer (or a read-only byte
+        # view of one) — in a few steps; anything unusual (or wrong) takes the general path,
+        # which says what is wrong
         version, code, ndim, width, count = _VECTOR.unpack_from(data)
         dtype = _VECTOR_DTYPES.get((version, code, ndim, width))
         if dtype is not None and len(data) == _VECTOR.size + count * width:
