@@ -18,10 +18,8 @@ and what differs from SimPy is what the transport does:
   (``FRAME`` in :mod:`sim.drivers.mpi_transfer`: kind, sender, receiver, call, round, sealed,
   the sender's ledger row, the lengths; then protocol and step as UTF-8), then the data,
   written into a reused send buffer (:mod:`sim.drivers.mpi_transfer`): an unsealed numeric
-  payload is encoded straight into it — or, from 32 KiB when its elements are laid out as
-  the wire lays them out, sent from its own memory behind the frame (one struct datatype; the
-  send completes before its program runs on) — a sealed one sealed into it in place. Nothing
-  is pickled. The receiver probes the size and receives the message at once into a new
+  payload is encoded straight into it, a sealed one sealed into it in place. Nothing is
+  pickled. The receiver probes the size and receives the message at once into a new
   ``bytes`` object that becomes the payload's storage (the frame erased, a sealed message
   opened over its own ciphertext): the view's record and the program's array are read-only
   views of it, and no received byte is copied. Between two parties of

@@ -140,14 +140,11 @@ def data_offset(n_protocol: int, n_step: int) -> int:
 
 
 def framed(buffers: BufferPool, pid: int, to: int, call: Call, step: str, round_: int,
-           sealed: bool, row_index: int, n_data: int, room: int | None = None,
-           ) -> tuple[np.ndarray, int]:
-    """A send buffer holding a message's frame, and where its ``n_data`` bytes go: ``room``
-    bytes of them in the buffer (all by default; fewer when the rest is sent from where it is,
-    :func:`isend_joined`)."""
+           sealed: bool, row_index: int, n_data: int) -> tuple[np.ndarray, int]:
+    """A send buffer holding a message's frame, and where its ``n_data`` bytes go."""
     protocol_raw, step_raw = call.protocol.encode(), step.encode()
     at = data_offset(len(protocol_raw), len(step_raw))
-    buffer = buffers.take(at + (n_data if room is None else room))
+    buffer = buffers.take(at + n_data)
     FRAME.pack_into(buffer, 0, DATA, pid, to, call.index, round_, int(sealed), row_index,
                     len(protocol_raw), len(step_raw), n_data)
     end = FRAME.size + len(protocol_raw)
@@ -177,39 +174,6 @@ def read_frame(raw: bytes, source: int) -> tuple[int, int, int, int, int, bool, 
         raise MpcsimError(f"rank {source} sent {len(raw) - at} bytes of data where its frame "
                           f"announced {n_data}")
     return kind, sender, receiver, index, round_, bool(sealed), row, protocol, step, at
-
-
-IN_PLACE_BYTES = 1 << 15
-"""An unsealed payload of at least this many bytes, already laid out as the wire lays out its
-elements, is sent from its own memory (:func:`in_place_body`)."""
-
-
-def in_place_body(payload: np.ndarray, dtype: np.dtype) -> np.ndarray | None:
-    """``payload``'s elements as one flat array to send from where they are, if they are laid
-    out as :mod:`protocols.wire` writes them (C order, the wire's ``dtype``: little-endian)
-    and large enough for a copy to cost more than describing two pieces to MPI; else None."""
-    if (payload.nbytes < IN_PLACE_BYTES or payload.dtype != dtype
-            or not payload.flags.c_contiguous):
-        return None
-    return payload.reshape(-1)
-
-
-def isend_joined(comm: Any, mpi: Any, head: np.ndarray, body: np.ndarray, dest: int,
-                 tag: int) -> Any:
-    """Send ``head`` ‖ ``body`` to rank ``dest`` as one MPI message, neither copied nor joined.
-
-    A struct datatype of the two pieces at their absolute addresses (``MPI_BOTTOM``), freed
-    once the send is posted (MPI keeps it for the pending send). The receiver sees one
-    message of ``head.nbytes + body.nbytes`` bytes. ``body`` must not change until the send
-    completes: the caller waits for it before the program that sent it runs again.
-    """
-    joined = mpi.Datatype.Create_struct(
-        [head.nbytes, body.nbytes], [mpi.Get_address(head), mpi.Get_address(body)],
-        [mpi.BYTE, mpi.BYTE]).Commit()
-    try:
-        return comm.Isend([mpi.BOTTOM, 1, joined], dest=dest, tag=tag)
-    finally:
-        joined.Free()
 
 
 class InFlight:
