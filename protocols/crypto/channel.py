@@ -200,6 +200,33 @@ class SealedChannel:
         out[:NONCE_BYTES] = nonce
         self._aead.encrypt_into(nonce, plaintext, aad, out[NONCE_BYTES:])
 
+    def seal_in_place(
+        self, sequence: int, into: bytearray | memoryview,
+        header: EncodedHeader | tuple[int | str, ...] = (),
+    ) -> None:
+        """:meth:`seal_into` of the plaintext ``into`` already holds: one pass over the bytes.
+
+        ``into`` is nonce room ‖ plaintext ‖ tag room (:data:`SEAL_OVERHEAD_BYTES` more than
+        the plaintext); afterwards it holds the bytes :meth:`seal` returns. For a transport
+        that writes a payload's encoding straight into its send buffer: GCM is a counter mode,
+        so the ciphertext takes the plaintext's place (OpenSSL encrypts in place).
+
+        Raises
+        ------
+        InputError
+            As :meth:`seal`, or if ``into`` is not a writable contiguous buffer of at least
+            :data:`SEAL_OVERHEAD_BYTES` bytes.
+        """
+        out = memoryview(into)
+        if out.readonly or not out.c_contiguous or out.nbytes < SEAL_OVERHEAD_BYTES:
+            raise InputError("into must be a writable contiguous buffer of at least "
+                             f"{SEAL_OVERHEAD_BYTES} bytes, got {type(into).__name__}")
+        out = out.cast("B")
+        plaintext = out[NONCE_BYTES:len(out) - (SEAL_OVERHEAD_BYTES - NONCE_BYTES)]
+        nonce, aad = self._nonce_and_aad(sequence, plaintext, header)
+        out[:NONCE_BYTES] = nonce
+        self._aead.encrypt_into(nonce, plaintext, aad, out[NONCE_BYTES:])
+
     def open(
         self, sequence: int, sealed: bytes, header: EncodedHeader | tuple[int | str, ...] = ()
     ) -> bytes:

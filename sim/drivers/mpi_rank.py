@@ -359,21 +359,28 @@ class Run(FaultInjection, Interpreter):
                      encoded: Encoded) -> tuple[int, int]:
         """Write the message into one send buffer behind its frame, and post its send.
 
-        Unsealed numeric payloads are encoded straight into the buffer (one copy of the
-        elements); sealed ones are sealed into it from their encoding (AES-GCM writes in
-        place). Returns the payload's elements and the bytes the ledger counts.
+        Numeric payloads are encoded straight into the buffer (one copy of the elements) and,
+        if sealed, sealed there in place (one more pass, over memory just written: no encoding
+        in fresh memory first); ``object`` payloads are encoded, then copied or sealed into it.
+        Returns the payload's elements and the bytes the ledger counts.
         """
         pid = ctx.party
         arr = np.asarray(payload)
-        if not is_sealed and arr.dtype != object:
+        if arr.dtype != object:
             head, dtype = wire.encoded_head(arr)
-            n_bytes = len(head) + arr.size * dtype.itemsize
-            buffer, at = framed(self.requests.buffers, pid, to, call, step, round_, False,
-                                row_index, n_bytes)
-            buffer[at:at + len(head)] = np.frombuffer(head, dtype=np.uint8)
-            buffer[at + len(head):].view(dtype)[:] = arr.reshape(-1)
+            n_data = len(head) + arr.size * dtype.itemsize
+            room = SEAL_OVERHEAD_BYTES if is_sealed else 0
+            buffer, at = framed(self.requests.buffers, pid, to, call, step, round_, is_sealed,
+                                row_index, n_data + room)
+            start = at + NONCE_BYTES if is_sealed else at
+            buffer[start:start + len(head)] = np.frombuffer(head, dtype=np.uint8)
+            buffer[start + len(head):start + n_data].view(dtype)[:] = arr.reshape(-1)
+            if is_sealed:
+                self.channels.sending(ctx, to).seal_in_place(
+                    self._next_number(pid, to), memoryview(buffer)[at:],
+                    self.channels.header(call, step, round_))
             self._post(buffer, dest, call, step)
-            return wire.payload_elements(arr), n_bytes
+            return wire.payload_elements(arr), n_data + room
         data, elements = encode_payload(ctx, payload, encoded)
         if not is_sealed:
             n_bytes = len(data)

@@ -246,6 +246,27 @@ def test_open_into_wants_a_buffer_of_the_plaintexts_size() -> None:
     assert right == b"abcdef"
 
 
+@settings(max_examples=80, deadline=None)
+@given(key=KEY, sender=PARTY, receiver=PARTY, sequence=SEQUENCE, header=HEADER, size=SIZE)
+def test_seal_in_place_writes_the_bytes_of_seal_message(
+    key: bytes, sender: int, receiver: int, sequence: int, header: tuple, size: int,
+) -> None:
+    plaintext = plaintext_of(size, 3)
+    room = bytearray(b"pad" + bytes(NONCE_BYTES) + plaintext + bytes(16) + b"end")
+    SealedChannel(key, sender, receiver).seal_in_place(
+        sequence, memoryview(room)[3:len(room) - 3], header)
+    expected = seal_message(key, sender, receiver, sequence, plaintext, header)
+    assert bytes(room) == b"pad" + expected + b"end"
+
+
+def test_seal_in_place_wants_room_it_may_write() -> None:
+    channel = SealedChannel(bytes(range(32)), 1, 2)
+    for refused in (bytes(40), memoryview(bytes(40)), bytearray(SEAL_OVERHEAD_BYTES - 1),
+                    memoryview(bytearray(80))[::2]):
+        with pytest.raises(InputError, match="writable contiguous buffer"):
+            channel.seal_in_place(0, refused, ("h", 1))
+
+
 def test_open_in_place_wants_bytes_it_may_write() -> None:
     key = bytes(range(32))
     sealed = seal_message(key, 1, 2, 0, b"abcdef", ("h", 1))
