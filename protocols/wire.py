@@ -154,9 +154,11 @@ def decode(data: bytes | bytearray | memoryview, field: PrimeField | None = None
         :data:`MAX_NDIM` dimensions, a dimension of 2^63 or more, an element width that does
         not match the dtype, or a field element outside [0, p).
     """
-    if type(data) is bytes and len(data) >= _VECTOR.size:
-        # the common case — a vector of numbers in an immutable buffer — in a few steps;
-        # anything unusual (or wrong) takes the general path, which says what is wrong
+    if (type(data) is bytes or (type(data) is memoryview and data.format == "B"
+                                and _views_bytes(data))) and len(data) >= _VECTOR.size:
+        # the common case — a vector of numbers in an immutable buffer (or a read-only byte
+        # view of one) — in a few steps; anything unusual (or wrong) takes the general path,
+        # which says what is wrong
         version, code, ndim, width, count = _VECTOR.unpack_from(data)
         dtype = _VECTOR_DTYPES.get((version, code, ndim, width))
         if dtype is not None and len(data) == _VECTOR.size + count * width:
@@ -212,10 +214,13 @@ def decode(data: bytes | bytearray | memoryview, field: PrimeField | None = None
         arr = arr.reshape(shape)
         arr.flags.writeable = False
         return arr
-    # The array's memory is an immutable bytes object (``data`` itself, or a copy of a
-    # buffer the caller may still change), so it can never be made writeable.
+    # The array's memory is an immutable bytes object (``data`` itself, a read-only view of
+    # one — a transport's receive buffer — or a copy of a buffer the caller may still change),
+    # so it can never be made writeable.
     if isinstance(data, bytes):
         arr = np.frombuffer(data, dtype=_DTYPES[code], count=count, offset=offset)
+    elif _views_bytes(buf):
+        arr = np.frombuffer(buf, dtype=_DTYPES[code], count=count, offset=offset)
     else:
         arr = np.frombuffer(bytes(buf[offset:]), dtype=_DTYPES[code], count=count)
     if _DTYPES[code] != _NATIVE[code]:  # big-endian host: convert once, then freeze
@@ -223,6 +228,11 @@ def decode(data: bytes | bytearray | memoryview, field: PrimeField | None = None
     if field is not None and count and arr.dtype == field.dtype:
         _check_in_field(arr, field)
     return arr.reshape(shape)
+
+
+def _views_bytes(buf: memoryview) -> bool:
+    """Whether ``buf`` is a read-only view of an immutable ``bytes`` object."""
+    return buf.readonly and type(buf.obj) is bytes
 
 
 def _check_in_field(arr: np.ndarray, field: PrimeField) -> None:
@@ -266,12 +276,14 @@ def another_array(payload: np.ndarray) -> np.ndarray | None:
 
     Changing one array's shape, dtype or strides in place (``a.shape = ...`` works on any
     array) leaves the other as it was; their memory can change neither way. None when
-    ``payload`` does not view a ``bytes`` object (then copy it instead).
+    ``payload`` views neither a ``bytes`` object nor a read-only view of one (then copy it).
     """
     base: object = payload
     while isinstance(base, np.ndarray):
         base = base.base
-    if type(base) is not bytes or not payload.flags.c_contiguous:
+    if type(base) is not bytes and not (type(base) is memoryview and _views_bytes(base)):
+        return None
+    if not payload.flags.c_contiguous:
         return None
     nbytes = payload.nbytes
     if nbytes == len(base) and payload.ndim == 1:  # the whole buffer (decode_again's arrays)

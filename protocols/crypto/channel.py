@@ -6,8 +6,9 @@ that sends many messages on one directed channel: the AES-GCM key schedule, the 
 prefix and the associated data's channel fields are built once per channel, and a header
 (:func:`encode_header`) once for every channel it is sealed on, so a message costs the AEAD
 call and a few concatenations; :meth:`SealedChannel.open_into` authenticates a message into a
-buffer the caller reuses. The two functions of :mod:`protocols.crypto.sealing` stay the
-reference it is tested against (same bytes, same refusals, same error messages).
+buffer the caller reuses, :meth:`SealedChannel.open_in_place` over its own ciphertext. The two
+functions of :mod:`protocols.crypto.sealing` stay the reference it is tested against (same
+bytes, same refusals, same error messages).
 """
 
 from __future__ import annotations
@@ -199,6 +200,33 @@ class SealedChannel:
         out[:NONCE_BYTES] = nonce
         self._aead.encrypt_into(nonce, plaintext, aad, out[NONCE_BYTES:])
 
+    def seal_in_place(
+        self, sequence: int, into: bytearray | memoryview,
+        header: EncodedHeader | tuple[int | str, ...] = (),
+    ) -> None:
+        """:meth:`seal_into` of the plaintext ``into`` already holds: one pass over the bytes.
+
+        ``into`` is nonce room ‖ plaintext ‖ tag room (:data:`SEAL_OVERHEAD_BYTES` more than
+        the plaintext); afterwards it holds the bytes :meth:`seal` returns. For a transport
+        that writes a payload's encoding straight into its send buffer: GCM is a counter mode,
+        so the ciphertext takes the plaintext's place (OpenSSL encrypts in place).
+
+        Raises
+        ------
+        InputError
+            As :meth:`seal`, or if ``into`` is not a writable contiguous buffer of at least
+            :data:`SEAL_OVERHEAD_BYTES` bytes.
+        """
+        out = memoryview(into)
+        if out.readonly or not out.c_contiguous or out.nbytes < SEAL_OVERHEAD_BYTES:
+            raise InputError("into must be a writable contiguous buffer of at least "
+                             f"{SEAL_OVERHEAD_BYTES} bytes, got {type(into).__name__}")
+        out = out.cast("B")
+        plaintext = out[NONCE_BYTES:len(out) - (SEAL_OVERHEAD_BYTES - NONCE_BYTES)]
+        nonce, aad = self._nonce_and_aad(sequence, plaintext, header)
+        out[:NONCE_BYTES] = nonce
+        self._aead.encrypt_into(nonce, plaintext, aad, out[NONCE_BYTES:])
+
     def open(
         self, sequence: int, sealed: bytes, header: EncodedHeader | tuple[int | str, ...] = ()
     ) -> bytes:
@@ -267,6 +295,51 @@ class SealedChannel:
             self._aead.decrypt_into(nonce, memoryview(sealed)[NONCE_BYTES:], aad, into)
         except InvalidTag:
             raise AuthenticationError(self._forged) from None
+
+    def open_in_place(
+        self, sequence: int, sealed: bytearray | memoryview,
+        header: EncodedHeader | tuple[int | str, ...] = (),
+    ) -> memoryview:
+        """:meth:`open`, the plaintext decrypted over its own ciphertext: one pass over the bytes.
+
+        For a transport that received the sealed message into memory that becomes the
+        payload's storage (:mod:`sim.drivers.mpi_transfer`): GCM is a counter mode, so the
+        plaintext takes the ciphertext's place (OpenSSL decrypts in place); the nonce before
+        it and the tag after it stay as they were. The same checks and errors as :meth:`open`
+        (and :func:`open_message`).
+
+        Parameters
+        ----------
+        sequence, header
+            As for :meth:`open`.
+        sealed : bytearray or memoryview
+            nonce ‖ ciphertext ‖ tag in a writable buffer. After an
+            :class:`~protocols.errors.AuthenticationError` its ciphertext part is undefined.
+
+        Returns
+        -------
+        memoryview
+            The plaintext: ``sealed[NONCE_BYTES:len(sealed) - 16]``, writable.
+
+        Raises
+        ------
+        AuthenticationError
+            As :meth:`open`.
+        InputError
+            If ``sealed`` is not writable bytes.
+        """
+        if (not isinstance(sealed, (bytearray, memoryview)) or memoryview(sealed).readonly
+                or not memoryview(sealed).c_contiguous):
+            raise InputError("sealed must be a writable contiguous buffer, got "
+                             f"{type(sealed).__name__}")
+        view, nonce, aad = self._checked(sequence, sealed, header)
+        body = memoryview(view)[NONCE_BYTES:]
+        plaintext = body[:len(body) - (SEAL_OVERHEAD_BYTES - NONCE_BYTES)]
+        try:
+            self._aead.decrypt_into(nonce, body, aad, plaintext)
+        except InvalidTag:
+            raise AuthenticationError(self._forged) from None
+        return plaintext
 
     def _checked(
         self, sequence: int, sealed: bytes, header: EncodedHeader | tuple[int | str, ...]

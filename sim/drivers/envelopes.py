@@ -262,6 +262,16 @@ def unseal(
     return channels.receiving(ctx, sender).open(number, data, channels.header(call, step, round_))
 
 
+def unseal_in_place(
+    channels: RunChannels, ctx: PartyContext, sender: int, number: int,
+    sealed: memoryview, call: Call, step: str, round_: int,
+) -> memoryview:
+    """:func:`unseal` over the message's own ciphertext (``sealed`` is writable): the plaintext,
+    a view of ``sealed`` (:meth:`protocols.crypto.channel.SealedChannel.open_in_place`)."""
+    return channels.receiving(ctx, sender).open_in_place(number, sealed,
+                                                        channels.header(call, step, round_))
+
+
 def decode_payload(
     receiver: int, sender: int, data: bytes, call: Call, step: str, round_: int,
     field: PrimeField | None,

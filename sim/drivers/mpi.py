@@ -15,12 +15,14 @@ and what differs from SimPy is what the transport does:
   channel, the header — protocol, call, step, round — bound as associated data). Between
   ranks it travels as one MPI message of bytes, sent with a non-blocking ``Isend`` under an
   MPI tag derived from the call and the step (:func:`message_tag`): a fixed binary frame
-  (``_FRAME`` in :mod:`sim.drivers.mpi_rank`: kind, sender, receiver, call, round, sealed, the
-  sender's ledger row, the lengths; then protocol and step as UTF-8), then the data, written
-  into a reused send buffer (:mod:`sim.drivers.mpi_transfer`): an unsealed numeric payload is
-  encoded straight into it, a sealed one sealed into it in place. Nothing is pickled. The
-  receiver probes the size and receives the message at once into a buffer of that size; a
-  sealed message is opened from that buffer. Between two parties of
+  (``FRAME`` in :mod:`sim.drivers.mpi_transfer`: kind, sender, receiver, call, round, sealed,
+  the sender's ledger row, the lengths; then protocol and step as UTF-8), then the data,
+  written into a reused send buffer (:mod:`sim.drivers.mpi_transfer`): an unsealed numeric
+  payload is encoded straight into it, a sealed one sealed into it in place. Nothing is
+  pickled. The receiver probes the size and receives the message at once into a new
+  ``bytes`` object that becomes the payload's storage (the frame erased, a sealed message
+  opened over its own ciphertext): the view's record and the program's array are read-only
+  views of it, and no received byte is copied. Between two parties of
   one rank the same bytes are handed over in memory, so the bytes counted are the bytes that
   would travel.
 * ``Recv``/``RecvEach``/``RecvAny`` — wait until the message with that (sender, call, step) is

@@ -6,15 +6,21 @@ encoding (:mod:`protocols.wire`), written straight into the buffer for an unseal
 payload, or sealed into it (AES-GCM writes nonce ‖ ciphertext ‖ tag in place: no
 concatenation). The buffer is sent as it is (``Isend``: nothing pickled, nothing joined) and
 returns to :class:`BufferPool` once its send completes. The receiver probes the message's
-size and receives it at once into a buffer of that size.
+size and receives it at once into :func:`received_storage`: a new ``bytes`` object of that
+size, which becomes the payload's own storage — the view's record and the program's array are
+read-only arrays over it (:func:`protocols.wire.decode`), a sealed message is opened over its
+own ciphertext (:meth:`protocols.crypto.channel.SealedChannel.open_in_place`), and no byte of
+the message is copied on the receiving side.
 
-Buffers are numpy arrays: for a large message numpy asks the kernel for transparent huge pages,
-so fresh memory costs few page faults.
+Send buffers are numpy arrays: for a large message numpy asks the kernel for transparent huge
+pages, so fresh memory costs few page faults.
 """
 
 from __future__ import annotations
 
+import ctypes
 import struct
+import zlib
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from protocols.effects import Call
+from protocols.errors import MpcsimError
 from sim.drivers.interpreter import Key
 
 DATA = 1  # the frame kind of a party message (the transport's control kinds are others)
@@ -38,9 +45,35 @@ _POOL_PER_SIZE = 4  # free buffers kept per size
 _POOL_BYTES = 64 << 20  # and at most this many bytes in all
 
 
+_new_bytes = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.c_ssize_t)(
+    ("PyBytes_FromStringAndSize", ctypes.pythonapi))
+_BYTES_DATA = bytes.__basicsize__ - 1
+"""Where a ``bytes`` object's characters start from its address (CPython: after the header;
+the one extra byte of ``__basicsize__`` is the terminating NUL)."""
+
+
+def received_storage(size: int, writable_at: Any) -> tuple[bytes, Any]:
+    """A new ``bytes`` object of ``size`` bytes, and a writable buffer over its characters.
+
+    A transport receives a message into the writable buffer, then hands out only the
+    ``bytes`` object (read-only views of it): the payload's storage is immutable from then on,
+    as :func:`protocols.wire.decode` promises (a program cannot make it writeable again), and
+    it was never copied. The object is made as CPython makes the result of ``socket.recv``
+    or ``os.read`` — ``PyBytes_FromStringAndSize(NULL, size)``, then filled — and is written
+    only while this caller holds the one reference to it, before anything hashed or saw it.
+    Its characters are uninitialised until written: the caller writes every byte.
+
+    ``writable_at(address, size)`` makes the writable buffer (``MPI.buffer.fromaddress``);
+    it views memory the ``bytes`` object owns, so it must not outlive it.
+    """
+    if size < 2:  # 0 and 1-byte objects may be shared; no message is this short
+        raise ValueError(f"a received message of {size} bytes is shorter than its frame")
+    raw = _new_bytes(None, size)
+    return raw, writable_at(id(raw) + _BYTES_DATA, size)
+
+
 class BufferPool:
-    """Message buffers by size: a send's, reused once the send completed; a received
-    unsealed message's, once its bytes were copied out."""
+    """Send buffers by size, each reused once its send completed."""
 
     __slots__ = ("_free", "_kept")
 
@@ -65,6 +98,20 @@ class BufferPool:
             self._kept += size
 
 
+_FIRST_DATA_TAG = 16  # tags below are the driver's control tags
+
+
+def message_tag(call: Call, step: str, tag_ub: int) -> int:
+    """The MPI tag of a message: call number and step, mapped into the data tags.
+
+    ``(call · 2^10 + crc32(step) mod 2^10) mod (tag_ub − 16) + 16``. Tags 0..15 are the
+    driver's control tags. Receivers match any tag (messages are routed by their frame) and
+    check the tag against the frame.
+    """
+    raw = call.index * 1024 + zlib.crc32(step.encode()) % 1024
+    return raw % (tag_ub - _FIRST_DATA_TAG) + _FIRST_DATA_TAG
+
+
 @dataclass(slots=True)
 class Envelope:
     """A party message on its receiving rank, until its receiver reads it."""
@@ -75,11 +122,11 @@ class Envelope:
     call: int
     step: str
     round: int
-    data: bytes | memoryview  # a sealed message's bytes may be the received buffer's view
+    data: bytes | memoryview  # a received message's: a read-only view of its storage
     sealed: bool
     arrived_s: float = 0.0  # wall clock since the run's start, when it reached its receiver
     number: int | None = None  # its number on its sealed channel, given on arrival
-    buffer: np.ndarray | None = None  # the received buffer ``data`` views, reused once opened
+    writable: Any = None  # a sealed received message's ``data``, writable: opened in place
 
     @property
     def key(self) -> Key:
@@ -105,6 +152,28 @@ def framed(buffers: BufferPool, pid: int, to: int, call: Call, step: str, round_
     buffer[end:end + len(step_raw)] = np.frombuffer(step_raw, dtype=np.uint8)
     buffer[end + len(step_raw):at] = 0
     return buffer, at
+
+
+def read_frame(raw: bytes, source: int) -> tuple[int, int, int, int, int, bool, int, str, str,
+                                                  int]:
+    """A received message's frame: kind, sender, receiver, call, round, sealed, the sender's
+    row, protocol, step, and where its data starts (checked against the message's length).
+
+    Raises :class:`~protocols.errors.MpcsimError` naming rank ``source`` on a malformed frame.
+    """
+    try:
+        kind, sender, receiver, index, round_, sealed, row, n_proto, n_step, n_data = (
+            FRAME.unpack_from(raw))
+        at = FRAME.size
+        protocol = raw[at:at + n_proto].decode()
+        step = raw[at + n_proto:at + n_proto + n_step].decode()
+    except (struct.error, UnicodeDecodeError) as exc:
+        raise MpcsimError(f"rank {source} sent a malformed frame: {exc}") from None
+    at = data_offset(n_proto, n_step)
+    if len(raw) != at + n_data:
+        raise MpcsimError(f"rank {source} sent {len(raw) - at} bytes of data where its frame "
+                          f"announced {n_data}")
+    return kind, sender, receiver, index, round_, bool(sealed), row, protocol, step, at
 
 
 class InFlight:

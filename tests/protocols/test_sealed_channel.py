@@ -173,6 +173,21 @@ def test_a_channel_refuses_what_open_message_refuses_with_its_message(
         assert bytes(room[:5]) == bytes(5)
     else:
         assert into_outcome == reference
+    # open_in_place: the same refusals for bytes it may write; on success the plaintext over
+    # the ciphertext, the nonce and the tag as they were
+    if isinstance(sealed, bytes | bytearray | memoryview):
+        writable = bytearray(b"pad" + bytes(sealed))
+        in_place = outcome(lambda: channel.open_in_place(expect_sequence,
+                                                          memoryview(writable)[3:],
+                                                          expect_header))
+        if reference[0] == "value":
+            assert in_place[0] == "value" and bytes(in_place[1]) == plaintext
+            n = len(plaintext)
+            assert bytes(writable[3 + NONCE_BYTES:3 + NONCE_BYTES + n]) == plaintext
+            assert bytes(writable[:3 + NONCE_BYTES]) == b"pad" + bytes(sealed)[:NONCE_BYTES]
+            assert bytes(writable[3 + NONCE_BYTES + n:]) == bytes(sealed)[NONCE_BYTES + n:]
+        else:
+            assert in_place == reference
     if tamper not in TAMPERS[-4:]:  # the header encoded once, as a driver does
         encoded = encode_header(expect_header)
         assert outcome(lambda: channel.open(expect_sequence, sealed, encoded)) == reference
@@ -229,6 +244,37 @@ def test_open_into_wants_a_buffer_of_the_plaintexts_size() -> None:
     right = bytearray(6)
     channel.open_into(0, sealed, right, encode_header(("h", 1)))
     assert right == b"abcdef"
+
+
+@settings(max_examples=80, deadline=None)
+@given(key=KEY, sender=PARTY, receiver=PARTY, sequence=SEQUENCE, header=HEADER, size=SIZE)
+def test_seal_in_place_writes_the_bytes_of_seal_message(
+    key: bytes, sender: int, receiver: int, sequence: int, header: tuple, size: int,
+) -> None:
+    plaintext = plaintext_of(size, 3)
+    room = bytearray(b"pad" + bytes(NONCE_BYTES) + plaintext + bytes(16) + b"end")
+    SealedChannel(key, sender, receiver).seal_in_place(
+        sequence, memoryview(room)[3:len(room) - 3], header)
+    expected = seal_message(key, sender, receiver, sequence, plaintext, header)
+    assert bytes(room) == b"pad" + expected + b"end"
+
+
+def test_seal_in_place_wants_room_it_may_write() -> None:
+    channel = SealedChannel(bytes(range(32)), 1, 2)
+    for refused in (bytes(40), memoryview(bytes(40)), bytearray(SEAL_OVERHEAD_BYTES - 1),
+                    memoryview(bytearray(80))[::2]):
+        with pytest.raises(InputError, match="writable contiguous buffer"):
+            channel.seal_in_place(0, refused, ("h", 1))
+
+
+def test_open_in_place_wants_bytes_it_may_write() -> None:
+    key = bytes(range(32))
+    sealed = seal_message(key, 1, 2, 0, b"abcdef", ("h", 1))
+    channel = SealedChannel(key, 1, 2)
+    for refused in (sealed, memoryview(sealed), memoryview(bytearray(sealed * 2))[::2]):
+        with pytest.raises(InputError, match="writable contiguous buffer"):
+            channel.open_in_place(0, refused, ("h", 1))
+    assert bytes(channel.open_in_place(0, bytearray(sealed), ("h", 1))) == b"abcdef"
 
 
 def test_a_channel_neither_shows_nor_keeps_its_key() -> None:

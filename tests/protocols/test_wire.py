@@ -348,3 +348,29 @@ def test_encoded_head_then_elements_is_the_encoding(arr):
 def test_encoded_head_refuses_object_payloads():
     with pytest.raises(wire.WireFormatError, match="fixed-width"):
         wire.encoded_head(np.array([1, 2], dtype=object))
+
+
+@pytest.mark.parametrize("payload", [np.arange(7, dtype=np.uint64), np.arange(6.0).reshape(2, 3),
+                                     np.arange(5, dtype=np.uint8)])
+def test_a_read_only_view_of_bytes_decodes_without_a_copy(payload: np.ndarray) -> None:
+    """A transport's received storage: bytes with something before and after the encoding.
+    The decoded array views those bytes (no copy: its memory is theirs), cannot be made
+    writeable, and another array of it views them too."""
+    encoded = wire.encode(payload)
+    storage = bytes(5) + encoded + bytes(16)
+    view = memoryview(storage)[5:5 + len(encoded)]
+    got = wire.decode(view)
+    assert np.array_equal(got, payload) and got.shape == payload.shape
+    assert got.__array_interface__["data"][0] == (
+        np.frombuffer(storage, np.uint8).__array_interface__["data"][0] + 5 + len(encoded)
+        - payload.nbytes)
+    with pytest.raises(ValueError):
+        got.flags.writeable = True
+    other = wire.another_array(got)
+    assert other is not None and other is not got and np.array_equal(other, payload)
+    assert other.__array_interface__["data"][0] == got.__array_interface__["data"][0]
+    # a writable buffer's view is copied: the array must not change with the buffer
+    writable = bytearray(encoded)
+    copied = wire.decode(memoryview(writable))
+    writable[-1] ^= 0xFF
+    assert np.array_equal(copied, payload)

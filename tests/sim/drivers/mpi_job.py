@@ -4,6 +4,7 @@
     mpiexec -n R python mpi_job.py raise                   # party 1 raises in its 2nd call
     mpiexec -n R python mpi_job.py tamper                  # a forged message to party 2
     mpiexec -n R python mpi_job.py noviews                 # record_views = False
+    mpiexec -n 2 python mpi_job.py received                # received payloads' storage
 
 ``scenarios`` writes, per name, ``OUT/NAME/`` (report.json, outputs.npz, ledger.csv) and
 ``OUT/NAME/views.txt`` (:func:`mpi_catalog.views_digest`), or ``OUT/NAME.error`` with the
@@ -23,7 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from mpi_catalog import SCENARIOS, views_digest
 
-from parties.party import site_parties
+from parties.party import Party, site_parties
+from protocols.effects import Recv, Send
 from protocols.errors import MpcsimError
 from protocols.secure_sum import secure_sum
 from sim.network import Network
@@ -89,7 +91,85 @@ def noviews() -> int:
     return 0
 
 
+def sent_payloads(run: int) -> list[np.ndarray]:
+    """What party 0 sends party 1 in run ``run``: small, eager-sized and large arrays."""
+    return [np.arange(n, dtype=np.float64) * (run + 1) + k
+            for k, n in enumerate((5, 2_000, 1 << 17))]
+
+
+def storage(arr: np.ndarray) -> object:
+    """The object at the end of an array's ``base`` chain (a memoryview's, its ``obj``)."""
+    base: object = arr
+    while isinstance(base, np.ndarray):
+        base = base.base
+    return base.obj if isinstance(base, memoryview) else base
+
+
+def receiving(ctx, sealing_run: int):
+    """Party 0 sends its payloads; party 1 receives them, tries to write into each, returns
+    what it found."""
+    call = ctx.new_call("probe")
+    if ctx.party == 0:
+        for i, payload in enumerate(sent_payloads(sealing_run)):
+            yield Send(1, payload, call, f"m{i}")
+        return None
+    refused = []
+    for i in range(len(sent_payloads(sealing_run))):
+        got = yield Recv(0, call, f"m{i}")
+        try:
+            got.flags.writeable = True
+            got[...] = -1.0
+            refused.append(False)
+        except ValueError:
+            refused.append(True)
+        got.shape = (1, got.size)  # its own array object: the view's record keeps its shape
+    return refused
+
+
+def received() -> int:
+    """Two runs of party 0 → party 1 (each unsealed and sealed), views kept on their ranks;
+    rank 1 prints, for the first runs' records after the second runs: equal to what was sent
+    (numpy's arrays), read-only, refused to the program, shapes kept, storage an immutable
+    ``bytes`` object of its own holding nothing but the payload's encoding (and zeros)."""
+    from protocols import wire
+
+    report = {}
+    for sealing in (False, True):
+        keys = "preshared" if sealing else "none"
+        runs = [Simulation(Network.build(2), seed=9, driver="mpi", views="rank",
+                           sealing=sealing, keys=keys).run(
+                    [Party(p, lambda ctx, r=r: receiving(ctx, r), {}) for p in range(2)])
+                for r in range(2)]
+        if MPI.COMM_WORLD.Get_rank() != 1:
+            continue
+        records = [m.payload for m in runs[0].views[1].received]
+        later = [m.payload for m in runs[1].views[1].received]
+        roots = [storage(r) for r in records + later]
+        rest = []
+        for record, expected in zip(records, sent_payloads(0), strict=True):
+            root = storage(record)
+            encoding = wire.encode(expected)
+            at = root.find(encoding)
+            rest.append(at >= 0 and not any(root[:at] + root[at + len(encoding):]))
+        report["sealed" if sealing else "unsealed"] = {
+            "equal": [bool(np.array_equal(r, e) and r.shape == e.shape)
+                      for r, e in zip(records, sent_payloads(0), strict=True)],
+            "later_equal": [bool(np.array_equal(r, e))
+                            for r, e in zip(later, sent_payloads(1), strict=True)],
+            "read_only": [not r.flags.writeable for r in records],
+            "refused_to_program": runs[0].outputs[1],
+            "bytes_roots": [type(root) is bytes for root in roots],
+            "distinct_roots": len({id(root) for root in roots}) == len(roots),
+            "only_the_encoding": rest,
+        }
+    if MPI.COMM_WORLD.Get_rank() == 1:
+        sys.stdout.write(json.dumps(report) + "\n")
+    return 0
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "received":
+        raise SystemExit(received())
     if sys.argv[1] == "noviews":
         raise SystemExit(noviews())
     if sys.argv[1] == "scenarios":

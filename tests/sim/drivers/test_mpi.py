@@ -8,15 +8,19 @@ ledger rows except the two time columns, and identical views (``mpi_catalog.view
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import fcntl
 import io
 import json
 import os
 import re
 import signal
+import struct
 import subprocess
 import sys
 import sysconfig
+import termios
 import threading
 from pathlib import Path
 
@@ -142,6 +146,25 @@ def test_record_views_false_is_honoured_under_mpi() -> None:
     assert np.allclose(total, sum(np.arange(5.0) + m for m in range(4)))
 
 
+def test_a_received_payload_is_its_own_immutable_storage_under_mpi() -> None:
+    """Received straight into their storage (no copy), payloads stay what a view needs: after
+    a second run received more into fresh storage, the first run's records still equal what
+    was sent (numpy's arrays), are read-only, and the program could not make its array
+    writeable; each record's memory is an immutable ``bytes`` object of its own, holding the
+    payload's wire encoding and zeros only (the frame, nonce and tag erased). Unsealed and
+    sealed (opened over its own ciphertext)."""
+    done = mpiexec(2, str(HERE / "mpi_job.py"), "received", timeout=120)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert set(report) == {"unsealed", "sealed"}
+    for found in report.values():
+        assert found["equal"] == [True] * 3 and found["later_equal"] == [True] * 3
+        assert found["read_only"] == [True] * 3
+        assert found["refused_to_program"] == [True] * 3
+        assert found["bytes_roots"] == [True] * 6 and found["distinct_roots"]
+        assert found["only_the_encoding"] == [True] * 3
+
+
 def test_a_raising_program_ends_every_rank() -> None:
     done = mpiexec(2, str(HERE / "mpi_job.py"), "raise", timeout=120)
     assert done.returncode != 0
@@ -207,13 +230,53 @@ def rank_pids(marker: str) -> dict[int, int]:
     return ranks
 
 
+def _pipes(pid: int) -> dict[str, int]:
+    """The pipes process ``pid`` holds: fd number by ``pipe:[inode]``."""
+    held = {}
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        with contextlib.suppress(OSError):
+            link = os.readlink(f"/proc/{pid}/fd/{fd}")
+            if link.startswith("pipe:"):
+                held[link] = int(fd)
+    return held
+
+
+def armed(rank_pid: int) -> bool:
+    """Whether the rank said its death would be reported: its liveness connection is up.
+
+    The rank writes ``A`` (:data:`sim.drivers.liveness.ARMED`) on the pipe to the process that
+    supervises it (:func:`sim.drivers.launch.supervise_rank`), which reads it only once the
+    rank has ended. That pipe is the one the two hold under different descriptors (the pipes
+    they inherited, they hold under the same); the bytes waiting in it are counted without
+    reading them (``FIONREAD`` on the supervisor's end, opened through /proc).
+    """
+    try:
+        stat = Path(f"/proc/{rank_pid}/stat").read_text()
+        parent = int(stat[stat.rindex(")") + 2:].split()[1])
+        theirs, mine = _pipes(parent), _pipes(rank_pid)
+        for link in theirs.keys() & mine.keys():
+            if theirs[link] == mine[link]:
+                continue
+            fd = os.open(f"/proc/{parent}/fd/{theirs[link]}", os.O_RDONLY | os.O_NONBLOCK)
+            try:
+                waiting = struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, bytes(4)))[0]
+            finally:
+                os.close(fd)
+            return waiting > 0
+    except OSError:
+        pass
+    return False
+
+
 def test_a_killed_rank_ends_every_rank_without_partial_files(tmp_path: Path) -> None:
     """SIGKILL one rank well into a run: rank 0 names it, every rank ends, nothing written.
 
-    The kill comes once rank 0's progress says the run has been going for 3 s (its clock
-    starts after the imports and the planning; MPI set-up and key agreement take well under a
-    second of it), so it lands in the sweeps however slow the machine is. A rank killed while
-    the job still starts is the launcher's to report (see ``launch`` in :mod:`sim.drivers.launch`).
+    The kill comes once every rank has said its death would be reported (:func:`armed`: its
+    liveness connection to rank 0 is up, so the parties run) and rank 0's progress has beaten
+    at least once since (a second or more into the sweeps), so it lands in a call however slow
+    the machine is to start the ranks (seconds when loaded: a kill keyed on the run's elapsed
+    time alone could land before rank 1 had connected). A rank killed while the job still
+    starts is the launcher's to report (see ``launch`` in :mod:`sim.drivers.launch`).
     """
     short = tmp_path / "short.toml"
     short.write_text(LONG.replace("iterations = 4000", "iterations = 1"))
@@ -239,15 +302,20 @@ def test_a_killed_rank_ends_every_rank_without_partial_files(tmp_path: Path) -> 
     watchdog = threading.Timer(300, proc.kill)  # a hung job fails the test, not the suite
     watchdog.start()
     seen = []
+    connected = False  # every rank armed at an earlier heartbeat
+    pids: dict[int, int] = {}
     try:
         assert proc.stderr is not None
         for line in proc.stderr:
             seen.append(line)
-            elapsed = re.search(r": (\d+) s elapsed", line)
-            if elapsed and int(elapsed.group(1)) >= 3:
+            if not re.search(r": \d+ s elapsed", line):
+                continue
+            if connected:
                 break
-        pids = rank_pids(str(scenario))
-        assert len(pids) == 2 and proc.poll() is None, "the run ended before the kill"
+            pids = rank_pids(str(scenario))
+            connected = len(pids) == 2 and all(armed(pid) for pid in pids.values())
+        assert connected and len(pids) == 2 and proc.poll() is None, (
+            "the run ended before the kill")
         os.kill(pids[1], signal.SIGKILL)
         _, rest = proc.communicate(timeout=60)
     finally:
