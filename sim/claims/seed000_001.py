@@ -384,7 +384,7 @@ def c12(runs: Runs) -> Outcome:
         + (f"At k = 50 the SVD starts end lowest of those run for τ = {tau} sweeps "
            f"({at50('pd_svd')}, {at50('nndsvd')}, {at50('random')}, {at50('pd_nmf_init')}); "
            if svd_first else "")
-        + (f"random_2x ({at50('random_2x')}) ends below them all: at k = 50 no start is "
+        + (f"{at50('random_2x')} ends below them all: at k = 50 no start is "
            f"near convergence after τ = {tau} sweeps, so τ more sweeps outweigh any start; "
            "WR-NMF starts from each party's local k = 50 model of ~90 users, which overfits "
            "them (the most likely reason, not measured apart); the ratings are a rank-5 model "
