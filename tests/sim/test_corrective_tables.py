@@ -9,6 +9,7 @@ repetition.
 
 from __future__ import annotations
 
+import itertools
 import re
 from pathlib import Path
 
@@ -215,3 +216,39 @@ def test_cli_writes_table1_and_refuses_a_model_key(tmp_path: Path,
     _, err = capsys.readouterr()
     assert err.startswith("error: ") and "attack" in err and len(err.splitlines()) == 1
     assert not (tmp_path / "bad_out").exists()
+
+
+def test_time_budget_gives_every_method_the_same_modelled_time() -> None:
+    """``budget = "time"``: each method runs the iterations that fit the costliest method's
+    budget in modelled operations, so any two methods' modelled times lie within one
+    iteration's cost of each other; the masked methods (Z = 0 off the observed entries) get
+    about 1/density as many iterations as the dense ones. The default budget runs
+    ``iterations`` everywhere."""
+    from algorithms.nmf.corrective_cost import iteration_flops
+    from sim.experiments.nmf.corrective_nmf_tables import settings_of
+
+    spec = small(iterations=4, repetitions=1, budget="time", table="1")
+    m = run_scenario(spec).report["metrics"]
+    its = m["iterations_by_method"]
+    assert m["budget"] == "time" and its[RM] == its[RC] == its[RCN] == 4
+    row = m["per_repetition"][0]["model 1"]
+    assert {label: row[label]["iterations"] for label in its} == its
+    n, cols, k, observed = 400, 200, 10, row[IM]["observed"]
+    assert 0.1 * n * cols < observed < 0.2 * n * cols  # the training set, 15 % dense
+    # the modelled cost of one iteration, written out (module docstring of corrective_cost)
+    dense = 12 * n * cols * k + 2 * n * cols + 3 * k * (n + cols)
+    masked = 12 * observed * k + 2 * observed + 3 * k * (n + cols)
+    assert its[IM] == 4 * (dense + 3 * observed) // masked
+    assert its[IC] == 4 * (dense + 3 * observed) // (masked + 3 * observed)
+    from sim.experiments.nmf.corrective_nmf_tables import METHODS as rows
+    from sim.experiments.nmf.corrective_nmf_tables import Protocol
+    protocol = Protocol(k=k, iterations=4, lam=1.0, holdout=0.1, flip_probability=0.1,
+                        attackers=0, target_cols=None, target_min_mean=3.5, rating=1.0,
+                        filler=19, budget="time")
+    cost = {r.label: iteration_flops(settings_of(r, protocol), n, cols, k, observed)
+            for r in rows}
+    spent = {label: its[label] * cost[label] for label in cost}
+    for a, b in itertools.combinations(cost, 2):
+        assert abs(spent[a] - spent[b]) <= max(cost[a], cost[b]), (a, b, spent)
+    default = run_scenario(small(iterations=4, repetitions=1, table="1")).report["metrics"]
+    assert default["iterations_by_method"] == dict.fromkeys(cost, 4)

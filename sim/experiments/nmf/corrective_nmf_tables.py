@@ -158,6 +158,7 @@ import numpy as np
 
 from algorithms import data as data_io
 from algorithms.nmf.corrective import CorrectiveSettings, corrective_nmf, random_start
+from algorithms.nmf.corrective_cost import iteration_flops, iterations_for_budget
 from protocols import seeds
 from protocols.errors import ScenarioError
 from sim import plots
@@ -226,6 +227,8 @@ class Protocol:
     rating: float
     filler: int
     replace_base: str = "original"
+    fill: str = "every"
+    budget: str = "iterations"
     low: float = 1.0
     high: float = 5.0
 
@@ -253,16 +256,40 @@ def mean_prediction_shift(clean: np.ndarray, attacked: np.ndarray,
     return float(np.mean(diff if signed else np.abs(diff)))
 
 
-def _fit(V: np.ndarray, W0: np.ndarray, H0: np.ndarray, method: Method,
-         protocol: Protocol) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
-    """One factorisation: W, H, the final marks and its wall time."""
+def settings_of(method: Method, protocol: Protocol) -> CorrectiveSettings:
+    """Algorithm 1's settings for one row of the tables under ``protocol``."""
 
-    settings = CorrectiveSettings(mode=method.mode, missing=method.missing, lam=protocol.lam,
-                                  interpolate=method.interpolate,
-                                  replace_base=protocol.replace_base)
+    return CorrectiveSettings(mode=method.mode, missing=method.missing, lam=protocol.lam,
+                              interpolate=method.interpolate,
+                              replace_base=protocol.replace_base, fill=protocol.fill)
+
+
+def method_iterations(V: np.ndarray, protocol: Protocol) -> dict[str, int]:
+    """Iterations of each method on V: ``protocol.iterations`` for every method, or under
+    ``budget = "time"`` the iterations that fit the costliest method's ``iterations``
+    in modelled operations (:mod:`algorithms.nmf.corrective_cost`)."""
+
+    if protocol.budget == "iterations":
+        return {method.label: protocol.iterations for method in METHODS}
+    n, m = V.shape
+    observed = int((~np.isnan(V)).sum())
+    costs = {method.label: iteration_flops(settings_of(method, protocol), n, m, protocol.k,
+                                           observed) for method in METHODS}
+    return iterations_for_budget(costs, protocol.iterations)
+
+
+def _fit(V: np.ndarray, W0: np.ndarray, H0: np.ndarray, method: Method,
+         protocol: Protocol) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, float]]:
+    """One factorisation: W, H, the final marks, and its wall time, iterations and
+    observed entries (the budget's inputs)."""
+
+    iterations = method_iterations(V, protocol)[method.label]
     start = time.perf_counter()
-    fit = corrective_nmf(V, W0, H0, iterations=protocol.iterations, settings=settings)
-    return fit.W, fit.H, fit.corrupt, time.perf_counter() - start
+    fit = corrective_nmf(V, W0, H0, iterations=iterations,
+                         settings=settings_of(method, protocol))
+    return fit.W, fit.H, fit.corrupt, {"seconds": time.perf_counter() - start,
+                                       "iterations": iterations,
+                                       "observed": int((~np.isnan(V)).sum())}
 
 
 def draw_targets(train: np.ndarray, rng: np.random.Generator,
@@ -335,14 +362,14 @@ def repetition(ratings: np.ndarray, party_rows: np.ndarray, protocol: Protocol,
     for name in TABLE1_MODELS + TABLE2_MODELS:
         out[name] = {}
     for method in METHODS:
-        W, H, marks, secs = _fit(train, W0[:n], H0, method, protocol)
+        W, H, marks, ran = _fit(train, W0[:n], H0, method, protocol)
         WH_clean = W @ H
         if tables != "2":
-            row = _scores(test, WH_clean, secs)
+            row = _scores(test, WH_clean, ran)
             row["marked_fraction"] = float(marks[~np.isnan(train)].mean())
             out["model 1"][method.label] = row
-            W, H, marks, secs = _fit(flipped, W0[:n], H0, method, protocol)
-            row = _scores(test, W @ H, secs)
+            W, H, marks, ran = _fit(flipped, W0[:n], H0, method, protocol)
+            row = _scores(test, W @ H, ran)
             row["marked_fraction"] = float(marks[~np.isnan(flipped)].mean())
             out["model 2"][method.label] = row
         if tables == "1":
@@ -351,7 +378,7 @@ def repetition(ratings: np.ndarray, party_rows: np.ndarray, protocol: Protocol,
                  np.arange(n, n + n_adv)),
                 ("model 4", model4, W0[:n], genuine4, converted))
         for name, V, W_start, genuine, adversaries in runs:
-            W, H, marks, secs = _fit(V, W_start, H0, method, protocol)
+            W, H, marks, ran = _fit(V, W_start, H0, method, protocol)
             WH = W[:n] @ H
             cells = np.ix_(genuine, targets)
             out[name][method.label] = {
@@ -362,14 +389,14 @@ def repetition(ratings: np.ndarray, party_rows: np.ndarray, protocol: Protocol,
                 "rmse_target": (held_out_rmse(target_test[genuine], WH[genuine])
                                 if has_target_test else None),
                 "adversarial_marked": float(marks[np.ix_(adversaries, targets)].mean()),
-                "seconds": secs,
+                **ran,
             }
     return {key: value for key, value in out.items() if value or not key.startswith("model")}
 
 
-def _scores(test: np.ndarray, WH: np.ndarray, secs: float) -> dict[str, float]:
+def _scores(test: np.ndarray, WH: np.ndarray, ran: dict[str, float]) -> dict[str, float]:
     return {"normalised_mae": normalised_mae(test, WH), "rmse": held_out_rmse(test, WH),
-            "seconds": secs}
+            **ran}
 
 
 # -- the catalogue entry ------------------------------------------------------------------------
@@ -412,7 +439,8 @@ def _protocol(inp: RunInput) -> tuple[Protocol, np.ndarray]:
                         holdout=p["holdout"], flip_probability=p["flip_probability"],
                         attackers=attackers, target_cols=targets, target_min_mean=min_mean,
                         rating=rating,
-                        filler=filler, replace_base=p["replace_base"], low=low, high=high)
+                        filler=filler, replace_base=p["replace_base"], fill=p["fill"],
+                        budget=p["budget"], low=low, high=high)
     return protocol, party_rows
 
 
@@ -483,9 +511,12 @@ def run(inp: RunInput) -> AlgorithmRun:
         if inp.progress is not None:
             inp.progress("repetitions", r + 1, p["repetitions"])
     labels = [method.label for method in METHODS]
+    first = next(value for key, value in reps[0].items() if key.startswith("model"))
     metrics: dict[str, Any] = {
+        "iterations_by_method": {label: first[label]["iterations"] for label in labels},
         "lam": protocol.lam, "k": protocol.k, "iterations": protocol.iterations,
-        "replace_base": protocol.replace_base,
+        "replace_base": protocol.replace_base, "fill": protocol.fill,
+        "budget": protocol.budget,
         "repetitions": p["repetitions"], "users": int(X.shape[0]), "items": int(X.shape[1]),
         "density": float((~np.isnan(X)).mean()), "per_repetition": reps,
     }
