@@ -19,6 +19,29 @@ geometric mean of the error over [0, budget], i.e. how low its curve lies over t
 eighth, quarter and half of the window (``ranking_by_horizon``: which method leads depends on
 how long one looks); the plot, ``relative_error_vs_time.png``, their curves.
 
+Findings (``scenarios/secure_nmf_{uniform,imbalanced}.toml``: M 400 × 600, k = 10, N = 10,
+sketches of 0.1 n — d = 6 of a uniform party's 60 samples, d' = 40 of the 400 features —
+1 GFLOP/s, T = T_2 = 2, ρ = 30, 0.3 simulated seconds; time-averaged error over the whole
+window at seeds 1, 2, 3, the network varied; ``tests/sim/test_dsanls_scenarios.py``):
+
+* **1 Gbit/s** (communication hardly matters; the scenarios' former M 100 × 1000, k = 5,
+  noise 0.3, seed 5 only): the asynchronous methods lead even the uniform case (Asyn-SD <
+  Asyn-SSD-V < Syn-SSD-U < Syn-SSD-UV); Asyn-SSD-V is best under imbalance.
+* **100 Mbit/s** (shipped; an All-Reduce of U costs about five local U updates): uniform —
+  Syn-SSD-U and Syn-SSD-UV lie lowest at every seed, within 2 % of each other (UV first at
+  seed 2, e.g. 0.1086 against 0.1094), every Syn-SSD variant below Syn-SD and both
+  asynchronous methods; imbalanced — Syn-SSD-UV is best at every seed, Asyn-SSD-V 11–17 %
+  above it, and both asynchronous methods beat only the unsketched barrier methods Syn-SD and
+  Syn-SSD-V.
+* **10 Mbit/s** (an All-Reduce of U costs about fifty local steps): Syn-SSD-U is best in both
+  workloads at every seed, Syn-SSD-UV second or third, the asynchronous methods last.
+
+So the paper's uniform ordering (Syn-SSD-UV best) holds only as a near tie with Syn-SSD-U,
+and its imbalanced one (Asyn-SSD-V best) only where communication is negligible: an
+asynchronous client sends all of U (m·k numbers) to the server after every T local
+iterations, where Syn-SSD sends d'·k per inner iteration and U every T_2, so once messages
+cost, the server round-trips outweigh what the barrier wastes.
+
 Keys: those of ``syn_ssd`` (``k``, ``inner``, the sketch keys, ``solver``, ``alpha``, ``beta``,
 ``allreduce``, ``variant``, ``gflops``), ``rho`` and ``time_budget_s`` (required here), and
 ``methods`` (a subset of the six labels; all by default).
