@@ -82,7 +82,12 @@ overwritten V) gives shifts of 0.042 / 0.059 (replace-corrupt) and 0.016 / 0.021
 interpolation) against 0.051 / 0.074 for replace-missing on the same five draws (popular targets
 of any rating, ``target_min_mean = 0``), and on Table 1 leaves replace-corrupt as it is
 (0.1536 / 0.1576) while the no-interpolation row gets worse (0.1681 / 0.1742: V is frozen at an
-early, poor WH). The paper's explanation — replace-corrupt "fills the
+early, poor WH). Step 4 read literally (``fill = "once"``: the missing entries, the
+adversaries' included, set to WH once and then marked and replaced as data) gives 0.033 /
+0.032 against 0.056 / 0.074 for replace-missing (3 repetitions; with ``replace_base =
+"running"`` too, the same to 0.001): no collapse either (``benchmarks/corrective_readings.py``;
+``budget = "time"`` models the paper's same time from operation counts,
+:mod:`algorithms.nmf.corrective_cost`). The paper's explanation — replace-corrupt "fills the
 missing entries of adversarial users with bad data" — describes replace-missing's filling, which
 the replace-missing row shares, so it cannot separate the two rows; what the paper ran differs
 from Algorithm 1 as printed in a way the text does not let us find.
