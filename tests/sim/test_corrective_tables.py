@@ -253,6 +253,14 @@ def test_time_budget_gives_every_method_the_same_modelled_time() -> None:
         assert abs(spent[a] - spent[b]) <= max(cost[a], cost[b]), (a, b, spent)
     default = run_scenario(small(iterations=4, repetitions=1, table="1")).report["metrics"]
     assert default["iterations_by_method"] == dict.fromkeys(cost, 4)
+    # the estimate before the run counts the iterations the budget gives (at [data] density)
+    from sim.runner import plan_scenario
+    planned = {budget: plan_scenario(small(iterations=4, repetitions=1, table="1",
+                                           budget=budget)).estimate for budget in
+               ("iterations", "time")}
+    assert "4 iterations on average" in planned["iterations"].basis
+    average = int(planned["time"].basis.split(", ")[1].split()[0])
+    assert 2 * 4 < average and planned["time"].seconds > planned["iterations"].seconds
 
 
 @pytest.mark.slow
