@@ -42,6 +42,12 @@ Readings of the text (digest §7.3)
   interpolations start from the overwritten value and later marks compare with it;
   ``replace_base = "running"`` runs that reading (seed 002's Table 2 results for replace-corrupt
   were checked against both; :mod:`sim.experiments.nmf.corrective_nmf_tables`).
+* Step 4 ("set V = WH, Z = 1" for each missing entry) can likewise be read as overwriting V
+  once: after the first iteration the missing entries — the adversaries' included — hold that
+  iteration's WH and are entries of V from then on, marked by step 2 and replaced by step 3
+  like observed ones (``fill = "once"``; Algorithm 1's replace rows only, the baselines keep
+  Zhang et al.'s refilling). It does not bring back the reported failure of replace-corrupt
+  either (:mod:`sim.experiments.nmf.corrective_nmf_tables`).
 * Step 1 runs with the Z and V̄ of the previous iteration's marking; the first iteration uses
   the plain missing rule (nothing is marked yet). V̄ on missing entries and on corrupt entries
   uses the WH at the time of marking.
