@@ -8,8 +8,9 @@ every repetition's value), the iterations each method ran, and the wall seconds:
     {"overrides": {...}, "model 3": {"ignore-missing": [mean, [rep, ...]], ...},
      "model 4": {...}, "iterations": {...}, "wall_s": ...}
 
-Usage: ``python benchmarks/corrective_readings.py [--repetitions R] [--seed S] [CASE ...]``
-with CASE one of :data:`CASES` (all by default).
+Usage: ``python benchmarks/corrective_readings.py [--repetitions R] [--seed S]
+[--target-min-mean STARS] [--target-top-fraction F] [CASE ...]`` with CASE one of
+:data:`CASES` (all by default).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repetitions", type=int, default=None)
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--target-min-mean", type=float, default=None)
+    parser.add_argument("--target-top-fraction", type=float, default=None)
     args = parser.parse_args(argv)
     for case in args.cases:
         spec = tomllib.loads((ROOT / "scenarios" / "corrective_nmf_table2.toml").read_text())
@@ -50,10 +52,14 @@ def main(argv: list[str] | None = None) -> int:
             spec["seed"] = args.seed
         if args.target_min_mean is not None:
             spec["attack"]["target_min_mean"] = args.target_min_mean
+        if args.target_top_fraction is not None:
+            spec["attack"]["target_top_fraction"] = args.target_top_fraction
         start = time.perf_counter()
         m = run_scenario(spec).report["metrics"]
         line: dict[str, object] = {"case": case, "overrides": CASES[case], "seed": spec["seed"],
-                                   "target_min_mean": spec["attack"].get("target_min_mean")}
+                                   "target_min_mean": spec["attack"].get("target_min_mean"),
+                                   "target_top_fraction": spec["attack"].get(
+                                       "target_top_fraction")}
         for model in ("model 3", "model 4"):
             line[model] = {
                 label: [round(row["prediction_shift"], 4),

@@ -110,6 +110,9 @@ def test_same_seed_same_tables_and_one_table_only() -> None:
     ({"attack": {"fake_users": 5, "target_items": [201]}}, "unknown item"),
     ({"attack": {"fake_users": 5, "party": 2}}, "does not exist"),
     ({"algorithm": {"replace_base": "cumulative"}}, "replace_base"),
+    ({"algorithm": {"fill": "twice"}}, "fill"),
+    ({"algorithm": {"budget": "wall"}}, "budget"),
+    ({"attack": {"fake_users": 5, "target_top_fraction": 0}}, "target_top_fraction"),
     ({"algorithm": {"table": "3"}}, "table"),
     ({"algorithm": {"k": 201}}, "algorithm.k = 201 must be ≤ min(users, items) = 200"),
 ])
@@ -244,7 +247,8 @@ def test_time_budget_gives_every_method_the_same_modelled_time() -> None:
     from sim.experiments.nmf.corrective_nmf_tables import METHODS as rows
     from sim.experiments.nmf.corrective_nmf_tables import Protocol
     protocol = Protocol(k=k, iterations=4, lam=1.0, holdout=0.1, flip_probability=0.1,
-                        attackers=0, target_cols=None, target_min_mean=3.5, rating=1.0,
+                        attackers=0, target_cols=None, target_min_mean=3.5, target_top=0.1,
+                        rating=1.0,
                         filler=19, budget="time")
     cost = {r.label: iteration_flops(settings_of(r, protocol), n, cols, k, observed)
             for r in rows}
@@ -278,3 +282,18 @@ def test_table2_replace_corrupt_does_not_collapse_under_the_literal_fill() -> No
     for model in ("model 3", "model 4"):
         reps = _per_rep(m, model, "prediction_shift")
         assert np.all(reps[RC] < reps[RM]) and np.all(reps[RCN] < reps[RM]), (model, reps)
+
+
+def test_targets_are_drawn_among_the_most_rated_fraction() -> None:
+    """``[attack] target_top_fraction``: the default draws among the most-rated tenth of the
+    items; 1 among every item (here: counts 1..100 per column, all rated 4 stars)."""
+    from sim.experiments.nmf.corrective_nmf_tables import draw_targets
+
+    train = np.full((100, 100), np.nan)
+    for j in range(100):
+        train[: j + 1, j] = 4.0  # column j has j + 1 ratings
+    rng = np.random.default_rng(5)
+    tenth = {int(draw_targets(train, rng)[0]) for _ in range(200)}
+    assert tenth <= set(range(90, 100)) and len(tenth) > 5
+    every = {int(draw_targets(train, rng, top_fraction=1.0)[0]) for _ in range(400)}
+    assert min(every) < 50 and len(every) > 80

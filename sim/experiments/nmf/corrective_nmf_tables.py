@@ -33,7 +33,8 @@ over the repetitions; every repetition's value is in the report's metrics.
 
 The paper names neither the target nor the number of adversaries (digest item 53). By default
 the target is drawn among the most-rated tenth of the training columns whose mean rating is at
-least 3.5 stars (``[attack] target_min_mean``): a nuke attack goes for a popular, well-liked
+least 3.5 stars (``[attack] target_min_mean``; ``target_top_fraction`` widens the tenth, 1 for
+any movie): a nuke attack goes for a popular, well-liked
 movie, and the paper's baseline shifts of 0.04–0.08 stars are those of a few 1-star ratings
 among hundreds of genuine ones. The shipped scenario's 10 adversaries are 1 % of the users.
 Which target is drawn decides whether ignore-corrupt works at all (findings).
@@ -232,6 +233,7 @@ class Protocol:
     attackers: int
     target_cols: tuple[int, ...] | None  # None: drawn per repetition
     target_min_mean: float
+    target_top: float  # targets among this most-rated fraction of the items
     rating: float
     filler: int
     replace_base: str = "original"
@@ -300,16 +302,16 @@ def _fit(V: np.ndarray, W0: np.ndarray, H0: np.ndarray, method: Method,
                                        "observed": int((~np.isnan(V)).sum())}
 
 
-def draw_targets(train: np.ndarray, rng: np.random.Generator,
-                 min_mean: float = TARGET_MIN_MEAN) -> np.ndarray:
-    """One target column drawn among the most-rated tenth of the training columns whose mean
-    rating is at least ``min_mean`` (a well-liked popular movie; all of the tenth if none is).
-    """
+def draw_targets(train: np.ndarray, rng: np.random.Generator, min_mean: float = TARGET_MIN_MEAN,
+                 top_fraction: float = TOP_FRACTION) -> np.ndarray:
+    """One target column drawn among the most-rated ``top_fraction`` (a tenth) of the training
+    columns whose mean rating is at least ``min_mean`` (a well-liked popular movie; all of the
+    most-rated if none is)."""
 
     obs = ~np.isnan(train)
     counts = obs.sum(axis=0)
     means = np.where(obs, train, 0.0).sum(axis=0) / np.maximum(counts, 1)
-    top = counts >= np.quantile(counts, 1.0 - TOP_FRACTION)
+    top = counts >= np.quantile(counts, 1.0 - top_fraction)
     liked = np.flatnonzero(top & (means >= min_mean))
     pool = liked if liked.size else np.flatnonzero(top)
     return np.array([int(rng.choice(pool))], dtype=np.int64)
@@ -354,7 +356,8 @@ def repetition(ratings: np.ndarray, party_rows: np.ndarray, protocol: Protocol,
                                          mean_rating=mean)[0]])
         targets = (np.asarray(protocol.target_cols, dtype=np.int64)
                    if protocol.target_cols is not None
-                   else draw_targets(train, attack_rng, protocol.target_min_mean))
+                   else draw_targets(train, attack_rng, protocol.target_min_mean,
+                                     protocol.target_top))
         fake = data_io.fake_profiles(m, targets, n_adv, protocol.rating, protocol.low,
                                      protocol.high, attack_rng, protocol.filler)
         converted = np.sort(attack_rng.choice(party_rows, n_adv, replace=False))
@@ -414,11 +417,13 @@ def check_table_attack(table_: Mapping[str, Any], n_parties: int) -> dict[str, A
     """Validate ``[attack]`` for Table 2: fake_users, target_items (optional), target_min_mean,
     rating, party, filler — both Models 3 and 4 run, so ``model`` is not a key here."""
     hint = " (the comparison runs both Models 3 and 4)" if "model" in table_ else ""
-    fields = attack_fields(table_, n_parties, {"target_min_mean"}, targets_required=False,
-                           hint=hint)
+    fields = attack_fields(table_, n_parties, {"target_min_mean", "target_top_fraction"},
+                           targets_required=False, hint=hint)
     min_mean = number()("attack.target_min_mean",
                         table_.get("target_min_mean", TARGET_MIN_MEAN))
-    return {**fields, "target_min_mean": min_mean}
+    top = number(0.0, 1.0, strict_low=True)("attack.target_top_fraction",
+                                            table_.get("target_top_fraction", TOP_FRACTION))
+    return {**fields, "target_min_mean": min_mean, "target_top_fraction": top}
 
 
 def _protocol(inp: RunInput) -> tuple[Protocol, np.ndarray]:
@@ -431,10 +436,11 @@ def _protocol(inp: RunInput) -> tuple[Protocol, np.ndarray]:
         raise ScenarioError(f"algorithm.table = {p['table']!r} runs Models 3 and 4 (Table 2); "
                             "add an [attack] table with fake_users (and party, target_items)")
     attackers, targets, rating, filler, min_mean = 0, None, low, 19, TARGET_MIN_MEAN
+    top = TOP_FRACTION
     party_rows = np.arange(n)
     if attack is not None and p["table"] != "1":
         attackers, filler = attack["fake_users"], attack["filler"]
-        min_mean = attack["target_min_mean"]
+        min_mean, top = attack["target_min_mean"], attack["target_top_fraction"]
         rating = attack_rating(attack, low, high)
         if attack["target_items"] is not None:
             targets = tuple(target_columns(inp, attack["target_items"]).tolist())
@@ -446,7 +452,7 @@ def _protocol(inp: RunInput) -> tuple[Protocol, np.ndarray]:
     protocol = Protocol(k=p["k"], iterations=p["iterations"], lam=lambda_param(p),
                         holdout=p["holdout"], flip_probability=p["flip_probability"],
                         attackers=attackers, target_cols=targets, target_min_mean=min_mean,
-                        rating=rating,
+                        target_top=top, rating=rating,
                         filler=filler, replace_base=p["replace_base"], fill=p["fill"],
                         budget=p["budget"], low=low, high=high)
     return protocol, party_rows
