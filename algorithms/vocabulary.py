@@ -11,6 +11,7 @@ __all__ = [
     "CAPE_MODELS",
     "CAPE_PCA_ORDERS",
     "CAPE_TENSOR_MODES",
+    "CORRECTIVE_FILLS",
     "CORRECTIVE_MISSING_RULES",
     "CORRECTIVE_MODES",
     "CORRECTIVE_REPLACE_BASES",
@@ -30,6 +31,9 @@ CORRECTIVE_MISSING_RULES: tuple[str, ...] = ("ignore", "replace")
 
 CORRECTIVE_REPLACE_BASES: tuple[str, ...] = ("original", "running")
 """What corrective NMF's ``replace`` rule replaces from."""
+
+CORRECTIVE_FILLS: tuple[str, ...] = ("every", "once")
+"""When corrective NMF's replace-missing rule fills the missing entries."""
 
 CAPE_PCA_ORDERS: tuple[str, ...] = ("eigenvalue", "abs")
 """How CAPE PCA orders its eigenvectors (:mod:`algorithms.cape.pca`)."""

@@ -42,6 +42,12 @@ Readings of the text (digest §7.3)
   interpolations start from the overwritten value and later marks compare with it;
   ``replace_base = "running"`` runs that reading (seed 002's Table 2 results for replace-corrupt
   were checked against both; :mod:`sim.experiments.nmf.corrective_nmf_tables`).
+* Step 4 ("set V = WH, Z = 1" for each missing entry) can likewise be read as overwriting V
+  once: after the first iteration the missing entries — the adversaries' included — hold that
+  iteration's WH and are entries of V from then on, marked by step 2 and replaced by step 3
+  like observed ones (``fill = "once"``; Algorithm 1's replace rows only, the baselines keep
+  Zhang et al.'s refilling). It does not bring back the reported failure of replace-corrupt
+  either (:mod:`sim.experiments.nmf.corrective_nmf_tables`).
 * Step 1 runs with the Z and V̄ of the previous iteration's marking; the first iteration uses
   the plain missing rule (nothing is marked yet). V̄ on missing entries and on corrupt entries
   uses the WH at the time of marking.
@@ -62,6 +68,7 @@ from typing import Any
 import numpy as np
 
 from algorithms.vocabulary import (
+    CORRECTIVE_FILLS,
     CORRECTIVE_MISSING_RULES,
     CORRECTIVE_MODES,
     CORRECTIVE_REPLACE_BASES,
@@ -74,6 +81,7 @@ from protocols.secure_sum import declared_cost, secure_sum
 MODES = CORRECTIVE_MODES
 MISSING_RULES = CORRECTIVE_MISSING_RULES
 REPLACE_BASES = CORRECTIVE_REPLACE_BASES
+FILLS = CORRECTIVE_FILLS
 DECAY = 0.99
 
 
@@ -95,6 +103,12 @@ class CorrectiveSettings:
         What replace-corrupt interpolates from and marks against: the original V every
         iteration (``"original"``, digest item 51), or — Algorithm 1 read literally, step 3
         *setting* V — the running V, overwritten at every corrupt entry (``"running"``).
+    fill : {"every", "once"}
+        Replace-missing's filling: V̄ = WH on the missing entries at every iteration
+        (``"every"``, Zhang et al.'s rule), or — step 4 read literally, *setting* V = WH — once,
+        after the first iteration, after which the filled entries are entries of V like the
+        observed ones: step 2 marks them and step 3 replaces them (``"once"``; no effect with
+        ``missing = "ignore"`` or ``mode = "standard"``).
     eps : float
         Added to the multiplicative updates' denominators.
     """
@@ -104,6 +118,7 @@ class CorrectiveSettings:
     lam: float = 1.0
     interpolate: bool = True
     replace_base: str = "original"
+    fill: str = "every"
     eps: float = 1e-12
 
     def __post_init__(self) -> None:
@@ -115,6 +130,8 @@ class CorrectiveSettings:
         if self.replace_base not in REPLACE_BASES:
             raise InputError(f"replace_base = {self.replace_base!r} is unknown; use one of "
                              f"{', '.join(REPLACE_BASES)}")
+        if self.fill not in FILLS:
+            raise InputError(f"fill = {self.fill!r} is unknown; use one of {', '.join(FILLS)}")
         if not math.isfinite(self.lam) or self.lam <= 0:
             raise InputError(f"lam = {self.lam!r} must be a finite number > 0")
         if not self.eps > 0:
@@ -267,6 +284,7 @@ class _State:
     V: np.ndarray  # the ratings
     obs: np.ndarray
     running: np.ndarray  # what marks compare with: V, or its overwritten copy ("running")
+    marked: np.ndarray  # the entries step 2 looks at: obs, or every entry once filled ("once")
     Z: np.ndarray
     ZV: np.ndarray  # Z∘V̄
     WH: np.ndarray  # W @ H at the last marking
@@ -281,7 +299,12 @@ def _start(V: np.ndarray, W0: np.ndarray, H0: np.ndarray,
     WH = W @ H
     Z, Vbar = working_targets(V, obs, WH, corrupt, 0, settings)
     running = V.copy() if settings.replace_base == "running" else V
-    return _State(V, obs, running, Z, Z * Vbar, WH, CorrectiveFit(W, H, corrupt))
+    return _State(V, obs, running, obs, Z, Z * Vbar, WH, CorrectiveFit(W, H, corrupt))
+
+
+def _fills_once(settings: CorrectiveSettings) -> bool:
+    return (settings.fill == "once" and settings.missing == "replace"
+            and settings.mode != "standard")
 
 
 def _mark(state: _State, W: np.ndarray, H: np.ndarray, t: int,
@@ -290,16 +313,20 @@ def _mark(state: _State, W: np.ndarray, H: np.ndarray, t: int,
     WH = W @ H
     err2 = np.square(np.where(state.obs, state.V - WH, 0.0))
     if state.running is not state.V:
-        run2 = np.square(np.where(state.obs, state.running - WH, 0.0))
+        run2 = np.square(np.where(state.marked, state.running - WH, 0.0))
     else:
         run2 = err2
     if settings.mode == "standard":
         corrupt = np.zeros_like(state.obs)
     else:
-        corrupt = state.obs & (run2 > settings.lam)  # step 2, as mark_corrupt
-    Z, Vbar = working_targets(state.running, state.obs, WH, corrupt, t, settings)
-    if settings.mode == "replace" and state.running is not state.V:
+        corrupt = state.marked & (run2 > settings.lam)  # step 2, as mark_corrupt
+    Z, Vbar = working_targets(state.running, state.marked, WH, corrupt, t, settings)
+    if settings.mode == "replace" and settings.replace_base == "running":
         state.running[corrupt] = Vbar[corrupt]  # step 3 overwrites V (the literal reading)
+    if t == 1 and _fills_once(settings):
+        # step 4 sets V = WH on the missing entries, which from now on are entries of V
+        state.running = np.where(state.obs, state.running, WH)
+        state.marked = np.ones_like(state.obs)
     state.Z, state.ZV, state.WH = Z, Z * Vbar, WH
     fit = state.fit
     fit.W, fit.H, fit.corrupt = W, H, corrupt

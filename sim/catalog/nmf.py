@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from algorithms.vocabulary import (
+    CORRECTIVE_FILLS,
     CORRECTIVE_MISSING_RULES,
     CORRECTIVE_MODES,
     CORRECTIVE_REPLACE_BASES,
@@ -291,6 +292,7 @@ CORRECTIVE_NMF = Algorithm(
 
 
 TABLES = ("both", "1", "2")
+BUDGETS = ("iterations", "time")
 
 REPLACE_BASES = CORRECTIVE_REPLACE_BASES
 """As :data:`algorithms.vocabulary.CORRECTIVE_REPLACE_BASES`."""
@@ -306,6 +308,11 @@ TABLES_PARAMS = {
     "flip_probability": Param(0.1, fraction_param, "Model 2: probability a training rating flips"),
     "replace_base": Param("original", choice(*REPLACE_BASES),
                           "replace-corrupt from the original V (digest item 51) or the running V"),
+    "fill": Param("every", choice(*CORRECTIVE_FILLS),
+                  "Algorithm 1's replace-missing fill: every iteration, or once (step 4 read "
+                  "literally: filled entries are then marked and replaced as data)"),
+    "budget": Param("iterations", choice(*BUDGETS),
+                    "the common budget: iterations, or modelled time (operation counts)"),
 }
 
 CORRECTIVE_NMF_COMPARISON = Algorithm(

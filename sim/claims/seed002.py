@@ -3,6 +3,12 @@ in three parts as the paper's Tables 1–2 state them (C18a: replace-corrupt bes
 adversaries; C18b: ignore-corrupt best with adversaries; C18c: replace-corrupt collapses under
 attack). Tables 1–2 run ``scenarios/corrective_nmf_table{1,2}.toml`` (ML-1M-shaped synthetic
 ratings, 1,000 × 500, k = 20, 5 repetitions, the same iteration budget for every method).
+
+Table 2 stated exactly (5 repetitions, 50 iterations, the digest's reading of step 3): the
+lowest shift is replace-corrupt without interpolation's, 2.9× / 2.8× below ignore-corrupt
+(Models 3 / 4); ignore-corrupt is lowest of the paper's first four rows, 31 % / 68 % below
+replace-missing and 51 % / 76 % below ignore-missing (paper 36 % / 62 % and 56 % / 77 %).
+The readings and the same-time budget measured are in :data:`READINGS`.
 """
 
 from __future__ import annotations
@@ -79,24 +85,46 @@ def c18a(runs: Runs) -> Outcome:
     )
 
 
+READINGS = (
+    "no reading of Algorithm 1 tried gives it (benchmarks/corrective_readings.py, 3 "
+    "repetitions): step 4 filling the missing entries — the adversaries' too — once and "
+    "marking them as data from then on (fill = \"once\") gives replace-corrupt 0.033 / 0.032 "
+    "(Models 3 / 4), with step 3 overwriting V as well (replace_base = \"running\") "
+    "0.033 / 0.032, against replace-missing's 0.056 / 0.074; step 3 overwriting V alone "
+    "gave 0.042 / 0.059 against 0.051 / 0.074 (corrective_nmf_tables' docstring). The "
+    "paper's same time (budget = \"time\", modelled from operation counts: the ignore-missing "
+    "rows run 385 / 380 iterations to the others' 50) does not either: the ignore rows "
+    "over-fit — ignore-missing 0.223 / 0.249, ignore-corrupt 0.181 / 0.085 — while "
+    "replace-corrupt keeps 0.042 / 0.051 and its no-interpolation form 0.013 / 0.011 against "
+    "replace-missing's 0.056 / 0.074 (3 repetitions). Nor does the target choice: drawn among "
+    "all movies (target_top_fraction = 1, target_min_mean = 0) every shift is 2–3× larger and "
+    "replace-corrupt ties replace-missing, 0.121 / 0.180 against 0.120 / 0.186"
+)
+
+
 def c18b(runs: Runs) -> Outcome:
     m = runs.metrics("corrective_nmf_table2")
-    best, beats, shown, below = [], [], [], set()
+    best, beats, shown, below, exact = [], [], [], set(), []
     for model in ("model 3", "model 4"):
         mean = _means(m, model, "prediction_shift")
         best.append(min(mean, key=mean.get) == IC)
         beats.append(mean[IC] < min(mean[IM], mean[RM]))
         below |= {label for label, v in mean.items() if v < mean[IC]}
         shown.append(f"{model}: {_shown(mean)}")
+        winner = min(mean, key=mean.get)
+        four = min((IM, RM, IC, RC), key=mean.get)
+        exact.append(f"{model}: {SHORT[winner]} best, {mean[IC] / mean[winner]:.1f}× below "
+                     f"IC; of the paper's first four rows {SHORT[four]}, "
+                     f"{1 - mean[IC] / mean[RM]:.0%} below RM and "
+                     f"{1 - mean[IC] / mean[IM]:.0%} below IM (paper 36 % / 77 %)")
     return Outcome(
-        status(all(best)),
-        "mean absolute prediction shift, means of 5 repetitions: " + "; ".join(shown),
+        status(all(best), partial=all(beats)),
+        "mean absolute prediction shift, means of 5 repetitions (50 iterations each, "
+        "replace-corrupt from the original V, missing entries refilled every iteration): "
+        + "; ".join(shown) + "; " + "; ".join(exact),
         "" if all(best) else (
             f"ignore-corrupt beats both baselines in {sum(beats)} of 2 attack models but is "
-            f"best in {sum(best)}: {' and '.join(sorted(below))} lie(s) lower "
-            "— same iteration budget for every method (the paper gives them the same time); "
-            "the adversaries' missing entries and the target follow one reading of "
-            "Algorithm 1 step 3"),
+            f"best in {sum(best)}: {' and '.join(sorted(below))} lie(s) lower; " + READINGS),
     )
 
 
@@ -111,9 +139,7 @@ def c18c(runs: Runs) -> Outcome:
         status(collapses),
         f"replace-corrupt's shift / the worse baseline's: {ratios[0]:.2f} (Model 3), "
         f"{ratios[1]:.2f} (Model 4); paper 0.621 / 0.062 = 10.0 and 0.159 / 0.083 = 1.9",
-        "" if collapses else "replace-corrupt does not collapse under attack on these data: "
-        "its filled entries for the adversaries' missing ratings are not the bad data the paper "
-        "describes under this reading of step 3",
+        "" if collapses else "replace-corrupt does not collapse under attack: " + READINGS,
     )
 
 

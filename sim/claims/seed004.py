@@ -3,7 +3,8 @@
 
 C22 runs ``scenarios/nmf_baselines.toml`` (M = Xᵀ of 1000 × 2000, k = 20, N = 10 on a
 switch, DSANLS with MPI's ring All-Reduce against distributed MU, HALS and ANLS/BPP); C23
-``scenarios/secure_nmf_{uniform,imbalanced}.toml``. Both are expensive.
+``scenarios/secure_nmf_{uniform,imbalanced}.toml`` (M 400 × 600, 100 Mbit/s links, where
+communication weighs). Both are expensive.
 """
 
 from __future__ import annotations
@@ -130,21 +131,39 @@ def c22(runs: Runs) -> Outcome:
 
 
 def c23(runs: Runs) -> Outcome:
-    uni = runs.metrics("secure_nmf_uniform")
-    imb = runs.metrics("secure_nmf_imbalanced")
-    early = uni["ranking_by_horizon"]["0.125"][0] == "Syn-SSD-UV"
-    whole = min(uni["time_averaged_error"], key=uni["time_averaged_error"].get)
-    uni_rank = sorted(uni["time_averaged_error"], key=uni["time_averaged_error"].get)
-    imb_rank = sorted(imb["time_averaged_error"], key=imb["time_averaged_error"].get)
+    """Figs. 6–7 where communication weighs: ``scenarios/secure_nmf_{uniform,imbalanced}.toml``
+    (M 400 × 600, k = 10, N = 10, 100 Mbit/s links: an All-Reduce of U costs about five local
+    U updates; sketches of 0.1 n), time-averaged error over the whole window; the slow tests
+    repeat it at seeds 1–3, and at 1 Gbit/s."""
+    uni = runs.metrics("secure_nmf_uniform")["time_averaged_error"]
+    imb = runs.metrics("secure_nmf_imbalanced")["time_averaged_error"]
+    uni_rank = sorted(uni, key=uni.get)
+    imb_rank = sorted(imb, key=imb.get)
+    uv_best = uni_rank[0] == "Syn-SSD-UV"
+    uv_close = set(uni_rank[:2]) == {"Syn-SSD-U", "Syn-SSD-UV"} and (
+        uni["Syn-SSD-UV"] <= 1.03 * uni[uni_rank[0]])
     imb_best = imb_rank[0] == "Asyn-SSD-V"
-    holds = whole == "Syn-SSD-UV" and imb_best
+    barrier = all(imb[a] < min(imb["Syn-SD"], imb["Syn-SSD-V"])
+                  for a in ("Asyn-SD", "Asyn-SSD-V"))
+    holds = uv_best and imb_best
+
+    def shown(error: dict[str, float], rank: list[str]) -> str:
+        return " < ".join(f"{label} {error[label]:.4f}" for label in rank)
+
     return Outcome(
-        status(holds, partial=early or imb_best),
-        f"time-averaged error, uniform: {' < '.join(uni_rank)} (Syn-SSD-UV "
-        f"{uni_rank.index('Syn-SSD-UV') + 1} of {len(uni_rank)}; first over the first eighth: "
-        f"{uni['ranking_by_horizon']['0.125'][0]}); imbalanced: {' < '.join(imb_rank)}",
-        "" if holds else "the orderings hold only in part at this scale, where communication "
-        "hardly matters and the curves meet within the window",
+        status(holds, partial=uv_close or barrier),
+        "time-averaged error over the whole window at 100 Mbit/s, uniform: "
+        f"{shown(uni, uni_rank)}; imbalanced: {shown(imb, imb_rank)}",
+        "" if holds else "uniform: Syn-SSD-UV and Syn-SSD-U lead, within 2 % of each other "
+        "(UV first at 1 of seeds 1–3); imbalanced: both asynchronous methods beat the "
+        "unsketched barrier methods (Syn-SD, Syn-SSD-V), but Syn-SSD-UV is best at every "
+        "seed and Asyn-SSD-V 11–17 % above it — an asynchronous client sends all of U to the "
+        "server every T = 2 local iterations, Syn-SSD-UV a tenth of it per iteration. More "
+        "communication does not bring the paper's orderings: at 10 Mbit/s Syn-SSD-U leads "
+        "both workloads and the asynchronous methods trail; at 1 Gbit/s (an All-Reduce of U "
+        "≈ half a local U update) Syn-SSD-UV is best under both workloads at seeds 1–3 "
+        "(Fig. 6 as the paper has it) and Asyn-SSD-V second under imbalance, 12–20 % above "
+        "it",
     )
 
 
@@ -232,8 +251,9 @@ CLAIMS_004: tuple[Claim, ...] = (
           expensive=True),
     Claim("C23", "004", "§5.3, Figs. 6–7", "Syn-SSD-UV best under a uniform workload, "
           "Asyn-SSD-V under an imbalanced one",
-          (SECURE + "test_uniform_workload_syn_ssd_uv_is_best",
-           SECURE + "test_imbalanced_workload_favours_the_asynchronous_methods"), c23,
+          (SECURE + "test_uniform_workload_sketched_synchronous_methods_lead",
+           SECURE + "test_imbalanced_workload_asynchronous_methods_beat_only_the_unsketched_"
+           "barrier"), c23,
           expensive=True),
     Claim("C24", "004", "§4.3", "ω^t = ρ/(ρ+t) → 0, so the server's U converges",
           ("tests/algorithms/nmf/dsanls/test_secure_nmf.py::test_the_relaxation_weight_starts_"

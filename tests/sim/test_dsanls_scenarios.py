@@ -8,6 +8,7 @@ larger than the dimension it sketches, ρ ≤ 0, a coalition naming a missing pa
 from __future__ import annotations
 
 import json
+import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -198,35 +199,74 @@ def test_the_comparison_runs_every_method_to_the_budget(tmp_path: Path) -> None:
     assert "relative error over 0.004 simulated seconds (uniform)" in run.format()
 
 
-def comparison(workload: str) -> dict:
-    return run_scenario(SCENARIOS / f"secure_nmf_{workload}.toml").report["metrics"]
+def comparison(workload: str, seed: int | None = None) -> dict:
+    spec = tomllib.loads((SCENARIOS / f"secure_nmf_{workload}.toml").read_text())
+    if seed is not None:
+        spec["seed"] = seed
+    return run_scenario(spec).report["metrics"]
+
+
+C23_SEEDS = (1, 2, 3)
+SKETCHED = ("Syn-SSD-U", "Syn-SSD-V", "Syn-SSD-UV")
 
 
 @pytest.mark.slow
-def test_uniform_workload_syn_ssd_uv_is_best() -> None:
-    """Seed 004 §5.3.1 (Fig. 6): Syn-SSD-UV lies lowest early in the window (digest C23).
-
-    Over the first eighth of the window, where the curves still differ, Syn-SSD-UV's
-    time-averaged error is the lowest (so at seeds 1, 2, 3 and 5). Later the curves meet — at
-    the budget every method's error is within about 1 % of the others' — and the ranking over
-    the whole window follows the seed, so it is not asserted.
-    """
-    metrics = comparison("uniform")
-    assert metrics["ranking_by_horizon"]["0.125"][0] == "Syn-SSD-UV"
-    final = metrics["error_at_budget"].values()
-    assert max(final) / min(final) < 1.05
+@pytest.mark.parametrize("seed", C23_SEEDS)
+def test_uniform_workload_sketched_synchronous_methods_lead(seed: int) -> None:
+    """Seed 004 §5.3.1 (Fig. 6) where communication weighs (100 Mbit/s: an All-Reduce of U
+    costs about five local steps), over the whole window: the two methods that exchange
+    sketches of U every inner iteration, Syn-SSD-U and Syn-SSD-UV, lie lowest, and
+    Syn-SSD-UV within 3 % of the best (seeds 1–3: 1.019, 1.000, 1.019 — it is first at seed
+    2 and second to Syn-SSD-U at 1 and 3); every Syn-SSD variant lies below Syn-SD and both
+    asynchronous methods (the closest, Syn-SSD-V / Syn-SD at seed 2, 0.969)."""
+    error = comparison("uniform", seed)["time_averaged_error"]
+    ranking = sorted(error, key=error.get)
+    assert set(ranking[:2]) == {"Syn-SSD-U", "Syn-SSD-UV"}, ranking
+    assert error["Syn-SSD-UV"] <= 1.03 * error[ranking[0]]
+    for sketched in SKETCHED:
+        assert error[sketched] < min(error["Syn-SD"], error["Asyn-SD"], error["Asyn-SSD-V"])
 
 
 @pytest.mark.slow
-def test_imbalanced_workload_favours_the_asynchronous_methods() -> None:
-    """Seed 004 §5.3.2 (Fig. 7): with one party holding half of the samples, Asyn-SSD-V beats
-    the synchronous methods that wait at every barrier for that party (Syn-SD, -U, -V), and
-    Syn-SD falls behind both asynchronous methods. Whether it also beats Syn-SSD-UV depends on
-    T and ρ (the closing note gives the figures); it is not asserted."""
-    error = comparison("imbalanced")["time_averaged_error"]
-    for synchronous in ("Syn-SD", "Syn-SSD-U", "Syn-SSD-V"):
-        assert error["Asyn-SSD-V"] < error[synchronous]
-    assert error["Syn-SD"] > max(error["Asyn-SD"], error["Asyn-SSD-V"])
+@pytest.mark.parametrize("seed", C23_SEEDS)
+def test_imbalanced_workload_asynchronous_methods_beat_only_the_unsketched_barrier(
+        seed: int) -> None:
+    """Seed 004 §5.3.2 (Fig. 7) at 100 Mbit/s, party 0 holding half of the samples: both
+    asynchronous methods beat Syn-SD and Syn-SSD-V, which wait at a barrier for party 0's
+    unsketched V update (closest: Asyn-SSD-V / Syn-SSD-V at seed 2, 0.991) — but Asyn-SSD-V
+    is not best, as the paper has it: Syn-SSD-UV is, at every seed (Asyn-SSD-V / Syn-SSD-UV
+    1.11–1.17), since an asynchronous client sends the whole U (m·k numbers) to the server
+    after every T = 2 local iterations where Syn-SSD-UV sends d'·k = k·m/10 per iteration and
+    the whole U every T_2 = 2, and sketching also cuts party 0's barrier work."""
+    error = comparison("imbalanced", seed)["time_averaged_error"]
+    for asynchronous in ("Asyn-SD", "Asyn-SSD-V"):
+        assert error[asynchronous] < min(error["Syn-SD"], error["Syn-SSD-V"])
+    assert min(error, key=error.get) == "Syn-SSD-UV"
+    assert error["Asyn-SSD-V"] > 1.1 * error["Syn-SSD-UV"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", C23_SEEDS)
+def test_at_one_gigabit_syn_ssd_uv_is_best_and_asyn_ssd_v_leads_the_rest_under_imbalance(
+        seed: int) -> None:
+    """The same data at 1 Gbit/s (an All-Reduce of U costs about half a local U update; 0.1
+    simulated seconds): Syn-SSD-UV is best under the uniform workload at every seed (Fig. 6
+    as the paper has it; next best Syn-SSD-U at 1.02–1.05 of it), and under imbalance
+    Asyn-SSD-V is second only to Syn-SSD-UV (1.12–1.20 of it), ahead of Asyn-SD and every
+    other synchronous method — where sketching saves work that still counts, Syn-SSD-UV
+    keeps the lead the paper gives it under imbalance to Asyn-SSD-V."""
+    def error(workload: str) -> dict[str, float]:
+        spec = tomllib.loads((SCENARIOS / f"secure_nmf_{workload}.toml").read_text())
+        spec["seed"] = seed
+        spec["network"]["bandwidth_mbps"] = 1000.0
+        spec["algorithm"]["time_budget_s"] = 0.1
+        return run_scenario(spec).report["metrics"]["time_averaged_error"]
+
+    uni = error("uniform")
+    assert min(uni, key=uni.get) == "Syn-SSD-UV"
+    imb = error("imbalanced")
+    ranking = sorted(imb, key=imb.get)
+    assert ranking[:2] == ["Syn-SSD-UV", "Asyn-SSD-V"], ranking
 
 
 def test_a_single_attack_table_with_a_coalition_points_to_the_double_brackets() -> None:

@@ -19,6 +19,35 @@ geometric mean of the error over [0, budget], i.e. how low its curve lies over t
 eighth, quarter and half of the window (``ranking_by_horizon``: which method leads depends on
 how long one looks); the plot, ``relative_error_vs_time.png``, their curves.
 
+Findings (``scenarios/secure_nmf_{uniform,imbalanced}.toml``: M 400 × 600, k = 10, N = 10,
+sketches of 0.1 n — d = 6 of a uniform party's 60 samples, d' = 40 of the 400 features —
+1 GFLOP/s, T = T_2 = 2, ρ = 30, 0.3 simulated seconds; time-averaged error over the whole
+window at seeds 1, 2, 3, the network varied; ``tests/sim/test_dsanls_scenarios.py``):
+
+* **1 Gbit/s** (an All-Reduce of U costs about half a local U update; 0.1 simulated
+  seconds): Syn-SSD-UV is best under both workloads at every seed — uniform, Syn-SSD-U next
+  at 1.02–1.05 of it; imbalanced, Asyn-SSD-V second at 1.12–1.20 of it, ahead of Asyn-SD and
+  of every other synchronous method. (The scenarios' former M 100 × 1000, k = 5, noise 0.3,
+  seed 5, put the asynchronous methods first in both workloads.)
+* **100 Mbit/s** (shipped; an All-Reduce of U costs about five local U updates): uniform —
+  Syn-SSD-U and Syn-SSD-UV lie lowest at every seed, within 2 % of each other (UV first at
+  seed 2, e.g. 0.1086 against 0.1094), every Syn-SSD variant below Syn-SD and both
+  asynchronous methods; imbalanced — Syn-SSD-UV is best at every seed, Asyn-SSD-V 11–17 %
+  above it, and both asynchronous methods beat only the unsketched barrier methods Syn-SD and
+  Syn-SSD-V.
+* **10 Mbit/s** (an All-Reduce of U costs about fifty local steps): Syn-SSD-U is best in both
+  workloads at every seed, Syn-SSD-UV second or third, the asynchronous methods last.
+
+The costs behind these ratios, from Syn-SD's simulated time per outer iteration (two local
+iterations and one All-Reduce of U): 2.6, 4.9 and 27.8 ms at 1,000, 100 and 10 Mbit/s, so
+an All-Reduce of U takes ≈ 0.35, 2.7 and 26 ms against ≈ 1.1 ms for a uniform party's local
+iteration (U and V updates). So the paper's uniform ordering (Syn-SSD-UV best) holds where
+sketching still saves work that counts (1 Gbit/s) and becomes a near tie with Syn-SSD-U,
+then a loss to it, as communication grows; its imbalanced one (Asyn-SSD-V best) holds at
+none of the three: an asynchronous client sends all of U (m·k numbers) to the server after
+every T local iterations, where Syn-SSD-UV sends d'·k per inner iteration and U every T_2,
+and its sketched updates shorten party 0's barrier work too.
+
 Keys: those of ``syn_ssd`` (``k``, ``inner``, the sketch keys, ``solver``, ``alpha``, ``beta``,
 ``allreduce``, ``variant``, ``gflops``), ``rho`` and ``time_budget_s`` (required here), and
 ``methods`` (a subset of the six labels; all by default).

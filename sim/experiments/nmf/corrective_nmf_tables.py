@@ -33,7 +33,8 @@ over the repetitions; every repetition's value is in the report's metrics.
 
 The paper names neither the target nor the number of adversaries (digest item 53). By default
 the target is drawn among the most-rated tenth of the training columns whose mean rating is at
-least 3.5 stars (``[attack] target_min_mean``): a nuke attack goes for a popular, well-liked
+least 3.5 stars (``[attack] target_min_mean``; ``target_top_fraction`` widens the tenth, 1 for
+any movie): a nuke attack goes for a popular, well-liked
 movie, and the paper's baseline shifts of 0.04–0.08 stars are those of a few 1-star ratings
 among hundreds of genuine ones. The shipped scenario's 10 adversaries are 1 % of the users.
 Which target is drawn decides whether ignore-corrupt works at all (findings).
@@ -82,10 +83,19 @@ overwritten V) gives shifts of 0.042 / 0.059 (replace-corrupt) and 0.016 / 0.021
 interpolation) against 0.051 / 0.074 for replace-missing on the same five draws (popular targets
 of any rating, ``target_min_mean = 0``), and on Table 1 leaves replace-corrupt as it is
 (0.1536 / 0.1576) while the no-interpolation row gets worse (0.1681 / 0.1742: V is frozen at an
-early, poor WH). The paper's explanation — replace-corrupt "fills the
-missing entries of adversarial users with bad data" — describes replace-missing's filling, which
-the replace-missing row shares, so it cannot separate the two rows; what the paper ran differs
-from Algorithm 1 as printed in a way the text does not let us find.
+early, poor WH). Step 4 read literally (``fill = "once"``: the missing entries, the
+adversaries' included, set to WH once and then marked and replaced as data) gives 0.033 /
+0.032 against 0.056 / 0.074 for replace-missing (3 repetitions; with ``replace_base =
+"running"`` too, the same to 0.001): no collapse either (``benchmarks/corrective_readings.py``).
+Nor under the paper's same time (``budget = "time"``, modelled from operation counts,
+:mod:`algorithms.nmf.corrective_cost`: the ignore-missing rows run 385 / 380 iterations to the
+others' 50): the ignore rows over-fit (ignore-missing 0.223 / 0.249, ignore-corrupt 0.181 /
+0.085, now above replace-missing), replace-corrupt keeps 0.042 / 0.051; a target among all
+movies only ties it with replace-missing (0.121 / 0.180 against 0.120 / 0.186). The paper's
+explanation — replace-corrupt "fills the missing entries of adversarial users with bad
+data" — describes replace-missing's filling, which the replace-missing row shares, so it cannot
+separate the two rows; what the paper ran differs from Algorithm 1 as printed in a way the text
+does not let us find.
 
 **Other seeds** (``mpcsim run scenarios/corrective_nmf_table{1,2}.toml --seed 3``, and 4;
 each its own data, splits, starts and targets). Table 1, Models 1 / 2: seed 3 0.1637 / 0.1792
@@ -158,6 +168,7 @@ import numpy as np
 
 from algorithms import data as data_io
 from algorithms.nmf.corrective import CorrectiveSettings, corrective_nmf, random_start
+from algorithms.nmf.corrective_cost import iteration_flops, iterations_for_budget
 from protocols import seeds
 from protocols.errors import ScenarioError
 from sim import plots
@@ -223,9 +234,12 @@ class Protocol:
     attackers: int
     target_cols: tuple[int, ...] | None  # None: drawn per repetition
     target_min_mean: float
+    target_top: float  # targets among this most-rated fraction of the items
     rating: float
     filler: int
     replace_base: str = "original"
+    fill: str = "every"
+    budget: str = "iterations"
     low: float = 1.0
     high: float = 5.0
 
@@ -253,28 +267,52 @@ def mean_prediction_shift(clean: np.ndarray, attacked: np.ndarray,
     return float(np.mean(diff if signed else np.abs(diff)))
 
 
+def settings_of(method: Method, protocol: Protocol) -> CorrectiveSettings:
+    """Algorithm 1's settings for one row of the tables under ``protocol``."""
+
+    return CorrectiveSettings(mode=method.mode, missing=method.missing, lam=protocol.lam,
+                              interpolate=method.interpolate,
+                              replace_base=protocol.replace_base, fill=protocol.fill)
+
+
+def method_iterations(V: np.ndarray, protocol: Protocol) -> dict[str, int]:
+    """Iterations of each method on V: ``protocol.iterations`` for every method, or under
+    ``budget = "time"`` the iterations that fit the costliest method's ``iterations``
+    in modelled operations (:mod:`algorithms.nmf.corrective_cost`)."""
+
+    if protocol.budget == "iterations":
+        return {method.label: protocol.iterations for method in METHODS}
+    n, m = V.shape
+    observed = int((~np.isnan(V)).sum())
+    costs = {method.label: iteration_flops(settings_of(method, protocol), n, m, protocol.k,
+                                           observed) for method in METHODS}
+    return iterations_for_budget(costs, protocol.iterations)
+
+
 def _fit(V: np.ndarray, W0: np.ndarray, H0: np.ndarray, method: Method,
-         protocol: Protocol) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
-    """One factorisation: W, H, the final marks and its wall time."""
+         protocol: Protocol) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, float]]:
+    """One factorisation: W, H, the final marks, and its wall time, iterations and
+    observed entries (the budget's inputs)."""
 
-    settings = CorrectiveSettings(mode=method.mode, missing=method.missing, lam=protocol.lam,
-                                  interpolate=method.interpolate,
-                                  replace_base=protocol.replace_base)
+    iterations = method_iterations(V, protocol)[method.label]
     start = time.perf_counter()
-    fit = corrective_nmf(V, W0, H0, iterations=protocol.iterations, settings=settings)
-    return fit.W, fit.H, fit.corrupt, time.perf_counter() - start
+    fit = corrective_nmf(V, W0, H0, iterations=iterations,
+                         settings=settings_of(method, protocol))
+    return fit.W, fit.H, fit.corrupt, {"seconds": time.perf_counter() - start,
+                                       "iterations": iterations,
+                                       "observed": int((~np.isnan(V)).sum())}
 
 
-def draw_targets(train: np.ndarray, rng: np.random.Generator,
-                 min_mean: float = TARGET_MIN_MEAN) -> np.ndarray:
-    """One target column drawn among the most-rated tenth of the training columns whose mean
-    rating is at least ``min_mean`` (a well-liked popular movie; all of the tenth if none is).
-    """
+def draw_targets(train: np.ndarray, rng: np.random.Generator, min_mean: float = TARGET_MIN_MEAN,
+                 top_fraction: float = TOP_FRACTION) -> np.ndarray:
+    """One target column drawn among the most-rated ``top_fraction`` (a tenth) of the training
+    columns whose mean rating is at least ``min_mean`` (a well-liked popular movie; all of the
+    most-rated if none is)."""
 
     obs = ~np.isnan(train)
     counts = obs.sum(axis=0)
     means = np.where(obs, train, 0.0).sum(axis=0) / np.maximum(counts, 1)
-    top = counts >= np.quantile(counts, 1.0 - TOP_FRACTION)
+    top = counts >= np.quantile(counts, 1.0 - top_fraction)
     liked = np.flatnonzero(top & (means >= min_mean))
     pool = liked if liked.size else np.flatnonzero(top)
     return np.array([int(rng.choice(pool))], dtype=np.int64)
@@ -319,7 +357,8 @@ def repetition(ratings: np.ndarray, party_rows: np.ndarray, protocol: Protocol,
                                          mean_rating=mean)[0]])
         targets = (np.asarray(protocol.target_cols, dtype=np.int64)
                    if protocol.target_cols is not None
-                   else draw_targets(train, attack_rng, protocol.target_min_mean))
+                   else draw_targets(train, attack_rng, protocol.target_min_mean,
+                                     protocol.target_top))
         fake = data_io.fake_profiles(m, targets, n_adv, protocol.rating, protocol.low,
                                      protocol.high, attack_rng, protocol.filler)
         converted = np.sort(attack_rng.choice(party_rows, n_adv, replace=False))
@@ -335,14 +374,14 @@ def repetition(ratings: np.ndarray, party_rows: np.ndarray, protocol: Protocol,
     for name in TABLE1_MODELS + TABLE2_MODELS:
         out[name] = {}
     for method in METHODS:
-        W, H, marks, secs = _fit(train, W0[:n], H0, method, protocol)
+        W, H, marks, ran = _fit(train, W0[:n], H0, method, protocol)
         WH_clean = W @ H
         if tables != "2":
-            row = _scores(test, WH_clean, secs)
+            row = _scores(test, WH_clean, ran)
             row["marked_fraction"] = float(marks[~np.isnan(train)].mean())
             out["model 1"][method.label] = row
-            W, H, marks, secs = _fit(flipped, W0[:n], H0, method, protocol)
-            row = _scores(test, W @ H, secs)
+            W, H, marks, ran = _fit(flipped, W0[:n], H0, method, protocol)
+            row = _scores(test, W @ H, ran)
             row["marked_fraction"] = float(marks[~np.isnan(flipped)].mean())
             out["model 2"][method.label] = row
         if tables == "1":
@@ -351,7 +390,7 @@ def repetition(ratings: np.ndarray, party_rows: np.ndarray, protocol: Protocol,
                  np.arange(n, n + n_adv)),
                 ("model 4", model4, W0[:n], genuine4, converted))
         for name, V, W_start, genuine, adversaries in runs:
-            W, H, marks, secs = _fit(V, W_start, H0, method, protocol)
+            W, H, marks, ran = _fit(V, W_start, H0, method, protocol)
             WH = W[:n] @ H
             cells = np.ix_(genuine, targets)
             out[name][method.label] = {
@@ -362,14 +401,14 @@ def repetition(ratings: np.ndarray, party_rows: np.ndarray, protocol: Protocol,
                 "rmse_target": (held_out_rmse(target_test[genuine], WH[genuine])
                                 if has_target_test else None),
                 "adversarial_marked": float(marks[np.ix_(adversaries, targets)].mean()),
-                "seconds": secs,
+                **ran,
             }
     return {key: value for key, value in out.items() if value or not key.startswith("model")}
 
 
-def _scores(test: np.ndarray, WH: np.ndarray, secs: float) -> dict[str, float]:
+def _scores(test: np.ndarray, WH: np.ndarray, ran: dict[str, float]) -> dict[str, float]:
     return {"normalised_mae": normalised_mae(test, WH), "rmse": held_out_rmse(test, WH),
-            "seconds": secs}
+            **ran}
 
 
 # -- the catalogue entry ------------------------------------------------------------------------
@@ -379,11 +418,13 @@ def check_table_attack(table_: Mapping[str, Any], n_parties: int) -> dict[str, A
     """Validate ``[attack]`` for Table 2: fake_users, target_items (optional), target_min_mean,
     rating, party, filler — both Models 3 and 4 run, so ``model`` is not a key here."""
     hint = " (the comparison runs both Models 3 and 4)" if "model" in table_ else ""
-    fields = attack_fields(table_, n_parties, {"target_min_mean"}, targets_required=False,
-                           hint=hint)
+    fields = attack_fields(table_, n_parties, {"target_min_mean", "target_top_fraction"},
+                           targets_required=False, hint=hint)
     min_mean = number()("attack.target_min_mean",
                         table_.get("target_min_mean", TARGET_MIN_MEAN))
-    return {**fields, "target_min_mean": min_mean}
+    top = number(0.0, 1.0, strict_low=True)("attack.target_top_fraction",
+                                            table_.get("target_top_fraction", TOP_FRACTION))
+    return {**fields, "target_min_mean": min_mean, "target_top_fraction": top}
 
 
 def _protocol(inp: RunInput) -> tuple[Protocol, np.ndarray]:
@@ -396,10 +437,11 @@ def _protocol(inp: RunInput) -> tuple[Protocol, np.ndarray]:
         raise ScenarioError(f"algorithm.table = {p['table']!r} runs Models 3 and 4 (Table 2); "
                             "add an [attack] table with fake_users (and party, target_items)")
     attackers, targets, rating, filler, min_mean = 0, None, low, 19, TARGET_MIN_MEAN
+    top = TOP_FRACTION
     party_rows = np.arange(n)
     if attack is not None and p["table"] != "1":
         attackers, filler = attack["fake_users"], attack["filler"]
-        min_mean = attack["target_min_mean"]
+        min_mean, top = attack["target_min_mean"], attack["target_top_fraction"]
         rating = attack_rating(attack, low, high)
         if attack["target_items"] is not None:
             targets = tuple(target_columns(inp, attack["target_items"]).tolist())
@@ -411,8 +453,9 @@ def _protocol(inp: RunInput) -> tuple[Protocol, np.ndarray]:
     protocol = Protocol(k=p["k"], iterations=p["iterations"], lam=lambda_param(p),
                         holdout=p["holdout"], flip_probability=p["flip_probability"],
                         attackers=attackers, target_cols=targets, target_min_mean=min_mean,
-                        rating=rating,
-                        filler=filler, replace_base=p["replace_base"], low=low, high=high)
+                        target_top=top, rating=rating,
+                        filler=filler, replace_base=p["replace_base"], fill=p["fill"],
+                        budget=p["budget"], low=low, high=high)
     return protocol, party_rows
 
 
@@ -483,9 +526,12 @@ def run(inp: RunInput) -> AlgorithmRun:
         if inp.progress is not None:
             inp.progress("repetitions", r + 1, p["repetitions"])
     labels = [method.label for method in METHODS]
+    first = next(value for key, value in reps[0].items() if key.startswith("model"))
     metrics: dict[str, Any] = {
+        "iterations_by_method": {label: first[label]["iterations"] for label in labels},
         "lam": protocol.lam, "k": protocol.k, "iterations": protocol.iterations,
-        "replace_base": protocol.replace_base,
+        "replace_base": protocol.replace_base, "fill": protocol.fill,
+        "budget": protocol.budget,
         "repetitions": p["repetitions"], "users": int(X.shape[0]), "items": int(X.shape[1]),
         "density": float((~np.isnan(X)).mean()), "per_repetition": reps,
     }
@@ -533,13 +579,21 @@ scenarios took 39 s and 65 s of CPU, 50 and 75 factorisations of 1,000 × 500 at
 
 
 def estimate(inp: EstimateInput) -> Workload:
-    """Centralized factorisations only (no protocol runs): repetitions × methods × fits, each
-    ``iterations`` multiplicative sweeps over the users × items ratings."""
+    """Centralized factorisations only (no protocol runs): repetitions × fits per method, each
+    its iterations (under ``budget = "time"`` those of :func:`method_iterations`, at the
+    ``[data]`` density) of multiplicative sweeps over the users × items ratings."""
     p = inp.params
-    fits = p["repetitions"] * len(METHODS) * FITS_PER_METHOD[p["table"]]
+    fits = p["repetitions"] * FITS_PER_METHOD[p["table"]]
+    sweeps = len(METHODS) * p["iterations"]
+    if p["budget"] == "time":
+        density = float(inp.scenario.data.get("density", 1.0))  # a file: taken as dense
+        observed = round(density * inp.n_rows * inp.n_cols)
+        costs = {m.label: iteration_flops(CorrectiveSettings(
+            mode=m.mode, missing=m.missing, interpolate=m.interpolate, fill=p["fill"]),
+            inp.n_rows, inp.n_cols, p["k"], observed) for m in METHODS}
+        sweeps = sum(iterations_for_budget(costs, p["iterations"]).values())
     sweep = FIT_FLOPS * inp.n_rows * inp.n_cols * p["k"]
-    return Workload(simulations=0, flops=fits * p["iterations"] * sweep,
+    return Workload(simulations=0, flops=fits * sweeps * sweep,
                     working_bytes=8 * 8 * inp.n_rows * inp.n_cols,
-                    basis=f"{fits} centralized factorisations × {p['iterations']} iterations")
-
-
+                    basis=f"{fits * len(METHODS)} centralized factorisations, "
+                          f"{sweeps // len(METHODS)} iterations on average")

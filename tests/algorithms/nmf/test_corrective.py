@@ -204,9 +204,11 @@ def test_converted_users_and_random_flips() -> None:
 
 def _algorithm_1_by_hand(V: np.ndarray, W: np.ndarray, H: np.ndarray, iterations: int,
                          mode: str, missing: str, lam: float, interpolate: bool,
-                         running: bool) -> tuple[np.ndarray, np.ndarray]:
+                         running: bool, once: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Algorithm 1 written out entry by entry from the paper's four steps (plain loops for the
-    rules, numpy only for the products), as an independent reference."""
+    rules, numpy only for the products), as an independent reference. ``once``: step 4 sets
+    V = WH on the missing entries after the first iteration, and from then on they are
+    entries of V (marked and replaced like the observed ones)."""
     n, m = V.shape
     obs = ~np.isnan(V)
     Vrun = V.copy()  # the V that step 3 overwrites under the literal ("running") reading
@@ -238,6 +240,9 @@ def _algorithm_1_by_hand(V: np.ndarray, W: np.ndarray, H: np.ndarray, iterations
                     Vbar[i, j] = w * base[i, j] + (1 - w) * WH[i, j]
                     if running:
                         Vrun[i, j] = Vbar[i, j]
+        if t == 1 and once and missing == "replace" and mode != "standard":
+            V, Vrun = np.where(obs, V, WH), np.where(obs, Vrun, WH)
+            obs = np.ones_like(obs)
     return W, H
 
 
@@ -246,15 +251,17 @@ def _algorithm_1_by_hand(V: np.ndarray, W: np.ndarray, H: np.ndarray, iterations
     ("ignore", "ignore", True, "original"), ("replace", "replace", True, "original"),
     ("replace", "replace", False, "original"), ("replace", "ignore", True, "running"),
     ("replace", "replace", True, "running"), ("replace", "replace", False, "running")])
+@pytest.mark.parametrize("fill", ["every", "once"])
 def test_corrective_nmf_equals_algorithm_1_written_out(mode: str, missing: str,
-                                                       interpolate: bool, base: str) -> None:
+                                                       interpolate: bool, base: str,
+                                                       fill: str) -> None:
     V = ratings(21, n=14, m=9, density=0.6)
     W0, H0 = random_start(14, 9, 3, np.random.default_rng(8))
     s = CorrectiveSettings(mode=mode, missing=missing, lam=0.6, interpolate=interpolate,
-                           replace_base=base)
+                           replace_base=base, fill=fill)
     fit = corrective_nmf(V, W0, H0, iterations=12, settings=s)
     W, H = _algorithm_1_by_hand(V, W0, H0, 12, mode, missing, 0.6, interpolate,
-                                base == "running")
+                                base == "running", once=fill == "once")
     np.testing.assert_allclose(fit.W, W, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(fit.H, H, rtol=1e-9, atol=1e-12)
 
@@ -272,3 +279,22 @@ def test_the_two_readings_of_replace_corrupt_differ_and_only_for_replace_corrupt
     np.testing.assert_array_equal(same[0], same[1])
     with pytest.raises(InputError, match="replace_base"):
         CorrectiveSettings(replace_base="cumulative")
+
+
+def test_filling_once_changes_replace_corrupt_only() -> None:
+    """Step 4 read literally (``fill = "once"``) changes Algorithm 1's replace rows, which mark
+    the filled entries, and nothing else: the baselines and ignore-missing rows ignore it."""
+    V = ratings(23, n=20, m=10, density=0.5)
+    W0, H0 = random_start(20, 10, 2, np.random.default_rng(10))
+
+    def fit(**kw: object) -> np.ndarray:
+        return corrective_nmf(V, W0, H0, iterations=25, settings=CorrectiveSettings(
+            lam=0.3, **kw)).H
+
+    assert np.abs(fit(mode="replace", missing="replace")
+                  - fit(mode="replace", missing="replace", fill="once")).max() > 1e-3
+    for kw in ({"mode": "standard", "missing": "replace"}, {"mode": "ignore"},
+               {"mode": "replace", "missing": "ignore"}):
+        np.testing.assert_array_equal(fit(**kw), fit(**kw, fill="once"))
+    with pytest.raises(InputError, match="fill"):
+        CorrectiveSettings(fill="twice")
