@@ -62,3 +62,35 @@ def test_bad_shapes_and_repetitions_are_refused():
         tm.compare_topic_models(["wiki"])
     with pytest.raises(InputError, match="repetitions"):
         tm.compare_topic_models(["nips"], repetitions=0)
+
+
+@pytest.mark.slow
+def test_tables_1_4_1_5_what_holds_on_shaped_corpora():
+    """The thesis's NMF rows on NIPS-, 20NG- and Reuters-shaped corpora, 3 draws each.
+
+    Table 1.5 says NMF is best on six measures (mean ∆ 61.89): frob fit oos and is, topic
+    uniform, topic average, doc average and word discriminability. What holds here, untuned at
+    the planted k: NMF wins both Frobenius fits in every draw (it minimises that loss), and is
+    second to LDA on the other four in every draw (LDA's Dirichlet-smoothed topics are further
+    from the uniform, mean and average-document distributions). Measured (3 draws): NMF best on
+    5 measures, mean ∆ 3.5 %; LDA on 5; K-means on 6 (ARI and VI — soft counts penalise the
+    soft memberships of NMF and LDA — and the two W-side measures). Asserted: that split, the
+    Frobenius wins unanimous, and the four thesis rows NMF loses going to LDA with NMF second.
+    """
+    got = tm.compare_topic_models(repetitions=3)
+    t14 = got["table_1_4"]
+    for m in ("frob fit oos", "frob fit is"):
+        assert t14[m]["best"] == "NMF" and t14[m]["consistent"] == 1.0, m
+    for m in ("topic uniform", "topic average", "doc average", "discriminability words"):
+        assert (t14[m]["best"], t14[m]["second"]) == ("LDA", "NMF"), m
+        assert t14[m]["consistent"] == 1.0, m
+    # Table 1.4's K-means rows on the W side hold: weights background and topic
+    # discriminability (equal up to the factor log n, hence one ∆)
+    for m in ("weights background", "discriminability topics"):
+        assert (t14[m]["best"], t14[m]["second"]) == ("Kmeans", "NMF"), m
+    assert t14["weights background"]["delta"] == pytest.approx(
+        t14["discriminability topics"]["delta"], rel=1e-9)
+    nmf_wins = {m for m, r in t14.items() if r["best"] == "NMF"}
+    thesis_nmf = {m for m, (best, _, _) in tm.THESIS_BEST.items() if best == "NMF"}
+    assert nmf_wins & thesis_nmf == {"frob fit oos", "frob fit is"}
+    assert got["table_1_5"]["NMF"]["best"] == len(nmf_wins)
