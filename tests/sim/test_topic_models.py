@@ -77,6 +77,7 @@ def test_tables_1_4_1_5_what_holds_on_shaped_corpora():
     soft memberships of NMF and LDA — and the two W-side measures). Asserted: that split, the
     Frobenius wins unanimous, and the four thesis rows NMF loses going to LDA with NMF second.
     """
+    pytest.importorskip("sklearn")
     got = tm.compare_topic_models(repetitions=3)
     t14 = got["table_1_4"]
     for m in ("frob fit oos", "frob fit is"):
