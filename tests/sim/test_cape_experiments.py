@@ -211,7 +211,8 @@ def test_cli_runs_a_cape_scenario_as_json(tmp_path: Path) -> None:
 SLOW = ["cape_mean", "cape_pca_synthetic_epsilon", "cape_pca_synthetic_samples",
         "cape_pca_synthetic_delta", "cape_pca_digits_epsilon", "cape_pca_digits_samples",
         "cape_pca_digits_delta", "cape_otd_mog_epsilon", "cape_otd_mog_samples",
-        "cape_otd_stm_epsilon", "cape_otd_stm_samples", "cape_otd_stm_delta"]
+        "cape_otd_stm_epsilon", "cape_otd_stm_samples", "cape_otd_stm_delta",
+        "cape_otd_mog_delta_d50"]
 
 FLOOR_SYNTHETIC = 0.287
 """The random-subspace floor q/q_o of the synthetic PCA data, (K/D)·tr(A)/q_o (cape.md §7.1)."""
@@ -342,8 +343,10 @@ def _check_otd_sweep(name: str, m: dict, outputs: dict) -> None:
     assert np.max(err["conventional"] - err["cape"]) >= (0.1 if "mog" in name else 0.03)
     if m["sweep"] == "delta":
         # Fig. 5 (OTD-3): the fall with δ at ε = 0.1 (paper: capeAGN .24 → .17) is within the
-        # noise of 5 trials here (measured slope −0.016 per decade of δ, −1.1 SE), so only the
-        # orderings above are asserted; the claims table reports it as not reproduced
+        # noise of 5 trials here (measured slope −0.016 per decade of δ, −1.1 SE), and so is
+        # capeAGN's in the MOG panel at D = 50, ε = 2 (0.632 → 0.492, −1.4 SE; conventional
+        # 0.868 → 0.708 at −6.1 SE), so only the orderings above are asserted; the claims
+        # table reports it as not reproduced
         return
     for k in ("cape", "conventional", "local"):
         assert err[k][-1] < err[k][0], k
