@@ -106,6 +106,14 @@ LABELS: Mapping[str, Label] = registry((
           "sim.experiments.studies.topic_quality"),
     Label("topic_quality.trial", "call", "the seed of a trial of the topic-quality study",
           "sim.experiments.studies.topic_quality"),
+    Label("dpnmf_comparison.data", "call", "the synthetic data of a trial of the DP-NMF / "
+          "DPNMF comparison (kind, trial)", "sim.experiments.nmf.dpnmf_comparison"),
+    Label("dpnmf_comparison.noise", "call", "the DP noise of a trial of that comparison "
+          "(kind, trial)", "sim.experiments.nmf.dpnmf_comparison"),
+    Label("topic_models.corpus", "call", "a shaped synthetic corpus of the NMF / LDA / "
+          "K-means comparison (shape, repetition)", "sim.experiments.studies.topic_models"),
+    Label("topic_models.fit", "call", "the LDA and K-means seeds of that comparison (shape, "
+          "repetition)", "sim.experiments.studies.topic_models"),
     Label("pd_svd.holdout", "run", "the held-out rows of a PD-SVD run",
           "sim.experiments.svd.pd_svd"),
     Label("dsanls.init", "call", "DSANLS's U^0 (index ('U',)) and node r's V^0 "

@@ -21,6 +21,11 @@ Thesis seed 001, §1.5 (the measures of Tables 1.4 / 1.5), as the thesis defines
   training mixture, with no weights fitted to it. Lower is better. On term-frequency rows every
   document weighs the same; on counts every word does. NMF's topics are sparse, so the
   function can mix in the uniform distribution (``uniform_mix``) to keep the score finite.
+* **Log-likelihood** (thesis Figs. 1.10 / A.7, A.10): ``Σ_ij X_ij log p_ij / ‖X‖₁`` — the mean
+  log-probability per word of the documents ``X`` (counts) under each document's own mixture
+  ``p_i = W_i T`` normalised to a distribution (in-sample: the training weights; out-of-sample:
+  weights fitted to the unseen documents); higher is better. Per word rather than the thesis's
+  total, so that corpora of different sizes compare; ``uniform_mix`` as for perplexity.
 * **Out-of-sample Fro2** (thesis Fig. 1.11): ``‖E − W_E T‖_F²`` with ``W_E`` fitted to the
   unseen documents with T fixed (:func:`algorithms.nmf.rri.fit_weights`).
 
@@ -41,6 +46,7 @@ __all__ = [
     "DEFAULT_TOP_WORDS",
     "expected_coherence",
     "heldout_frobenius",
+    "loglikelihood",
     "npmi_coherence",
     "perplexity",
     "top_words",
@@ -248,3 +254,30 @@ def topic_recovery(true_topics: np.ndarray, topics: np.ndarray) -> float:
     cos = a @ b.T
     rows, cols = linear_sum_assignment(-cos)
     return float(cos[rows, cols].mean())
+
+
+def loglikelihood(X: ArrayLike | sp.spmatrix | sp.sparray, W: ArrayLike, T: ArrayLike,
+                  uniform_mix: float = 0.0) -> float:
+    """Mean log-probability per word of the documents ``X`` under their own mixtures ``W_i T``
+    (rows normalised, mixed with the uniform distribution by ``uniform_mix``); higher is better.
+    ``-inf`` if a word of X has probability 0 under its document's mixture."""
+    if not 0.0 <= uniform_mix < 1.0:
+        raise InputError(f"uniform_mix = {uniform_mix!r} must lie in [0, 1)")
+    T = _topics(T)
+    W = np.asarray(W, dtype=np.float64)
+    C = sp.csr_matrix(X) if sp.issparse(X) else sp.csr_matrix(np.asarray(X, dtype=np.float64))
+    if W.ndim != 2 or W.shape != (C.shape[0], T.shape[0]) or C.shape[1] != T.shape[1]:
+        raise InputError(f"X {C.shape}, W {W.shape} and T {T.shape} must be (n, d), (n, k), "
+                         "(k, d)")
+    total = float(C.sum())
+    if not total > 0 or (C.data.size and C.data.min() < 0):
+        raise InputError("X must hold non-negative counts with a positive sum")
+    C = C.tocoo()
+    p = np.einsum("nk,nk->n", W[C.row], T[:, C.col].T)
+    norm = W @ T.sum(axis=1)
+    if np.any(norm[C.row] <= 0):
+        return float("-inf")
+    p = (1.0 - uniform_mix) * p / norm[C.row] + uniform_mix / T.shape[1]
+    if np.any(p <= 0):
+        return float("-inf")
+    return float(np.sum(C.data * np.log(p)) / total)

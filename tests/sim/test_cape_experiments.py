@@ -211,7 +211,8 @@ def test_cli_runs_a_cape_scenario_as_json(tmp_path: Path) -> None:
 SLOW = ["cape_mean", "cape_pca_synthetic_epsilon", "cape_pca_synthetic_samples",
         "cape_pca_synthetic_delta", "cape_pca_digits_epsilon", "cape_pca_digits_samples",
         "cape_pca_digits_delta", "cape_otd_mog_epsilon", "cape_otd_mog_samples",
-        "cape_otd_stm_epsilon", "cape_otd_stm_samples", "cape_otd_stm_delta"]
+        "cape_otd_stm_epsilon", "cape_otd_stm_samples", "cape_otd_stm_delta",
+        "cape_otd_mog_delta_d50"]
 
 FLOOR_SYNTHETIC = 0.287
 """The random-subspace floor q/q_o of the synthetic PCA data, (K/D)·tr(A)/q_o (cape.md §7.1)."""
@@ -342,8 +343,10 @@ def _check_otd_sweep(name: str, m: dict, outputs: dict) -> None:
     assert np.max(err["conventional"] - err["cape"]) >= (0.1 if "mog" in name else 0.03)
     if m["sweep"] == "delta":
         # Fig. 5 (OTD-3): the fall with δ at ε = 0.1 (paper: capeAGN .24 → .17) is within the
-        # noise of 5 trials here (measured slope −0.016 per decade of δ, −1.1 SE), so only the
-        # orderings above are asserted; the claims table reports it as not reproduced
+        # noise of 5 trials here (measured slope −0.016 per decade of δ, −1.1 SE), and so is
+        # capeAGN's in the MOG panel at D = 50, ε = 2 (0.632 → 0.492, −1.4 SE; conventional
+        # 0.868 → 0.708 at −6.1 SE), so only the orderings above are asserted; the claims
+        # table reports it as not reproduced
         return
     for k in ("cape", "conventional", "local"):
         assert err[k][-1] < err[k][0], k
@@ -372,3 +375,27 @@ def test_paper_scenarios_reproduce_the_orderings(name: str, tmp_path: Path) -> N
             _check_synthetic_epsilon_floor_and_dpdispca(m, run.outputs)
     else:
         _check_otd_sweep(name, m, run.outputs)
+
+
+def _utility(m: dict, k: str) -> np.ndarray:
+    """q/q_o rescaled so that the sweep's smallest ε (its floor) is 0 and q_o is 1."""
+    q = np.array(m[f"q_{k}"]) / np.array(m["q_nonprivate"])
+    return (q - q[0]) / (1.0 - q[0])
+
+
+@pytest.mark.slow
+def test_lower_dimensional_data_need_a_smaller_epsilon() -> None:
+    """Spec §7.1 claim 3 (PCA-3), "lower-dimensional data need smaller ε for the same
+    utility": the synthetic ε sweep at D = 50 (K = 12) against D = 200 (K = 50), same N_s, S,
+    δ. Each method's utility, rescaled from its floor (ε = 0.001) to q_o, is ahead at D = 50
+    by ≥ 0.1 at ε = 0.5 and 1 (measured gaps 0.2–0.8; trial sd ≤ 0.04 in these units) and
+    never behind by more than 0.02 (both reach q_o at ε = 10)."""
+    low = run_scenario(SCENARIOS / "cape_pca_synthetic_epsilon_d50.toml").report["metrics"]
+    high = run_scenario(SCENARIOS / "cape_pca_synthetic_epsilon.toml").report["metrics"]
+    assert low["values"] == high["values"]
+    for k in ("cape", "conventional", "local"):
+        u50, u200 = _utility(low, k), _utility(high, k)
+        assert np.all(u50 >= u200 - 0.02), k
+        for eps in (0.5, 1.0):
+            i = low["values"].index(eps)
+            assert u50[i] >= u200[i] + 0.1, (k, eps)
