@@ -145,7 +145,7 @@ LABELS: Mapping[str, Label] = registry((
     Label("normed_secure_sum.scaled", "call", "the simulation seed of the run on inputs B "
           "(λS) for the j-th coalition", "sim.experiments.svd.normed_secure_sum"),
     # -- the claims table (sim.claims): fixed roots, one stream per claim ------------------------
-    Label("claims.c6.inputs", "run", "C6's party inputs (root 5)", "sim.claims.seed000_001"),
+    Label("claims.c6.inputs", "run", "C6's party inputs (root 5)", "sim.claims.seed001"),
     Label("claims.c17.data", "run", "C17's ratings matrix (root: the repetition)",
           "sim.claims.seed002"),
     Label("claims.c17.start", "run", "C17's random start (root: the repetition)",

@@ -10,7 +10,8 @@ from typing import Any
 
 from protocols.errors import InputError
 from sim.claims.recorded import RECORDED
-from sim.claims.seed000_001 import CLAIMS_000_001
+from sim.claims.seed000 import CLAIMS_000
+from sim.claims.seed001 import CLAIMS_001
 from sim.claims.seed002 import CLAIMS_002
 from sim.claims.seed003 import CLAIMS_003
 from sim.claims.seed004 import CLAIMS_004
@@ -19,7 +20,7 @@ from sim.claims.table import STATUSES, Claim, Outcome, markdown, rows, text
 __all__ = ["CLAIMS", "RECORDED", "STATUSES", "Claim", "Outcome", "check_ids", "claims",
            "markdown", "text"]
 
-CLAIMS: tuple[Claim, ...] = CLAIMS_000_001 + CLAIMS_002 + CLAIMS_003 + CLAIMS_004
+CLAIMS: tuple[Claim, ...] = CLAIMS_001 + CLAIMS_000 + CLAIMS_002 + CLAIMS_003 + CLAIMS_004
 
 
 def check_ids(only: Sequence[str] | None) -> list[str]:

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from protocols.errors import InputError
-from sim.claims.seed000_001 import (
+from sim.claims.seed000 import (
     DPNMF_ITERATIONS,
     DPNMF_TRIALS,
     TABLE3_EPSILONS,

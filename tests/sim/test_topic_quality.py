@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from protocols.errors import ScenarioError
-from sim.claims.seed000_001 import TOPIC_SCORES, as_good_within_spread
+from sim.claims.seed001 import TOPIC_SCORES, as_good_within_spread
 from sim.experiments.studies.topic_quality import HIGHER_IS_BETTER, METHODS
 from sim.runner import run_scenario
 
