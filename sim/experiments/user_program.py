@@ -121,6 +121,8 @@ def load_object(reference: Any, key: str, base_dir: Path | None) -> Any:
     added = base_dir is not None and str(base_dir) not in sys.path
     if added:
         sys.path.insert(0, str(base_dir))
+    if base_dir is not None:
+        forget_imported_elsewhere(module_name, base_dir)
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:  # the user's module: any failure to import is theirs to see
@@ -134,6 +136,30 @@ def load_object(reference: Any, key: str, base_dir: Path | None) -> Any:
         raise ScenarioError(f"algorithm.{key} = {reference!r}: module {module_name!r} has no "
                             f"{attribute!r}")
     return getattr(module, attribute)
+
+
+def forget_imported_elsewhere(module_name: str, base_dir: Path) -> None:
+    """Drop ``module_name`` (and its packages) from ``sys.modules`` where ``base_dir`` holds a
+    module of that name but the one imported came from another directory.
+
+    Two scenarios in one process whose programs share a name (``planted.leaks`` in two output
+    directories) would otherwise both run the first one imported: the second scenario's own
+    file would never load.
+    """
+    parts = module_name.split(".")
+    for i in range(1, len(parts) + 1):
+        name = ".".join(parts[:i])
+        loaded = sys.modules.get(name)
+        if loaded is None:
+            continue
+        here = base_dir.joinpath(*parts[:i])
+        own = [f.resolve() for f in (here.with_suffix(".py"), here / "__init__.py") if f.exists()]
+        origin = getattr(loaded, "__file__", None)
+        if own and (origin is None or Path(origin).resolve() not in own):
+            for key in [k for k in sys.modules if k == name or k.startswith(name + ".")]:
+                del sys.modules[key]
+            importlib.invalidate_caches()
+            return
 
 
 def program_entry(table: Mapping[str, Any], base_dir: Path | None) -> Algorithm:

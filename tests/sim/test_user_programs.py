@@ -201,3 +201,21 @@ def test_the_run_prints_each_call_cost_fitted_in_d_and_m_beside_the_ledger(tmp_p
     cells = {r[2]: r[3:] for r in rows}
     assert cells["messages_sent"] == ["M", "−", "1", "2", "2"]
     assert cells["elements_sent"] == ["2M", "−", "2", "4", "4"]
+
+
+def test_two_scenarios_whose_programs_share_a_name_each_run_their_own(tmp_path) -> None:
+    """A module name imported from one scenario's directory must not stand in for another
+    directory's module of the same name (the second file would never load)."""
+    from sim.experiments.user_program import load_object
+
+    values = {}
+    for value in (3, 7):
+        package = tmp_path / f"run{value}" / "samename"
+        package.mkdir(parents=True)
+        (package / "__init__.py").write_text("")
+        (package / "mod.py").write_text(f"VALUE = {value}\n")
+        values[value] = load_object("samename.mod:VALUE", "program", package.parent)
+    assert values == {3: 3, 7: 7}
+    assert load_object("samename.mod:VALUE", "program", tmp_path / "run3") == 3
+    sys.modules.pop("samename.mod", None)
+    sys.modules.pop("samename", None)
