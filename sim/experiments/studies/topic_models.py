@@ -23,8 +23,9 @@ documents are held out for the out-of-sample measures. Departures from §1.5, ea
 * perplexity and log-likelihood mix the model's word distribution with the uniform one at
   λ = 10⁻³ (NMF's and K-means' sparse topics otherwise give held-out words probability 0).
 
-LDA and K-means come from scikit-learn (extras ``dev`` and ``datasets``), imported when a
-comparison runs; without it :func:`compare_topic_models` raises an InputError saying so.
+LDA and K-means come from scikit-learn (extras ``dev`` and ``datasets``), imported with this
+module (which only the C13 claim and its tests import); without it :func:`compare_topic_models`
+raises an InputError saying so.
 """
 
 from __future__ import annotations
@@ -61,6 +62,13 @@ from algorithms.nmf.topic_quality import (
 )
 from protocols import seeds
 from protocols.errors import InputError
+
+try:  # an optional extra: without it the comparison says what to install
+    from sklearn import cluster, decomposition
+
+    _SKLEARN: tuple[Any, Any] | None = (cluster, decomposition)
+except ImportError:  # pragma: no cover - the dev extras install it
+    _SKLEARN = None
 
 MODELS = ("NMF", "LDA", "Kmeans")
 UNIFORM_MIX = 1e-3
@@ -126,13 +134,10 @@ class FittedModel:
 
 
 def _sklearn() -> Any:
-    try:
-        from sklearn import cluster, decomposition
-    except ImportError as exc:  # pragma: no cover - the dev extras install it
+    if _SKLEARN is None:  # pragma: no cover - the dev extras install it
         raise InputError("the topic-model comparison needs scikit-learn for LDA and K-means; "
-                         "install mpcsim's 'datasets' extra (pip install 'mpcsim[datasets]')"
-                         ) from exc
-    return cluster, decomposition
+                         "install mpcsim's 'datasets' extra (pip install 'mpcsim[datasets]')")
+    return _SKLEARN
 
 
 def _simplex_rows(M: np.ndarray) -> np.ndarray:
