@@ -114,7 +114,8 @@ from sim.drivers.mpi_comm import (
     wait,
 )
 from sim.drivers.mpi_faults import merged_faults
-from sim.drivers.mpi_rank import RankLost, RankOutcome, Run, message_tag
+from sim.drivers.mpi_rank import RankLost, RankOutcome, Run
+from sim.drivers.mpi_transfer import message_tag
 from sim.drivers.rank_views import RankViews, refrozen
 from sim.ledger import Row
 from sim.network import Network
