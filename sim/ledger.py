@@ -49,6 +49,10 @@ class Ledger:
         """Injected faults as they fired (:mod:`sim.faults`): fault, kind, time, effect, and
         the message (row index) or party concerned."""
 
+    def with_faults(self, faults: Iterable[Mapping[str, object]]) -> Ledger:
+        """These rows with the run's injected faults."""
+        return Ledger(self._rows, faults)
+
     def __len__(self) -> int:
         return len(self._rows)
 

@@ -135,6 +135,8 @@ class ScenarioRun:
         elif self.scenario.write_views and isinstance(views, ViewStore):
             views.directory = Path(out_dir) / report.VIEWS_DIR
             self.scratch.remove()
+        elif not isinstance(views, ViewStore):  # no view there; the ledger stays readable
+            self.scratch.remove()
 
     def format(self) -> str:
         """The console tables."""
@@ -182,7 +184,8 @@ class ScenarioPlan:
         run's metrics, audits and attacks then read views from the on-disk store. Its
         directory is a staging directory beside ``views_beside`` (the output directory, whose
         lock the caller holds) or a temporary one, made by rank 0 (:class:`ViewScratch`, the
-        result's ``scratch``).
+        result's ``scratch``). Each rank writes its parties' ledger rows there too and rank 0
+        merges them (:mod:`sim.ledger_store`), with or without ``record_views``.
 
         Raises
         ------
@@ -192,8 +195,7 @@ class ScenarioPlan:
         from sim.threads import pinned_threads
         from sim.view_store import ViewScratch
 
-        scratch = ViewScratch.make(views_beside) if (
-            driver == "mpi" and self.scenario.record_views) else None
+        scratch = ViewScratch.make(views_beside) if driver == "mpi" else None
         try:
             with pinned_threads() as numerics:  # the same bytes whatever OMP_NUM_THREADS says
                 run = self._run(progress, driver, scratch)
@@ -214,11 +216,13 @@ class ScenarioPlan:
         scenario = self.scenario
         network = Network.build(scenario.n_parties, scenario.topology, scenario.latency_ms,
                                 scenario.bandwidth_mbps, scenario.links)
+        keep = scratch is not None and scenario.record_views  # views on disk, by rank
         simulation = Simulation(network, prime=scenario.prime, frac_bits=scenario.frac_bits,
                                 seed=self.seed, sealing=scenario.sealing, driver=driver,
                                 faults=scenario.faults, record_views=scenario.record_views,
-                                views="rank" if scratch else "gathered",
-                                view_sink=scratch.sink() if scratch else None)
+                                views="rank" if keep else "gathered",
+                                view_sink=scratch.sink() if keep else None,
+                                ledger_sink=scratch.ledger_sink() if scratch else None)
         inp = RunInput(scenario, self.params, self.data, self.shards, simulation, self.seed,
                        progress, self.extras, self.attack)
         started = time.perf_counter()

@@ -342,6 +342,10 @@ class Simulation:
         ``view_sink(views) -> views``: called after every completed run with the views the
         driver returned; the Result holds what it returns (:class:`sim.view_store.ViewSink`
         writes this process's views to disk and returns the lazy on-disk store).
+    ledger_sink : callable, optional
+        Under MPI, ``ledger_sink(rows) -> ledger``: each rank hands it its own parties' rows
+        instead of gathering every row at every rank (:class:`sim.ledger_store.LedgerSink`
+        writes them, rank 0 merges, every rank reads the merged file lazily).
     """
 
     def __init__(
@@ -362,6 +366,7 @@ class Simulation:
         faults: FaultPlan | None = None,
         views: str = "gathered",
         view_sink: Callable[[Mapping[int, View]], Mapping[int, View]] | None = None,
+        ledger_sink: Callable[[list[Any]], Ledger] | None = None,
     ) -> None:
         # a driver that spreads the parties over processes says where it can leave the views
         places = getattr(driver_class(driver), "view_places", VIEW_PLACES[:1])
@@ -370,6 +375,7 @@ class Simulation:
                              f"of {places}")
         self.views = views
         self.view_sink = view_sink
+        self.ledger_sink = ledger_sink
         self.network = network
         self.field = prime_field(prime)
         self.fixed = FixedPoint(self.field, default_frac_bits(self.field) if frac_bits is None
@@ -415,7 +421,8 @@ class Simulation:
         driver = driver_class(self.driver)(
             network, sealing=self.sealing, interceptor=self.interceptor,
             record_messages=self.record_views, field=self.field, faults=self.faults,
-            **({"views": self.views} if self.views != "gathered" else {}))
+            **({"views": self.views} if self.views != "gathered" else {}),
+            **({"ledger_sink": self.ledger_sink} if self.ledger_sink is not None else {}))
         driver.place(sorted(roles))
         views: dict[int, View] = {}
         contexts: dict[int, PartyContext] = {}
@@ -517,9 +524,12 @@ class Simulation:
                     else "unfinished"
                     for pid in sorted(roles)}
             fault_summary = outcome.faults.summary(seen)
+        events = fault_summary["events"] if fault_summary else ()
+        rows = outcome.rows  # a driver may hand back a ledger already (on disk under MPI)
         return Result(
             outputs=outcome.outputs,
-            ledger=Ledger(outcome.rows, faults=fault_summary["events"] if fault_summary else ()),
+            ledger=rows.with_faults(events) if isinstance(rows, Ledger) else Ledger(
+                rows, faults=events),
             views=views,
             roles=dict(roles),
             simulated_s=outcome.simulated_s,

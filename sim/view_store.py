@@ -404,7 +404,8 @@ class ViewSink:
 
 @dataclass
 class ViewScratch:
-    """The directory an MPI run's ranks write their views into (:class:`ViewSink`).
+    """The directory an MPI run's ranks write their views (:class:`ViewSink`) and ledger rows
+    (:meth:`ledger_sink`) into.
 
     Rank 0 makes it — ``.NAME.<hex>.tmp`` beside the output directory ``NAME`` (a staging
     name, so a killed run's is removed by the next run into ``NAME``: :mod:`sim.ownership`)
@@ -441,6 +442,15 @@ class ViewScratch:
         from sim.drivers.mpi_comm import allgather_json
 
         return ViewSink(self.root, self.rank, lambda e: allgather_json(self.comm, e))
+
+    def ledger_sink(self) -> Any:
+        """The simulation's ``ledger_sink``: this rank's ledger rows to ``ledger/``, merged by
+        rank 0 (:class:`sim.ledger_store.LedgerSink`)."""
+        from sim.drivers.mpi_comm import allgather_json
+        from sim.ledger_store import LedgerSink
+
+        return LedgerSink(self.root / "ledger", self.rank,
+                          lambda value: allgather_json(self.comm, value))
 
     def remove(self) -> None:
         """Remove the directory and every view in it (rank 0; other ranks leave it)."""

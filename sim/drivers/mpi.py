@@ -172,6 +172,10 @@ class MpiDriver:
         Every view at every rank at the end (the default), or each rank's own parties' views
         only (:class:`~sim.drivers.rank_views.RankViews`; :class:`sim.simulation.Simulation`'s
         ``views``).
+    ledger_sink : callable, optional
+        ``ledger_sink(rows) -> ledger``, collective: each rank writes its own parties' rows
+        and gets the merged ledger (:class:`sim.ledger_store.LedgerSink`), instead of every
+        row gathered at every rank.
     """
 
     name = "mpi"
@@ -189,10 +193,12 @@ class MpiDriver:
         faults: Any = None,
         comm: Any = None,
         views: str = "gathered",
+        ledger_sink: Callable[[list[Row]], Any] | None = None,
     ) -> None:
         if views not in ("gathered", "rank"):
             raise InputError(f"views = {views!r} must be 'gathered' or 'rank'")
         self.views = views
+        self.ledger_sink = ledger_sink
         mpi = load_mpi()
         self.MPI = mpi
         self.network = network
@@ -285,7 +291,10 @@ class MpiDriver:
         The outcome's time is the longest rank's wall time.
         """
         keep = self.views == "rank"  # then views stay here; outputs and rows travel
-        local = (outcome.outputs, outcome.rows, outcome.deliveries, {} if keep else dict(views),
+        stored = self.ledger_sink is not None  # then rows stay here too, written to disk
+        ledger = self._store_rows(outcome) if stored else None
+        local = (outcome.outputs, [] if stored else outcome.rows,
+                 [] if stored else outcome.deliveries, {} if keep else dict(views),
                  outcome.wall_s, outcome.faults)
         parts = [loads(blob) for blob in allgather_bytes(self.comm, self.MPI, dumps(local))]
         delivered = {(sender_rank, row): t for part in parts
@@ -302,8 +311,26 @@ class MpiDriver:
         rows.sort(key=lambda r: r.sent_s)
         wall = max(part[4] for part in parts)
         faults = merged_faults([part[5] for part in parts])
-        done = DriverOutcome(dict(sorted(outputs.items())), rows, wall, faults, wall_s=wall)
+        done = DriverOutcome(dict(sorted(outputs.items())), ledger if stored else rows, wall,
+                             faults, wall_s=wall)
         if keep:
             return done, RankViews(views, self.info.owner, self.rank, self.comm, self.MPI)
         return done, dict(sorted(all_views.items()))
 
+    def _store_rows(self, outcome: RankOutcome) -> Any:
+        """This rank's rows, with the delivery times their receivers' ranks measured, to the
+        ledger sink; the sink's merged ledger (collective).
+
+        Each rank sends every other rank the (row number, delivery time) pairs of the messages
+        it received from that rank's parties — two numbers per message, not rows.
+        """
+        outgoing: list[list[tuple[int, float]]] = [[] for _ in range(self.size)]
+        for sender_rank, row, t in outcome.deliveries:
+            outgoing[sender_rank].append((row, t))
+        outcome.deliveries.clear()
+        rows = outcome.rows
+        for part in self.comm.alltoall(outgoing):
+            for i, t in part:
+                rows[i] = rows[i]._replace(delivered_s=t)
+        assert self.ledger_sink is not None
+        return self.ledger_sink(rows)  # empties rows: this rank keeps none
