@@ -17,6 +17,13 @@ a worker mode; BLAS is pinned to one thread (threadpoolctl) in every process.
    against ``raw_kept``: the same raw loop receiving each message into new memory
    (``np.empty``) kept until the repetition ends, as a view keeps every payload it
    received — the floor that keeping the payloads sets, whatever the transport does.
+   Physical ceilings, arms of the same interleaved run: ``seal_only`` — rank 0 seals and
+   opens the same bytes with AES-GCM (cryptography's ``AESGCM.encrypt_into`` then
+   ``decrypt_into``, into buffers reused across messages) in one process, no transport: if
+   its rate is under half of raw (``sealed_ceiling_over_raw`` < 0.5), no transport reaches the
+   sealed target on this machine. ``driver_noview`` and ``driver_sealed_noview``: the driver
+   with ``record_views = False`` (no payload kept, so a receive may reuse memory). Each arm
+   reports the receiving rank's minor page faults per message (``ru_minflt``).
 3. ``scaling``: one SecureSum call (with X25519 key agreement) at M ∈ {4, 16, 64},
    d = 10^4, on R ∈ {1, 2} ranks: wall time of the run, messages and bytes.
 
@@ -27,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -110,10 +118,11 @@ def stream_program(count: int, size: int):
                 yield Send(1, payload, call, f"m{i}")
             yield Recv(1, call, "ack")
             return time.perf_counter() - start
+        before = minor_faults()
         for i in range(count):
             yield Recv(0, call, f"m{i}")
         yield Send(0, np.zeros(1, dtype=np.uint8), call, "ack")
-        return 0.0
+        return (minor_faults() - before) / count  # the receiver's page faults per message
 
     return program
 
@@ -131,6 +140,30 @@ def worker_sum(args: argparse.Namespace) -> None:
         emit(wall_1=one[0], per_call=call, messages=one[1], bytes=one[2])
 
 
+def seal_only(size: int, count: int) -> float:
+    """Seconds to seal and open ``count`` messages of ``size`` bytes with AES-GCM in this
+    process: the sealed transport's ceiling, whatever moves the bytes."""
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    aead = AESGCM(bytes(range(32)))
+    plain = np.zeros(size, dtype=np.uint8)
+    sealed = bytearray(size + 16)
+    opened = bytearray(size)
+    aad = b"header"
+    start = time.perf_counter()
+    for i in range(count):
+        nonce = i.to_bytes(12, "little")
+        aead.encrypt_into(nonce, plain, aad, sealed)
+        aead.decrypt_into(nonce, sealed, aad, opened)
+    return time.perf_counter() - start
+
+
+def minor_faults() -> int:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
 def worker_throughput(args: argparse.Namespace) -> None:
     from mpi4py import MPI
 
@@ -141,14 +174,17 @@ def worker_throughput(args: argparse.Namespace) -> None:
     comm = MPI.COMM_WORLD
     rank = comm.Get_rank()
     size, count = args.size, args.count
-    out: dict[str, list[float]] = {"raw": [], "raw_kept": [], "driver": [],
-                                   "driver_sealed": []}
+    arms = ("raw", "raw_kept", "seal_only", "driver", "driver_sealed", "driver_noview",
+            "driver_sealed_noview")
+    out: dict[str, list[float]] = {arm: [] for arm in arms}
+    faults: dict[str, list[float]] = {arm: [] for arm in arms if arm != "seal_only"}
     buffer = np.zeros(size, dtype=np.uint8)
     ack = np.zeros(1, dtype=np.uint8)
     for _ in range(args.reps):
         for label in ("raw", "raw_kept"):
             kept = []  # raw_kept: every message in memory of its own, as a view keeps it
             comm.Barrier()
+            before = minor_faults()
             start = time.perf_counter()
             for _ in range(count):
                 if rank == 0:
@@ -163,15 +199,24 @@ def worker_throughput(args: argparse.Namespace) -> None:
             else:
                 comm.Send(ack, dest=0, tag=8)
             out[label].append(time.perf_counter() - start)
+            faults[label].append((minor_faults() - before) / count)
             del kept
-        for label, sealing in (("driver", False), ("driver_sealed", True)):
+        comm.Barrier()
+        out["seal_only"].append(seal_only(size, count) if rank == 0 else 0.0)
+        for label, sealing, views in (("driver", False, True), ("driver_sealed", True, True),
+                                      ("driver_noview", False, False),
+                                      ("driver_sealed_noview", True, False)):
             sim = Simulation(Network.build(2), seed=1, sealing=sealing,
-                             keys="preshared" if sealing else "none", driver="mpi")
+                             keys="preshared" if sealing else "none", driver="mpi",
+                             record_views=views)
             parties = [Party(p, stream_program(count, size), {}) for p in range(2)]
             result = sim.run(parties)
+            faults[label].append(float(result.outputs[1]))
             out[label].append(float(result.outputs[0]))
+            del result
+    receiver = comm.gather(faults, root=0)
     if rank == 0:
-        emit(**out)
+        emit(**out, receiver_faults_per_message=receiver[1])
 
 
 # -- the parent -----------------------------------------------------------------------------
@@ -265,17 +310,24 @@ def bench_throughput(reps: int, sizes: list[int], total: int) -> None:
         job = mpi_job(2, "worker-throughput", "--size", str(size), "--count", str(count),
                       "--reps", str(reps))
         moved = size * count
+        faults = job.pop("receiver_faults_per_message")
         rate = {k: moved / statistics.median(v) for k, v in job.items()}
         ratios = {(k, base): [b / t for b, t in zip(job[base], job[k], strict=True)]
-                  for k in ("driver", "driver_sealed") for base in ("raw", "raw_kept")}
+                  for k in ("driver", "driver_sealed", "driver_noview", "driver_sealed_noview",
+                            "seal_only", "raw_kept") for base in ("raw", "raw_kept")}
         emit(figure="throughput", message_bytes=size, messages=count, reps=reps,
-             raw_bytes_per_s=rate["raw"], raw_kept_bytes_per_s=rate["raw_kept"],
-             driver_bytes_per_s=rate["driver"],
-             driver_sealed_bytes_per_s=rate["driver_sealed"],
+             load=os.getloadavg(),
+             **{f"{k}_bytes_per_s": v for k, v in rate.items()},
              driver_over_raw=stats(ratios["driver", "raw"]),
              sealed_over_raw=stats(ratios["driver_sealed", "raw"]),
              driver_over_raw_kept=stats(ratios["driver", "raw_kept"]),
              sealed_over_raw_kept=stats(ratios["driver_sealed", "raw_kept"]),
+             noview_over_raw=stats(ratios["driver_noview", "raw"]),
+             sealed_noview_over_raw=stats(ratios["driver_sealed_noview", "raw"]),
+             raw_kept_over_raw=stats(ratios["raw_kept", "raw"]),
+             sealed_ceiling_over_raw=stats(ratios["seal_only", "raw"]),
+             receiver_minor_faults_per_message={k: statistics.median(v)
+                                                for k, v in faults.items()},
              target={"driver_over_raw": 0.70, "sealed_over_raw": 0.50})
 
 
