@@ -153,7 +153,13 @@ class StoredLedger(Ledger):
     def __iter__(self) -> Iterator[Row]:
         return (parse_row(f) for f in csv.reader(self._text_lines()))
 
+    def __reduce__(self) -> tuple[type[Ledger], tuple[list[Row], tuple]]:
+        """Pickled as the rows themselves (a file descriptor does not travel)."""
+        return Ledger, (list(self), self.faults)
+
     def __getitem__(self, i: int) -> Row:  # type: ignore[override]
+        if isinstance(i, slice):
+            return self._rows[i]  # type: ignore[return-value]
         if not -self._n <= i < self._n:
             raise IndexError(i)
         i %= self._n

@@ -16,6 +16,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import pickle
 import subprocess
 import sys
 import sysconfig
@@ -76,6 +77,9 @@ def test_merged_rank_files_equal_the_gathered_ledger(tmp_path: Path) -> None:
         assert stored.summary(by) == expected.summary(by)
     assert list(stored.select(phase="iter")) == list(expected.select(phase="iter"))
     np.testing.assert_array_equal(stored.column("bytes"), expected.column("bytes"))
+    assert stored[2:9] == tuple(gathered[2:9])
+    copy = pickle.loads(pickle.dumps(stored))
+    assert type(copy) is Ledger and list(copy) == gathered
     (tmp_path / "merged.csv").unlink()  # still readable through its open descriptor
     assert list(stored.with_faults([{"fault": 0}])) == gathered
 

@@ -1,0 +1,52 @@
+"""Received storage (:func:`sim.drivers.mpi_transfer.received_storage`): a new ``bytes`` object
+written through a buffer over its characters, large ones advised as huge-page memory.
+
+The kernel's own account of the process's mappings (``/proc/self/smaps``, ``VmFlags``: ``hg``
+is ``MADV_HUGEPAGE``) is the independent check of the advice.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sim.drivers.mpi_transfer import HUGE_PAGES_FROM, received_storage
+
+
+def writable_at(address: int, size: int) -> memoryview:
+    return memoryview((ctypes.c_char * size).from_address(address)).cast("B")
+
+
+def vm_flags(address: int) -> set[str]:
+    """The ``VmFlags`` of the mapping that holds ``address``."""
+    inside = False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        head = line.split()[0]
+        if "-" in head and ":" not in head:
+            lo, hi = (int(x, 16) for x in head.split("-"))
+            inside = lo <= address < hi
+        elif inside and line.startswith("VmFlags:"):
+            return set(line.split()[1:])
+    raise AssertionError(f"no mapping holds {address:#x}")
+
+
+@pytest.mark.parametrize("size", [1 << 16, HUGE_PAGES_FROM + 4321])
+def test_the_storage_holds_what_was_written(size: int) -> None:
+    raw, writable = received_storage(size, writable_at)
+    data = np.random.default_rng(size).integers(0, 256, size, dtype=np.uint8)
+    writable[:] = data.tobytes()
+    assert type(raw) is bytes and len(raw) == size
+    np.testing.assert_array_equal(np.frombuffer(raw, dtype=np.uint8), data)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="madvise(MADV_HUGEPAGE) is Linux's")
+def test_large_storage_is_advised_as_huge_pages() -> None:
+    size = 8 << 20
+    raw, writable = received_storage(size, writable_at)
+    middle = ctypes.addressof(ctypes.c_char.from_buffer(writable, size // 2))
+    assert "hg" in vm_flags(middle)
+    del writable, raw
