@@ -284,6 +284,29 @@ def test_table2_replace_corrupt_does_not_collapse_under_the_literal_fill() -> No
         assert np.all(reps[RC] < reps[RM]) and np.all(reps[RCN] < reps[RM]), (model, reps)
 
 
+@pytest.mark.slow
+def test_table2_under_the_same_time_budget_the_ignore_rows_overfit() -> None:
+    """The paper's same running time for every method (``budget = "time"``, modelled from
+    operation counts) at the shipped scenario, 3 repetitions: the masked (ignore-missing) rows
+    get several times the iterations of the dense ones and over-fit the sparse ratings, so
+    the collapse of replace-corrupt the paper reports does not appear and ignore-corrupt is
+    not the best row either. Measured (benchmarks/corrective_readings.py time, means of
+    Models 3 / 4): ignore-missing 0.223 / 0.249 and ignore-corrupt 0.181 / 0.085 after 385 /
+    380 iterations, against replace-missing 0.056 / 0.074, replace-corrupt 0.042 / 0.051 and
+    its no-interpolation form 0.013 / 0.011 after 50."""
+    spec = tomllib.loads((SCENARIOS / "corrective_nmf_table2.toml").read_text())
+    spec["algorithm"].update(budget="time", repetitions=3)
+    m = run_scenario(spec).report["metrics"]
+    its = m["iterations_by_method"]
+    assert m["budget"] == "time" and its[RM] == its[RC] == its[RCN] == 50
+    assert its[IM] > 5 * its[RM] and its[IC] > 5 * its[RM], its
+    for model in ("model 3", "model 4"):
+        mean = means(m, model, "prediction_shift")
+        assert mean[RC] < mean[RM] and mean[RCN] < mean[RM], (model, mean)  # no collapse
+        assert mean[IM] > 2 * mean[RM], (model, mean)  # the ignore rows over-fit
+        assert min(mean, key=mean.get) == RCN, (model, mean)
+
+
 def test_targets_are_drawn_among_the_most_rated_fraction() -> None:
     """``[attack] target_top_fraction``: the default draws among the most-rated tenth of the
     items; 1 among every item (here: counts 1..100 per column, all rated 4 stars)."""
