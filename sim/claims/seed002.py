@@ -149,7 +149,9 @@ READINGS_TESTS = (
     "tests/sim/test_corrective_tables.py::test_table2_replace_corrupt_does_not_collapse_under_"
     "the_literal_fill",
     "tests/sim/test_corrective_tables.py::test_table2_under_the_same_time_budget_the_ignore_"
-    "rows_overfit")
+    "rows_overfit",
+    "tests/sim/test_corrective_tables.py::test_table2_replace_corrupt_does_not_collapse_when_"
+    "step_3_overwrites_v")
 
 CLAIMS_002: tuple[Claim, ...] = (
     Claim("C17", "002", "§2.1", "clipped loss non-increasing for ignore-corrupt",
