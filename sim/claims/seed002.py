@@ -151,7 +151,9 @@ READINGS_TESTS = (
     "tests/sim/test_corrective_tables.py::test_table2_under_the_same_time_budget_the_ignore_"
     "rows_overfit",
     "tests/sim/test_corrective_tables.py::test_table2_replace_corrupt_does_not_collapse_when_"
-    "step_3_overwrites_v")
+    "step_3_overwrites_v",
+    "tests/sim/test_corrective_tables.py::test_table2_replace_corrupt_does_not_collapse_with_a_"
+    "target_among_all_movies")
 
 CLAIMS_002: tuple[Claim, ...] = (
     Claim("C17", "002", "§2.1", "clipped loss non-increasing for ignore-corrupt",
