@@ -212,7 +212,22 @@ SLOW = ["cape_mean", "cape_pca_synthetic_epsilon", "cape_pca_synthetic_samples",
         "cape_pca_synthetic_delta", "cape_pca_digits_epsilon", "cape_pca_digits_samples",
         "cape_pca_digits_delta", "cape_otd_mog_epsilon", "cape_otd_mog_samples",
         "cape_otd_stm_epsilon", "cape_otd_stm_samples", "cape_otd_stm_delta",
-        "cape_otd_mog_delta_d50"]
+        "cape_otd_mog_delta", "cape_otd_mog_delta_d50", "cape_otd_mog_epsilon_d50",
+        "cape_otd_stm_epsilon_d50"]
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    """Runs of the shipped scenarios, each run once per module: the D = 50 OTD sweeps take
+    minutes and serve two tests."""
+    runs: dict = {}
+
+    def run(name: str):
+        if name not in runs:
+            runs[name] = run_scenario(SCENARIOS / f"{name}.toml")
+        return runs[name]
+
+    return run
 
 FLOOR_SYNTHETIC = 0.287
 """The random-subspace floor q/q_o of the synthetic PCA data, (K/D)·tr(A)/q_o (cape.md §7.1)."""
@@ -307,6 +322,23 @@ def _check_synthetic_epsilon_floor_and_dpdispca(m: dict, outputs: dict) -> None:
         assert q["dpdispca"][i] > q["local"][i] + 0.05
 
 
+def _check_digits_floor(m: dict) -> None:
+    """Spec §7.1 claim 4 on the digits stand-in (Fig. 2b's grid, from ε = 0.001): every
+    method sits at the random-subspace floor (K/D)·tr(A)/q_o, computed here from the centred
+    digits with numpy (0.212; measured 0.205–0.220 at ε = 0.001)."""
+    from sklearn.datasets import load_digits
+
+    X = load_digits().data.astype(float)
+    X -= X.mean(axis=0)
+    eig = np.sort(np.linalg.eigvalsh(X.T @ X / len(X)))[::-1]
+    k, d = 10, X.shape[1]
+    floor = (k / d) * eig.sum() / eig[:k].sum()
+    assert m["values"][0] <= 0.001
+    top = m["q_nonprivate"][0]
+    for key in ("cape", "pooled_ag", "conventional", "dpdispca", "local"):
+        assert abs(m[f"q_{key}"][0] / top - floor) < 0.03, key
+
+
 def _check_otd_sweep(name: str, m: dict, outputs: dict) -> None:
     """Spec §7.2's claims on the recovery error (lower is better):
 
@@ -341,11 +373,19 @@ def _check_otd_sweep(name: str, m: dict, outputs: dict) -> None:
                       + outputs[f"error_{b}"].var(axis=1, ddof=1)) / trials)
         assert np.all(err[a] <= err[b] + 0.01 + 4 * se), (a, b)
     assert np.max(err["conventional"] - err["cape"]) >= (0.1 if "mog" in name else 0.03)
+    if name == "cape_otd_stm_epsilon":
+        # 6. (OTD-4) STM at D = 10: at the largest ε conventional is close to capeAGN — their
+        # gap is at most a quarter of local's (measured 0.002 against 0.056). Not asserted at
+        # D = 50, where the paper's own values (.046 / .072 / .11 at ε = 10) are not close
+        # either (measured at one trial: 0.028 / 0.055 / 0.091)
+        gap = abs(err["conventional"][-1] - err["cape"][-1])
+        assert gap <= 0.25 * (err["local"][-1] - err["cape"][-1])
     if m["sweep"] == "delta":
         # Fig. 5 (OTD-3): the fall with δ at ε = 0.1 (paper: capeAGN .24 → .17) is within the
         # noise of 5 trials here (measured slope −0.016 per decade of δ, −1.1 SE), and so is
         # capeAGN's in the MOG panel at D = 50, ε = 2 (0.632 → 0.492, −1.4 SE; conventional
-        # 0.868 → 0.708 at −6.1 SE), so only the orderings above are asserted; the claims
+        # 0.868 → 0.708 at −6.1 SE), and so is the MOG panel at D = 10, ε = 0.1 with 10 trials
+        # (0.700 → 0.592, −2.2 SE), so only the orderings above are asserted; the claims
         # table reports it as not reproduced
         return
     for k in ("cape", "conventional", "local"):
@@ -359,12 +399,12 @@ def _check_otd_sweep(name: str, m: dict, outputs: dict) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", SLOW)
-def test_paper_scenarios_reproduce_the_orderings(name: str, tmp_path: Path) -> None:
+def test_paper_scenarios_reproduce_the_orderings(name: str, tmp_path: Path, shipped) -> None:
     """Seed 003 §6: capePCA ≈ pooled AG ≥ conventional ≥ local, capeAGN ≤ conventional ≤
     local, and the private methods approach non-private as ε or N_s grow."""
     if "digits" in name:
         pytest.importorskip("sklearn")
-    run = run_scenario(SCENARIOS / f"{name}.toml")
+    run = shipped(name)
     assert run.write(tmp_path)
     m = run.report["metrics"]
     if name == "cape_mean":
@@ -373,6 +413,8 @@ def test_paper_scenarios_reproduce_the_orderings(name: str, tmp_path: Path) -> N
         _check_pca_sweep(m, run.outputs)
         if name == "cape_pca_synthetic_epsilon":
             _check_synthetic_epsilon_floor_and_dpdispca(m, run.outputs)
+        if name == "cape_pca_digits_epsilon":
+            _check_digits_floor(m)
     else:
         _check_otd_sweep(name, m, run.outputs)
 
@@ -399,3 +441,35 @@ def test_lower_dimensional_data_need_a_smaller_epsilon() -> None:
         for eps in (0.5, 1.0):
             i = low["values"].index(eps)
             assert u50[i] >= u200[i] + 0.1, (k, eps)
+
+
+def _recovered(m: dict, k: str) -> dict[float, float]:
+    """OTD utility by ε: 0 at the random vectors' error, 1 at the non-private one."""
+    err, rnd, top = (np.array(m[f"error_{x}"]) for x in (k, "random", "nonprivate"))
+    return dict(zip(m["values"], (rnd - err) / (rnd - top), strict=True))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", ["mog", "stm"])
+def test_lower_dimensional_tensors_need_a_smaller_epsilon(model: str, shipped) -> None:
+    """Spec §7.2 with §7.1's claim 3 for capeAGN (Figs. 3–4 top, D = 10 against D = 50, same
+    N_s, S, δ): each method's utility — 0 at the random vectors' error, 1 at non-private — is
+    ahead at D = 10 by ≥ 0.2 at ε = 1 (measured, D = 50 at one trial: MOG 0.57–0.91 against
+    0.26–0.51, STM 0.74–0.98 against 0.22–0.39; the paper's D = 50 MOG errors at ε = 1, .58 /
+    .83 / .98, against D = 10's .11 / .17 / .34), and never behind by more than 0.05 from
+    ε = 0.1 up."""
+    low = shipped(f"cape_otd_{model}_epsilon").report["metrics"]
+    high = shipped(f"cape_otd_{model}_epsilon_d50").report["metrics"]
+    import tomllib
+
+    dims = [tomllib.loads((SCENARIOS / f"{n}.toml").read_text())["data"]["cols"]
+            for n in (f"cape_otd_{model}_epsilon", f"cape_otd_{model}_epsilon_d50")]
+    assert dims == [10, 50]
+    common = sorted(set(low["values"]) & set(high["values"]))
+    assert 1.0 in common
+    for k in ("cape", "conventional", "local"):
+        u10, u50 = _recovered(low, k), _recovered(high, k)
+        assert u10[1.0] >= u50[1.0] + 0.2, (k, u10, u50)
+        for eps in common:
+            if eps >= 0.1:
+                assert u10[eps] >= u50[eps] - 0.05, (k, eps, u10, u50)
