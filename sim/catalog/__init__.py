@@ -38,11 +38,12 @@ from sim.catalog.nmf import (
     CORRECTIVE_NMF_COMPARISON,
     DP_NMF_OUTLIERS,
     DP_NMF_OUTLIERS_EPSILON,
+    DPNMF_COMPARISON,
     INIT_COMPARISON,
     PD_NMF,
     RRI_NMF,
 )
-from sim.catalog.studies import KSDP, TOPIC_QUALITY, UPLIFT
+from sim.catalog.studies import KSDP, TOPIC_MODELS, TOPIC_QUALITY, UPLIFT
 from sim.catalog.sums import SECAGG, SECURE_SUM
 from sim.catalog.svd import NORMED_SECURE_SUM, PD_SVD
 from sim.entry import Algorithm, Code
@@ -53,7 +54,7 @@ ENTRIES = (SECURE_SUM, PD_NMF, RRI_NMF, INIT_COMPARISON, UPLIFT, CAPE_MEAN, CAPE
            CAPE_PCA_SWEEP, CAPE_OTD, CAPE_OTD_SWEEP, DP_NMF_OUTLIERS, DP_NMF_OUTLIERS_EPSILON,
            CORRECTIVE_NMF, CORRECTIVE_NMF_COMPARISON, NORMED_SECURE_SUM, PD_SVD, DSANLS, SYN_SD,
            SYN_SSD, ASYN_SD, ASYN_SSD, SECURE_NMF_COMPARISON, KSDP, SECAGG,
-           NMF_BASELINES, TOPIC_QUALITY)
+           NMF_BASELINES, TOPIC_QUALITY, TOPIC_MODELS, DPNMF_COMPARISON)
 """The built-in entries, in the order ``mpcsim list`` shows them."""
 
 USER_PROGRAM = Code("sim.experiments.user_program:program_entry")

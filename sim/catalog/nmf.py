@@ -246,6 +246,30 @@ DP_NMF_OUTLIERS_EPSILON = Algorithm(
     other_roles=lambda params: ("analyst",),
 )
 
+DPNMF_COMPARISON_PARAMS = {
+    "kind": Param("ratings", choice("ratings", "topics"),
+                  "ratings (Table 4: RMSE, ML-1M-shaped) | topics (Table 3: UMass coherence)"),
+    "epsilons": Param([0.3, 0.5, 0.7],
+                      described(check_epsilons, "non-empty list of distinct numbers, 0 < x < 1"),
+                      "ε per release"),
+    "trials": Param(3, integer(1, MAX_TRIALS), "draws of the data, each with its own noise"),
+    "iterations": Param(100, integer(1, MAX_ITERATIONS), "noisy releases of each method"),
+    "scale": Param(1.0, number(0.0, 1.0, strict_low=True),
+                   "fraction of the shaped data's samples and features (at least 5 per factor)"),
+}
+
+DPNMF_COMPARISON = Algorithm(
+    name="dpnmf_comparison",
+    summary="DP robust NMF vs the DPNMF baseline: RMSE / coherence against ε (one curator)",
+    reference="Saha & Imtiaz (seed 000), §4, Tables 3–4; DPNMF: Ran et al. (2022)",
+    params=DPNMF_COMPARISON_PARAMS,
+    run="sim.experiments.nmf.dpnmf_comparison:run",
+    estimate="sim.experiments.nmf.dpnmf_comparison:estimate",
+    data_kind="topics",
+    nonnegative=True,
+    min_parties=1,
+)
+
 
 MISSING_RULES = CORRECTIVE_MISSING_RULES
 """As :data:`algorithms.vocabulary.CORRECTIVE_MISSING_RULES`."""

@@ -126,3 +126,40 @@ TOPIC_QUALITY = Algorithm(
     data_kind="topics",
     nonnegative=True,
 )
+
+
+TOPIC_CORPORA = ("nips", "20ng", "reuters")
+"""The shaped corpora of the topic-model comparison (thesis Table 1.3's data sets)."""
+
+
+def check_corpora(name: str, value: Any) -> tuple[str, ...]:
+    names = [value] if isinstance(value, str) else value
+    if (not isinstance(names, list) or not names
+            or not all(isinstance(v, str) and v in TOPIC_CORPORA for v in names)
+            or len(set(names)) != len(names)):
+        raise ScenarioError(f"{name} = {value!r} must be one of {', '.join(TOPIC_CORPORA)}, "
+                            "or a list of distinct ones")
+    return tuple(names)
+
+
+TOPIC_MODELS_PARAMS = {
+    "corpora": Param(list(TOPIC_CORPORA),
+                     described(check_corpora, " | ".join(TOPIC_CORPORA)
+                               + ", or a list of distinct ones"),
+                     "the shaped synthetic corpora (Table 1.3's NIPS, 20NG, Reuters)"),
+    "repetitions": Param(3, integer(1, 100), "draws of each corpus"),
+    "scale": Param(1.0, number(0.0, 1.0, strict_low=True),
+                   "fraction of each shape's documents and vocabulary (at least 5 per topic)"),
+}
+
+TOPIC_MODELS = Algorithm(
+    name="topic_models",
+    summary="NMF vs LDA vs K-means on 17 topic measures, Tables 1.4/1.5 (centralized models)",
+    reference="Tsikhanovich thesis (seed 001), §1.5, Tables 1.3–1.5, Figs. A.1–A.17",
+    params=TOPIC_MODELS_PARAMS,
+    run="sim.experiments.studies.topic_models:run",
+    estimate="sim.experiments.studies.topic_models:estimate",
+    data_kind="topics",
+    nonnegative=True,
+    min_parties=1,
+)

@@ -288,11 +288,22 @@ def c11(runs: Runs) -> Outcome:
         parties = runs.metrics("pd_nmf_dp_ratings", drop_audits=True, dp_epsilon=eps)["parties"]
         dp.append((eps, np.mean([p["error_global"] for p in parties]),
                    np.mean([p["error_random"] for p in parties])))
+    ridge = runs.metrics("pd_nmf_dp_ratings_ridge", drop_audits=True)["parties"]
+    ridge_rmse, ridge_local = (float(np.mean([p[key] for p in ridge]))
+                               for key in ("error_global", "error_local"))
     out.append("DP-PD-NMF (k = 7, δ = 0.01, σ²/M per party) held-out RMSE " + ", ".join(
-        f"{g:.2f} at ε = {e:g}" for e, g, _ in dp) + f" vs random guessing {dp[-1][2]:.2f}")
+        f"{g:.2f} at ε = {e:g}" for e, g, _ in dp) + f" vs random guessing {dp[-1][2]:.2f}; "
+        f"with a ridge of 3σ on T (post-processing) {ridge_rmse:.2f} at ε = 1")
     if dp[-1][1] > dp[-1][2]:
         short.append(f"DP-PD-NMF at ε = {dp[-1][0]:g} is worse than random guessing, not "
-                     "slightly better (per-SecureSum ε on 70 releases, rows clipped to C = 1)")
+                     "slightly better (per-SecureSum ε on 70 releases, rows clipped to C = 1; "
+                     "a total budget over the releases or C from 0.1 to 30 does no better, "
+                     "benchmarks/dp_pd_nmf_readings.py): a column's noisy curvature Σ W² near 0 "
+                     "sends T off and the clipped predictions to the ends of the range. A ridge "
+                     f"of 3σ on T, post-processing not in the thesis, gives {ridge_rmse:.2f}, "
+                     + ("below" if ridge_rmse < dp[-1][2] else "above") + " random guessing and "
+                     + ("below" if ridge_rmse < ridge_local else "above")
+                     + f" the local models' {ridge_local:.2f}")
     if all(k_effect):
         notes.append("reproduced: simpler models see lesser uplift (topics: the three smallest "
                      "parties and the mean; ratings: every party, up to the data's rank — "
@@ -500,7 +511,9 @@ CLAIMS_001: tuple[Claim, ...] = (
            "the_thesis_trend", "tests/sim/test_experiments.py::test_ratings_uplift_falls_with_"
            "party_size_in_every_repetition", "tests/sim/test_uplift_effect_of_k.py",
            "tests/sim/test_dp_pd_nmf.py::test_dp_pd_nmf_rmse_"
-           "climbs_to_random_guessing_as_epsilon_shrinks"), c11, expensive=True),
+           "climbs_to_random_guessing_as_epsilon_shrinks",
+           "tests/sim/test_dp_pd_nmf.py::test_a_ridge_at_the_noise_level_takes_dp_pd_nmf_below_"
+           "random_guessing"), c11, expensive=True),
     Claim("Fig. 3.8", "001", "§3.3, Fig. 3.8", "PD-SVD's global basis lowers a party's "
           "held-out LRA error", ("tests/algorithms/svd/test_pd_svd.py::test_lra_error_with_the_"
                                  "global_basis_is_never_below_the_local_optimum",

@@ -143,3 +143,26 @@ def test_dp_pd_nmf_rmse_climbs_to_random_guessing_as_epsilon_shrinks():
     for eps in (1.0, 0.3):
         assert np.all(rmse[eps] > 0.95 * rand[eps]), (eps, rmse[eps], rand[eps])
         assert np.all(uplift[eps] < uplift[10.0])
+
+
+@pytest.mark.slow
+def test_a_ridge_at_the_noise_level_takes_dp_pd_nmf_below_random_guessing():
+    """Fig. 3.7c at ε = 1 under the reading that adds a ridge of 3σ on T
+    (``scenarios/pd_nmf_dp_ratings_ridge.toml``: post-processing of the released sums, so the
+    same (ε, δ) per release). Without it a column's noisy curvature Σ W² lands near 0 in some
+    release, T_tj shoots off and the clipped predictions sit at the ends of the rating range:
+    RMSE 1.81–1.92 against random guessing's 1.40–1.41 (seeds 21–23), and neither a total
+    budget (basic or advanced composition over the 70 releases: 1.95–2.00) nor another C (0.1
+    to 30: 1.79–1.97) changes that (benchmarks/dp_pd_nmf_readings.py). With the ridge at 3σ:
+    0.95–0.97 at seeds 21–23, below the local models' 1.10–1.12 — better than the thesis's
+    "slightly better than random". Asserted at every seed: the ridge run's mean held-out RMSE
+    is below random guessing's (closed form, per party) by more than a tenth of it, and below
+    the ridge-free run's."""
+    runs = Runs()
+    for seed in SEEDS:
+        ridge = runs.metrics("pd_nmf_dp_ratings_ridge", drop_audits=True, seed=seed)["parties"]
+        plain = runs.metrics("pd_nmf_dp_ratings", drop_audits=True, seed=seed)["parties"]
+        rmse = np.mean([p["error_global"] for p in ridge])
+        rand = np.mean([p["error_random"] for p in ridge])
+        assert rmse < 0.9 * rand, (seed, rmse, rand)
+        assert rmse < np.mean([p["error_global"] for p in plain]), seed

@@ -59,3 +59,50 @@ def test_ratings_both_methods_sit_near_the_zero_predictor():
     assert np.all(np.abs(ours - np.mean(r["ours"]["nonprivate"])) < 0.001)
     assert np.all(base > np.mean(r["dpnmf"]["nonprivate"]))
     assert np.all(np.abs(ours - base) < 0.002)
+
+
+# -- the catalogue entry `dpnmf_comparison` (scenarios/dpnmf_comparison_{ratings,topics}.toml) -
+
+def _small(kind: str) -> dict:
+    return {"name": f"small_dpnmf_{kind}", "seed": 4, "network": {"parties": 2},
+            "data": {"source": "synthetic", "rows": 20, "cols": 8},
+            "algorithm": {"name": "dpnmf_comparison", "kind": kind, "epsilons": [0.9, 0.5],
+                          "trials": 2, "iterations": 3, "scale": 0.05}}
+
+
+@pytest.mark.parametrize("kind", ["ratings", "topics"])
+def test_entry_reports_what_compare_measures(kind, tmp_path):
+    """The entry runs ``compare`` on the scenario's seed and scale (ε sorted), and its summary
+    is numpy's mean / sd over the trials of those scores; ``ours_better_fraction`` counts the
+    (trial, ε) cells where ours wins (ratings: lower RMSE; topics: higher coherence). The
+    table, JSON and plot are written; both methods' audits are declared leaks."""
+    from sim.runner import run_scenario
+
+    spec = {**_small(kind), "audit": [{"coalition": [0], "method": "simulation",
+                                       "trials": 10}]}
+    run = run_scenario(spec)
+    run.write(tmp_path / "out")
+    number = "4" if kind == "ratings" else "3"
+    assert {"report.json", "outputs.npz", f"table_{number}.png"} <= {
+        p.name for p in (tmp_path / "out").iterdir()}
+    want = compare(kind, [0.5, 0.9], trials=2, iterations=3, seed=4, scale=0.05)
+    m = run.report["metrics"]
+    for method in ("ours", "dpnmf"):
+        private = np.asarray(want[method]["private"])
+        np.testing.assert_array_equal(run.outputs[f"{method}_private"], private)
+        assert m[method]["private_mean"] == pytest.approx(private.mean(axis=0).tolist())
+        assert m[method]["private_sd"] == pytest.approx(private.std(axis=0, ddof=1).tolist())
+        assert m[method]["nonprivate_mean"] == pytest.approx(np.mean(want[method]["nonprivate"]))
+    ours, base = np.asarray(want["ours"]["private"]), np.asarray(want["dpnmf"]["private"])
+    wins = ours < base if kind == "ratings" else ours > base
+    assert m["ours_better_fraction"] == pytest.approx(wins.mean())
+    assert ("zero_predictor" in m) == (kind == "ratings")
+    assert sorted(a.details["run"] for a in run.audits) == ["dpnmf", "ours"]
+    assert all(a.verdict == "leak" and a.details["declared"] for a in run.audits)
+
+
+def test_entry_scale_keeps_five_samples_per_factor():
+    from sim.experiments.nmf.dpnmf_comparison import shape
+
+    assert shape("ratings", 0.01) == {"users": 50, "items": 50, "k": 10, "density": 0.045}
+    assert shape("topics", 0.5) == {"docs": 300, "words": 250, "k": 8, "doc_length": 150}

@@ -48,18 +48,27 @@ def test_pd_nmf_p_values_rise_with_party_size(simulator: str):
 
 
 @pytest.mark.slow
-def test_pd_svd_hides_more_than_sigma_revealing_svd_and_rises_with_size():
+def test_pi_rises_with_size_and_hiding_sigma_is_within_the_spread_at_small_sizes():
+    """``ksdp_pd_svd.toml`` (victims of 2, 5 and 20 documents against 200, 20 documents × 50
+    databases with and 50 without). Measured: KS (mean over documents of the most
+    discriminative statistic) PD-SVD 0.694 / 0.449 / 0.312, Σ-revealing 0.680 / 0.417 / 0.295;
+    π 1.9e-7 / 0.0079 / 0.090 against 6.6e-5 / 0.016 / 0.111 (sd over documents at n_v = 20:
+    0.15 / 0.21). Holds: π rises and KS falls with the victim's size for both, and at 2
+    documents both are negligible. Not reproduced here: "PD-SVD hides more than a Σ-revealing
+    SVD" — on the same databases the adversary's KS distance is 0.014–0.032 larger for PD-SVD
+    (one KS statistic of 50 against 50 samples has a 5 % critical value of 0.27; the mean of 20
+    differs by about its spread), so hiding Σ is not seen at these sizes (the Enron-shaped
+    scenario shows where it is: the smallest party). Asserted: the trends, π < 1e-3 for both
+    at 2 documents, and the two mechanisms' KS within 0.05 of each other at every size."""
     run = run_scenario(Path(__file__).resolve().parents[2] / "scenarios" / "ksdp_pd_svd.toml")
     mech = run.report["metrics"]["mechanisms"]
     for name in ("pd_svd", "sigma_revealing_svd"):
         assert mech[name]["pi"] == sorted(mech[name]["pi"])
-    # on the same databases, hiding Σ leaves the adversary a smaller KS distance at every size
-    # (mean over documents of the most discriminative statistic's KS statistic), and π is higher
-    # wherever it is not negligible for both (at n_v = 2 both are below 1e-5)
+        assert mech[name]["ks_statistic"] == sorted(mech[name]["ks_statistic"], reverse=True)
     pd, sigma = mech["pd_svd"], mech["sigma_revealing_svd"]
-    assert all(a < b for a, b in zip(pd["ks_statistic"], sigma["ks_statistic"], strict=True))
-    assert all(a > b for a, b in zip(pd["pi"][1:], sigma["pi"][1:], strict=True))
-    assert max(pd["pi"][0], sigma["pi"][0]) < 1e-5
+    assert max(pd["pi"][0], sigma["pi"][0]) < 1e-3
+    assert all(abs(a - b) < 0.05
+               for a, b in zip(pd["ks_statistic"], sigma["ks_statistic"], strict=True))
 
 
 def test_cli_and_plot(tmp_path: Path, capsys: pytest.CaptureFixture):

@@ -95,3 +95,72 @@ def test_tables_1_4_1_5_what_holds_on_shaped_corpora():
     thesis_nmf = {m for m, (best, _, _) in tm.THESIS_BEST.items() if best == "NMF"}
     assert nmf_wins & thesis_nmf == {"frob fit oos", "frob fit is"}
     assert got["table_1_5"]["NMF"]["best"] == len(nmf_wins)
+
+
+# -- the catalogue entry `topic_models` (scenarios/topic_models.toml at full size) -------------
+
+SMALL = {"name": "small_topic_models", "seed": 3, "network": {"parties": 2},
+         "data": {"source": "synthetic", "rows": 20, "cols": 8},
+         "algorithm": {"name": "topic_models", "corpora": ["nips"], "repetitions": 2,
+                       "scale": 0.02}}
+
+
+def test_entry_writes_tables_1_4_1_5_as_numpy_ranks_its_scores(tmp_path):
+    """The entry's Table 1.4 on one corpus: each measure's best and second are the models
+    ranked by their mean over draws (numpy here, from outputs.npz), ∆ is eq. 1.35 on those
+    means, and Table 1.5 counts the wins; the corpus is NIPS's shape cut to 2 % but at least
+    5 documents and words per topic; the files are written; each model's audit is a declared
+    leak (centralized)."""
+    pytest.importorskip("sklearn")
+    import json
+
+    from sim.runner import run_scenario
+
+    spec = {**SMALL, "audit": [{"coalition": [0], "method": "simulation", "trials": 10}]}
+    run = run_scenario(spec)
+    run.write(tmp_path / "out")
+    assert {"report.json", "outputs.npz", "table_1_5.png"} <= {
+        p.name for p in (tmp_path / "out").iterdir()}
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    m = report["metrics"]
+    assert m["corpora"]["nips"]["docs"] == max(round(0.02 * 1500), 5 * 10)
+    assert m["corpora"]["nips"]["words"] == max(round(0.02 * 4000), 5 * 10)
+    with np.load(tmp_path / "out" / "outputs.npz") as out:
+        wins = dict.fromkeys(tm.MODELS, 0)
+        for measure, higher in tm.MEASURES:
+            means = {model: float(out[f"{model}_{measure}".replace(" ", "_")].mean())
+                     for model in tm.MODELS}
+            assert out[f"NMF_{measure}".replace(" ", "_")].shape == (1, 2)
+            ranked = sorted(means, key=means.get, reverse=higher)
+            row = m["table_1_4"][measure]
+            if means[ranked[0]] == means[ranked[1]]:
+                assert row["best"] == "tie"
+                continue
+            assert (row["best"], row["second"]) == tuple(ranked[:2]), measure
+            best, second = means[ranked[0]], means[ranked[1]]
+            sign = 1 if higher else -1
+            assert row["delta"] == pytest.approx(100 * sign * (best - second) / abs(second))
+            wins[ranked[0]] += 1
+    assert {k: v["best"] for k, v in m["table_1_5"].items()} == wins
+    assert m["table_1_5_thesis"]["NMF"]["best"] == 6
+    assert sorted(a.details["run"] for a in run.audits) == sorted(tm.MODELS)
+    for audit in run.audits:
+        assert audit.verdict == "leak" and audit.details["declared"]
+        assert "centralized" in audit.details["reason"]
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("corpora", ["wiki"], "nips"), ("corpora", ["nips", "nips"], "distinct"),
+    ("scale", 0.0, "scale"), ("repetitions", 0, "repetitions")])
+def test_entry_bad_keys_are_scenario_errors(key, value, message):
+    from protocols.errors import ScenarioError
+    from sim import catalog
+
+    with pytest.raises(ScenarioError, match=message):
+        catalog.get("topic_models").validate({key: value})
+
+
+def test_the_catalogue_names_every_shape():
+    from sim.catalog.studies import TOPIC_CORPORA
+
+    assert tuple(tm.SHAPES) == TOPIC_CORPORA

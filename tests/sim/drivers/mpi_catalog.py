@@ -72,6 +72,12 @@ SCENARIOS: dict[str, dict[str, Any]] = {
         "k": 2, "iterations": 2, "sketched_iterations": 3, "methods": ["DSANLS/S", "HALS"]},
         rows=40, cols=20),
     "secagg": _scenario("secagg", {"threshold": 2}, rows=30, cols=6),
+    "topic_models": _scenario("topic_models", {"corpora": ["nips"], "repetitions": 1,
+                                               "scale": 0.02}, parties=2, rows=20, cols=8),
+    "dpnmf_comparison": _scenario("dpnmf_comparison", {"kind": "topics", "epsilons": [0.5],
+                                                       "trials": 1, "iterations": 3,
+                                                       "scale": 0.05}, parties=2, rows=20,
+                                  cols=8),
     "ksdp": _scenario("ksdp", {"mechanism": "one_bit_sum", "p": 0.5, "party_sizes": [4, 8],
                                "samples": 20, "documents": 2}, rows=3, cols=4),
 }
