@@ -225,6 +225,10 @@ def add_signed_keys_sum(
         fused = _signed_sum_short_61(ciphers, keys, signed.n_plus, stream, n, 1, base)
         if fused is not None:
             return fused
+    if keys and on_61 and n >= FUSE_MIN_HALF and is_flat_u64(base):
+        fused = _signed_sum_long_61(ciphers, keys, signed.n_plus, stream, n, base)
+        if fused is not None:
+            return fused
     return field.add(base, _signed_sum(ciphers, list(keys), signed.signs, stream, n, field, 1))
 
 
@@ -436,6 +440,51 @@ def _signed_sum_61(
                 pending = 0
         reduce61_inplace(a, t)
         out[start : start + size_n] = a
+    return out
+
+
+LONG_ROWS_WORDS = 1 << 17
+"""Keystream words the compiled long-stream sum (:func:`_signed_sum_long_61`) holds at once,
+over all keys (1 MiB: a block of every key's stream stays cache-resident between its
+encryption and its pass)."""
+_LONG_MIN_BLOCK = 1 << 12  # shorter blocks (many keys): the numpy path's per-key blocks
+
+
+def _signed_sum_long_61(
+    ciphers: StreamCiphers | None, ordered: Sequence[bytes], n_plus: int, stream: int, n: int,
+    base: np.ndarray,
+) -> np.ndarray | None:
+    """``base`` + Σ ± the n-element streams of ``ordered`` over GF(2^61 − 1), compiled.
+
+    SecureSum's column sum x̂ + Σ_{j>i} s_ij − Σ_{j<i} s_ij (thesis seed 001, §2.2, the
+    ``prg`` variant) for long vectors: block by block over positions, each key's keystream
+    words of the block are drawn (AES-256-CTR from the block's counter) into a row of the
+    owner's kept scratch (:meth:`~protocols.crypto.scratch.StreamScratch.rows`), and one pass
+    of :func:`protocols.field.mersenne61_kernels.signed_rows_sum` masks them to 61 bits, adds
+    the + rows (the first ``n_plus`` of ``ordered``), subtracts the − rows and adds ``base``
+    — where :func:`_signed_sum_61` makes a numpy pass per step and the caller one more for
+    ``base``. Element i of a stream is its masked word i as long as no earlier word was
+    rejected, so the result is :func:`_signed_sum_61`'s plus ``base``, bit for bit; a rejected
+    word (probability 2^−61 each) or a value ≥ p in ``base`` returns None, and the caller
+    takes the exact path. None too when there are too many keys for blocks of at least
+    ``_LONG_MIN_BLOCK`` words (the numpy path then draws one key at a time).
+    """
+    block = min(CHUNK_WORDS, LONG_ROWS_WORDS // len(ordered)) & ~1  # blocks start on a block
+    if block < _LONG_MIN_BLOCK:
+        return None
+    signed_rows_sum = mersenne61.mersenne61_kernels().signed_rows_sum
+    scratch = _own(ciphers)._stream_scratch()
+    zeros = scratch.zeros(block)
+    words, row_bytes = scratch.rows(len(ordered), block)
+    out = np.empty(n, dtype=np.uint64)
+    for start in range(0, n, block):
+        size_n = min(block, n - start)
+        plain = zeros[: _WORD_BYTES * size_n]
+        for key, row in zip(ordered, row_bytes, strict=True):
+            ctr_encryptor(key, stream, start // 2).update_into(plain, row)
+        if not signed_rows_sum(words, size_n, n_plus, 1, base[start : start + size_n],
+                               out[start : start + size_n]):
+            return None
     return out
 
 

@@ -29,13 +29,14 @@ class StreamScratch:
     overwrites them between two streams).
     """
 
-    __slots__ = ("_buffer", "_counters", "_sums", "_zeros")
+    __slots__ = ("_buffer", "_counters", "_rows", "_sums", "_zeros")
 
     def __init__(self) -> None:
         self._zeros = b""
         self._buffer: np.ndarray | None = None
         self._counters: np.ndarray | None = None
         self._sums: np.ndarray | None = None
+        self._rows: np.ndarray | None = None
 
     def zeros(self, words: int) -> memoryview:
         """``words`` words of zero bytes."""
@@ -71,3 +72,15 @@ class StreamScratch:
         if sums is None or sums.shape[1] < words:
             sums = self._sums = np.empty((2, words), dtype=np.uint64)
         return sums[0, :words], sums[1, :words]
+
+    def rows(self, n_rows: int, words: int) -> tuple[np.ndarray, list[memoryview]]:
+        """``n_rows`` keystream rows of ``words`` words each (and the slack past each), for the
+        compiled signed sums of long streams (:func:`protocols.crypto.mask_sums.
+        _signed_sum_long_61`): the rows as one (n_rows, words + slack) array and each row's
+        writable bytes. Kept and grown when too small; the caller writes a row before reading
+        it, so nothing of one call reaches the next."""
+        stride = words + SLACK_WORDS
+        rows = self._rows
+        if rows is None or rows.shape[0] != n_rows or rows.shape[1] != stride:
+            rows = self._rows = np.empty((n_rows, stride), dtype=np.uint64)
+        return rows, [memoryview(row).cast("B") for row in rows]
