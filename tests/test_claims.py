@@ -139,3 +139,35 @@ def test_readme_section_is_the_tables_output():
             assert readme[r["id"]][1] == r["measured"] + (f". {r['note']}" if r["note"]
                                                           else ""), r["id"]
     assert _readme_section().rstrip().endswith(table.splitlines()[-1])
+
+
+def test_plan_runs_timed_claims_first_and_costly_groups_first_keeping_groups_together():
+    from sim.claims.jobs import plan
+
+    ids = ["A", "B", "C", "D", "E", "F"]
+    first, groups = plan(ids, groups=[("B", "E"), ("C", "X")], alone=["D"],
+                         cost={"A": 1.0, "B": 2.0, "E": 2.0, "F": 5.0})
+    assert first == ["D"]
+    # B + E cost 4 (one group, in the table's order), F 5, A 1, C 0
+    assert groups == [["F"], ["B", "E"], ["A"], ["C"]]
+    assert sorted([*first, *(i for g in groups for i in g)]) == ids
+
+
+def test_processes_give_the_rows_of_one_process_in_the_tables_order():
+    ids = ["C1", "C2", "C3", "C4", "C5", "C6", "C24"]
+    one = claims(ids, jobs=1)
+    two = claims(ids, jobs=2)
+    assert [r["id"] for r in two] == [r["id"] for r in one] == [c.id for c in CLAIMS
+                                                               if c.id in ids]
+    for a, b in zip(one, two, strict=True):
+        assert {k for k in a if "seconds" in k} == {"seconds", "cpu_seconds"}
+        assert {k: v for k, v in a.items() if "seconds" not in k} == {
+            k: v for k, v in b.items() if "seconds" not in k}
+        assert b["cpu_seconds"] >= 0 and b["seconds"] >= 0
+    assert markdown(one) == markdown(two)
+
+
+def test_jobs_below_one_is_refused(capsys):
+    assert main(["claims", "--only", "C5", "--jobs", "0"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("error: jobs must be a whole number ≥ 1, got 0")

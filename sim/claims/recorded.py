@@ -257,3 +257,7 @@ RECORDED: dict[str, Outcome] = {
         "sets of Figs. 3 / 6",
     ),
 }
+
+CPU_SECONDS: dict[str, float] = {"C10": 100.0, "C11": 85.0, "C12": 440.0}
+"""CPU seconds of each claim in the last full run (``mpcsim claims --json``'s
+``cpu_seconds``): ``mpcsim claims --jobs N`` hands the costliest groups out first."""
