@@ -50,7 +50,8 @@ def check_ids(only: Sequence[str] | None) -> list[str]:
 
 def claims(only: Sequence[str] | None = None, quick: bool = False,
            progress: Callable[[dict[str, Any]], None] | None = None,
-           jobs: int = 1) -> list[dict[str, Any]]:
+           jobs: int = 1,
+           finished: Callable[[dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
     """Run the claims table (every claim, or those in ``only``) and return its rows, in the
     catalogue's order.
 
@@ -76,8 +77,11 @@ def claims(only: Sequence[str] | None = None, quick: bool = False,
         if jobs == 1:
             every = rows(CLAIMS, ids, quick=quick, recorded=RECORDED, runs=runs)
         else:
-            every = in_processes(CLAIMS, ids, jobs, quick, SHARED, ALONE, CPU_SECONDS, here)
+            every = in_processes(CLAIMS, ids, jobs, quick, SHARED, ALONE, CPU_SECONDS, here,
+                                 finished)
         for row in every:
+            if jobs == 1 and finished is not None:
+                finished(row)
             done.append(row)
             if progress is not None:
                 progress(row)

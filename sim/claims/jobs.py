@@ -65,16 +65,20 @@ def _measure(group: list[str], quick: bool) -> list[dict[str, Any]]:
 def in_processes(claims: Sequence[Claim], ids: Sequence[str], jobs: int, quick: bool,
                  groups: Sequence[Sequence[str]], alone: Sequence[str],
                  cost: Mapping[str, float],
-                 here: Callable[[list[str]], Iterator[dict[str, Any]]]
+                 here: Callable[[list[str]], Iterator[dict[str, Any]]],
+                 finished: Callable[[dict[str, Any]], None] | None = None,
                  ) -> Iterator[dict[str, Any]]:
     """Yield the rows of ``ids`` (all claims if empty) in the catalogue's order, measured in
     ``jobs`` processes; ``here`` measures a list of claims in this process (the ``alone``
-    ones)."""
+    ones). ``finished`` is called with every row as soon as its process hands it back, in
+    whatever order they finish."""
     order = [c.id for c in claims if not ids or c.id in ids]
     first, planned = plan(order, groups, alone, cost)
     done: dict[str, dict[str, Any]] = {}
     for row in here(first):
         done[row["id"]] = row
+        if finished is not None:
+            finished(row)
     nxt = 0
 
     def ready() -> Iterator[dict[str, Any]]:
@@ -95,4 +99,6 @@ def in_processes(claims: Sequence[Claim], ids: Sequence[str], jobs: int, quick: 
             for future in finished:
                 for row in future.result():
                     done[row["id"]] = row
+                    if finished is not None:
+                        finished(row)
             yield from ready()

@@ -258,6 +258,7 @@ RECORDED: dict[str, Outcome] = {
     ),
 }
 
-CPU_SECONDS: dict[str, float] = {"C10": 100.0, "C11": 85.0, "C12": 440.0}
+CPU_SECONDS: dict[str, float] = {"C10": 100.0, "C11": 85.0, "C12": 440.0, "C13": 300.0,
+                                  "C16": 300.0, "OTD-3": 300.0}
 """CPU seconds of each claim in the last full run (``mpcsim claims --json``'s
 ``cpu_seconds``): ``mpcsim claims --jobs N`` hands the costliest groups out first."""
