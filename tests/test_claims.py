@@ -156,7 +156,9 @@ def test_plan_runs_timed_claims_first_and_costly_groups_first_keeping_groups_tog
 def test_processes_give_the_rows_of_one_process_in_the_tables_order():
     ids = ["C1", "C2", "C3", "C4", "C5", "C6", "C24"]
     one = claims(ids, jobs=1)
-    two = claims(ids, jobs=2)
+    seen: list[dict] = []
+    two = claims(ids, jobs=2, finished=seen.append)
+    assert sorted(r["id"] for r in seen) == sorted(ids)  # each once, as it finished
     assert [r["id"] for r in two] == [r["id"] for r in one] == [c.id for c in CLAIMS
                                                                if c.id in ids]
     for a, b in zip(one, two, strict=True):

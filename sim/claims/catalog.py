@@ -48,6 +48,15 @@ def check_ids(only: Sequence[str] | None) -> list[str]:
     return ids
 
 
+def measure_group(group: list[str], quick: bool) -> list[dict[str, Any]]:
+    """One process's share of ``claims(jobs=N)``: the group's rows, BLAS on one thread, with a
+    cache of scenario runs of its own (:mod:`sim.claims.jobs`)."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):
+        return list(rows(CLAIMS, group, quick=quick, recorded=RECORDED, runs=Runs()))
+
+
 def claims(only: Sequence[str] | None = None, quick: bool = False,
            progress: Callable[[dict[str, Any]], None] | None = None,
            jobs: int = 1,
@@ -78,7 +87,7 @@ def claims(only: Sequence[str] | None = None, quick: bool = False,
             every = rows(CLAIMS, ids, quick=quick, recorded=RECORDED, runs=runs)
         else:
             every = in_processes(CLAIMS, ids, jobs, quick, SHARED, ALONE, CPU_SECONDS, here,
-                                 finished)
+                                 measure_group, finished)
         for row in every:
             if jobs == 1 and finished is not None:
                 finished(row)

@@ -51,26 +51,17 @@ def plan(ids: Sequence[str], groups: Sequence[Sequence[str]], alone: Sequence[st
     return first, out
 
 
-def _measure(group: list[str], quick: bool) -> list[dict[str, Any]]:
-    """One process's work: the group's rows, BLAS on one thread, with a cache of its own."""
-    from threadpoolctl import threadpool_limits
-
-    from sim.claims.catalog import CLAIMS, RECORDED
-    from sim.claims.table import Runs, rows
-
-    with threadpool_limits(limits=1):
-        return list(rows(CLAIMS, group, quick=quick, recorded=RECORDED, runs=Runs()))
-
-
 def in_processes(claims: Sequence[Claim], ids: Sequence[str], jobs: int, quick: bool,
                  groups: Sequence[Sequence[str]], alone: Sequence[str],
                  cost: Mapping[str, float],
                  here: Callable[[list[str]], Iterator[dict[str, Any]]],
+                 measure: Callable[[list[str], bool], list[dict[str, Any]]],
                  finished: Callable[[dict[str, Any]], None] | None = None,
                  ) -> Iterator[dict[str, Any]]:
     """Yield the rows of ``ids`` (all claims if empty) in the catalogue's order, measured in
     ``jobs`` processes; ``here`` measures a list of claims in this process (the ``alone``
-    ones). ``finished`` is called with every row as soon as its process hands it back, in
+    ones), ``measure`` a group in another (a module-level function, which the processes import
+    by name). ``finished`` is called with every row as soon as its process hands it back, in
     whatever order they finish."""
     order = [c.id for c in claims if not ids or c.id in ids]
     first, planned = plan(order, groups, alone, cost)
@@ -93,10 +84,10 @@ def in_processes(claims: Sequence[Claim], ids: Sequence[str], jobs: int, quick: 
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=min(jobs, len(planned)), mp_context=context) as pool:
         pending: set[Future[list[dict[str, Any]]]] = {
-            pool.submit(_measure, group, quick) for group in planned}
+            pool.submit(measure, group, quick) for group in planned}
         while pending:
-            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for future in finished:
+            complete, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in complete:
                 for row in future.result():
                     done[row["id"]] = row
                     if finished is not None:
