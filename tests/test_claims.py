@@ -173,3 +173,27 @@ def test_jobs_below_one_is_refused(capsys):
     assert main(["claims", "--only", "C5", "--jobs", "0"]) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.startswith("error: jobs must be a whole number ≥ 1, got 0")
+
+
+def test_shared_groups_name_claims_of_the_table_once_each():
+    from sim.claims.catalog import ALONE, SHARED
+
+    named = [i for group in SHARED for i in group] + list(ALONE)
+    assert len(named) == len(set(named))
+    assert set(named) <= {c.id for c in CLAIMS}
+
+
+def test_expensive_claims_never_measured_are_planned_first_and_quick_ones_as_free():
+    import math
+
+    from sim.claims.catalog import planning_cost
+    from sim.claims.recorded import CPU_SECONDS
+
+    assert set(CPU_SECONDS) <= {c.id for c in CLAIMS if c.expensive}
+    full, quick = planning_cost(False), planning_cost(True)
+    for c in CLAIMS:
+        if not c.expensive:
+            assert full[c.id] == quick[c.id] == 0.0
+        else:
+            assert quick[c.id] == 0.0
+            assert full[c.id] == CPU_SECONDS.get(c.id, math.inf)

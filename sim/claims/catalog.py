@@ -5,6 +5,7 @@ See :mod:`sim.claims` for what the table holds.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -48,6 +49,15 @@ def check_ids(only: Sequence[str] | None) -> list[str]:
     return ids
 
 
+def planning_cost(quick: bool) -> dict[str, float]:
+    """Each claim's cost for ``jobs`` > 1 to plan by: its CPU seconds in the last measurement
+    (:data:`sim.claims.recorded.CPU_SECONDS`); an expensive claim never measured counts as the
+    costliest (it is started first), a cheap one as free; with ``quick`` the expensive claims
+    are not measured and cost nothing."""
+    return {c.id: 0.0 if quick and c.expensive else
+            CPU_SECONDS.get(c.id, math.inf if c.expensive else 0.0) for c in CLAIMS}
+
+
 def measure_group(group: list[str], quick: bool) -> list[dict[str, Any]]:
     """One process's share of ``claims(jobs=N)``: the group's rows, BLAS on one thread, with a
     cache of scenario runs of its own (:mod:`sim.claims.jobs`)."""
@@ -86,8 +96,8 @@ def claims(only: Sequence[str] | None = None, quick: bool = False,
         if jobs == 1:
             every = rows(CLAIMS, ids, quick=quick, recorded=RECORDED, runs=runs)
         else:
-            every = in_processes(CLAIMS, ids, jobs, quick, SHARED, ALONE, CPU_SECONDS, here,
-                                 measure_group, finished)
+            every = in_processes(CLAIMS, ids, jobs, quick, SHARED, ALONE, planning_cost(quick),
+                                 here, measure_group, finished)
         for row in every:
             if jobs == 1 and finished is not None:
                 finished(row)
