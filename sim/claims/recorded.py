@@ -267,4 +267,4 @@ CPU_SECONDS: dict[str, float] = {
 ``cpu_seconds``): ``mpcsim claims --jobs N`` hands the costliest groups out first, and an
 expensive claim missing here first of all. A group's later claims read the runs its first one
 made, so they cost next to nothing (PCA-2 and PCA-4 after PCA-1 and PCA-3, OTD-2 and OTD-4
-after OTD-1, C18c after C18b). The cheap claims, 18 s of CPU together, are planned as free."""
+after OTD-1, C18c after C18b). The cheap claims, 15 s of CPU together, are planned as free."""
