@@ -88,6 +88,8 @@ def in_processes(claims: Sequence[Claim], ids: Sequence[str], jobs: int, quick: 
         while pending:
             complete, pending = wait(pending, return_when=FIRST_COMPLETED)
             for future in complete:
+                if future.exception() is not None:  # fail now: drop the groups not started
+                    pool.shutdown(wait=False, cancel_futures=True)
                 for row in future.result():
                     done[row["id"]] = row
                     if finished is not None:
