@@ -6,6 +6,7 @@ Usage::
     python benchmarks/claims.py --json        # JSON lines, one per claim
     python benchmarks/claims.py --markdown    # the README's reproduction table
     python benchmarks/claims.py --only C9,C15 --quick
+    python benchmarks/claims.py --json --jobs 2   # two processes, rows in the table's order
 """
 
 from __future__ import annotations

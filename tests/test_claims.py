@@ -130,7 +130,9 @@ def test_quick_reports_an_expensive_claim_without_measuring_it(capsys):
 
 @pytest.mark.slow
 def test_readme_section_is_the_tables_output():
-    rows = claims()
+    import os
+
+    rows = claims(jobs=os.cpu_count() or 1)  # the rows of one process, in less time
     readme = _readme_rows()
     assert {r["id"]: r["status"] for r in rows} == {k: v[0] for k, v in readme.items()}
     table = markdown(rows)
@@ -139,3 +141,61 @@ def test_readme_section_is_the_tables_output():
             assert readme[r["id"]][1] == r["measured"] + (f". {r['note']}" if r["note"]
                                                           else ""), r["id"]
     assert _readme_section().rstrip().endswith(table.splitlines()[-1])
+
+
+def test_plan_runs_timed_claims_first_and_costly_groups_first_keeping_groups_together():
+    from sim.claims.jobs import plan
+
+    ids = ["A", "B", "C", "D", "E", "F"]
+    first, groups = plan(ids, groups=[("B", "E"), ("C", "X")], alone=["D"],
+                         cost={"A": 1.0, "B": 2.0, "E": 2.0, "F": 5.0})
+    assert first == ["D"]
+    # B + E cost 4 (one group, in the table's order), F 5, A 1, C 0
+    assert groups == [["F"], ["B", "E"], ["A"], ["C"]]
+    assert sorted([*first, *(i for g in groups for i in g)]) == ids
+
+
+def test_processes_give_the_rows_of_one_process_in_the_tables_order():
+    ids = ["C1", "C2", "C3", "C4", "C5", "C6", "C24"]
+    one = claims(ids, jobs=1)
+    seen: list[dict] = []
+    two = claims(ids, jobs=2, finished=seen.append)
+    assert sorted(r["id"] for r in seen) == sorted(ids)  # each once, as it finished
+    assert [r["id"] for r in two] == [r["id"] for r in one] == [c.id for c in CLAIMS
+                                                               if c.id in ids]
+    for a, b in zip(one, two, strict=True):
+        assert {k for k in a if "seconds" in k} == {"seconds", "cpu_seconds"}
+        assert {k: v for k, v in a.items() if "seconds" not in k} == {
+            k: v for k, v in b.items() if "seconds" not in k}
+        assert b["cpu_seconds"] >= 0 and b["seconds"] >= 0
+    assert markdown(one) == markdown(two)
+
+
+def test_jobs_below_one_is_refused(capsys):
+    assert main(["claims", "--only", "C5", "--jobs", "0"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("error: jobs must be a whole number ≥ 1, got 0")
+
+
+def test_shared_groups_name_claims_of_the_table_once_each():
+    from sim.claims.catalog import ALONE, SHARED
+
+    named = [i for group in SHARED for i in group] + list(ALONE)
+    assert len(named) == len(set(named))
+    assert set(named) <= {c.id for c in CLAIMS}
+
+
+def test_expensive_claims_never_measured_are_planned_first_and_quick_ones_as_free():
+    import math
+
+    from sim.claims.catalog import planning_cost
+    from sim.claims.recorded import CPU_SECONDS
+
+    assert set(CPU_SECONDS) <= {c.id for c in CLAIMS if c.expensive}
+    full, quick = planning_cost(False), planning_cost(True)
+    for c in CLAIMS:
+        if not c.expensive:
+            assert full[c.id] == quick[c.id] == 0.0
+        else:
+            assert quick[c.id] == 0.0
+            assert full[c.id] == CPU_SECONDS.get(c.id, math.inf)

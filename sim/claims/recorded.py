@@ -257,3 +257,15 @@ RECORDED: dict[str, Outcome] = {
         "sets of Figs. 3 / 6",
     ),
 }
+
+CPU_SECONDS: dict[str, float] = {
+    "C10": 72.0, "C11": 66.6, "C12": 350.4, "C13": 227.3, "C16": 83.8, "C18a": 37.5,
+    "C18b": 54.5, "C18c": 0.0, "PCA-1": 10.5, "PCA-2": 0.4, "PCA-3": 9.4, "PCA-4": 0.0,
+    "OTD-1": 21.0, "OTD-2": 0.0, "OTD-3": 162.9, "OTD-4": 0.0, "C22": 65.4, "C23": 9.1,
+    "Figs. 8–9": 4.3,
+}
+"""CPU seconds of each expensive claim in its last measurement (``mpcsim claims --json``'s
+``cpu_seconds``): ``mpcsim claims --jobs N`` hands the costliest groups out first, and an
+expensive claim missing here first of all. A group's later claims read the runs its first one
+made, so they cost next to nothing (PCA-2 and PCA-4 after PCA-1 and PCA-3, OTD-2 and OTD-4
+after OTD-1, C18c after C18b). The cheap claims, 15 s of CPU together, are planned as free."""

@@ -20,6 +20,7 @@ skips its measurement and reports the status and figure of its last full measure
 from __future__ import annotations
 
 import json
+import os
 import time
 import tomllib
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -110,15 +111,27 @@ def fmt(x: float, digits: int = 3) -> str:
     return f"{x:.{digits}g}"
 
 
+def cpu_seconds() -> float:
+    """CPU seconds of this process and of its children that have ended (user and system)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
 def rows(claims: Sequence[Claim], ids: Sequence[str] | None = None, quick: bool = False,
-         recorded: Mapping[str, Outcome] | None = None) -> Iterator[dict[str, Any]]:
+         recorded: Mapping[str, Outcome] | None = None,
+         runs: Runs | None = None) -> Iterator[dict[str, Any]]:
     """Run the claims (all, or those named), yielding one row per claim as it is done;
-    ``quick`` takes the expensive ones' outcomes from ``recorded``."""
-    runs = Runs()
+    ``quick`` takes the expensive ones' outcomes from ``recorded``. ``runs`` is the
+    invocation's cache of scenario runs (a fresh one if not given).
+
+    A row's ``seconds`` is its wall time and ``cpu_seconds`` the CPU time its process (and the
+    processes it waited for) spent on it: on a shared machine the CPU seconds are the honest
+    figure of its cost, the wall seconds that of its latency."""
+    runs = Runs() if runs is None else runs
     for claim in claims:
         if ids and claim.id not in ids:
             continue
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), cpu_seconds()
         if quick and claim.expensive:
             if recorded is None or claim.id not in recorded:
                 raise ValueError(f"{claim.id}: expensive claim without a recorded outcome")
@@ -133,7 +146,8 @@ def rows(claims: Sequence[Claim], ids: Sequence[str] | None = None, quick: bool 
         yield {"id": claim.id, "seed": claim.seed, "source": claim.source,
                "paper": claim.paper, "status": outcome.status, "measured": outcome.measured,
                "note": note, "tests": list(claim.tests), "expensive": claim.expensive,
-               "seconds": round(time.perf_counter() - start, 1)}
+               "seconds": round(time.perf_counter() - start, 1),
+               "cpu_seconds": round(cpu_seconds() - start_cpu, 1)}
 
 
 def counts(table: Sequence[dict[str, Any]]) -> str:
@@ -160,7 +174,7 @@ def text(table: Sequence[dict[str, Any]]) -> str:
     out = []
     for r in table:
         out.append(f"{r['id']:<12} seed {r['seed']} {r['source']}: {r['status']} "
-                   f"({r['seconds']:.1f} s)")
+                   f"({r['seconds']:.1f} s, {r['cpu_seconds']:.1f} s CPU)")
         out.append(f"    paper:    {r['paper']}")
         out.append(f"    measured: {r['measured']}")
         if r["note"]:
