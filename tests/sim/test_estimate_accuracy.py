@@ -106,6 +106,10 @@ CASES: dict[str, tuple[str, dict[str, Any], bool]] = {
     "dp_nmf_outliers_epsilon": ("dp_nmf_outliers_epsilon.toml", {
         "data": {"rows": 500},
         "algorithm": {"iterations": 20, "epsilons": [0.1, 0.9], "trials": 1}}, False),
+    "dpnmf_comparison": ("dpnmf_comparison_topics.toml", {
+        "algorithm": {"trials": 1, "iterations": 10, "epsilons": [0.5], "scale": 0.3}}, False),
+    "topic_models": ("topic_models.toml", {
+        "algorithm": {"corpora": "nips", "repetitions": 1, "scale": 0.5}}, False),
     "corrective_nmf": ("corrective_nmf_attack.toml", {}, False),
     "corrective_nmf_comparison": ("corrective_nmf_table1.toml", {
         "data": {"rows": 300, "cols": 150},
