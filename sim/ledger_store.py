@@ -36,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sim.atomic_file import replace_atomically
 from sim.ledger import COLUMNS, Ledger, Row
 
 ORDER = COLUMNS.index("sent_s")
@@ -66,22 +67,10 @@ def parse_row(fields: Sequence[str]) -> Row:
     return Row(*values)  # type: ignore[arg-type]
 
 
-def _replace_atomically(path: Path, write: Callable[[io.TextIOBase], None]) -> None:
-    """Write ``path`` under a hidden temporary name and rename it into place."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8", newline="") as f:
-            write(f)  # type: ignore[arg-type]
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
 def write_rows(path: Path, rows: list[Row]) -> int:
     """Write this rank's ``rows`` to ``path`` in the ledger's order; returns their number."""
     ordered = sorted(rows, key=lambda r: r[ORDER])  # stable: sends of one rank in send order
-    _replace_atomically(path, lambda f: f.write(row_text(ordered)))
+    replace_atomically(path, lambda f: f.write(row_text(ordered)), text=True)
     return len(ordered)
 
 
@@ -105,7 +94,7 @@ def merge_rows(parts: Sequence[Path], target: Path) -> int:
             f.write(line)
             count += 1
 
-    _replace_atomically(target, write)
+    replace_atomically(target, write, text=True)
     for p in parts:
         p.unlink()
     return count

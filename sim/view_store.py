@@ -34,7 +34,6 @@ drivers for the same scenario and seed.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import importlib
 import json
@@ -49,13 +48,14 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
 from parties.view import View, received_message
 from protocols.effects import Call
 from protocols.errors import InputError
+from sim.atomic_file import replace_atomically
 from sim.drivers.rank_views import RankViews, view_digest
 
 MAGIC = b"MPCVIEW1"
@@ -229,19 +229,15 @@ def write_view(path: str | Path, view: View) -> Path:
     header["arrays"] = offsets
     text = json.dumps(header, separators=(",", ":")).encode()
     start = len(MAGIC) + 8 + len(text)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(MAGIC + len(text).to_bytes(8, "little") + text + bytes(_padding(start)))
-            for arr in contiguous:
-                if arr.nbytes:
-                    fh.write(memoryview(arr).cast("B"))
-                fh.write(bytes(_padding(arr.nbytes)))
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
+
+    def write(fh: IO[Any]) -> None:
+        fh.write(MAGIC + len(text).to_bytes(8, "little") + text + bytes(_padding(start)))
+        for arr in contiguous:
+            if arr.nbytes:
+                fh.write(memoryview(arr).cast("B"))
+            fh.write(bytes(_padding(arr.nbytes)))
+
+    replace_atomically(path, write)
     return path
 
 
@@ -396,9 +392,7 @@ class ViewSink:
             entries.append(index_entry(view, self.rank))
         merged = [e for part in self.gather(entries) for e in part]
         if self.rank == 0:
-            tmp = directory / f".{INDEX}.tmp"
-            tmp.write_bytes(index_bytes(merged))
-            os.replace(tmp, directory / INDEX)
+            replace_atomically(directory / INDEX, lambda f: f.write(index_bytes(merged)))
         return ViewStore(directory, merged)
 
 
