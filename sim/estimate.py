@@ -18,7 +18,8 @@ outgrows it ends in ``MemoryError`` and one ``error:`` line (:func:`out_of_memor
 than in the kernel's OOM killer.
 
 The costs are rough on purpose (within a factor of two of every shipped scenario, see below,
-and ``tests/sim/test_estimate_accuracy.py``, which holds them to it per entry at small size):
+and ``tests/sim/test_estimate_accuracy.py``, which holds the memory and message counts to it
+per entry at small size):
 they exist to tell a minute from a day and a megabyte from a terabyte before the run, not to
 predict it.
 

@@ -2,12 +2,12 @@
 
 Each case runs in a fresh process (:data:`MEASURE`), which reports the estimate and what the run
 took: its peak resident memory (``VmHWM``; ``ru_maxrss`` would carry the parent's peak over
-``exec``), its CPU time (user + system: on a shared machine wall time measures the neighbours
-as much as the run), and the messages of its ledger. Memory is held to a factor of two. Time
-is measured, never predicted exactly: its factor-of-two check is marked ``slow`` (`make
-test-all`), because a loaded machine slows CPU work as well (caches, memory bandwidth). Where
-the ledger records the whole run, the estimate's messages — the work units its time is
-counted from — are held to it as well.
+``exec``) and the messages of its ledger. Memory is held to a factor of two. Where the ledger
+records the whole run, the estimate's messages — the work units its time is counted from — are
+held to it as well. Time itself is a measurement, not a property a test can assert on a shared
+machine: ``benchmarks/estimate_accuracy.py`` prints every shipped scenario's estimated seconds
+against its process's CPU time, as ratios, and the unit costs in :mod:`sim.estimate` are fitted
+to its output.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "scenarios"
 
 MEASURE = """\
-import json, resource, sys, time, tomllib
+import json, sys, tomllib
 import sim.simulation
 from sim.runner import plan_scenario
 most = [0]  # the most participants any simulation of the run had
@@ -45,13 +45,11 @@ for table, keys in json.loads(sys.argv[2]).items():
         raw.setdefault(table, {}).update(keys)
 plan = plan_scenario(raw)
 run = plan.run()
-usage = resource.getrusage(resource.RUSAGE_SELF)
 status = open("/proc/self/status", encoding="ascii").read()
 peak = int(status.split("VmHWM:")[1].split()[0]) * 1024  # this process's own, unlike ru_maxrss
 comm = run.report["communication"]
-print(json.dumps({"memory": plan.estimate.memory_bytes, "seconds": plan.estimate.seconds,
-                  "messages": plan.estimate.messages, "rss": peak,
-                  "cpu": usage.ru_utime + usage.ru_stime,
+print(json.dumps({"memory": plan.estimate.memory_bytes, "messages": plan.estimate.messages,
+                  "rss": peak,
                   "ledger_messages": comm["total_messages"], "participants": most[0],
                   "declared_participants": plan.entry.participants(plan.params,
                                                                    plan.scenario.n_parties)}))
@@ -195,18 +193,3 @@ def test_declared_participants_are_the_most_any_simulation_had(
     m = _measure(measured, case)
     assert m["participants"] in (m["declared_participants"], 0), m
 
-
-TIME_MISSES: dict[str, str] = {}
-"""Cases whose time estimate is known to miss by more than 2×, with the measured reason; strict,
-so a fix shows as an unexpected pass."""
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("case", [
-    pytest.param(case, marks=pytest.mark.xfail(reason=TIME_MISSES[case], strict=True))
-    if case in TIME_MISSES else case for case in CASES])
-def test_time_estimate_is_within_two_times_the_measured_cpu_time(
-        case: str, measured: dict[str, dict[str, float]]) -> None:
-    """CPU time of the whole process (interpreter start included, as in the estimate)."""
-    m = _measure(measured, case)
-    assert 0.5 <= m["seconds"] / m["cpu"] <= 2.0, m

@@ -274,8 +274,8 @@ on the default scenario (600 MB for 12.8 million elements)."""
 WIDE_ELEMENT_S = 0.066e-6
 """Time per GF(2^127 − 1) element beyond ``Costs.element_s`` (two 64-bit limbs through the
 kernels, the dealer's material, the openings). Refitted after the 30-round protocol from the
-process CPU time of ``normed_secure_sum.toml`` (``tests/sim/test_estimate_accuracy.py``'s
-measurement, numba's cache warm, load average 10–13): 2.71–2.86 s with ``audit_instances =
+process CPU time of ``normed_secure_sum.toml`` (measured as ``benchmarks/estimate_accuracy.py``
+measures it, numba's cache warm, load average 10–13): 2.71–2.86 s with ``audit_instances =
 100`` (10.5 million elements) and 6.31–6.51 s with 400 (41.9 million), three runs each; less
 the estimate's fixed part (1.58 s: start, numba, messages) that is 0.116 µs per element in all
 at both sizes, 0.066 µs beyond ``element_s``. The 37-round protocol's 0.18 µs made the estimate
