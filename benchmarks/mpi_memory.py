@@ -43,7 +43,9 @@ ROOT = Path(__file__).resolve().parents[1]
 MPIEXEC = str(Path(sysconfig.get_path("scripts")) / "mpiexec")
 
 COMPONENTS = (
-    ("view payloads", ("sim/drivers/mpi_transfer.py", "protocols/crypto/channel.py:open")),
+    ("view payloads", ("sim/drivers/mpi_transfer.py:received_storage",
+                       "protocols/crypto/channel.py:open")),
+    ("send buffers", ("sim/drivers/mpi_transfer.py",)),
     ("view records", ("protocols/wire.py", "parties/view.py",
                       "sim/drivers/mpi_rank.py:_receive_message")),
     ("channel ends (Python part)", ("protocols/crypto/channel.py", "sim/drivers/envelopes.py")),
