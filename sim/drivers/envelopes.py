@@ -7,7 +7,8 @@ to :func:`open_payload`, which checks the sequence number and the tag and decode
 with the run's field; :class:`ReceivedRecords` turns an opened message into the receiver's view
 record. A run keeps its :class:`RunChannels`: one
 :class:`protocols.crypto.channel.SealedChannel` per directed channel and endpoint in use (at
-most :data:`CHANNELS_KEPT` of each), so a message on a channel in use does not rebuild the
+most :data:`CHANNELS_KEPT` of each; an MPI rank :data:`CHANNELS_KEPT_PER_PARTY` per party it
+hosts), so a message on a channel in use does not rebuild the
 AES-GCM key schedule, the nonce's channel prefix or the associated data's channel fields. They are
 the driver's, never a context's: a channel holds its key schedule, and a program reaches only
 what its context holds. The SimPy driver (:mod:`sim.drivers.simpy`) and the MPI driver
@@ -96,9 +97,12 @@ class RunChannels:
 
     The sending end of sender → receiver is built from the sender's context key for the
     receiver, the receiving end from the receiver's key for the sender (the two differ only
-    if key agreement went wrong, and then the message fails authentication, as it must). A
-    channel is rebuilt when its endpoint's key changes (keys are installed during the run by
-    key agreement). The run object holds this; no context does.
+    if key agreement went wrong, and then the message fails authentication, as it must); when
+    the receiver's key is the sending end's, the receiving end is that end. A channel is
+    rebuilt when its endpoint's key changes (keys are installed during the run by key
+    agreement). At most ``kept`` ends are kept per direction (:data:`CHANNELS_KEPT` by
+    default; an MPI rank keeps :func:`kept_for` its own parties). The run object holds this;
+    no context does.
     """
 
     __slots__ = ("_headers", "_kept", "_receiving", "_scratch", "_sealed_scratch", "_sending")
