@@ -49,8 +49,8 @@ rank's rows, views and outputs are gathered at every rank (all ranks then contin
 same algorithm code identically; rank 0 writes the files) — or, with ``views = "rank"``, rows
 and outputs only: each rank keeps its parties' views (:mod:`sim.drivers.rank_views`). With a
 ``ledger_sink`` (scenario runs) no row travels either: each rank writes its own rows and
-rank 0 merges the files (:mod:`sim.ledger_store`). The ledger is ordered by send time, so its order may differ from
-SimPy's simulated order; the rows themselves are the same.
+rank 0 merges the files (:mod:`sim.ledger_store`). The ledger is ordered by send time, so its
+order may differ from SimPy's simulated order; the rows themselves are the same.
 
 Termination without a clock. A rank is *passive* when none of its programs can run. Ranks run
 waves of a non-blocking all-reduce of (active ranks, messages sent between ranks, messages
