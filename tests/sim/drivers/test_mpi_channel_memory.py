@@ -50,6 +50,10 @@ def test_a_rank_keeps_channel_ends_for_its_own_parties_only(tmp_path) -> None:
             own, ends = report[str(m)]["own"], report[str(m)]["ends"]
             assert own == m // 2  # block distribution over 2 ranks
             assert PER_PARTY * own <= ends <= 2 * PER_PARTY * own
+            # ends were dropped and rebuilt (own · (M − 1) > 32 · own), and every party still
+            # got the inputs' sum (numpy's, in the job); fixed point's 2^-24 steps, M inputs
+            assert report[str(m)]["outputs"] == m
+            assert report[str(m)]["max_error"] < m * 2.0 ** -20
 
 
 def test_control_the_old_cap_keeps_every_end_and_grows_with_m(tmp_path) -> None:
