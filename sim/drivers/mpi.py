@@ -329,6 +329,7 @@ class MpiDriver:
             outgoing[sender_rank].append((row, t))
         outcome.deliveries.clear()
         rows = outcome.rows
+        wait(self.comm.Ibarrier())  # every rank here, waited politely: then alltoall is quick
         for part in self.comm.alltoall(outgoing):
             for i, t in part:
                 rows[i] = rows[i]._replace(delivered_s=t)
