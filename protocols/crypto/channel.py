@@ -109,7 +109,7 @@ class SealedChannel:
         :func:`message_nonce` and :func:`seal`).
     """
 
-    __slots__ = ("_aad_channel", "_aead", "_nonce_prefix", "_who", "receiver", "sender")
+    __slots__ = ("_aad_channel", "_aead", "_nonce_prefix", "receiver", "sender")
 
     def __init__(self, key: bytes, sender: int, receiver: int) -> None:
         sender = as_id(sender, "sender", NONCE_PARTY_LIMIT)
@@ -125,10 +125,15 @@ class SealedChannel:
         # up to the sequence number's 8 bytes
         self._aad_channel = (INT_FIELD + sender.to_bytes(8, "big") + INT_FIELD
                              + receiver.to_bytes(8, "big") + INT_FIELD)
-        self._who = describe_parties(sender, receiver)
 
     def __repr__(self) -> str:
         return f"SealedChannel(sender={self.sender}, receiver={self.receiver})"
+
+    @property
+    def _who(self) -> str:
+        """The channel an error names, made only for an error (a driver rebuilds channel
+        ends it did not keep, so building one does no more than a message needs)."""
+        return describe_parties(self.sender, self.receiver)
 
     def _nonce_and_aad(
         self, sequence: int, plaintext: bytes, header: EncodedHeader | tuple[int | str, ...]

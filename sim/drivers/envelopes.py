@@ -7,7 +7,8 @@ to :func:`open_payload`, which checks the sequence number and the tag and decode
 with the run's field; :class:`ReceivedRecords` turns an opened message into the receiver's view
 record. A run keeps its :class:`RunChannels`: one
 :class:`protocols.crypto.channel.SealedChannel` per directed channel and endpoint in use (at
-most :data:`CHANNELS_KEPT` of each), so a message on a channel in use does not rebuild the
+most :data:`CHANNELS_KEPT` of each; an MPI rank :data:`CHANNELS_KEPT_PER_PARTY` per party it
+hosts), so a message on a channel in use does not rebuild the
 AES-GCM key schedule, the nonce's channel prefix or the associated data's channel fields. They are
 the driver's, never a context's: a channel holds its key schedule, and a program reaches only
 what its context holds. The SimPy driver (:mod:`sim.drivers.simpy`) and the MPI driver
@@ -38,10 +39,28 @@ other has M(M − 1) directed channels, and keeping every end made sealing cost 
 (~6 GB at M = 1,000); beyond this many the oldest end is dropped and rebuilt when used
 again (~5 µs), so a run of up to 128 fully connected parties rebuilds nothing."""
 
+CHANNELS_KEPT_PER_PARTY = 32
+"""Channel ends an MPI rank keeps per direction for each party it hosts (:func:`kept_for`).
+
+A rank's parties use ``own · (M − 1)`` ends per direction, so a rank that kept up to
+:data:`CHANNELS_KEPT` held ~115 MB of key schedules at M = 256 over 2 ranks, and its memory grew
+with M rather than with its own parties. Kept ends only pay when a channel carries several
+messages before its party's other channels push it out: a party that talks to up to 32 peers
+(the MPC engine's few parties, a star) rebuilds nothing, and an all-to-all protocol among more
+parties cycles through every channel before reusing one, so an end it keeps is never used again
+before it is dropped (SecureSum sends one message per channel), whatever the cap. A rebuilt end
+costs ~9 µs, against ~0.2–1.3 ms per message under MPI."""
+
 Ends = OrderedDict[tuple[int, int], tuple[bytes, SealedChannel]]
 """A run's channel ends of one direction, by (sender, receiver), oldest built first."""
 Encoded = dict[int, tuple[bytes, int]]
 """A broadcast's cache of encodings, by ``id`` of the payload (a payload is encoded once)."""
+
+
+def kept_for(parties: int) -> int:
+    """Channel ends kept per direction by a run that hosts ``parties`` parties (MPI: a rank's
+    own): :data:`CHANNELS_KEPT_PER_PARTY` each, at least one."""
+    return max(1, CHANNELS_KEPT_PER_PARTY * parties)
 
 
 def header(call: Call, step: str, round_: int) -> tuple[int | str, ...]:
@@ -78,14 +97,18 @@ class RunChannels:
 
     The sending end of sender → receiver is built from the sender's context key for the
     receiver, the receiving end from the receiver's key for the sender (the two differ only
-    if key agreement went wrong, and then the message fails authentication, as it must). A
-    channel is rebuilt when its endpoint's key changes (keys are installed during the run by
-    key agreement). The run object holds this; no context does.
+    if key agreement went wrong, and then the message fails authentication, as it must); when
+    the receiver's key is the sending end's, the receiving end is that end. A channel is
+    rebuilt when its endpoint's key changes (keys are installed during the run by key
+    agreement). At most ``kept`` ends are kept per direction (:data:`CHANNELS_KEPT` by
+    default; an MPI rank keeps :func:`kept_for` its own parties). The run object holds this;
+    no context does.
     """
 
-    __slots__ = ("_headers", "_receiving", "_scratch", "_sealed_scratch", "_sending")
+    __slots__ = ("_headers", "_kept", "_receiving", "_scratch", "_sealed_scratch", "_sending")
 
-    def __init__(self) -> None:
+    def __init__(self, kept: int | None = None) -> None:
+        self._kept = CHANNELS_KEPT if kept is None else kept  # ends kept per direction
         self._sending: Ends = OrderedDict()
         self._receiving: Ends = OrderedDict()
         self._headers: dict[tuple[int | str, ...], EncodedHeader] = {}
@@ -177,16 +200,18 @@ class RunChannels:
                 f"party {ctx.party} has no channel key for party {sender}, which sealed a "
                 "message to it"
             )
+        sending = self._sending.get((sender, ctx.party))
+        if sending is not None and sending[0] == key:  # both ends on this run, one key:
+            return sending[1]  # a channel is a function of its key, sender and receiver
         return self._channel(self._receiving, key, sender, ctx.party)
 
-    @staticmethod
     def _channel(
-        ends: Ends, key: bytes, sender: int,
+        self, ends: Ends, key: bytes, sender: int,
         receiver: int,
     ) -> SealedChannel:
         end = ends.get((sender, receiver))
         if end is None or end[0] != key:
-            if end is None and len(ends) >= CHANNELS_KEPT:
+            if end is None and len(ends) >= self._kept:
                 ends.popitem(last=False)  # the oldest built
             end = (bytes(key), SealedChannel(key, sender, receiver))
             ends[(sender, receiver)] = end

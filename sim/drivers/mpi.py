@@ -43,14 +43,14 @@ arrival as under SimPy's FIFO links.
 Ledger and views. A rank writes one row per message its parties send, with *wall-clock*
 ``sent_s`` and ``delivered_s`` (seconds since the run's common start, each rank's own clock:
 across hosts they differ by the clocks' skew) and ``hops`` from the scenario's network, so
-that every column but the times is the SimPy run's. Receiving ranks note delivery times; at the
-end every rank's rows, views and outputs are gathered at every rank (all ranks then continue the
+that every column but the times is the SimPy run's. Receiving ranks note delivery times and,
+at the end, send them to the senders' ranks, which fill them into their rows; then every
+rank's rows, views and outputs are gathered at every rank (all ranks then continue the
 same algorithm code identically; rank 0 writes the files) — or, with ``views = "rank"``, rows
 and outputs only: each rank keeps its parties' views (:mod:`sim.drivers.rank_views`). With a
-``ledger_sink`` (scenario runs) no row travels either: each rank sends the delivery times it
-measured to the senders' ranks, writes its own rows and rank 0 merges the files
-(:mod:`sim.ledger_store`). The ledger is ordered by send time, so its order may differ from
-SimPy's simulated order; the rows themselves are the same.
+``ledger_sink`` (scenario runs) no row travels either: each rank writes its own rows and
+rank 0 merges the files (:mod:`sim.ledger_store`). The ledger is ordered by send time, so its
+order may differ from SimPy's simulated order; the rows themselves are the same.
 
 Termination without a clock. A rank is *passive* when none of its programs can run. Ranks run
 waves of a non-blocking all-reduce of (active ranks, messages sent between ranks, messages
@@ -294,45 +294,48 @@ class MpiDriver:
         """
         keep = self.views == "rank"  # then views stay here; outputs and rows travel
         stored = self.ledger_sink is not None  # then rows stay here too, written to disk
+        self._delivery_times(outcome)
         ledger = self._store_rows(outcome) if stored else None
         local = (outcome.outputs, [] if stored else outcome.rows,
-                 [] if stored else outcome.deliveries, {} if keep else dict(views),
-                 outcome.wall_s, outcome.faults)
+                 {} if keep else dict(views), outcome.wall_s, outcome.faults)
         parts = [loads(blob) for blob in allgather_bytes(self.comm, self.MPI, dumps(local))]
-        delivered = {(sender_rank, row): t for part in parts
-                     for sender_rank, row, t in part[2]}
         outputs: dict[int, Any] = {}
         all_views: dict[int, View] = {}
         rows: list[Row] = []
-        for rank, (outs, rank_rows, _, rank_views, _, _) in enumerate(parts):
+        for outs, rank_rows, rank_views, _, _ in parts:
             outputs.update(outs)
             for pid, view in rank_views.items():
                 all_views[pid] = refrozen(view)
-            for i, row in enumerate(rank_rows):
-                rows.append(row._replace(delivered_s=delivered.get((rank, i), row.delivered_s)))
+            rows.extend(rank_rows)
         rows.sort(key=lambda r: r.sent_s)
-        wall = max(part[4] for part in parts)
-        faults = merged_faults([part[5] for part in parts])
+        wall = max(part[3] for part in parts)
+        faults = merged_faults([part[4] for part in parts])
         done = DriverOutcome(dict(sorted(outputs.items())), ledger if stored else rows, wall,
                              faults, wall_s=wall)
         if keep:
             return done, RankViews(views, self.info.owner, self.rank, self.comm, self.MPI)
         return done, dict(sorted(all_views.items()))
 
-    def _store_rows(self, outcome: RankOutcome) -> Any:
-        """This rank's rows, with the delivery times their receivers' ranks measured, to the
-        ledger sink; the sink's merged ledger (collective).
+    def _delivery_times(self, outcome: RankOutcome) -> None:
+        """This rank's rows, with the delivery times their receivers' ranks measured (collective).
 
         Each rank sends every other rank the (row number, delivery time) pairs of the messages
-        it received from that rank's parties — two numbers per message, not rows.
+        it received from that rank's parties — two numbers per message, not rows — and
+        replaces its rows in place: a row travels (or is stored) once, with its time, and no
+        rank builds a table of every delivery or a second copy of every row.
         """
         outgoing: list[list[tuple[int, float]]] = [[] for _ in range(self.size)]
         for sender_rank, row, t in outcome.deliveries:
             outgoing[sender_rank].append((row, t))
         outcome.deliveries.clear()
         rows = outcome.rows
+        wait(self.comm.Ibarrier())  # every rank here, waited politely: then alltoall is quick
         for part in self.comm.alltoall(outgoing):
             for i, t in part:
                 rows[i] = rows[i]._replace(delivered_s=t)
+
+    def _store_rows(self, outcome: RankOutcome) -> Any:
+        """This rank's rows (their delivery times filled in) to the ledger sink; the sink's
+        merged ledger (collective)."""
         assert self.ledger_sink is not None
-        return self.ledger_sink(rows)  # empties rows: this rank keeps none
+        return self.ledger_sink(outcome.rows)  # empties rows: this rank keeps none

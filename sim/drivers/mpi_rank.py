@@ -30,6 +30,7 @@ from sim.drivers.envelopes import (
     RunChannels,
     decode_payload,
     encode_payload,
+    kept_for,
     open_payload,
     unseal_in_place,
 )
@@ -137,7 +138,8 @@ class Run(FaultInjection, Interpreter):
         self.last_call: dict[int, Call] = {}
         self.counters: dict[tuple[int, int], int] = {}
         self.expected: dict[tuple[int, int], int] = {}
-        self.channels = RunChannels()  # the run's sealed channels, never a context's
+        # the run's sealed channels, never a context's: as many kept as its parties need
+        self.channels = RunChannels(kept_for(len(contexts)))
         self.rows: list[Row] = []
         self.deliveries: list[tuple[int, int, float]] = []
         self.outputs: dict[int, Any] = {}
