@@ -49,22 +49,23 @@ _POOL_PER_SIZE = 4  # free buffers kept per size
 _POOL_BYTES = 64 << 20  # and at most this many bytes in all
 
 
-def received_storage(size: int, writable_at: Any) -> tuple[bytes, Any]:
+def received_storage(size: int, writable_at: Any, kept: bool = True) -> tuple[bytes, Any]:
     """A new ``bytes`` object of ``size`` bytes, and a writable buffer over its characters.
 
     A transport receives a message into the writable buffer, then hands out only the
     ``bytes`` object (read-only views of it): the payload's storage is immutable from then on,
     as :func:`protocols.wire.decode` promises (a program cannot make it writeable again), and
     it was never copied. The object comes from :func:`protocols.fresh_bytes.new_bytes` (large
-    ones advised as huge pages and populated before MPI writes them); its characters are
-    uninitialised until written: the caller writes every byte.
+    ones advised as huge pages, and populated before MPI writes them if a view will keep
+    them: ``kept``); its characters are uninitialised until written: the caller writes every
+    byte.
 
     ``writable_at(address, size)`` makes the writable buffer (``MPI.buffer.fromaddress``);
     it views memory the ``bytes`` object owns, so it must not outlive it.
     """
     if size < 2:  # 0 and 1-byte objects may be shared; no message is this short
         raise ValueError(f"a received message of {size} bytes is shorter than its frame")
-    raw, address = new_bytes(size)
+    raw, address = new_bytes(size, kept)
     return raw, writable_at(address, size)
 
 

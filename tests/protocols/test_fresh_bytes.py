@@ -69,3 +69,15 @@ def test_large_objects_are_written_without_page_faults(size: int) -> None:
     assert minor_faults() - before <= 2  # at most the part pages at its two ends
     assert raw == data.tobytes()
     control.close()
+
+
+def test_objects_not_kept_are_not_populated(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Memory soon freed is mostly recycled, already mapped: populating it would only cost."""
+    import protocols.fresh_bytes as fresh
+
+    calls: list[int] = []
+    monkeypatch.setattr(fresh, "populate", lambda address, size: calls.append(size))
+    fresh.new_bytes(3 << 20, kept=False)
+    assert calls == []
+    fresh.new_bytes(3 << 20)
+    assert calls == [3 << 20]
