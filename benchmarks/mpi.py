@@ -23,11 +23,13 @@ a worker mode; BLAS is pinned to one thread (threadpoolctl) in every process.
    its rate is under half of raw (``sealed_ceiling_over_raw`` < 0.5), no transport reaches the
    sealed target on this machine. ``driver_noview`` and ``driver_sealed_noview``: the driver
    with ``record_views = False`` (no payload kept, so a receive may reuse memory). Each arm
-   reports the receiving rank's minor page faults per message (``ru_minflt``).
+   reports the receiving rank's minor page faults per message (``ru_minflt``), and each
+   driver arm both ranks' processor time per message (``cpu_us_per_message``, the fastest
+   repetition: what a loaded machine disturbs least).
 3. ``scaling``: one SecureSum call (with X25519 key agreement) at M ∈ {4, 16, 64},
    d = 10^4, on R ∈ {1, 2} ranks: wall time of the run, messages and bytes.
 
-Usage: ``python benchmarks/mpi.py [--quick] [--reps N] [--only FIGURE]``.
+Usage: ``python benchmarks/mpi.py [--quick] [--reps N] [--only FIGURE] [--sizes B,B]``.
 """
 
 from __future__ import annotations
@@ -111,18 +113,20 @@ def stream_program(count: int, size: int):
 
     def program(ctx):
         call = ctx.new_call("stream")
+        cpu = time.process_time()
         if ctx.party == 0:
             payload = np.zeros(size, dtype=np.uint8)
             start = time.perf_counter()
             for i in range(count):
                 yield Send(1, payload, call, f"m{i}")
             yield Recv(1, call, "ack")
-            return time.perf_counter() - start
+            return time.perf_counter() - start, (time.process_time() - cpu) / count
         before = minor_faults()
         for i in range(count):
             yield Recv(0, call, f"m{i}")
         yield Send(0, np.zeros(1, dtype=np.uint8), call, "ack")
-        return (minor_faults() - before) / count  # the receiver's page faults per message
+        # the receiver's page faults per message, and its processor time per message
+        return (minor_faults() - before) / count, (time.process_time() - cpu) / count
 
     return program
 
@@ -178,6 +182,7 @@ def worker_throughput(args: argparse.Namespace) -> None:
             "driver_sealed_noview")
     out: dict[str, list[float]] = {arm: [] for arm in arms}
     faults: dict[str, list[float]] = {arm: [] for arm in arms if arm != "seal_only"}
+    cpu: dict[str, list[float]] = {arm: [] for arm in arms[3:]}  # per message, each rank
     buffer = np.zeros(size, dtype=np.uint8)
     ack = np.zeros(1, dtype=np.uint8)
     for _ in range(args.reps):
@@ -211,12 +216,14 @@ def worker_throughput(args: argparse.Namespace) -> None:
                              record_views=views)
             parties = [Party(p, stream_program(count, size), {}) for p in range(2)]
             result = sim.run(parties)
-            faults[label].append(float(result.outputs[1]))
-            out[label].append(float(result.outputs[0]))
+            faults[label].append(float(result.outputs[1][0]))
+            out[label].append(float(result.outputs[0][0]))
+            cpu[label].append(float(result.outputs[rank][1]))
             del result
-    receiver = comm.gather(faults, root=0)
+    receiver = comm.gather((faults, cpu), root=0)
     if rank == 0:
-        emit(**out, receiver_faults_per_message=receiver[1])
+        emit(**out, receiver_faults_per_message=receiver[1][0],
+             cpu_s_per_message={"sender": receiver[0][1], "receiver": receiver[1][1]})
 
 
 # -- the parent -----------------------------------------------------------------------------
@@ -311,6 +318,7 @@ def bench_throughput(reps: int, sizes: list[int], total: int) -> None:
                       "--reps", str(reps))
         moved = size * count
         faults = job.pop("receiver_faults_per_message")
+        cpu = job.pop("cpu_s_per_message")
         rate = {k: moved / statistics.median(v) for k, v in job.items()}
         ratios = {(k, base): [b / t for b, t in zip(job[base], job[k], strict=True)]
                   for k in ("driver", "driver_sealed", "driver_noview", "driver_sealed_noview",
@@ -328,6 +336,8 @@ def bench_throughput(reps: int, sizes: list[int], total: int) -> None:
              sealed_ceiling_over_raw=stats(ratios["seal_only", "raw"]),
              receiver_minor_faults_per_message={k: statistics.median(v)
                                                 for k, v in faults.items()},
+             cpu_us_per_message={side: {k: round(min(v) * 1e6, 1) for k, v in arms.items()}
+                                 for side, arms in cpu.items()},
              target={"driver_over_raw": 0.70, "sealed_over_raw": 0.50})
 
 
@@ -357,6 +367,9 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=3)
     parser.add_argument("--size", type=int, default=1 << 20)
     parser.add_argument("--count", type=int, default=16)
+    parser.add_argument("--sizes", type=lambda v: [int(x) for x in v.split(",")],
+                        help="throughput's message sizes in bytes, comma-separated "
+                             "(default 65536,1048576,8388608)")
     parser.add_argument("--only", choices=["secure_sum", "throughput", "scaling"],
                         help="run one figure only")
     args = parser.parse_args()
@@ -377,8 +390,8 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             bench_secure_sum(reps, 10_000 if args.quick else 100_000, args.calls, Path(tmp))
     if args.only in (None, "throughput"):
-        bench_throughput(reps,
-                         [1 << 16, 1 << 20] if args.quick else [1 << 16, 1 << 20, 1 << 23],
+        bench_throughput(reps, args.sizes or (
+                         [1 << 16, 1 << 20] if args.quick else [1 << 16, 1 << 20, 1 << 23]),
                          1 << 24 if args.quick else 1 << 26)
     if args.only in (None, "scaling"):
         bench_scaling(reps, [4, 16] if args.quick else [4, 16, 64], 10_000)

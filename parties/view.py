@@ -33,6 +33,7 @@ import numpy as np
 
 from protocols.effects import Call
 from protocols.errors import InputError
+from protocols.fresh_bytes import copied_bytes
 from protocols.wire import another_array
 
 _SCALARS = (type(None), bool, int, float, complex, str, bytes, np.generic, Call, range)
@@ -142,7 +143,7 @@ def _frozen_array(arr: np.ndarray) -> np.ndarray:
 def _bytes_copy(contiguous: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """A read-only copy of a C-contiguous numeric array, of ``shape``, over a new ``bytes``
     object (``shape`` is given: ``np.ascontiguousarray`` makes a 0-d array 1-d)."""
-    out = _frombuffer(contiguous.tobytes(), contiguous.dtype)
+    out = _frombuffer(copied_bytes(contiguous), contiguous.dtype)  # tobytes(), pre-mapped
     return out if len(shape) == 1 else out.reshape(shape)
 
 

@@ -441,7 +441,8 @@ class Run(FaultInjection, Interpreter):
                 self._control(source, bytes(buffer))
                 continue
             try:
-                raw, writable = received_storage(size, self.MPI.buffer.fromaddress)
+                raw, writable = received_storage(size, self.MPI.buffer.fromaddress,
+                                                 kept=self.record_messages)
             except ValueError as exc:
                 raise MpcsimError(f"rank {source} sent a malformed frame: {exc}") from None
             message.Recv([writable, self.MPI.BYTE])

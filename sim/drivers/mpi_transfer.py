@@ -14,18 +14,15 @@ the message is copied on the receiving side.
 
 Send buffers are numpy arrays: for a large message numpy asks the kernel for transparent huge
 pages, so fresh memory costs few page faults. Received storage asks the same
-(:func:`received_storage`, ``madvise(MADV_HUGEPAGE)`` from :data:`HUGE_PAGES_FROM` bytes, as
-numpy does): a view keeps every payload it received, so each large receive touches fresh
-memory, and 4 KiB pages cost one fault each — 2,048 per 8 MiB message, against ≈ 125 for
-numpy's own fresh arrays on this machine (``benchmarks/mpi.py``, ``raw_kept``).
+(``madvise(MADV_HUGEPAGE)`` from 4 MiB, as numpy does), and from 64 KiB has its pages mapped
+in one call before MPI writes it (:mod:`protocols.fresh_bytes`): a view keeps every payload it
+received, so each large receive touches fresh memory, and 4 KiB pages faulted one by one cost
+≈ 4 µs each on this machine.
 """
 
 from __future__ import annotations
 
-import ctypes
-import mmap
 import struct
-import sys
 import zlib
 from collections import deque
 from dataclasses import dataclass
@@ -35,6 +32,7 @@ import numpy as np
 
 from protocols.effects import Call
 from protocols.errors import MpcsimError
+from protocols.fresh_bytes import new_bytes
 from sim.drivers.interpreter import Key
 
 DATA = 1  # the frame kind of a party message (the transport's control kinds are others)
@@ -51,55 +49,24 @@ _POOL_PER_SIZE = 4  # free buffers kept per size
 _POOL_BYTES = 64 << 20  # and at most this many bytes in all
 
 
-_new_bytes = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.c_ssize_t)(
-    ("PyBytes_FromStringAndSize", ctypes.pythonapi))
-_BYTES_DATA = bytes.__basicsize__ - 1
-"""Where a ``bytes`` object's characters start from its address (CPython: after the header;
-the one extra byte of ``__basicsize__`` is the terminating NUL)."""
-
-
-HUGE_PAGES_FROM = 4 << 20
-"""Received storage of at least this many bytes is advised to the kernel as huge-page
-memory (numpy's threshold for its own arrays)."""
-_MADV_HUGEPAGE = 14  # Linux
-_madvise = None
-if sys.platform == "linux":
-    _madvise = ctypes.CDLL(None, use_errno=True).madvise
-    _madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
-    _madvise.restype = ctypes.c_int
-
-
-def advise_huge_pages(address: int, size: int) -> None:
-    """Ask for transparent huge pages over the whole pages of ``[address, address + size)``
-    (a hint: where the kernel declines, nothing changes)."""
-    if _madvise is None:
-        return
-    start = -(-address // mmap.PAGESIZE) * mmap.PAGESIZE
-    end = (address + size) // mmap.PAGESIZE * mmap.PAGESIZE
-    if end > start:
-        _madvise(start, end - start, _MADV_HUGEPAGE)
-
-
-def received_storage(size: int, writable_at: Any) -> tuple[bytes, Any]:
+def received_storage(size: int, writable_at: Any, kept: bool = True) -> tuple[bytes, Any]:
     """A new ``bytes`` object of ``size`` bytes, and a writable buffer over its characters.
 
     A transport receives a message into the writable buffer, then hands out only the
     ``bytes`` object (read-only views of it): the payload's storage is immutable from then on,
     as :func:`protocols.wire.decode` promises (a program cannot make it writeable again), and
-    it was never copied. The object is made as CPython makes the result of ``socket.recv``
-    or ``os.read`` — ``PyBytes_FromStringAndSize(NULL, size)``, then filled — and is written
-    only while this caller holds the one reference to it, before anything hashed or saw it.
-    Its characters are uninitialised until written: the caller writes every byte.
+    it was never copied. The object comes from :func:`protocols.fresh_bytes.new_bytes` (large
+    ones advised as huge pages, and populated before MPI writes them if a view will keep
+    them: ``kept``); its characters are uninitialised until written: the caller writes every
+    byte.
 
     ``writable_at(address, size)`` makes the writable buffer (``MPI.buffer.fromaddress``);
     it views memory the ``bytes`` object owns, so it must not outlive it.
     """
     if size < 2:  # 0 and 1-byte objects may be shared; no message is this short
         raise ValueError(f"a received message of {size} bytes is shorter than its frame")
-    raw = _new_bytes(None, size)
-    if size >= HUGE_PAGES_FROM:  # fresh memory, about to be written: fewer, larger faults
-        advise_huge_pages(id(raw) + _BYTES_DATA, size)
-    return raw, writable_at(id(raw) + _BYTES_DATA, size)
+    raw, address = new_bytes(size, kept)
+    return raw, writable_at(address, size)
 
 
 class BufferPool:

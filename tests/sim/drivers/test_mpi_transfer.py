@@ -1,20 +1,25 @@
 """Received storage (:func:`sim.drivers.mpi_transfer.received_storage`): a new ``bytes`` object
-written through a buffer over its characters, large ones advised as huge-page memory.
+written through a buffer over its characters, large ones advised as huge-page memory and
+populated before they are written.
 
 The kernel's own account of the process's mappings (``/proc/self/smaps``, ``VmFlags``: ``hg``
-is ``MADV_HUGEPAGE``) is the independent check of the advice.
+is ``MADV_HUGEPAGE``) is the independent check of the advice; its count of the process's minor
+page faults (``getrusage``) the check that populated storage is written without faulting.
 """
 
 from __future__ import annotations
 
 import ctypes
+import mmap
+import resource
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from sim.drivers.mpi_transfer import HUGE_PAGES_FROM, received_storage
+from protocols.fresh_bytes import HUGE_PAGES_FROM, POPULATE_FROM
+from sim.drivers.mpi_transfer import received_storage
 
 
 def writable_at(address: int, size: int) -> memoryview:
@@ -50,3 +55,25 @@ def test_large_storage_is_advised_as_huge_pages() -> None:
     middle = ctypes.addressof(ctypes.c_char.from_buffer(writable, size // 2))
     assert "hg" in vm_flags(middle)
     del writable, raw
+
+
+def minor_faults() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="madvise(MADV_POPULATE_WRITE) is Linux's")
+@pytest.mark.parametrize("size", [POPULATE_FROM, 800_123, 3 << 20])
+def test_large_storage_is_written_without_page_faults(size: int) -> None:
+    pages = size // mmap.PAGESIZE
+    control = mmap.mmap(-1, size)  # fresh anonymous memory: written, it faults page by page
+    before = minor_faults()
+    control.write(bytes(size))
+    assert minor_faults() - before >= pages // 2  # the counter sees faults where there are
+    data = np.random.default_rng(size).integers(0, 256, size, dtype=np.uint8).tobytes()
+    raw, writable = received_storage(size, writable_at)
+    before = minor_faults()
+    writable[:] = data
+    assert minor_faults() - before <= 2  # at most the two part pages at its ends
+    assert raw == data
+    del writable, raw
+    control.close()
