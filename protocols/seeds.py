@@ -114,6 +114,10 @@ LABELS: Mapping[str, Label] = registry((
           "K-means comparison (shape, repetition)", "sim.experiments.studies.topic_models"),
     Label("topic_models.fit", "call", "the LDA and K-means seeds of that comparison (shape, "
           "repetition)", "sim.experiments.studies.topic_models"),
+    Label("topic_tuning.search", "call", "the root of one Hyperband search of the tuned "
+          "comparison (shape, repetition, model)", "sim.experiments.studies.topic_tuning"),
+    Label("hyperband.config", "call", "configuration j of Hyperband's bracket s (root: the "
+          "search's seed; index (s, j))", "algorithms.hyperband"),
     Label("pd_svd.holdout", "run", "the held-out rows of a PD-SVD run",
           "sim.experiments.svd.pd_svd"),
     Label("dsanls.init", "call", "DSANLS's U^0 (index ('U',)) and node r's V^0 "

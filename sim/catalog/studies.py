@@ -150,6 +150,13 @@ TOPIC_MODELS_PARAMS = {
     "repetitions": Param(3, integer(1, 100), "draws of each corpus"),
     "scale": Param(1.0, number(0.0, 1.0, strict_low=True),
                    "fraction of each shape's documents and vocabulary (at least 5 per topic)"),
+    "tuning": Param("none", choice("none", "hyperband"),
+                    "'none': each model at the planted k and one setting; 'hyperband': each "
+                    "(corpus, model) tuned by Hyperband, Algorithm 5 (see tuning_R, tuning_k_max)"),
+    "tuning_R": Param(27, integer(1, 729), "Hyperband's R: iterations per configuration (η = 3; "
+                      "the thesis: 81)"),
+    "tuning_k_max": Param(50, integer(5, 200), "top of the k grid {5, 10, …} Hyperband draws "
+                          "from (the thesis: 200)"),
 }
 
 TOPIC_MODELS = Algorithm(
@@ -157,8 +164,8 @@ TOPIC_MODELS = Algorithm(
     summary="NMF vs LDA vs K-means on 17 topic measures, Tables 1.4/1.5 (centralized models)",
     reference="Tsikhanovich thesis (seed 001), §1.5, Tables 1.3–1.5, Figs. A.1–A.17",
     params=TOPIC_MODELS_PARAMS,
-    run="sim.experiments.studies.topic_models:run",
-    estimate="sim.experiments.studies.topic_models:estimate",
+    run="sim.experiments.studies.topic_tuning:run",
+    estimate="sim.experiments.studies.topic_tuning:estimate",
     data_kind="topics",
     nonnegative=True,
     min_parties=1,

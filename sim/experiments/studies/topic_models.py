@@ -13,8 +13,10 @@ documents, vocabulary, number of classes and density where they fit in minutes
 (:data:`SHAPES`; the planted dominant topic of a document is its class label). 20 % of the
 documents are held out for the out-of-sample measures. Departures from §1.5, each for a reason:
 
-* no Hyperband search: every model gets the planted k and one fixed setting (NMF: RRI-NMF in
-  the topic form on term-frequency rows from NNDSVD, 50 sweeps; LDA: scikit-learn's batch
+* no Hyperband search (the scenario key ``tuning = "hyperband"`` runs
+  :mod:`sim.experiments.studies.topic_tuning` instead): every model gets the planted k and
+  one fixed setting (NMF: RRI-NMF in the topic form on term-frequency rows from NNDSVD,
+  50 sweeps; LDA: scikit-learn's batch
   variational Bayes on counts, priors 1/k, 30 passes; K-means: scikit-learn's Lloyd with
   k-means++ on term-frequency rows) — the thesis picks each measure's best of nine tuned models,
   which favours whichever model is most sensitive to tuning;
@@ -203,8 +205,21 @@ def score(model: FittedModel, counts: sp.csr_matrix, counts_test: sp.csr_matrix,
     }
 
 
-def one_corpus(shape: CorpusShape, seed: int, repetition: int) -> dict[str, dict[str, float]]:
-    """Fit the three models to one draw of a shaped corpus and score them."""
+@dataclass(frozen=True)
+class PreparedCorpus:
+    """One draw of a shaped corpus, split into training and held-out documents: counts (CSR),
+    term-frequency rows and one-hot planted classes of each part."""
+
+    counts: sp.csr_matrix
+    counts_test: sp.csr_matrix
+    tf: np.ndarray
+    tf_test: np.ndarray
+    Y: np.ndarray
+    Y_test: np.ndarray
+
+
+def prepare_corpus(shape: CorpusShape, seed: int, repetition: int) -> PreparedCorpus:
+    """Draw ``shape``'s corpus number ``repetition`` and hold out its last :data:`HOLDOUT`."""
     rng = seeds.rng(seed, "topic_models.corpus", index=(shape.name, repetition))
     corpus = synthetic_topic_corpus(shape.docs, shape.words, shape.k, rng=rng,
                                     doc_length=shape.doc_length, alpha=shape.alpha,
@@ -217,15 +232,21 @@ def one_corpus(shape: CorpusShape, seed: int, repetition: int) -> dict[str, dict
     counts_all, labels = counts_all[keep], np.argmax(corpus.weights, axis=1)[keep]
     cut = int(np.sum(keep[:cut]))
     tf_all = counts_all / counts_all.sum(axis=1, keepdims=True)
-    counts, counts_test = sp.csr_matrix(counts_all[:cut]), sp.csr_matrix(counts_all[cut:])
-    tf, tf_test = tf_all[:cut], tf_all[cut:]
-    Y, Y_test = one_hot(labels[:cut], shape.k), one_hot(labels[cut:], shape.k)
+    return PreparedCorpus(sp.csr_matrix(counts_all[:cut]), sp.csr_matrix(counts_all[cut:]),
+                          tf_all[:cut], tf_all[cut:], one_hot(labels[:cut], shape.k),
+                          one_hot(labels[cut:], shape.k))
+
+
+def one_corpus(shape: CorpusShape, seed: int, repetition: int) -> dict[str, dict[str, float]]:
+    """Fit the three models to one draw of a shaped corpus and score them."""
+    c = prepare_corpus(shape, seed, repetition)
     fit_seed = seeds.derive_int(seed, "topic_models.fit", index=(shape.name, repetition),
                                 bits=31)
-    fitted = {"NMF": fit_nmf(tf, tf_test, shape.k),
-              "LDA": fit_lda(counts, counts_test, shape.k, fit_seed),
-              "Kmeans": fit_kmeans(tf, tf_test, shape.k, fit_seed)}
-    return {m: score(f, counts, counts_test, tf, tf_test, Y, Y_test) for m, f in fitted.items()}
+    fitted = {"NMF": fit_nmf(c.tf, c.tf_test, shape.k),
+              "LDA": fit_lda(c.counts, c.counts_test, shape.k, fit_seed),
+              "Kmeans": fit_kmeans(c.tf, c.tf_test, shape.k, fit_seed)}
+    return {m: score(f, c.counts, c.counts_test, c.tf, c.tf_test, c.Y, c.Y_test)
+            for m, f in fitted.items()}
 
 
 def _order(means: dict[str, float], higher: bool) -> list[str]:
@@ -331,7 +352,14 @@ def run(inp: RunInput) -> AlgorithmRun:
     seed; the scenario's ``[data]`` and parties are not used: the three models are centralized.
     """
     p = inp.params
-    total = len(p["corpora"]) * p["repetitions"]
+    found = compare_topic_models(p["corpora"], p["repetitions"], inp.seed, progress_of(inp),
+                                 p["scale"])
+    return report(inp, found)
+
+
+def progress_of(inp: RunInput) -> Callable[[str, int], None]:
+    """A comparison's progress callback reporting corpus draws done to ``inp.progress``."""
+    total = len(inp.params["corpora"]) * inp.params["repetitions"]
     done = [0]
 
     def progress(name: str, rep: int) -> None:
@@ -339,8 +367,13 @@ def run(inp: RunInput) -> AlgorithmRun:
         if inp.progress is not None:
             inp.progress("corpus draws", done[0], total)
 
-    found = compare_topic_models(p["corpora"], p["repetitions"], inp.seed, progress,
-                                 p["scale"])
+    return progress
+
+
+def report(inp: RunInput, found: dict[str, Any], tuned: bool = False) -> AlgorithmRun:
+    """The entry's tables, metrics, outputs and plot from a comparison's ``found`` (untuned,
+    or tuned by :mod:`sim.experiments.studies.topic_tuning`, whose searches it adds)."""
+    p = inp.params
     t14, t15 = found["table_1_4"], found["table_1_5"]
     shapes = {n: scaled(SHAPES[n], p["scale"]) for n in p["corpora"]}
     metrics: dict[str, Any] = {
@@ -353,6 +386,7 @@ def run(inp: RunInput) -> AlgorithmRun:
         "measures_agreeing_with_thesis": [m for m, row in t14.items()
                                           if row["best"] == THESIS_BEST[m][0]],
         "centralized": True,
+        "tuning": found.get("searches", "none"),
     }
     outputs = {f"{model}_{measure}".replace(" ", "_"): np.asarray(
         [[r[model][measure] for r in reps] for reps in found["scores"].values()])
@@ -362,7 +396,8 @@ def run(inp: RunInput) -> AlgorithmRun:
                THESIS_BEST[m][2]] for m, row in t14.items()]
     rows15 = [[m, t15[m]["best"], f"{t15[m]['mean_delta']:.3g}", THESIS_TABLE_1_5[m]["best"],
                f"{THESIS_TABLE_1_5[m]['mean_delta']:.4g}"] for m in MODELS]
-    where = f"{', '.join(p['corpora'])}; {p['repetitions']} draw(s) each; centralized models"
+    where = (f"{', '.join(p['corpora'])}; {p['repetitions']} draw(s) each; centralized models"
+             + ("; Hyperband-tuned" if tuned else ""))
     return AlgorithmRun(
         result=None, outputs=outputs, metrics=metrics,
         tables=[table(["measure", "best", "2nd", "∆ %", "consistent", "thesis best",

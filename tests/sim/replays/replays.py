@@ -29,7 +29,7 @@ RECORD = Path(__file__).resolve().parent / "replays.json"
 CAPS = {"iterations": 2, "trials": 2, "repetitions": 1, "local_iterations": 3,
         "inner_iterations": 2, "svd_iterations": 3, "outer": 2, "inner": 2, "samples": 20,
         "local_restarts": 1, "k": 3, "documents": 2, "samples_per_site": 10,
-        "audit_instances": 20, "time_budget_s": 0.01}
+        "audit_instances": 20, "time_budget_s": 0.01, "tuning_R": 3}
 """Upper bounds on ``[algorithm]`` keys, so that each replay takes about a second."""
 DATA_CAPS = {"rows": 120, "cols": 30, "k": 3}
 LIST_CAP = 2
