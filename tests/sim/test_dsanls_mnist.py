@@ -42,9 +42,9 @@ def test_mnist_uniform_sketching_u_leads_with_syn_ssd_uv_and_syn_ssd_v_comes_thi
         seed: int, sketch_size: float) -> None:
     """Fig. 6's MNIST panel, in part: Syn-SSD-U is among the two best at every seed and
     sketch (within 10 % of the best; measured Syn-SSD-U / best 1.00–1.09), but its partner
-    there is Syn-SSD-UV, not Syn-SSD-V, which comes third everywhere (12–22 % above the
+    there is Syn-SSD-UV, not Syn-SSD-V, which comes third everywhere (12–26 % above the
     best). Every Syn-SSD variant lies below Syn-SD and both asynchronous methods. Not as the
-    paper has it: Asyn-SSD-V is not below Syn-SD (it is fifth or sixth, fourth at one seed):
+    paper has it: Asyn-SSD-V is below Syn-SD only at seed 3 (fourth; fifth or sixth elsewhere):
     an asynchronous client sends all of U (70,000 8-byte numbers, ≈ 45 ms each way at 100
     Mbit/s) to the server every T = 2 local iterations, where one product M_r V_r of a
     78-column node is 2·7,000·78·10 ≈ 11 MFLOP (11 ms at 1 GFLOP/s)."""
@@ -66,7 +66,7 @@ def test_mnist_imbalanced_syn_sd_is_last_syn_ssd_u_good_but_syn_ssd_uv_not_asyn_
     the barrier for node 0's unsketched 392 columns), Syn-SSD-U is second ("can converge to
     a good result"), and Asyn-SSD-V is the better asynchronous method. Not as the paper has
     it: Syn-SSD-UV, not Asyn-SSD-V, is best, and by a wide margin (Asyn-SSD-V / Syn-SSD-UV
-    1.30–1.44): sketching U and V cuts node 0's barrier work and the All-Reduce to a tenth
+    1.31–1.44): sketching U and V cuts node 0's barrier work and the All-Reduce to a tenth
     or less, where an asynchronous client still sends all of U every T = 2 local
     iterations."""
     error = time_averaged_error("imbalanced", seed, sketch_size)
