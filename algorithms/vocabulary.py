@@ -49,5 +49,5 @@ PD_SVD_VARIANTS: tuple[str, ...] = ("normed", "secure_sum", "sigma_revealing")
 """PD-SVD's variants (:mod:`algorithms.svd.pd_svd`)."""
 
 SYNTHETIC_KINDS: tuple[str, ...] = ("uniform", "topics", "ratings", "movielens", "spiked", "mog",
-                                    "stm")
+                                    "stm", "mnist")
 """The synthetic data sets ``[data] kind`` may name (:mod:`algorithms.data.synthetic`)."""

@@ -14,6 +14,7 @@ from the modules below, which may move:
 ``text_files``      line-numbered parsing of numeric text, shared by the readers above
 ``synthetic``       synthetic topic corpora, ratings and uniform data
 ``movielens_like``  synthetic ratings shaped like MovieLens 1M (seed 002's stand-in)
+``mnist_like``      synthetic sparse images shaped like MNIST (seed 004's sparse data set)
 ``latent``          seed 003's spiked-covariance, Gaussian-mixture and single-topic data
 ``bundled``         data shipped in a dependency: scikit-learn's digits (extra ``datasets``)
 ``partition``       one contiguous block of rows per party
@@ -33,6 +34,7 @@ from algorithms.data.dataset import Dataset, DatasetKind, load_dataset
 from algorithms.data.holdout import EntryHoldout, RowHoldout, holdout_entries, holdout_rows
 from algorithms.data.latent import SyntheticLatent, synthetic_mog, synthetic_spiked, synthetic_stm
 from algorithms.data.matrix_files import MATRIX_SUFFIXES, load_matrix
+from algorithms.data.mnist_like import MnistLike, synthetic_mnist
 from algorithms.data.movielens import MovieLensRatings, read_movielens, write_movielens
 from algorithms.data.movielens_like import MovieLensLike, synthetic_movielens
 from algorithms.data.outliers import Contaminated, plant_outliers, unit_max_rows
@@ -70,6 +72,7 @@ __all__ = [
     "DatasetKind",
     "EntryHoldout",
     "Matrix",
+    "MnistLike",
     "MovieLensLike",
     "MovieLensRatings",
     "RowHoldout",
@@ -97,6 +100,7 @@ __all__ = [
     "split_rows",
     "synthetic_dataset",
     "synthetic_matrix",
+    "synthetic_mnist",
     "synthetic_mog",
     "synthetic_movielens",
     "synthetic_ratings",

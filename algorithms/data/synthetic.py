@@ -10,6 +10,7 @@ MovieLens-1M and Yelp (§2.4, §3.3.1). None of these is shipped; the scenarios 
 * :func:`synthetic_ratings` — a users × items matrix of 1..5 ratings from a non-negative low-rank
   model plus noise, NaN where unobserved (the ML-1M stand-in; digest §7.1 item 32).
 * uniform data in [0, high) — the quickstart's SecureSum input.
+* MNIST-shaped sparse images (:mod:`algorithms.data.mnist_like`), seed 004's sparse data.
 
 :func:`synthetic_dataset` is what a scenario's ``[data] source = "synthetic"`` turns into.
 
@@ -44,6 +45,7 @@ import numpy as np
 from algorithms.data.checks import Matrix, check_rng, int_arg, ratings_args, real_arg, show, whole
 from algorithms.data.dataset import Dataset
 from algorithms.data.latent import synthetic_mog, synthetic_spiked, synthetic_stm
+from algorithms.data.mnist_like import MNIST_DENSITY, synthetic_mnist
 from algorithms.data.movielens import RATING_MAX, RATING_MIN
 from algorithms.data.movielens_like import synthetic_movielens
 from algorithms.vocabulary import SYNTHETIC_KINDS
@@ -265,6 +267,7 @@ _SYNTHETIC_PARAMS: dict[str, tuple[str, ...]] = {
     "spiked": ("k",),
     "mog": ("k", "noise"),
     "stm": ("k", "doc_length"),
+    "mnist": ("k", "density", "noise"),
 }
 
 
@@ -283,7 +286,7 @@ def synthetic_dataset(
         Shape (n_samples, n_features) of the matrix.
     rng : numpy.random.Generator
         The only source of randomness.
-    kind : {"uniform", "topics", "ratings", "spiked", "mog", "stm"}
+    kind : {"uniform", "topics", "ratings", "movielens", "spiked", "mog", "stm", "mnist"}
         ``"spiked"``, ``"mog"``, ``"stm"``: seed 003's data (:mod:`algorithms.data.latent`;
         parameters ``k``, default 5, the signal rank or number of components; ``noise`` for
         ``mog``, the variance before scaling, default 0.05; ``doc_length`` for ``stm``,
@@ -294,7 +297,11 @@ def synthetic_dataset(
         unobserved (parameters ``k`` default 5, ``density`` default 0.1, ``noise`` default 0.5).
         ``"movielens"``: ML-1M-shaped 1..5 ratings with biases, heavy-tailed activity and
         popularity (:mod:`algorithms.data.movielens_like`; ``k`` default 20, ``density`` default
-        0.05, ``noise`` default 0.9).
+        0.05, ``noise`` default 0.9). ``"mnist"``: MNIST-shaped sparse images in [0, 1], one
+        image per *column* (``rows`` pixels × ``cols`` images, as seed 004 partitions MNIST's
+        pixel columns; :mod:`algorithms.data.mnist_like`; ``k`` default 10, ``density``
+        default 0.1914, MNIST's, ``noise`` default 0.1), with ``prototypes`` and ``weights``
+        as truth.
     **params
         The kind's parameters, as listed above.
 
@@ -356,6 +363,12 @@ def synthetic_dataset(
         )
         truth = {"topics": corpus.topics, "weights": corpus.weights}
         return Dataset(corpus.tf, "topics", source, truth=truth)
+    if kind == "mnist":
+        images = synthetic_mnist(rows, cols, params.get("k", 10),
+                                 density=params.get("density", MNIST_DENSITY),
+                                 noise=params.get("noise", 0.1), rng=rng)
+        return Dataset(images.X, "matrix", source,
+                       truth={"prototypes": images.prototypes, "weights": images.weights})
     if kind == "movielens":
         like = synthetic_movielens(rows, cols, params.get("k", 20),
                                    density=params.get("density", 0.05),

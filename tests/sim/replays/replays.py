@@ -35,7 +35,8 @@ DATA_CAPS = {"rows": 120, "cols": 30, "k": 3}
 LIST_CAP = 2
 """Sweeps (``epsilons``, ``values``, ``inits``, ...) keep their first two values."""
 
-HEAVY = {"secure_nmf_imbalanced", "secure_nmf_uniform"}
+HEAVY = {"secure_nmf_imbalanced", "secure_nmf_uniform", "secure_nmf_mnist_imbalanced",
+         "secure_nmf_mnist_uniform"}
 """Scenarios still slow at their capped size: run by the slow test only."""
 
 
