@@ -95,6 +95,8 @@ def six_sets(runs: Runs) -> tuple[bool, bool, bool, str, str]:
     """(the gap shrinks with ε on every set, the private run needs more epochs on every set
     where it descends, faces are more noise-sensitive than text, measured, note) from
     ``scenarios/dp_nmf_datasets.toml`` (Figs. 3 / 6 on Table 2's six sets, shaped)."""
+    from sim.experiments.nmf.dp_nmf_datasets import SETS
+
     m = runs.metrics("dp_nmf_datasets", trials=SIX_SETS_TRIALS)
     sets, eps = m["sets"], m["epsilons"]
     shrinks = all(all(b < a for a, b in itertools.pairwise(s["gap"])) for s in sets.values())
@@ -107,12 +109,15 @@ def six_sets(runs: Runs) -> tuple[bool, bool, bool, str, str]:
     rel = {n: np.asarray(s["relative_gap"]) for n, s in sets.items()}
     text_max = np.max([rel[n] for n in TEXT_SETS if n in rel], axis=0)
     faces = all(bool(np.all(rel[n] > text_max)) for n in FACE_SETS if n in rel)
-    per_set = "; ".join(
-        f"{n} {s['n']} × {s['d']}: " + " → ".join(f"{100 * g:.3g}" for g in s["relative_gap"])
-        + " %" + (f", epochs non-private / private at ε = {eps[-1]:g}: "
-                  f"{s['epochs_nonprivate'][-1]} / {s['epochs_private'][-1]}"
-                  if n in descending else ", private loss never below its first release's")
-        for n, s in sets.items())
+    def one(n: str, s: dict) -> str:
+        last = s["epochs_nonprivate"][-1]
+        return (f"{SETS[n].title} {s['n']} × {s['d']}: "
+                + " → ".join(f"{100 * g:.3g}" for g in s["relative_gap"]) + " %"
+                + (f", epochs non-private / private at ε = {eps[-1]:g}: "
+                   f"{'never' if last is None else last} / {s['epochs_private'][-1]}"
+                   if n in descending else ", private loss never below its first release's"))
+
+    per_set = "; ".join(one(n, s) for n, s in sets.items())
     measured = (f"Figs. 3 / 6 on Table 2's six sets, shaped (√(DK)/N kept; {m['trials']} trials, "
                 f"{m['iterations']} releases), relative gap to non-private at ε = "
                 + " → ".join(f"{e:g}" for e in eps)
