@@ -108,7 +108,8 @@ def six_sets(runs: Runs) -> tuple[bool, bool, bool, str, str]:
         for s in descending.values())
     rel = {n: np.asarray(s["relative_gap"]) for n, s in sets.items()}
     text_max = np.max([rel[n] for n in TEXT_SETS if n in rel], axis=0)
-    faces = all(bool(np.all(rel[n] > text_max)) for n in FACE_SETS if n in rel)
+    above = [n for n in FACE_SETS if n in rel and bool(np.all(rel[n] > text_max))]
+    faces = above == [n for n in FACE_SETS if n in rel]
     def one(n: str, s: dict) -> str:
         last = s["epochs_nonprivate"][-1]
         return (f"{SETS[n].title} {s['n']} × {s['d']}: "
@@ -130,7 +131,9 @@ def six_sets(runs: Runs) -> tuple[bool, bool, bool, str, str]:
          if epochs else "private does not need more epochs on every set where it descends"),
         ("faces more noise-sensitive than text (each face set's relative gap above every text "
          "set's at every ε)" if faces else
-         "faces not above every text set in relative gap at every ε"),
+         "faces more noise-sensitive than text only for "
+         + (", ".join(SETS[n].title for n in above) or "no face set")
+         + " (relative gap above every text set's at every ε)"),
         "Guardian's private loss is lowest after its first release at every ε (no epoch count)"
         if "guardian" not in descending else "") if x)
     return shrinks, epochs, faces, measured, note
