@@ -110,6 +110,10 @@ LABELS: Mapping[str, Label] = registry((
           "DPNMF comparison (kind, trial)", "sim.experiments.nmf.dpnmf_comparison"),
     Label("dpnmf_comparison.noise", "call", "the DP noise of a trial of that comparison "
           "(kind, trial)", "sim.experiments.nmf.dpnmf_comparison"),
+    Label("dp_nmf_datasets.data", "call", "the synthetic data of one of seed 000's six data "
+          "sets (set)", "sim.experiments.nmf.dp_nmf_datasets"),
+    Label("dp_nmf_datasets.noise", "call", "the DP noise of one private run on a set "
+          "(set, ε index, trial)", "sim.experiments.nmf.dp_nmf_datasets"),
     Label("topic_models.corpus", "call", "a shaped synthetic corpus of the NMF / LDA / "
           "K-means comparison (shape, repetition)", "sim.experiments.studies.topic_models"),
     Label("topic_models.fit", "call", "the LDA and K-means seeds of that comparison (shape, "

@@ -270,6 +270,47 @@ DPNMF_COMPARISON = Algorithm(
     min_parties=1,
 )
 
+DP_DATASETS = ("guardian", "uci_news", "rcv1", "tdt2", "yaleb", "cbcl")
+"""Seed 000's Table 2, text sets then face sets (shapes: :mod:`sim.experiments.nmf.
+dp_nmf_datasets`)."""
+
+
+def check_datasets(name: str, value: Any) -> tuple[str, ...]:
+    names = [value] if isinstance(value, str) else value
+    if (not isinstance(names, list) or not names
+            or not all(isinstance(v, str) and v in DP_DATASETS for v in names)
+            or len(set(names)) != len(names)):
+        raise ScenarioError(f"{name} = {value!r} must be one of {', '.join(DP_DATASETS)}, "
+                            "or a list of distinct ones")
+    return tuple(names)
+
+
+DP_DATASETS_PARAMS = {
+    "datasets": Param(list(DP_DATASETS),
+                      described(check_datasets, " | ".join(DP_DATASETS)
+                                + ", or a list of distinct ones"),
+                      "Table 2's data sets, drawn synthetically in their shapes"),
+    "epsilons": Param([0.1, 0.3, 0.5, 0.9],
+                      described(check_epsilons, "non-empty list of distinct numbers, 0 < x < 1"),
+                      "ε per release"),
+    "trials": Param(3, integer(1, MAX_TRIALS), "private runs per set and ε, each its own noise"),
+    "iterations": Param(100, integer(1, MAX_ITERATIONS), "noisy releases of each run"),
+    "cells": Param(250_000, integer(1_000, 50_000_000),
+                   "N·D budget: a larger set shrinks by s on N and s² on D (noise ratio kept)"),
+}
+
+DP_NMF_DATASETS = Algorithm(
+    name="dp_nmf_datasets",
+    summary="DP robust NMF on Table 2's six data sets (shaped): overall ε and gap per ε",
+    reference="Saha & Imtiaz (seed 000), §4, Table 2, Figs. 2–6",
+    params=DP_DATASETS_PARAMS,
+    run="sim.experiments.nmf.dp_nmf_datasets:run",
+    estimate="sim.experiments.nmf.dp_nmf_datasets:estimate",
+    data_kind="topics",
+    nonnegative=True,
+    min_parties=1,
+)
+
 
 MISSING_RULES = CORRECTIVE_MISSING_RULES
 """As :data:`algorithms.vocabulary.CORRECTIVE_MISSING_RULES`."""

@@ -106,6 +106,9 @@ CASES: dict[str, tuple[str, dict[str, Any], bool]] = {
         "algorithm": {"iterations": 20, "epsilons": [0.1, 0.9], "trials": 1}}, False),
     "dpnmf_comparison": ("dpnmf_comparison_topics.toml", {
         "algorithm": {"trials": 1, "iterations": 10, "epsilons": [0.5], "scale": 0.3}}, False),
+    "dp_nmf_datasets": ("dp_nmf_datasets.toml", {
+        "algorithm": {"datasets": ["guardian", "cbcl"], "trials": 1, "iterations": 10,
+                      "epsilons": [0.5], "cells": 60_000}}, False),
     "topic_models": ("topic_models.toml", {
         "algorithm": {"corpora": "nips", "repetitions": 1, "scale": 0.5}}, False),
     "corrective_nmf": ("corrective_nmf_attack.toml", {}, False),

@@ -94,7 +94,7 @@ def test_the_catalogue_loads_without_numpy() -> None:
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
                           text=True, check=True)
     result = json.loads(done.stdout)
-    assert result["n"] == 28
+    assert result["n"] == 29
     assert "numpy" not in result["modules"]
     assert heavy(result["modules"]) == []
     assert not [m for m in result["modules"] if m.startswith("sim.experiments")]

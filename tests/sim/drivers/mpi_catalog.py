@@ -78,6 +78,10 @@ SCENARIOS: dict[str, dict[str, Any]] = {
                                                        "trials": 1, "iterations": 3,
                                                        "scale": 0.05}, parties=2, rows=20,
                                   cols=8),
+    "dp_nmf_datasets": _scenario("dp_nmf_datasets", {"datasets": ["uci_news"],
+                                                     "epsilons": [0.5], "trials": 1,
+                                                     "iterations": 3, "cells": 2000},
+                                 parties=2, rows=20, cols=8),
     "ksdp": _scenario("ksdp", {"mechanism": "one_bit_sum", "p": 0.5, "party_sizes": [4, 8],
                                "samples": 20, "documents": 2}, rows=3, cols=4),
 }
