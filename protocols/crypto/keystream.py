@@ -166,7 +166,7 @@ def field_stream(key: bytes, stream: int, n: int, field: PrimeField) -> np.ndarr
         n = as_count(n, "n")
     check_field(field)
     if 0 < n <= STREAM_PASS_WORDS and _single_word(field, n):  # a short stream, drawn lean
-        own = _own_stream(key, stream, n, field, None)
+        own = _own_stream(key, stream, n, field)
         if own is not None:
             return own
         return _field_stream(StreamCiphers(keep=False), key, stream, n, field, direct=False)
@@ -513,8 +513,7 @@ def _direct_field_stream(
                             or not out.flags.c_contiguous):
         return None
     if out is None and n <= STREAM_PASS_WORDS and (n > KEPT_GROUP_WORDS or not ciphers._keep):
-        plain = ciphers._stream_scratch().zeros(n) if ciphers._keep else None
-        return _own_stream(key, stream, n, field, plain)
+        return _own_stream(key, stream, n, field)
     p = field.p
     mask = _WORD_MASKS[p.bit_length()]
     if out is None:
@@ -562,15 +561,14 @@ def _single_word(field: PrimeField, n: int) -> bool:
             and n * (1.0 - p / float(1 << bits)) <= _MAX_STREAMS_REJECTIONS)
 
 
-def _own_stream(key: bytes, stream: int, n: int, field: PrimeField, plain: memoryview | None
-                ) -> np.ndarray | None:
-    """``n`` ≥ 1 single-word elements encrypted by one CTR update straight into an array of
-    their own (two words longer: the room ``update_into`` wants), masked and checked in place
-    (``argmax``: a reduction costs ~1 µs more to set up), or None on a rejected candidate.
-    The plaintext is ``plain`` (kept zeros of ≥ n words), or when None the array, zeroed."""
-    p, full = field.p, (np.zeros if plain is None else np.empty)(n + _SLACK_WORDS, np.uint64)
+def _own_stream(key: bytes, stream: int, n: int, field: PrimeField) -> np.ndarray | None:
+    """``n`` ≥ 1 single-word elements encrypted by one CTR update straight into a zeroed array
+    of their own (its own plaintext; two words longer: the room ``update_into`` wants), masked
+    and checked in place (``argmax``: a reduction costs ~1 µs more to set up), or None on a
+    rejected candidate. No scratch: an owner keeps no zeros for these sizes."""
+    p, full = field.p, np.zeros(n + _SLACK_WORDS, np.uint64)
     data = memoryview(full).cast("B")
-    ctr_encryptor(key, stream).update_into(plain or data[: _WORD_BYTES * n], data)
+    ctr_encryptor(key, stream).update_into(data[: _WORD_BYTES * n], data)
     words = full[:n]
     np.bitwise_and(words, _WORD_MASKS[p.bit_length()], words)
     if words[words.argmax()] >= p:
