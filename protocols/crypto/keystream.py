@@ -45,11 +45,10 @@ So the keystream is produced in two ways that give the same bytes:
   blocks of its latest group shape when they are small (:data:`KEPT_GROUP_WORDS`), so a
   party's many calls of one size rewrite only the stream number. The module-level
   functions use encryptors built for the call (``StreamCiphers(keep=False)``).
-* **One stream** of single-word elements (GF(2^61 − 1), primes below 2^31) is drawn into its
-  output: encrypted, masked and checked in cache-sized passes, from zero plaintext and through
-  scratch buffers that the :class:`StreamCiphers` keeps (:func:`_direct_field_stream`), so a
-  stream allocates nothing but itself and costs little more than AES-CTR
-  (``benchmarks/mask_stream.py``); a rejected candidate sends it down the exact path below.
+* **One stream** of single-word elements (GF(2^61 − 1), primes below 2^31) is encrypted,
+  masked and checked in its output (:func:`_direct_field_stream`), allocating nothing but
+  itself, at little more than AES-CTR's cost (``benchmarks/mask_stream.py``); a rejected
+  candidate sends it down the exact path below.
 * **Long streams** (and the continuation of a short one that came up short) come from
   AES-256-CTR contexts in 512 KiB passes into one reused buffer, so that masking runs on
   cache-resident data (a context per pass costs little beside 512 KiB of encryption).
@@ -62,8 +61,7 @@ pre-shared key setup). Key derivation is :mod:`protocols.crypto.hkdf`; the raw C
 Nothing here keeps state between calls but what a :class:`StreamCiphers` keeps — its
 owner's encryptors (ECB keeps no state between updates, so a kept encryptor gives the streams
 of a fresh one), one group buffer and its single-stream scratch, rewritten before every use and
-never returned — and
-nothing draws system randomness: every key comes from seed bytes the caller passes in.
+never returned — and nothing draws system randomness: keys come from the caller's seed bytes.
 """
 
 
@@ -113,9 +111,8 @@ GROUP_WORDS = 1 << 18
 (2 MiB: larger groups measured faster at M = 300, d = 1000, up to this size)."""
 
 STREAM_PASS_WORDS = 1 << 15
-"""Keystream words per pass of a mask stream drawn straight into its output (256 KiB: each
-pass is masked in place while it is in the L2 cache; shorter passes measured slower, from the
-Python overhead of each pass)."""
+"""Keystream words per pass of a mask stream drawn straight into its output (256 KiB, masked
+in place while in the L2 cache; shorter passes measured slower, from Python's cost per pass)."""
 
 KEPT_GROUP_WORDS = 1 << 13
 """Largest group buffer (64 KiB of keystream words, with its counter blocks at most 128 KiB)
@@ -128,6 +125,7 @@ the ~1 GB of their kept encryptors)."""
 _MAX_STREAMS_REJECTIONS = 0.01  # batch path when fewer rejections than this are expected
 _U64_DTYPE = np.dtype(np.uint64)
 _I64_DTYPE = np.dtype(np.int64)
+_WORD_MASKS = tuple(np.uint64((1 << bits) - 1) for bits in range(64))  # ints cost ~0.3 µs
 
 
 # -- field elements ------------------------------------------------------------------------
@@ -161,7 +159,18 @@ def field_stream(key: bytes, stream: int, n: int, field: PrimeField) -> np.ndarr
         If the key is not 32 bytes, ``stream`` is not in [0, 2^64), ``n`` < 0, or ``field``
         is not a :class:`~protocols.field.PrimeField`.
     """
-    return StreamCiphers(keep=False).field_stream(key, stream, n, field)
+    if not (type(key) is bytes and len(key) == KEY_BYTES and type(stream) is int
+            and 0 <= stream <= MAX_STREAM and type(n) is int and n >= 0):  # else full checks
+        key = as_key(key, "key")
+        stream = as_stream(stream)
+        n = as_count(n, "n")
+    check_field(field)
+    if 0 < n <= STREAM_PASS_WORDS and _single_word(field, n):  # a short stream, drawn lean
+        own = _own_stream(key, stream, n, field)
+        if own is not None:
+            return own
+        return _field_stream(StreamCiphers(keep=False), key, stream, n, field, direct=False)
+    return _field_stream(StreamCiphers(keep=False), key, stream, n, field)
 
 
 def field_streams(keys: Sequence[bytes], stream: int, n: int, field: PrimeField) -> np.ndarray:
@@ -431,21 +440,22 @@ def _draw_rows(ciphers: StreamCiphers, buffers: _GroupBuffers, keys: Sequence[by
 
 def _field_stream(
     ciphers: StreamCiphers, key: bytes, stream: int, n: int, field: PrimeField,
-    out: np.ndarray | None = None,
+    out: np.ndarray | None = None, direct: bool = True,
 ) -> np.ndarray:
     """:func:`field_stream` without validation, optionally writing into ``out`` (shape (n,)).
 
-    Fields of one word per element where rejections are rare take :func:`_direct_field_stream`.
-    Otherwise (or when that path meets a rejected candidate), a short stream is one encryption
+    Fields of one word per element where rejections are rare take :func:`_direct_field_stream`
+    (unless ``direct=False``: the caller tried it). Otherwise (or when that path meets a
+    rejected candidate), a short stream is one encryption
     of its counter blocks under the key's ECB encryptor; a long stream, or the continuation of
     a short one that came up short, is drawn from a CTR context in passes of at most
     CHUNK_WORDS words through one reused buffer. All read the same keystream.
     """
     if n == 0:
         return np.empty(0, dtype=field.dtype) if out is None else out
-    direct = _direct_field_stream(ciphers, key, stream, n, field, out)
-    if direct is not None:
-        return direct
+    drawn = _direct_field_stream(ciphers, key, stream, n, field, out) if direct else None
+    if drawn is not None:
+        return drawn
     per = field.words_per_element()
     used = 0  # keystream words consumed so far (always whole candidates)
     first = np.empty(0, dtype=field.dtype)
@@ -485,49 +495,27 @@ def _direct_field_stream(
     ciphers: StreamCiphers, key: bytes, stream: int, n: int, field: PrimeField,
     out: np.ndarray | None,
 ) -> np.ndarray | None:
-    """:func:`_field_stream` for fields whose elements are single masked words, or None.
-
-    Applies to fields of at most 63 bits held as ``uint64`` (GF(2^61 − 1)) or ``int64`` words
-    where fewer than :data:`_MAX_STREAMS_REJECTIONS` rejections are expected in ``n``
-    candidates. Element i is then keystream word i masked to ``field.bits`` bits, as long as no
-    candidate is rejected. A stream of at most :data:`KEPT_GROUP_WORDS` words is encrypted into
-    the owner's scratch buffer (:class:`StreamScratch`) and masked into the output in one pass
-    — or, up to :data:`STREAM_PASS_WORDS` words drawn on its own by a
-    ``StreamCiphers(keep=False)`` (the module functions), encrypted in place in a zeroed array
-    two words longer than the stream, which it returns a view of;
-    a longer one is written by an AES-256-CTR context straight into the output, a pass of
-    :data:`STREAM_PASS_WORDS` words at a time (from the owner's zero plaintext of
-    :data:`KEPT_GROUP_WORDS` words, so an owner keeps at most ~200 KiB of scratch), and each
-    pass is masked in place and its largest value checked against p while it is
-    cache-resident — only the last two words, for which OpenSSL's ``update_into`` lacks room
-    in the output, go through the scratch buffer. A rejected candidate (probability
-    (2^bits − p)/2^bits each) returns None, and the caller draws the stream exactly — the
-    same elements the rejection rule defines, continuation and all. So nothing is allocated per
-    call but the output (and, for a ``StreamCiphers(keep=False)``, its scratch), and the
-    stream costs what AES-CTR costs plus one in-cache pass.
-
-    With kept encryptors (``StreamCiphers(keep=True)``) a short stream is the ECB encryption of
-    its counter blocks under the key's encryptor (the same keystream), which saves building a
-    context per call; without, it comes from a CTR context like a long one.
+    """:func:`_field_stream` for fields whose elements are single masked words
+    (:func:`_single_word`), or None. Element i is keystream word i masked to ``field.bits``
+    bits unless a candidate is rejected. With no ``out``, a stream of at most
+    :data:`KEPT_GROUP_WORDS` words under a kept encryptor is the ECB encryption of its counter
+    blocks into the owner's scratch buffer (:class:`StreamScratch`), masked into a new output;
+    else one of at most :data:`STREAM_PASS_WORDS` is :func:`_own_stream`. A longer one (or one
+    into ``out``) is written by a CTR context straight into the output, a pass of
+    :data:`STREAM_PASS_WORDS` words at a time, each masked and checked in place while
+    cache-resident (only the last two words, for which ``update_into`` lacks room, go through
+    the scratch buffer). A rejected candidate (probability (2^bits − p)/2^bits each) returns
+    None, and the caller draws the stream exactly, continuation and all.
     """
-    if field.bits > 63 or field.dtype not in (_U64_DTYPE, _I64_DTYPE):
-        return None
-    if n * _rejection_rate(field) > _MAX_STREAMS_REJECTIONS:
+    if not _single_word(field, n):
         return None
     if out is not None and (out.dtype != field.dtype or out.ndim != 1
                             or not out.flags.c_contiguous):
         return None
-    mask = np.uint64((1 << field.bits) - 1)
-    p = np.uint64(field.p)
-    if n <= STREAM_PASS_WORDS and out is None and not ciphers._keep:
-        # A short stream of its own: encrypted in place in zeroed memory (its slack words are
-        # the room OpenSSL's update_into wants), then masked in place.
-        full = np.zeros(n + _SLACK_WORDS, dtype=field.dtype)
-        data = memoryview(full.view(np.uint64)).cast("B")
-        ctr_encryptor(key, stream).update_into(data[: _WORD_BYTES * n], data)
-        words = full.view(np.uint64)[:n]
-        np.bitwise_and(words, mask, out=words)
-        return full[:n] if words.max() < p else None
+    if out is None and n <= STREAM_PASS_WORDS and (n > KEPT_GROUP_WORDS or not ciphers._keep):
+        return _own_stream(key, stream, n, field)
+    p = field.p
+    mask = _WORD_MASKS[p.bit_length()]
     if out is None:
         out = np.empty(n, dtype=field.dtype)
     words = out.view(np.uint64)
@@ -540,7 +528,7 @@ def _direct_field_stream(
         else:
             ctr_encryptor(key, stream).update_into(scratch.zeros(n), memoryview(buffer).cast("B"))
         np.bitwise_and(buffer[:n], mask, out=words)
-        return out if words.max() < p else None
+        return out if words[words.argmax()] < p else None
     zero_words = min(n, KEPT_GROUP_WORDS)  # the plaintext of one update: 64 KiB at most
     zeros = scratch.zeros(zero_words)
     out_bytes = memoryview(words).cast("B")
@@ -559,9 +547,33 @@ def _direct_field_stream(
             words[at:end] = rest[: end - at]
         chunk = words[start:end]
         np.bitwise_and(chunk, mask, out=chunk)
-        if chunk.max() >= p:
+        if chunk[chunk.argmax()] >= p:
             return None
     return out
+
+
+def _single_word(field: PrimeField, n: int) -> bool:
+    """Whether :func:`_direct_field_stream` applies: elements of one word of ≤ 63 bits
+    (``uint64``/``int64``), fewer than :data:`_MAX_STREAMS_REJECTIONS` rejections expected."""
+    p = field.p
+    bits = p.bit_length()
+    return (bits <= 63 and field.dtype in (_U64_DTYPE, _I64_DTYPE)
+            and n * (1.0 - p / float(1 << bits)) <= _MAX_STREAMS_REJECTIONS)
+
+
+def _own_stream(key: bytes, stream: int, n: int, field: PrimeField) -> np.ndarray | None:
+    """``n`` ≥ 1 single-word elements encrypted by one CTR update straight into a zeroed array
+    of their own (its own plaintext; two words longer: the room ``update_into`` wants), masked
+    and checked in place (``argmax``: a reduction costs ~1 µs more to set up), or None on a
+    rejected candidate. No scratch: an owner keeps no zeros for these sizes."""
+    p, full = field.p, np.zeros(n + _SLACK_WORDS, np.uint64)
+    data = memoryview(full).cast("B")
+    ctr_encryptor(key, stream).update_into(data[: _WORD_BYTES * n], data)
+    words = full[:n]
+    np.bitwise_and(words, _WORD_MASKS[p.bit_length()], words)
+    if words[words.argmax()] >= p:
+        return None
+    return words if field.dtype is _U64_DTYPE else words.view(field.dtype)
 
 
 def _rejection_rate(field: PrimeField) -> float:

@@ -29,10 +29,11 @@ class StreamScratch:
     overwrites them between two streams).
     """
 
-    __slots__ = ("_buffer", "_counters", "_rows", "_sums", "_zeros")
+    __slots__ = ("_buffer", "_counters", "_ramp", "_rows", "_sums", "_zeros")
 
     def __init__(self) -> None:
         self._zeros = b""
+        self._ramp = b""  # 0, 1, 2, … as big-endian uint64 (immutable: read, never written)
         self._buffer: np.ndarray | None = None
         self._counters: np.ndarray | None = None
         self._sums: np.ndarray | None = None
@@ -54,13 +55,17 @@ class StreamScratch:
     def counter_bytes(self, stream: int, n_blocks: int) -> memoryview:
         """The counter blocks ``stream`` ‖ b, b < ``n_blocks``, as bytes: both columns written
         on every call (a few µs beside the AES of the blocks), so that nothing left in the
-        buffer — by an earlier call, or by the owner's own program — shapes a later stream."""
+        buffer — by an earlier call, or by the owner's own program — shapes a later stream. The
+        block numbers are copied from immutable bytes kept beside (an ``arange`` per call cost
+        more than the copy)."""
         counters = self._counters
         if counters is None or len(counters) < n_blocks:
             counters = self._counters = np.empty((n_blocks, 2), dtype=">u8")
+        if len(self._ramp) < WORD_BYTES * n_blocks:
+            self._ramp = np.arange(n_blocks, dtype=">u8").tobytes()
         rows = counters[:n_blocks]
         rows[:, 0] = stream
-        rows[:, 1] = np.arange(n_blocks, dtype=np.uint64)
+        rows[:, 1] = np.frombuffer(self._ramp, dtype=">u8", count=n_blocks)
         return memoryview(rows).cast("B")
 
     def sum_buffers(self, words: int) -> tuple[np.ndarray, np.ndarray]:

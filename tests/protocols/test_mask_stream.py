@@ -151,3 +151,20 @@ def test_a_planted_rejected_word_shifts_the_stream_by_one_word(monkeypatch, n, w
     kept = prg.StreamCiphers()
     for _ in range(3):  # the kept encryptor's path, from the second call on
         np.testing.assert_array_equal(kept.field_stream(KEY, 2, n, F61), want)
+
+
+
+@pytest.mark.parametrize("n", [1, 1000, prg.KEPT_GROUP_WORDS + 1, 20_000, PASS])
+@pytest.mark.parametrize("keep", [False, True])
+def test_each_short_stream_is_an_array_of_its_own(n: int, keep: bool) -> None:
+    """Short streams are encrypted straight into an array of their own (the module function,
+    and a kept owner above one scratch pass): two calls share no memory, and scribbling over
+    the first changes neither the second nor a third drawn after it."""
+    want = expected(OTHER, 11, n, MERSENNE61)
+    ciphers = prg.StreamCiphers(keep=keep)
+    first, second = (ciphers.field_stream(OTHER, 11, n, F61) for _ in range(2))
+    assert not np.shares_memory(first, second)
+    first[...] = np.uint64(2**64 - 1)
+    np.testing.assert_array_equal(second, want)
+    np.testing.assert_array_equal(ciphers.field_stream(OTHER, 11, n, F61), want)
+    np.testing.assert_array_equal(prg.field_stream(OTHER, 11, n, F61), want)
