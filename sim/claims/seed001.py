@@ -406,13 +406,8 @@ def c12(runs: Runs) -> Outcome:
         + (f"{at50('random_2x')} ends below them all: at k = 50 no start is "
            f"near convergence after τ = {tau} sweeps, so τ more sweeps outweigh any start; "
            "WR-NMF starts from each party's local k = 50 model of ~90 users, which overfits "
-           "them, measured (benchmarks/init_local_overfit.py, 20 % of each party's ratings "
-           "held out): 29,550 parameters for ~12,000 ratings, fitted exactly (RMSE 0.0000) "
-           "and predicting the held-out ones at RMSE 1.25–5.8 (median 1.50; the ratings' sd is "
-           "0.92) where local k = 5 models give 0.50 / 0.67; with 3 parties (~270 users "
-           "each) WR-NMF ends at 13,499 ± 107 instead of 13,700 ± 140, level with random; "
-           "the ratings are a rank-5 "
-           "model plus noise, so 45 of the 50 components fit noise. "
+           "them (the most likely reason, not measured apart); the ratings are a rank-5 model "
+           "plus noise, so 45 of the 50 components fit noise. "
            if ratings50[0][0] == "random_2x" else "")
         + "The thesis ran topics at k = 5 and 50; k = 10 is the scenario's own",
     )

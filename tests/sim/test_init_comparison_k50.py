@@ -44,40 +44,6 @@ def test_svd_starts_lead_at_equal_sweeps_and_random_2x_leads_overall_at_k50():
     assert final["pd_nmf_init"] > final["random_2x"]
 
 
-@pytest.mark.slow
-def test_wr_nmf_starts_from_local_k50_models_that_interpolate_their_ratings():
-    """The measured reason WR-NMF's start does not help at k = 50 on ratings: PD-NMF-Init
-    starts from each party's local k = 50 model (thesis Algorithm 8 steps 1–5), and a party's
-    ~90 users give it fewer ratings than such a model has parameters. Measured
-    (``benchmarks/init_local_overfit.py``, 80 % fitted, 20 % held out): 29,500–29,550
-    parameters for 11,858–12,091 ratings; RMSE on the fitted ratings 0.0000 at every party,
-    on the held-out ones 1.25–5.83 (median 1.50), where the local k = 5 models fit 0.49–0.50
-    and predict 0.66–0.69.
-
-    Asserted, against counts made here from each shard: every local k = 50 model has more
-    parameters than ratings and reproduces them (RMSE < 0.01); the k = 5 models do not
-    (train RMSE > 0.3: the ratings' noise); the k = 50 models' held-out median is above
-    1.5× the k = 5 models' (it is 2.2× measured)."""
-    import statistics
-    import tomllib
-
-    from sim.experiments.nmf.init_comparison import local_model_fit
-    from sim.runner import plan_scenario
-
-    plan = plan_scenario(tomllib.loads(SCENARIO.read_text()))
-    fits = {k: local_model_fit(plan.shards, k, holdout=0.2, seed=0) for k in (5, 50)}
-    for shard, fit in zip(plan.shards, fits[50], strict=True):
-        rows, cols = np.asarray(shard).shape
-        ratings = int(np.count_nonzero(~np.isnan(np.asarray(shard, dtype=float))))
-        assert fit["parameters"] == 50 * (rows + cols)
-        assert 0.7 * ratings < fit["observed"] < 0.9 * ratings  # 80 % of them fitted
-        assert fit["parameters"] > fit["observed"]
-        assert fit["train_rmse"] < 0.01
-    assert all(f["train_rmse"] > 0.3 for f in fits[5])
-    median = {k: statistics.median(f["heldout_rmse"] for f in fits[k]) for k in fits}
-    assert median[50] > 1.5 * median[5], median
-
-
 TOPICS = SCENARIO.parent / "pd_nmf_init_comparison_topics_k50.toml"
 
 

@@ -20,10 +20,6 @@ Scenario keys: those of ``pd_nmf`` (``init`` is ignored) plus ``inits`` (the lis
 and ``trials``. ``outputs.npz`` holds ``objective_<init>`` (trials × sweeps); the report's
 ``communication`` is that of the first ``pd_nmf_init`` trial (or of the first trial run).
 
-:func:`local_model_fit` measures what WR-NMF's start is made of (Algorithm 8 steps 1–5): each
-party's local model, fitted as PD-NMF-Init fits it, on part of its observed ratings, scored on
-the rest (``benchmarks/init_local_overfit.py``; claim C12, ratings at k = 50).
-
 ``[[audit]]`` audits the first trial of each initialisation (``run = "<init>"`` picks one;
 :mod:`sim.audited_runs`); ``nndsvd``, whose start is computed centrally, is reported as
 revealing it.
@@ -36,10 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from algorithms.nmf.nndsvd import nndsvd
-from algorithms.nmf.pd_nmf import InitSettings, total_objective
-from algorithms.nmf.rri import rri_nmf
-from algorithms.nmf.rri_steps import RRIParams
+from algorithms.nmf.pd_nmf import total_objective
 from protocols import seeds
 from sim import plots
 from sim.audited_runs import RevealingRun
@@ -137,36 +130,3 @@ def roles(params: Mapping[str, Any]) -> tuple[str, ...]:
     return max((pd_nmf_roles({**params, "init": init}) for init in params["inits"]), key=len)
 
 
-def local_model_fit(shards: list[Any], k: int, holdout: float, seed: int,
-                    settings: InitSettings | None = None) -> list[dict[str, float]]:
-    """Each party's local rank-k model as PD-NMF-Init fits it (thesis Algorithm 8 steps 1–5:
-    NNDSVD start, then RRI-NMF on the observed entries to ``settings``' iterations and
-    tolerance, by default PD-NMF-Init's), fitted on all but a ``holdout`` fraction of the
-    party's observed entries and scored on both parts.
-
-    Returns one dict per party: ``train_rmse`` and ``heldout_rmse`` (root mean squared error
-    over the observed entries fitted and held out), ``observed`` (entries fitted) and
-    ``parameters`` (k·(rows + columns) of the model). A model with more parameters than
-    entries can fit them exactly and predict the rest no better than chance: overfitting.
-    """
-    settings = InitSettings(sweeps=0) if settings is None else settings
-    rng = np.random.default_rng(seed)
-    fits = []
-    for shard in shards:
-        X = np.array(shard, dtype=np.float64)
-        seen = np.argwhere(~np.isnan(X))
-        held = seen[rng.random(len(seen)) < holdout]
-        train = X.copy()
-        train[held[:, 0], held[:, 1]] = np.nan
-        rank = min(k, *train.shape)
-        W0, T0 = nndsvd(np.nan_to_num(train), rank)
-        model = rri_nmf(train, rank, T0=T0, W0=W0, max_iter=settings.local_max_iter,
-                        tol=settings.local_tol, params=RRIParams(form="plain"),
-                        loss="observed")
-        predicted = model.W @ model.T
-        fitted = ~np.isnan(train)
-        miss = predicted[held[:, 0], held[:, 1]] - X[held[:, 0], held[:, 1]]
-        fits.append({"train_rmse": float(np.sqrt(np.mean((predicted - X)[fitted] ** 2))),
-                     "heldout_rmse": float(np.sqrt(np.mean(miss ** 2))),
-                     "observed": int(fitted.sum()), "parameters": rank * sum(train.shape)})
-    return fits
