@@ -349,7 +349,8 @@ WR_K50_REASON = (
     "random 47,805); PD-NMF starts from W = 0, so its first sweep spends that lead (38,393 / "
     "33,746 / 38,095), after τ = 15 sweeps the three lie within 270 (13,348 / 13,502 / "
     "13,618) while each still falls ~190 a sweep, and M = 3 (≈ 270 users a party, held-out "
-    "RMSE 1.15) ends only 36 lower (13,312): τ more sweeps, not the start, decide")
+    "RMSE 1.15) ends only 36 lower (13,312) and local k = 5 models 178 higher (13,526): τ "
+    "more sweeps, not the start, decide")
 """Why WR-NMF ends above random_2x on ratings at k = 50: a fixed statement of the probe's
 measurement (too costly for the row: local fits at k = 5 / 50 for M = 9 and 3 and five
 τ-sweep curves)."""
