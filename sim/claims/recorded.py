@@ -60,14 +60,18 @@ RECORDED: dict[str, Outcome] = {
         "random_2x. At k = 50 the SVD starts end lowest of those run for τ = 15 sweeps (PD-SVD "
         "13,434 ± 12, nndsvd 13,507 ± 0, random 13,610 ± 69, WR-NMF 13,700 ± 140); random_2x "
         "12,092 ± 96 ends below them all: at k = 50 no start is near convergence after τ = 15 "
-        "sweeps, so τ more sweeps outweigh any start; WR-NMF starts from each party's local k = "
-        "50 model of ~90 users, which overfits them, measured (benchmarks/init_local_overfit.py, "
-        "20 % of each party's ratings held out): 29,550 parameters for ~12,000 ratings, fitted "
-        "exactly (RMSE 0.0000) and predicting the held-out ones at RMSE 1.25–5.8 (median 1.50; "
-        "the ratings' sd is 0.92) where local k = 5 models give 0.50 / 0.67; with 3 parties "
-        "(~270 users each) WR-NMF ends at 13,499 ± 107 instead of 13,700 ± 140, level with "
-        "random; the ratings are a rank-5 model plus noise, so 45 of the 50 components fit "
-        "noise. The thesis ran topics at k = 5 and 50; k = 10 is the scenario's own",
+        "sweeps, so τ more sweeps outweigh any start; measured apart "
+        "(benchmarks/wr_nmf_ratings_k50.py, 1 trial, docs/reproduction.md C12), the start is not "
+        "why WR-NMF trails random_2x: each party's local k = 50 model of ~90 users does overfit "
+        "(train / held-out RMSE 0.00 / 1.95, against 0.50 / 0.67 at k = 5), yet with W fitted "
+        "the WR-NMF topics are the best start (objective 16,270; nndsvd 32,642, random 47,805); "
+        "PD-NMF starts from W = 0, so its first sweep spends that lead (38,393 / 33,746 / "
+        "38,095), after τ = 15 sweeps the three lie within 270 (13,348 / 13,502 / 13,618) while "
+        "each still falls ~190 a sweep, and M = 3 (≈ 270 users a party, held-out RMSE 1.15) ends "
+        "only 36 lower (13,312) and local k = 5 models 178 higher (13,526): τ more sweeps, not "
+        "the start, decide; the ratings are a rank-5 model plus noise, so 45 of the 50 "
+        "components fit noise. The thesis ran topics at k = 5 and 50; k = 10 is the scenario's "
+        "own",
     ),
     "C13": Outcome(
         "partly",
