@@ -487,6 +487,9 @@ class Simulation:
                 ctx.install_all_pair_keys(channels[pid], masks[pid])
         start = time.perf_counter()
         try:
+            prepare = getattr(self.view_sink, "prepare", None)
+            if prepare is not None:  # views on disk: payloads spilled as they are recorded
+                prepare(views)
             settle = functools.partial(_record_party_state, views, contexts, recorders)
             outcome, views = driver.interpret(contexts, programs, views, settle)
         except ProtocolAbort as abort:

@@ -197,13 +197,19 @@ def _decode(value: Any, arrays: Callable[[int, Any, list[int]], np.ndarray]) -> 
     raise InputError(f"a view file holds an unknown record tag {tag!r}")
 
 
-def _header(view: View, arrays: list[np.ndarray]) -> dict[str, Any]:
+def _header(view: View, arrays: list[Any]) -> dict[str, Any]:
     enc = _encode
-    return {
-        "party": view.party, "role": view.role, "clock": view.clock,
-        "inputs": enc(dict(view.inputs), arrays), "seeds": enc(dict(view.seeds), arrays),
-        "received": [[m.sender, m.protocol, m.call, m.step, m.round, float(m.arrived_s).hex(),
-                      enc(m.payload, arrays)] for m in view.received],
+    head = {"party": view.party, "role": view.role, "clock": view.clock,
+            "inputs": enc(dict(view.inputs), arrays), "seeds": enc(dict(view.seeds), arrays)}
+    spilled = getattr(view.received, "spilled_entries", None)
+    if spilled is not None:  # already on disk (sim.view_spill): its index, renumbered
+        head["received"] = spilled(len(arrays))
+        arrays.extend(view.received.arrays())
+    else:
+        head["received"] = [[m.sender, m.protocol, m.call, m.step, m.round,
+                             float(m.arrived_s).hex(), enc(m.payload, arrays)]
+                            for m in view.received]
+    return head | {
         "protocol_inputs": enc(list(view.protocol_inputs), arrays),
         "outputs": enc(list(view.outputs), arrays), "draws": enc(list(view.draws), arrays),
         "observed": enc(list(view.observed), arrays), "aborts": enc(list(view.aborts), arrays),
@@ -219,9 +225,9 @@ def write_view(path: str | Path, view: View) -> Path:
     hidden temporary file beside it, renamed into place once complete; on failure the
     temporary file is removed and ``path`` is untouched."""
     path = Path(path)
-    arrays: list[np.ndarray] = []
+    arrays: list[Any] = []
     header = _header(view, arrays)
-    contiguous = [np.ascontiguousarray(a) for a in arrays]
+    contiguous = [a if _on_disk(a) else np.ascontiguousarray(a) for a in arrays]
     offsets, at = [], 0
     for arr in contiguous:
         offsets.append([at, arr.nbytes])
@@ -233,12 +239,19 @@ def write_view(path: str | Path, view: View) -> Path:
     def write(fh: IO[Any]) -> None:
         fh.write(MAGIC + len(text).to_bytes(8, "little") + text + bytes(_padding(start)))
         for arr in contiguous:
-            if arr.nbytes:
+            if _on_disk(arr):  # copied from the spill file, one array at a time
+                fh.write(arr.read())
+            elif arr.nbytes:
                 fh.write(memoryview(arr).cast("B"))
             fh.write(bytes(_padding(arr.nbytes)))
 
     replace_atomically(path, write)
     return path
+
+
+def _on_disk(arr: Any) -> bool:
+    """Whether ``arr`` is an array of a spill file (:class:`sim.view_spill.Spilled`)."""
+    return not isinstance(arr, np.ndarray)
 
 
 def read_view(path: str | Path) -> View:
@@ -381,6 +394,18 @@ class ViewSink:
     gather: Callable[[list[IndexEntry]], list[list[IndexEntry]]] = _alone
     runs: int = 0
 
+    def prepare(self, views: Mapping[int, View]) -> None:
+        """Before the run: each of ``views`` (this rank's, still empty of messages) records
+        its received messages into a spill file of the next run's directory as they come
+        (:class:`sim.view_spill.SpilledReceived`), so that the run holds no payload of them."""
+        from sim.view_spill import SpilledReceived
+
+        directory = Path(self.root) / f"run-{self.runs}"
+        directory.mkdir(parents=True, exist_ok=True)
+        for pid, view in views.items():
+            if not view.received:
+                view.received = SpilledReceived(directory, pid)
+
     def __call__(self, views: Mapping[int, View]) -> ViewStore:
         local = views.local() if isinstance(views, RankViews) else dict(views)
         directory = Path(self.root) / f"run-{self.runs}"
@@ -390,6 +415,9 @@ class ViewSink:
         for view in local.values():
             write_view(directory / view_file_name(view.party), view)
             entries.append(index_entry(view, self.rank))
+            discard = getattr(view.received, "discard", None)
+            if discard is not None:  # the spill file: its bytes are in the view file now
+                discard()
         merged = [e for part in self.gather(entries) for e in part]
         if self.rank == 0:
             replace_atomically(directory / INDEX, lambda f: f.write(index_bytes(merged)))
