@@ -550,7 +550,7 @@ class Simulation:
         network = self.network
         if network is None:
             network = self.network = Network.build(len(roles))
-        missing = [pid for pid in sorted(roles) if pid not in network.graph]
+        missing = [pid for pid in sorted(roles) if pid not in network]  # no graph built
         sites = [pid for pid in missing if roles[pid] == SITE]
         if sites:  # only other roles (an aggregator, a dealer) join a given network
             held = sorted(p for p in network.graph if isinstance(p, int))
