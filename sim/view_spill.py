@@ -28,7 +28,7 @@ from typing import Any, overload
 import numpy as np
 
 from parties.view import Message, received_message
-from sim.view_store import _decode, _dtype_from, _encode, _padding
+from sim.view_codec import _decode, _dtype_from, _encode, _padding
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ class SpilledReceived(Sequence[Message]):
     Issue 32, item 3: under MPI a rank's parties' views went into memory message by message (M
     − 1 payloads per party), so a rank's memory grew with M. A :class:`ViewSink` gives each of
     its rank's views one of these before the run (:meth:`ViewSink.prepare`): ``append`` writes
-    the payload's arrays to ``path`` (each at an :data:`ALIGN`-aligned offset, exactly as the
+    the payload's arrays to ``path`` (each at a 64-byte aligned offset, exactly as the
     data section of a view file lays them out) and keeps in memory only the message's index
     entry — sender, protocol, call, step, round, arrival time and the payload's JSON with
     ``{"a": [i, dtype, shape]}`` references (:func:`_encode`) — as compact JSON bytes, and each
