@@ -85,7 +85,8 @@ def test_a_run_with_a_sink_spills_and_writes_the_views_it_would_hold(tmp_path) -
     for pid, view in held.items():
         expected = write_view(tmp_path / f"held-{pid}.view", view).read_bytes()
         assert stored.path(pid).read_bytes() == expected
-        assert len(read_view(stored.path(pid)).received) == len(view.received) == 2 * 3  # keys, shares
+        # M − 1 key messages and M − 1 shares
+        assert len(read_view(stored.path(pid)).received) == len(view.received) == 2 * 3
     # no spill file stays behind
     assert sorted(p.name for p in (tmp_path / "views" / "run-0").iterdir()) == sorted(
         ["index.json", *(f"party-{p}.view" for p in held)])
