@@ -11,7 +11,11 @@ Prints one JSON line per rank and M, measured in that rank as its run ends (the 
   measured by building 4,096 ends and reading the resident memory before and after (the
   AES-GCM key schedule lives in OpenSSL's memory, which tracemalloc does not see), measured
   in the launching process, whose heap has no freed memory to reuse;
-* ``view_payload_mb`` — the bytes of the payloads the rank's parties' views hold;
+* ``view_messages_held`` / ``view_payload_mb`` — the received-message records
+  (:class:`parties.view.Message`) alive in the rank, counted by the garbage collector, and
+  the bytes of their payloads: what the rank holds in memory for its views;
+  ``view_spilled_mb`` — the payload bytes its views spilled to disk instead
+  (:mod:`sim.view_spill`);
 * with ``--trim``: ``rss_trimmed_mb``, the resident memory as the run ends once glibc's
   ``malloc_trim`` returned the memory it holds free (what freed objects left resident);
 * with ``--trace``: ``components_mb`` — tracemalloc's live memory as the run ends, by the
@@ -20,11 +24,15 @@ Prints one JSON line per rank and M, measured in that rank as its run ends (the 
   not explain (OpenSSL's key schedules, MPI's buffers, the allocator's free lists).
 
 The workload is the README's scale run: SecureSum (PRG variant), d = 1,000, x25519 key
-agreement, sealed, views kept on their rank (``views = "rank"``).
+agreement, sealed, views kept on their rank (``views = "rank"``) and, with ``--views disk``
+(the default, as a scenario run under MPI), written to a per-rank view directory
+(:class:`sim.view_store.ViewScratch`, removed after the run); ``--views memory`` keeps them
+in memory only (the behaviour before spilling).
 
 Usage: ``python benchmarks/mpi_memory.py [--parties 64 128 256] [--ranks 2] [--d 1000]
-[--trace] [--trim] [--pythonpath DIR]``; ``--pythonpath`` runs another checkout's library (a before
-and after). The script starts ``mpiexec`` itself and runs itself under it (``--job``).
+[--views disk|memory] [--trace] [--trim] [--pythonpath DIR]``; ``--pythonpath`` runs
+another checkout's library (a before and after). The script starts ``mpiexec`` itself and
+runs itself under it (``--job``).
 """
 
 from __future__ import annotations
@@ -118,10 +126,12 @@ def job(args: argparse.Namespace) -> int:
 
     import sim.drivers.mpi_rank as mpi_rank
     from parties.party import site_parties
+    from parties.view import Message
     from protocols.crypto.channel import SealedChannel
     from protocols.secure_sum import secure_sum
     from sim.network import Network
     from sim.simulation import Simulation
+    from sim.view_store import ViewScratch
 
     comm = MPI.COMM_WORLD
     record: dict[str, Any] = {"rank": comm.Get_rank(), "ranks": comm.Get_size(),
@@ -142,8 +152,12 @@ def job(args: argparse.Namespace) -> int:
         record["own_parties"] = len(self.contexts)
         record["channel_ends"] = sum(isinstance(o, SealedChannel) for o in gc.get_objects())
         record["view_messages"] = sum(len(v.received) for v in self.views.values())
-        record["view_payload_mb"] = round(sum(m.payload.nbytes for v in self.views.values()
-                                              for m in v.received) / 1e6, 1)
+        held = [o for o in gc.get_objects() if isinstance(o, Message)]
+        record["view_messages_held"] = len(held)
+        record["view_payload_mb"] = round(sum(m.payload.nbytes for m in held) / 1e6, 1)
+        record["view_spilled_mb"] = round(sum(
+            getattr(v.received, "nbytes", lambda: 0)() for v in self.views.values()) / 1e6, 1)
+        del held
         if args.trace:
             snapshot = tracemalloc.take_snapshot()
             parts: dict[str, float] = {}
@@ -168,13 +182,19 @@ def job(args: argparse.Namespace) -> int:
     def program(ctx: Any, x: Any) -> Any:
         return (yield from secure_sum(ctx, x))
 
+    scratch = ViewScratch.make(None) if args.views == "disk" else None
     sim = Simulation(Network.build(args.parties), seed=1, sealing=True, keys="x25519",
-                     driver="mpi", views="rank")
+                     driver="mpi", views="rank",
+                     view_sink=scratch.sink() if scratch is not None else None)
     comm.Barrier()
     start = time.perf_counter()
     sim.run(site_parties(program, inputs))
     record["run_s"] = round(time.perf_counter() - start, 2)
     record["peak_rss_mb"] = round(status_mb("VmHWM"), 1)
+    record["views"] = args.views
+    comm.Barrier()
+    if scratch is not None:
+        scratch.remove()
     records = comm.gather(record, root=0)
     if comm.Get_rank() == 0:
         for r in records:
@@ -187,6 +207,8 @@ def main() -> int:
     parser.add_argument("--parties", type=int, nargs="+", default=[64, 128, 256])
     parser.add_argument("--ranks", type=int, default=2)
     parser.add_argument("--d", type=int, default=1000)
+    parser.add_argument("--views", choices=("disk", "memory"), default="disk",
+                        help="views written to a per-rank directory (spilled) or kept in memory")
     parser.add_argument("--trace", action="store_true", help="tracemalloc's components")
     parser.add_argument("--trim", action="store_true",
                         help="also the resident memory once glibc returned its free memory")
@@ -203,7 +225,7 @@ def main() -> int:
            "NUMBA_NUM_THREADS": "1", "PYTHONPATH": str(args.pythonpath)}
     for m in args.parties:
         argv = [MPIEXEC, "-n", str(args.ranks), sys.executable, str(Path(__file__).resolve()),
-                "--job", "--parties", str(m), "--d", str(args.d),
+                "--job", "--parties", str(m), "--d", str(args.d), "--views", args.views,
                 *(["--trace"] if args.trace else []), *(["--trim"] if args.trim else [])]
         done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True)
         lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]

@@ -10,7 +10,9 @@ nodes") takes these counts and compares its predicted time with the measured one
 * ``secure_sum`` — :func:`protocols.secure_sum.secure_sum` (PRG variant) of a d-vector per
   party, with x25519 key agreement (the key-agreement call is in the ledger, phase ``setup``)
   and sealed messages: the Simulation API, ``record_views`` and ``views`` as given
-  (``--views rank``: each rank keeps its own parties' views, :mod:`sim.drivers.rank_views`).
+  (``--views rank``: each rank keeps its own parties' views, :mod:`sim.drivers.rank_views`;
+  ``--views disk``: the same, each rank writing them to a view directory as a scenario run
+  under MPI does, its received payloads spilled as they are recorded, :mod:`sim.view_spill`).
 * ``pd_nmf`` — the ``pd_nmf`` scenario entry (synthetic topics, ``rows_per_party`` rows per
   party, ``cols`` columns, k = 3, the given iterations, random initialisation) through
   :func:`sim.runner.run_scenario` with ``driver = "mpi"``.
@@ -24,7 +26,7 @@ to the other runs — and the model's prediction for M = 1,000 parties on 64 nod
 rounds × 50 µs latency).
 
 Usage: ``python benchmarks/mpi_scale.py [--parties 256] [--ranks 2] [--d 1000]
-[--iterations 2] [--views gathered|rank] [--only secure_sum|pd_nmf]``. The script starts
+[--iterations 2] [--views gathered|rank|disk] [--only secure_sum|pd_nmf]``. The script starts
 ``mpiexec`` itself and runs itself under it (``--job``).
 """
 
@@ -135,6 +137,7 @@ def job(args: argparse.Namespace) -> int:
     from sim.network import Network
     from sim.runner import run_scenario
     from sim.simulation import Simulation
+    from sim.view_store import ViewScratch, ViewStore
 
     comm = MPI.COMM_WORLD
     imports_s = time.perf_counter() - import_start
@@ -148,8 +151,11 @@ def job(args: argparse.Namespace) -> int:
         def program(ctx: Any, x: Any) -> Any:
             return (yield from secure_sum(ctx, x))
 
+        scratch = ViewScratch.make(None) if args.views == "disk" else None
         sim = Simulation(Network.build(m), seed=1, sealing=True, keys="x25519", driver="mpi",
-                         record_views=not args.no_views, views=args.views)
+                         record_views=not args.no_views,
+                         views="rank" if scratch is not None else args.views,
+                         view_sink=scratch.sink() if scratch is not None else None)
         result = sim.run(site_parties(program, inputs))
         ledger, sites = result.ledger, list(range(m))
         shape = {"d": args.d, "record_views": not args.no_views, "views": args.views}
@@ -169,7 +175,9 @@ def job(args: argparse.Namespace) -> int:
     run_s = time.perf_counter() - start
     peaks = comm.gather(peak_rss_mb(), root=0)
     local = getattr(result.views, "local", None)  # RankViews: this rank's own views
-    held = comm.gather(len(local() if local is not None else result.views), root=0)
+    on_disk = isinstance(result.views, ViewStore)  # --views disk: none held in memory
+    held = comm.gather(0 if on_disk else len(local() if local is not None else result.views),
+                       root=0)
     if comm.Get_rank() == 0:
         print(json.dumps({
             "run": args.job, "parties": m, "ranks": comm.Get_size(), **shape,
@@ -189,7 +197,7 @@ def main() -> int:
     parser.add_argument("--cols", type=int, default=200)
     parser.add_argument("--iterations", type=int, default=2)
     parser.add_argument("--no-views", action="store_true", help="record_views = False")
-    parser.add_argument("--views", choices=("gathered", "rank"), default="gathered",
+    parser.add_argument("--views", choices=("gathered", "rank", "disk"), default="gathered",
                         help="SecureSum: where the views are at the end (Simulation's views)")
     parser.add_argument("--only", choices=("secure_sum", "pd_nmf"), default=None)
     parser.add_argument("--model", type=Path, default=None, metavar="FILE",

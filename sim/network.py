@@ -13,6 +13,12 @@ Topologies:
 explicit links
     ``[{a, b, latency_ms, bandwidth_mbps}, ...]``; the graph must be connected.
 
+A complete network is implicit (:class:`CompleteNeighbours`): its M(M − 1)/2 links all share
+one :class:`Link`, so the networkx graph — O(M²) edges, ≈ 130 MB at M = 1,000, built whole by
+every MPI rank — is made only when something asks for :attr:`Network.graph` (the SimPy driver
+never does; adding a participant does). Neighbours, routes, links and :meth:`Network.describe`
+answer from the party count and the one link, the same as the graph would (issue 32, item 3).
+
 Timing model (used by the driver): store-and-forward along the route; every directed link is a
 FIFO that transmits one message at a time, taking size·8 / bandwidth seconds, after which the
 message arrives ``latency`` seconds later at the next node. Local computation takes no
@@ -22,8 +28,9 @@ simulated time.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import networkx as nx
 
@@ -72,7 +79,8 @@ class Network:
     """
 
     def __init__(self, graph: nx.Graph, topology: str = "custom") -> None:
-        self.graph = graph
+        self._graph: nx.Graph | None = graph
+        self._complete: tuple[int, Link] | None = None  # (n, link) of an implicit complete one
         self.topology = topology
         self._routes: dict[tuple[int, int], tuple[tuple[object, object], ...]] = {}
         self._route_links: dict[tuple[int, int], tuple[tuple[tuple[object, object], Link], ...]]
@@ -80,8 +88,39 @@ class Network:
         self._min_latency: float | None = None
         self._direct: dict[object, dict[object, Link]] = {}
 
+    @classmethod
+    def complete(cls, n: int, link: Link) -> Network:
+        """The complete network of participants 0..n−1, every link ``link``, kept implicit:
+        its graph is built only if :attr:`graph` is asked for (see the module docstring)."""
+        network = cls.__new__(cls)
+        Network.__init__(network, None, "complete")  # type: ignore[arg-type]
+        network._complete = (n, link)
+        return network
+
+    @property
+    def graph(self) -> nx.Graph:
+        """The networkx graph (an implicit complete network's is built now, once)."""
+        if self._graph is None:
+            n, link = self._complete  # type: ignore[misc]
+            graph = nx.Graph(link=link)
+            graph.add_nodes_from(range(n))
+            for a in range(n):
+                for b in range(a + 1, n):
+                    graph.add_edge(a, b, link=link)
+            self._graph = graph
+            self._complete = None
+        return self._graph
+
+    def __contains__(self, node: object) -> bool:
+        """Whether ``node`` is a node of the network (a participant, or the hub)."""
+        if self._complete is not None:
+            return _is_party(node, self._complete[0])
+        return node in self.graph
+
     @property
     def participants(self) -> tuple[int, ...]:
+        if self._complete is not None:
+            return tuple(range(self._complete[0]))
         return tuple(sorted(n for n in self.graph.nodes if n != HUB))
 
     @classmethod
@@ -97,6 +136,8 @@ class Network:
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise InputError(f"network size {n!r} must be a positive integer")
         default = _check_link(latency_ms, bandwidth_mbps, "network")
+        if links is None and topology == "complete":
+            return cls.complete(n, default)  # connected; its graph is made only if asked for
         graph = nx.Graph(link=default)  # the link a participant added later gets if no edge exists
         graph.add_nodes_from(range(n))
         if links is not None:
@@ -122,10 +163,6 @@ class Network:
                     raise InputError(f"{where}: the link {a}–{b} is given twice")
                 graph.add_edge(a, b, link=link)
             topology = "links"
-        elif topology == "complete":
-            for a in range(n):
-                for b in range(a + 1, n):
-                    graph.add_edge(a, b, link=default)
         elif topology == "star":
             graph.add_node(HUB)
             for a in range(n):
@@ -172,6 +209,9 @@ class Network:
         the sender are computed once and cached.
         """
         key = (sender, receiver)
+        if self._complete is not None:
+            self._check_pair(sender, receiver)
+            return (key,)
         hops = self._routes.get(key)
         if hops is not None:
             return hops
@@ -199,6 +239,11 @@ class Network:
         sender (the network does not change during a run; :meth:`add_participant` starts
         afresh).
         """
+        if self._complete is not None:
+            n, link = self._complete
+            if not _is_party(sender, n):
+                raise KeyError(sender)  # as the graph's adjacency would
+            return CompleteNeighbours(n, sender, link)
         links = self._direct.get(sender)
         if links is None:
             if self._min_latency is None:
@@ -232,9 +277,28 @@ class Network:
         return cached
 
     def link(self, a: object, b: object) -> Link:
+        if self._complete is not None:
+            self._check_pair(a, b)
+            return self._complete[1]
         return self.graph.edges[a, b]["link"]
 
+    def _check_pair(self, a: object, b: object) -> None:
+        """KeyError, as the graph's edge lookup would, unless a–b is a link of the implicit
+        complete network."""
+        n = self._complete[0]  # type: ignore[index]
+        if a == b or not _is_party(a, n) or not _is_party(b, n):
+            raise KeyError((a, b))
+
     def describe(self) -> dict[str, object]:
+        if self._complete is not None:
+            n, link = self._complete
+            links = [link] if n > 1 else []
+            return {
+                "topology": self.topology,
+                "links": n * (n - 1) // 2,
+                "latency_ms": sorted({round(lk.latency_s * 1000, 9) for lk in links}),
+                "bandwidth_mbps": sorted({round(lk.bandwidth_bps / 1e6, 9) for lk in links}),
+            }
         links = [d for _, _, d in self.graph.edges(data="link")]
         return {
             "topology": self.topology,
@@ -242,3 +306,38 @@ class Network:
             "latency_ms": sorted({round(lk.latency_s * 1000, 9) for lk in links}),
             "bandwidth_mbps": sorted({round(lk.bandwidth_bps / 1e6, 9) for lk in links}),
         }
+
+
+def _is_party(node: object, n: int) -> bool:
+    """Whether ``node`` is one of participants 0..n−1 (as a graph node: ``True`` is 1)."""
+    try:
+        return node in range(n)  # type: ignore[operator]
+    except TypeError:
+        return False
+
+
+class CompleteNeighbours(Mapping[object, Link]):
+    """The direct links of ``sender`` in an implicit complete network of ``n`` participants:
+    every other participant, each by ``link`` — :meth:`Network.direct_links` of the complete
+    graph, in O(1) memory."""
+
+    __slots__ = ("_link", "_n", "_sender")
+
+    def __init__(self, n: int, sender: object, link: Link) -> None:
+        self._n, self._sender, self._link = n, sender, link
+
+    def __getitem__(self, node: object) -> Link:
+        if node == self._sender or not _is_party(node, self._n):
+            raise KeyError(node)
+        return self._link
+
+    def get(self, node: object, default: Any = None) -> Any:
+        if node == self._sender or not _is_party(node, self._n):
+            return default
+        return self._link
+
+    def __iter__(self) -> Iterator[object]:
+        return (b for b in range(self._n) if b != self._sender)
+
+    def __len__(self) -> int:
+        return self._n - 1

@@ -487,6 +487,9 @@ class Simulation:
                 ctx.install_all_pair_keys(channels[pid], masks[pid])
         start = time.perf_counter()
         try:
+            prepare = getattr(self.view_sink, "prepare", None)
+            if prepare is not None:  # views on disk: payloads spilled as they are recorded
+                prepare(views)
             settle = functools.partial(_record_party_state, views, contexts, recorders)
             outcome, views = driver.interpret(contexts, programs, views, settle)
         except ProtocolAbort as abort:
@@ -547,7 +550,7 @@ class Simulation:
         network = self.network
         if network is None:
             network = self.network = Network.build(len(roles))
-        missing = [pid for pid in sorted(roles) if pid not in network.graph]
+        missing = [pid for pid in sorted(roles) if pid not in network]  # no graph built
         sites = [pid for pid in missing if roles[pid] == SITE]
         if sites:  # only other roles (an aggregator, a dealer) join a given network
             held = sorted(p for p in network.graph if isinstance(p, int))

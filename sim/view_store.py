@@ -15,7 +15,7 @@ File format (``party-<m>.view``, :data:`MAGIC`): 8 magic bytes, the header's len
 little-endian), the header — JSON of the view's records, each array replaced by a reference
 ``{"a": [i, dtype, shape]}`` to the i-th array of the data section (the dtype as ``.npy``
 headers describe it, :func:`numpy.lib.format.dtype_to_descr`) — zero padding to a multiple
-of :data:`ALIGN`, then the arrays' raw C-order bytes, each at an :data:`ALIGN`-aligned offset
+of 64 (:data:`sim.view_codec.ALIGN`), then the arrays' raw C-order bytes, each so aligned
 (listed in the header's ``arrays``). Records are typed exactly (tuples, lists, read-only
 mappings, frozensets, bytes, numpy scalars, ``Call``, scipy sparse matrices, frozen
 dataclasses); an object of any other kind is stored pickled (``{"p": hex}``) — the files are
@@ -34,34 +34,27 @@ drivers for the same scenario and seed.
 
 from __future__ import annotations
 
-import dataclasses
-import importlib
 import json
 import mmap
 import os
-import pickle
 import shutil
-import sys
 import tempfile
 import weakref
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from types import MappingProxyType
 from typing import IO, Any
 
 import numpy as np
 
 from parties.view import View, received_message
-from protocols.effects import Call
 from protocols.errors import InputError
 from sim.atomic_file import replace_atomically
 from sim.drivers.rank_views import RankViews, view_digest
+from sim.view_codec import _decode, _dtype_from, _encode, _padding
 
 MAGIC = b"MPCVIEW1"
 """The first 8 bytes of a view file (format version 1)."""
-ALIGN = 64
-"""Every array of a view file starts at a multiple of this many bytes."""
 INDEX = "index.json"
 """The merged index's file name in a view directory."""
 
@@ -74,144 +67,23 @@ def view_file_name(party: int) -> str:
     return f"party-{party}.view"
 
 
-# -- encoding ------------------------------------------------------------------------------
-
-
-def _encode(value: Any, arrays: list[np.ndarray]) -> Any:
-    """``value`` as JSON, its numeric arrays appended to ``arrays`` and referenced by index."""
-    if value is None or isinstance(value, bool | str):
-        return value
-    if type(value) is int:
-        return value
-    if type(value) is float:
-        return {"f": value.hex()}  # exact, and NaN and infinities too
-    if isinstance(value, np.ndarray) and type(value) in (np.ndarray, np.memmap):
-        if value.dtype.hasobject:
-            return {"o": [list(value.shape), [_encode(v, arrays) for v in value.ravel().tolist()]]}
-        arrays.append(value)
-        return {"a": [len(arrays) - 1, _dtype_json(value.dtype), list(value.shape)]}
-    if isinstance(value, np.generic) and not value.dtype.hasobject:
-        return {"g": [_dtype_json(value.dtype), value.tobytes().hex()]}
-    if isinstance(value, bytes):
-        return {"b": value.hex()}
-    if type(value) is complex:
-        return {"c": [value.real.hex(), value.imag.hex()]}
-    if isinstance(value, Call):
-        return {"call": [value.protocol, value.index]}
-    if isinstance(value, range):
-        return {"r": [value.start, value.stop, value.step]}
-    if type(value) is tuple:
-        return {"t": [_encode(v, arrays) for v in value]}
-    if type(value) is list:
-        return {"l": [_encode(v, arrays) for v in value]}
-    if type(value) in (frozenset, set):
-        items = [_encode(v, arrays) for v in value]
-        order = sorted(range(len(items)), key=lambda i: json.dumps(items[i], sort_keys=True))
-        return {"fs" if type(value) is frozenset else "s": [items[i] for i in order]}
-    if type(value) in (dict, MappingProxyType):
-        pairs = [[_encode(k, arrays), _encode(v, arrays)] for k, v in value.items()]
-        return {"d" if type(value) is dict else "mp": pairs}
-    sparse = _sparse_parts(value)
-    if sparse is not None:
-        fmt, shape, parts = sparse
-        return {"sp": [fmt, list(shape), [_encode(p, arrays) for p in parts]]}
-    if (dataclasses.is_dataclass(value) and not isinstance(value, type)
-            and type(value).__dataclass_params__.frozen):  # type: ignore[attr-defined]
-        cls = type(value)
-        fields = [[f.name, _encode(getattr(value, f.name), arrays)]
-                  for f in dataclasses.fields(value) if f.init]
-        return {"dc": [cls.__module__, cls.__qualname__, fields]}
-    return {"p": pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL).hex()}
-
-
-def _dtype_json(dtype: np.dtype) -> Any:
-    """A dtype as JSON: ``'<u8'``, or a structured dtype's description (field names kept)."""
-    return np.lib.format.dtype_to_descr(dtype)
-
-
-def _dtype_from(descr: Any) -> np.dtype:
-    def tuples(x: Any) -> Any:
-        return tuple(tuples(v) for v in x) if isinstance(x, list) else x
-
-    if isinstance(descr, str):
-        return np.dtype(descr)
-    return np.lib.format.descr_to_dtype([tuples(field) for field in descr])
-
-
-def _sparse_parts(value: Any) -> tuple[str, tuple[int, ...], list[np.ndarray]] | None:
-    sparse = sys.modules.get("scipy.sparse")
-    if sparse is None or not sparse.issparse(value) or value.format not in ("csr", "csc"):
-        return None
-    return value.format, value.shape, [value.data, value.indices, value.indptr]
-
-
-def _decode(value: Any, arrays: Callable[[int, Any, list[int]], np.ndarray]) -> Any:
-    if not isinstance(value, dict):
-        return value
-    ((tag, body),) = value.items()
-    if tag == "f":
-        return float.fromhex(body)
-    if tag == "a":
-        return arrays(*body)
-    if tag == "o":
-        shape, items = body
-        out = np.empty(len(items), dtype=object)
-        for i, item in enumerate(items):
-            out[i] = _decode(item, arrays)
-        out = out.reshape(shape)
-        out.flags.writeable = False
-        return out
-    if tag == "g":
-        return np.frombuffer(bytes.fromhex(body[1]), dtype=_dtype_from(body[0]))[0]
-    if tag == "b":
-        return bytes.fromhex(body)
-    if tag == "c":
-        return complex(float.fromhex(body[0]), float.fromhex(body[1]))
-    if tag == "call":
-        return Call(body[0], body[1])
-    if tag == "r":
-        return range(*body)
-    if tag in ("t", "l", "fs", "s"):
-        items = [_decode(v, arrays) for v in body]
-        return {"t": tuple, "l": list, "fs": frozenset, "s": set}[tag](items)
-    if tag in ("d", "mp"):
-        pairs = {_decode(k, arrays): _decode(v, arrays) for k, v in body}
-        return pairs if tag == "d" else MappingProxyType(pairs)
-    if tag == "sp":
-        import scipy.sparse as sp
-
-        fmt, shape, parts = body
-        data, indices, indptr = (_decode(p, arrays) for p in parts)
-        matrix = (sp.csr_matrix if fmt == "csr" else sp.csc_matrix)(
-            (data, indices, indptr), shape=tuple(shape), copy=False)
-        matrix.data, matrix.indices, matrix.indptr = data, indices, indptr  # no conversion
-        return matrix
-    if tag == "dc":
-        module, qualname, fields = body
-        cls: Any = importlib.import_module(module)
-        for part in qualname.split("."):
-            cls = getattr(cls, part)
-        return cls(**{name: _decode(v, arrays) for name, v in fields})
-    if tag == "p":
-        return pickle.loads(bytes.fromhex(body))
-    raise InputError(f"a view file holds an unknown record tag {tag!r}")
-
-
-def _header(view: View, arrays: list[np.ndarray]) -> dict[str, Any]:
+def _header(view: View, arrays: list[Any]) -> dict[str, Any]:
     enc = _encode
-    return {
-        "party": view.party, "role": view.role, "clock": view.clock,
-        "inputs": enc(dict(view.inputs), arrays), "seeds": enc(dict(view.seeds), arrays),
-        "received": [[m.sender, m.protocol, m.call, m.step, m.round, float(m.arrived_s).hex(),
-                      enc(m.payload, arrays)] for m in view.received],
+    head = {"party": view.party, "role": view.role, "clock": view.clock,
+            "inputs": enc(dict(view.inputs), arrays), "seeds": enc(dict(view.seeds), arrays)}
+    spilled = getattr(view.received, "spilled_entries", None)
+    if spilled is not None:  # already on disk (sim.view_spill): its index, renumbered
+        head["received"] = spilled(len(arrays))
+        arrays.extend(view.received.arrays())
+    else:
+        head["received"] = [[m.sender, m.protocol, m.call, m.step, m.round,
+                             float(m.arrived_s).hex(), enc(m.payload, arrays)]
+                            for m in view.received]
+    return head | {
         "protocol_inputs": enc(list(view.protocol_inputs), arrays),
         "outputs": enc(list(view.outputs), arrays), "draws": enc(list(view.draws), arrays),
         "observed": enc(list(view.observed), arrays), "aborts": enc(list(view.aborts), arrays),
     }
-
-
-def _padding(n: int) -> int:
-    return -n % ALIGN
 
 
 def write_view(path: str | Path, view: View) -> Path:
@@ -219,9 +91,9 @@ def write_view(path: str | Path, view: View) -> Path:
     hidden temporary file beside it, renamed into place once complete; on failure the
     temporary file is removed and ``path`` is untouched."""
     path = Path(path)
-    arrays: list[np.ndarray] = []
+    arrays: list[Any] = []
     header = _header(view, arrays)
-    contiguous = [np.ascontiguousarray(a) for a in arrays]
+    contiguous = [a if _on_disk(a) else np.ascontiguousarray(a) for a in arrays]
     offsets, at = [], 0
     for arr in contiguous:
         offsets.append([at, arr.nbytes])
@@ -233,12 +105,19 @@ def write_view(path: str | Path, view: View) -> Path:
     def write(fh: IO[Any]) -> None:
         fh.write(MAGIC + len(text).to_bytes(8, "little") + text + bytes(_padding(start)))
         for arr in contiguous:
-            if arr.nbytes:
+            if _on_disk(arr):  # copied from the spill file, one array at a time
+                fh.write(arr.read())
+            elif arr.nbytes:
                 fh.write(memoryview(arr).cast("B"))
             fh.write(bytes(_padding(arr.nbytes)))
 
     replace_atomically(path, write)
     return path
+
+
+def _on_disk(arr: Any) -> bool:
+    """Whether ``arr`` is an array of a spill file (:class:`sim.view_spill.Spilled`)."""
+    return not isinstance(arr, np.ndarray)
 
 
 def read_view(path: str | Path) -> View:
@@ -381,6 +260,18 @@ class ViewSink:
     gather: Callable[[list[IndexEntry]], list[list[IndexEntry]]] = _alone
     runs: int = 0
 
+    def prepare(self, views: Mapping[int, View]) -> None:
+        """Before the run: each of ``views`` (this rank's, still empty of messages) records
+        its received messages into a spill file of the next run's directory as they come
+        (:class:`sim.view_spill.SpilledReceived`), so that the run holds no payload of them."""
+        from sim.view_spill import SpilledReceived
+
+        directory = Path(self.root) / f"run-{self.runs}"
+        directory.mkdir(parents=True, exist_ok=True)
+        for pid, view in views.items():
+            if not view.received:
+                view.received = SpilledReceived(directory, pid)
+
     def __call__(self, views: Mapping[int, View]) -> ViewStore:
         local = views.local() if isinstance(views, RankViews) else dict(views)
         directory = Path(self.root) / f"run-{self.runs}"
@@ -390,6 +281,9 @@ class ViewSink:
         for view in local.values():
             write_view(directory / view_file_name(view.party), view)
             entries.append(index_entry(view, self.rank))
+            discard = getattr(view.received, "discard", None)
+            if discard is not None:  # the spill file: its bytes are in the view file now
+                discard()
         merged = [e for part in self.gather(entries) for e in part]
         if self.rank == 0:
             replace_atomically(directory / INDEX, lambda f: f.write(index_bytes(merged)))

@@ -110,8 +110,10 @@ def view_digest(view: View) -> str:
     """SHA-256 of a view's records — role, inputs, seeds, protocol inputs, outputs, draws,
     aborts and received messages as a multiset with arrival times left out (simulated under
     SimPy, the wall clock under MPI) — so that a SimPy and an MPI run's views compare by their
-    index lines."""
-    received = sorted(_canonical(dataclasses.replace(m, arrived_s=0.0)) for m in view.received)
+    index lines. Each message enters by its own SHA-256, so a view whose messages are on disk
+    (:mod:`sim.view_spill`) is hashed reading one message at a time."""
+    received = sorted(hashlib.sha256(_canonical(dataclasses.replace(m, arrived_s=0.0))).digest()
+                      for m in view.received)  # one message's bytes at a time (a spilled view)
     parts = [view.role, view.inputs, view.seeds, view.protocol_inputs, view.outputs,
              view.draws, view.aborts]
     return hashlib.sha256(b"|".join([_canonical(p) for p in parts] + received)).hexdigest()

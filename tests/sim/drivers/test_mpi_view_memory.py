@@ -1,0 +1,87 @@
+"""What a rank holds for its views no longer grows with M (issue 32, item 3; :mod:`sim.view_spill`).
+
+Real ``--ranks 2`` scenario jobs (``mpi_view_memory_job.py``) of SecureSum at M = 4 and
+M = 8 with ``--out``: at the moment the views go to the sink, the garbage collector finds no
+received-message record alive in a rank — at either M — while the spill files on disk hold at
+least what the closed form says the rank's parties received: each of its parties gets M − 1
+shares of ``cols`` 8-byte field elements. The control runs the same jobs with views recorded
+in memory (the behaviour before spilling): there the records a rank holds grow with M, and the
+same check fails on them.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import sysconfig
+import textwrap
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+pytest.importorskip("mpi4py", reason="the mpi extra is not installed")
+MPIEXEC = Path(sysconfig.get_path("scripts")) / "mpiexec"
+
+COLS = 400
+SUM = """
+    seed = 5
+    write_views = true
+    [network]
+    parties = {m}
+    [data]
+    source = "synthetic"
+    rows = 40
+    cols = {cols}
+    [algorithm]
+    name = "secure_sum"
+"""
+
+
+def job(tmp_path: Path, m: int, mode: str) -> list[dict]:
+    scenario = tmp_path / f"sum{m}.toml"
+    scenario.write_text(textwrap.dedent(SUM.format(m=m, cols=COLS)))
+    report = tmp_path / f"{mode}{m}.json"
+    done = subprocess.run([str(MPIEXEC), "-n", "2", sys.executable,
+                           str(HERE / "mpi_view_memory_job.py"), str(scenario),
+                           str(tmp_path / f"out_{mode}{m}"), str(report),
+                           *(["memory"] if mode == "memory" else [])],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return [r["at_sink"][0] for r in json.loads(report.read_text())]
+
+
+def held_per_party(reports: dict[int, list[dict]]) -> dict[int, float]:
+    """Payload bytes held in memory per own party, by M (the most any rank holds)."""
+    return {m: max(r["bytes"] / r["own_parties"] for r in ranks)
+            for m, ranks in reports.items()}
+
+
+def assert_flat(reports: dict[int, list[dict]]) -> None:
+    """What a rank holds for its views, per own party, is the same at every M."""
+    held = held_per_party(reports)
+    assert len(set(held.values())) == 1, held
+    counts = {m: max(r["messages"] / r["own_parties"] for r in ranks)
+              for m, ranks in reports.items()}
+    assert len(set(counts.values())) == 1, counts
+
+
+def test_a_rank_s_view_memory_does_not_grow_with_m(tmp_path) -> None:
+    spilled = {m: job(tmp_path, m, "spill") for m in (4, 8)}
+    assert_flat(spilled)
+    for m, ranks in spilled.items():
+        for r in ranks:
+            assert r["messages"] == 0 and r["bytes"] == 0
+            assert r["own_parties"] == m // 2 == r["spill_files"]
+            # each own party received M − 1 shares of COLS uint64 elements, now on disk
+            assert r["spilled_bytes"] >= r["own_parties"] * (m - 1) * COLS * 8
+
+    control = {m: job(tmp_path, m, "memory") for m in (4, 8)}
+    held = held_per_party(control)
+    for m, ranks in control.items():
+        assert all(r["spill_files"] == 0 for r in ranks)
+        assert held[m] >= (m - 1) * COLS * 8  # the shares, in memory
+    assert held[8] > held[4]
+    with pytest.raises(AssertionError):
+        assert_flat(control)
