@@ -28,7 +28,7 @@ from typing import Any, overload
 import numpy as np
 
 from parties.view import Message, received_message
-from sim.view_codec import _decode, _dtype_from, _encode, _padding
+from sim.view_codec import decode, dtype_from, encode, padding
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class Spilled:
 
 
 class _ArraySpill:
-    """What :func:`_encode` appends a payload's arrays to: each goes to the file at once."""
+    """What :func:`encode` appends a payload's arrays to: each goes to the file at once."""
 
     def __init__(self, owner: SpilledReceived) -> None:
         self.owner = owner
@@ -65,7 +65,7 @@ class SpilledReceived(Sequence[Message]):
     the payload's arrays to ``path`` (each at a 64-byte aligned offset, exactly as the
     data section of a view file lays them out) and keeps in memory only the message's index
     entry — sender, protocol, call, step, round, arrival time and the payload's JSON with
-    ``{"a": [i, dtype, shape]}`` references (:func:`_encode`) — as compact JSON bytes, and each
+    ``{"a": [i, dtype, shape]}`` references (:func:`encode`) — as compact JSON bytes, and each
     array's offset and length in two integer arrays: ≈ 190 B a message of one array, measured
     with tracemalloc, against ≈ 870 B as Python lists and objects. :func:`write_view` copies
     the arrays into the view file one at a time, so the file is byte for byte the one a view
@@ -88,7 +88,7 @@ class SpilledReceived(Sequence[Message]):
 
     def _write_array(self, arr: np.ndarray) -> None:
         data = memoryview(arr).cast("B") if arr.nbytes else b""
-        pad = bytes(_padding(arr.nbytes))
+        pad = bytes(padding(arr.nbytes))
         os.pwrite(self._fd, bytes(data) + pad if pad else data, self._at)
         self._offsets.append(self._at)
         self._sizes.append(arr.nbytes)
@@ -98,7 +98,7 @@ class SpilledReceived(Sequence[Message]):
         """Record ``message``: its payload's arrays to the file, its index entry kept."""
         entry = [message.sender, message.protocol, message.call, message.step, message.round,
                  float(message.arrived_s).hex(),
-                 _encode(message.payload, _ArraySpill(self))]  # type: ignore[arg-type]
+                 encode(message.payload, _ArraySpill(self))]  # type: ignore[arg-type]
         self._starts.append(len(self._index))
         self._index += json.dumps(entry, separators=(",", ":")).encode()
 
@@ -134,10 +134,10 @@ class SpilledReceived(Sequence[Message]):
 
     def _message(self, entry: list[Any]) -> Message:
         s, p, c, st, r, t, payload = entry
-        return received_message(s, p, c, st, r, _decode(payload, self._array), float.fromhex(t))
+        return received_message(s, p, c, st, r, decode(payload, self._array), float.fromhex(t))
 
     def _array(self, i: int, dtype: Any, shape: list[int]) -> np.ndarray:
-        kind = _dtype_from(dtype)
+        kind = dtype_from(dtype)
         return np.frombuffer(self._spilled(i).read(), dtype=kind).reshape(shape)
 
     def _spilled(self, i: int) -> Spilled:

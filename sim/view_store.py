@@ -51,7 +51,7 @@ from parties.view import View, received_message
 from protocols.errors import InputError
 from sim.atomic_file import replace_atomically
 from sim.drivers.rank_views import RankViews, view_digest
-from sim.view_codec import _decode, _dtype_from, _encode, _padding
+from sim.view_codec import decode, dtype_from, encode, padding
 
 MAGIC = b"MPCVIEW1"
 """The first 8 bytes of a view file (format version 1)."""
@@ -68,7 +68,7 @@ def view_file_name(party: int) -> str:
 
 
 def _header(view: View, arrays: list[Any]) -> dict[str, Any]:
-    enc = _encode
+    enc = encode
     head = {"party": view.party, "role": view.role, "clock": view.clock,
             "inputs": enc(dict(view.inputs), arrays), "seeds": enc(dict(view.seeds), arrays)}
     spilled = getattr(view.received, "spilled_entries", None)
@@ -97,19 +97,19 @@ def write_view(path: str | Path, view: View) -> Path:
     offsets, at = [], 0
     for arr in contiguous:
         offsets.append([at, arr.nbytes])
-        at += arr.nbytes + _padding(arr.nbytes)
+        at += arr.nbytes + padding(arr.nbytes)
     header["arrays"] = offsets
     text = json.dumps(header, separators=(",", ":")).encode()
     start = len(MAGIC) + 8 + len(text)
 
     def write(fh: IO[Any]) -> None:
-        fh.write(MAGIC + len(text).to_bytes(8, "little") + text + bytes(_padding(start)))
+        fh.write(MAGIC + len(text).to_bytes(8, "little") + text + bytes(padding(start)))
         for arr in contiguous:
             if _on_disk(arr):  # copied from the spill file, one array at a time
                 fh.write(arr.read())
             elif arr.nbytes:
                 fh.write(memoryview(arr).cast("B"))
-            fh.write(bytes(_padding(arr.nbytes)))
+            fh.write(bytes(padding(arr.nbytes)))
 
     replace_atomically(path, write)
     return path
@@ -137,13 +137,13 @@ def read_view(path: str | Path) -> View:
         length = int.from_bytes(head[len(MAGIC):], "little")
         header = json.loads(fh.read(length))
         start = len(MAGIC) + 8 + length
-        start += _padding(start)
+        start += padding(start)
         mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if header["arrays"] else None
     offsets = header["arrays"]
 
     def array(i: int, dtype: Any, shape: list[int]) -> np.ndarray:
         offset, nbytes = offsets[i]
-        kind = _dtype_from(dtype)
+        kind = dtype_from(dtype)
         if nbytes == 0 or mapped is None:
             out = np.frombuffer(b"", dtype=kind)
         else:
@@ -151,7 +151,7 @@ def read_view(path: str | Path) -> View:
                                 offset=start + offset)
         return out.reshape(shape)
 
-    dec = _decode
+    dec = decode
     return View(
         party=header["party"], role=header["role"], clock=header["clock"],
         inputs=dec(header["inputs"], array), seeds=dec(header["seeds"], array),
