@@ -16,6 +16,9 @@ Prints one JSON line per rank and M, measured in that rank as its run ends (the 
   the bytes of their payloads: what the rank holds in memory for its views;
   ``view_spilled_mb`` — the payload bytes its views spilled to disk instead
   (:mod:`sim.view_spill`);
+* ``mailbox_peak_mb`` / ``mailbox_spilled_mb`` — the most unread message data the rank's
+  mailboxes held in memory, and what they wrote to the rank's mailbox file instead
+  (:mod:`sim.drivers.mpi_mailbox`; NaN for a library without it);
 * with ``--trim``: ``rss_trimmed_mb``, the resident memory as the run ends once glibc's
   ``malloc_trim`` returned the memory it holds free (what freed objects left resident);
 * with ``--trace``: ``components_mb`` — tracemalloc's live memory as the run ends, by the
@@ -158,6 +161,9 @@ def job(args: argparse.Namespace) -> int:
         record["view_spilled_mb"] = round(sum(
             getattr(v.received, "nbytes", lambda: 0)() for v in self.views.values()) / 1e6, 1)
         del held
+        mailbox = getattr(self, "mailbox", None)  # a library before the mailbox budget: none
+        record["mailbox_peak_mb"] = round(getattr(mailbox, "peak", float("nan")) / 1e6, 1)
+        record["mailbox_spilled_mb"] = round(getattr(mailbox, "spilled", float("nan")) / 1e6, 1)
         if args.trace:
             snapshot = tracemalloc.take_snapshot()
             parts: dict[str, float] = {}
@@ -165,7 +171,8 @@ def job(args: argparse.Namespace) -> int:
                 frame = stat.traceback[0]
                 name = classify(frame.filename, frame.lineno)
                 parts[name] = parts.get(name, 0.0) + stat.size / 1e6
-            traced = tracemalloc.get_traced_memory()[0] / 1e6
+            traced, traced_peak = (v / 1e6 for v in tracemalloc.get_traced_memory())
+            record["traced_peak_mb"] = round(traced_peak, 1)
             own = tracemalloc.get_tracemalloc_memory() / 1e6
             record["components_mb"] = {k: round(v, 1) for k, v in
                                        sorted(parts.items(), key=lambda kv: -kv[1])}

@@ -103,6 +103,7 @@ from parties.view import View
 from protocols.context import PartyContext
 from protocols.errors import InputError
 from protocols.field import PrimeField
+from sim.drivers import mpi_mailbox
 from sim.drivers.driver import DriverOutcome, Interceptor, ProgramFactory
 from sim.drivers.liveness import ARMED_FD_ENV
 from sim.drivers.mpi_comm import (
@@ -178,6 +179,10 @@ class MpiDriver:
         ``ledger_sink(rows) -> ledger``, collective: each rank writes its own parties' rows
         and gets the merged ledger (:class:`sim.ledger_store.LedgerSink`), instead of every
         row gathered at every rank.
+    mailbox_bytes : int, optional
+        Unread message data a rank holds in memory; past it, arrivals wait in the rank's
+        mailbox file until read (:mod:`sim.drivers.mpi_mailbox`; its ``MAILBOX_BYTES`` by
+        default).
     """
 
     name = "mpi"
@@ -196,9 +201,15 @@ class MpiDriver:
         comm: Any = None,
         views: str = "gathered",
         ledger_sink: Callable[[list[Row]], Any] | None = None,
+        mailbox_bytes: int | None = None,
     ) -> None:
         if views not in ("gathered", "rank"):
             raise InputError(f"views = {views!r} must be 'gathered' or 'rank'")
+        if mailbox_bytes is None:
+            mailbox_bytes = mpi_mailbox.MAILBOX_BYTES
+        if mailbox_bytes < 0:
+            raise InputError(f"mailbox_bytes = {mailbox_bytes} must not be negative")
+        self.mailbox_bytes = mailbox_bytes
         self.views = views
         self.ledger_sink = ledger_sink
         mpi = load_mpi()

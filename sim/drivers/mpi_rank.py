@@ -44,6 +44,7 @@ from sim.drivers.mpi_comm import (
     wait,
 )
 from sim.drivers.mpi_faults import FaultInjection
+from sim.drivers.mpi_mailbox import Mailboxes
 from sim.drivers.mpi_transfer import (
     DATA,
     IN_FLIGHT_BYTES,
@@ -133,7 +134,8 @@ class Run(FaultInjection, Interpreter):
         self.gens: dict[int, Generator[Any, Any, None]] = {}  # the loops still running
         self.ready: deque[tuple[int, Any, BaseException | None]] = deque()
         self.waiting: dict[int, tuple[tuple[Key, ...], Any]] = {}
-        self.mailbox: dict[int, dict[Key, deque[Envelope]]] = {p: {} for p in contexts}
+        self.mailbox = Mailboxes(contexts, self.MPI.buffer.fromaddress, driver.mailbox_bytes,
+                                 kept=self.record_messages)  # past its budget, on disk
         self.max_round: dict[int, int] = dict.fromkeys(contexts, 0)
         self.last_call: dict[int, Call] = {}
         self.counters: dict[tuple[int, int], int] = {}
@@ -226,7 +228,10 @@ class Run(FaultInjection, Interpreter):
         for request in self.requests.requests():
             wait(request)
         self.requests.clear()
-        self._finish(outcome[2])
+        try:
+            self._finish(outcome[2])  # reads the messages nobody asked for
+        finally:
+            self.mailbox.close()
         return RankOutcome(self.outputs, self.rows, self.deliveries, time.time() - t0,
                            self.faults)
 
@@ -275,14 +280,7 @@ class Run(FaultInjection, Interpreter):
             del self.gens[pid]
 
     def _take(self, pid: int, key: Key) -> Envelope | None:
-        box = self.mailbox[pid]
-        queue = box.get(key)
-        if not queue:
-            return None
-        envelope = queue.popleft()
-        if not queue:
-            del box[key]
-        return envelope
+        return self.mailbox.take(pid, key)
 
     def _wait(self, pid: int, keys: tuple[Key, ...]) -> object:
         self.waiting[pid] = (keys, _WAITING)
@@ -292,8 +290,7 @@ class Run(FaultInjection, Interpreter):
         return time.time() - self.start
 
     def _unread(self, pid: int) -> Iterator[Envelope]:
-        for queue in self.mailbox[pid].values():
-            yield from queue
+        return self.mailbox.unread(pid)
 
     def _fail_unread(self, pid: int, exc: BaseException) -> None:
         self._fail(pid, exc, notify=False)
@@ -482,7 +479,7 @@ class Run(FaultInjection, Interpreter):
             del self.waiting[receiver]
             self.ready.append((receiver, envelope, None))
         else:
-            self.mailbox[receiver].setdefault(key, deque()).append(envelope)
+            self.mailbox.put(envelope)
 
     def _open(self, envelope: Envelope, number: int | None) -> Message:
         ctx, call = self.contexts[envelope.receiver], Call(envelope.protocol, envelope.call)

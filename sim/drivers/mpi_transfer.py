@@ -124,6 +124,7 @@ class Envelope:
     arrived_s: float = 0.0  # wall clock since the run's start, when it reached its receiver
     number: int | None = None  # its number on its sealed channel, given on arrival
     writable: Any = None  # a sealed received message's ``data``, writable: opened in place
+    spilled: tuple[int, int] | None = None  # (offset, size) in its rank's mailbox file
 
     @property
     def key(self) -> Key:

@@ -1,6 +1,7 @@
 """A job for ``mpiexec``: what a rank holds in memory for its views at the end of a run.
 
     mpiexec -n R python mpi_view_memory_job.py SCENARIO.toml OUT_DIR REPORT.json [memory]
+        [mailbox=BYTES]
 
 Every rank runs ``run_scenario(SCENARIO, driver="mpi", out=OUT_DIR)``. When the simulation
 hands the views to the rank's view sink (:class:`sim.view_store.ViewSink`, before anything is
@@ -8,7 +9,10 @@ written), the rank collects garbage and counts, with the garbage collector, the 
 records (:class:`parties.view.Message`) alive in the process and the bytes of their payloads,
 and measures with ``os.stat`` its parties' hidden spill files in the run's view directory. With
 ``memory`` the sink's ``prepare`` is skipped: the views record every message in memory, as
-before spilling (the control). Rank 0 gathers the reports and writes REPORT.json.
+before spilling (the control). With ``mailbox=BYTES`` the ranks' mailboxes hold at most BYTES of
+unread data in memory (:mod:`sim.drivers.mpi_mailbox`). Each rank also reports the most unread
+data its mailboxes held and what they spilled. Rank 0 gathers the reports and writes
+REPORT.json.
 """
 
 from __future__ import annotations
@@ -21,8 +25,10 @@ from typing import Any
 
 from mpi4py import MPI
 
+import sim.drivers.mpi_rank as mpi_rank
 from parties.view import Message
 from sim import view_store
+from sim.drivers import mpi_mailbox
 from sim.runner import run_scenario
 
 
@@ -45,11 +51,26 @@ def main() -> int:
         del held
         return write(self, views)
 
+    mailboxes: list[dict[str, int]] = []
+    execute = mpi_rank.Run.execute
+
+    def measured(self: mpi_rank.Run) -> Any:
+        outcome = execute(self)
+        mailboxes.append({"peak": self.mailbox.peak, "spilled": self.mailbox.spilled,
+                          "budget": self.mailbox.budget})
+        return outcome
+
     view_store.ViewSink.__call__ = counting  # type: ignore[method-assign]
-    if sys.argv[4:] == ["memory"]:  # the control: every message recorded in memory
+    mpi_rank.Run.execute = measured  # type: ignore[method-assign]
+    options = sys.argv[4:]
+    if "memory" in options:  # the control: every message recorded in memory
         view_store.ViewSink.prepare = lambda self, views: None  # type: ignore[method-assign]
+    for option in options:
+        if option.startswith("mailbox="):
+            mpi_mailbox.MAILBOX_BYTES = int(option.split("=")[1])
     run_scenario(scenario, driver="mpi", out=out)
-    reports = comm.gather({"rank": comm.Get_rank(), "at_sink": at_sink}, root=0)
+    reports = comm.gather({"rank": comm.Get_rank(), "at_sink": at_sink,
+                           "mailbox": mailboxes}, root=0)
     if comm.Get_rank() == 0:
         report.write_text(json.dumps(sorted(reports, key=lambda r: r["rank"])))
     return 0

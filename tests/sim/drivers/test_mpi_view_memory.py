@@ -1,4 +1,5 @@
-"""What a rank holds for its views no longer grows with M (issue 32, item 3; :mod:`sim.view_spill`).
+"""What a rank holds for its views and unread messages no longer grows with M (issue 32, item 3;
+:mod:`sim.view_spill`, :mod:`sim.drivers.mpi_mailbox`).
 
 Real ``--ranks 2`` scenario jobs (``mpi_view_memory_job.py``) of SecureSum at M = 4 and
 M = 8 with ``--out``: at the moment the views go to the sink, the garbage collector finds no
@@ -18,6 +19,7 @@ import sysconfig
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 HERE = Path(__file__).resolve().parent
@@ -39,17 +41,18 @@ SUM = """
 """
 
 
-def job(tmp_path: Path, m: int, mode: str) -> list[dict]:
+def job(tmp_path: Path, m: int, mode: str, *options: str) -> list[dict]:
+    """Each rank's report at the view sink, with its mailboxes' (``mailbox``)."""
     scenario = tmp_path / f"sum{m}.toml"
     scenario.write_text(textwrap.dedent(SUM.format(m=m, cols=COLS)))
     report = tmp_path / f"{mode}{m}.json"
     done = subprocess.run([str(MPIEXEC), "-n", "2", sys.executable,
                            str(HERE / "mpi_view_memory_job.py"), str(scenario),
                            str(tmp_path / f"out_{mode}{m}"), str(report),
-                           *(["memory"] if mode == "memory" else [])],
+                           *(["memory"] if mode == "memory" else []), *options],
                           capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
-    return [r["at_sink"][0] for r in json.loads(report.read_text())]
+    return [{**r["at_sink"][0], **r["mailbox"][0]} for r in json.loads(report.read_text())]
 
 
 def held_per_party(reports: dict[int, list[dict]]) -> dict[int, float]:
@@ -85,3 +88,44 @@ def test_a_rank_s_view_memory_does_not_grow_with_m(tmp_path) -> None:
     assert held[8] > held[4]
     with pytest.raises(AssertionError):
         assert_flat(control)
+
+
+def received(out: Path) -> dict[int, list[tuple]]:
+    """Every party's received messages from its view file, without the wall-clock times."""
+    from sim.view_store import read_view
+
+    views = {int(p.stem.split("-")[1]): read_view(p) for p in (out / "views").glob("*.view")}
+    return {pid: [(m.sender, m.protocol, m.call, m.step, m.round,
+                   np.asarray(m.payload).tobytes()) for m in view.received]
+            for pid, view in views.items()}
+
+
+def test_unread_messages_past_the_mailbox_budget_wait_on_disk(tmp_path) -> None:
+    """:mod:`sim.drivers.mpi_mailbox`: with a budget of 0 bytes, every unread message of
+    SPILL_FROM bytes or more goes to the rank's mailbox file, so what the mailboxes hold in
+    memory is at most the short messages the rank's parties received (summed from the
+    ledger, independently of the mailbox); the views and outputs are those of a run with the
+    default budget, which spills nothing."""
+    from sim.drivers.mpi_mailbox import SPILL_FROM
+
+    m = 8
+    budget0 = job(tmp_path, m, "spill", "mailbox=0")
+    default = job(tmp_path, m, "default")
+    out0, out = tmp_path / f"out_spill{m}", tmp_path / f"out_default{m}"
+    ledger = np.genfromtxt(out0 / "ledger.csv", delimiter=",", names=True, dtype=None,
+                           encoding="utf-8")
+    hosts = {0: range(0, m // 2), 1: range(m // 2, m)}
+    for rank, r in enumerate(budget0):
+        mine = ledger[np.isin(ledger["receiver"], list(hosts[rank]))]
+        short = int(mine["bytes"][mine["bytes"] < SPILL_FROM].sum())
+        long = int(mine["bytes"][mine["bytes"] >= SPILL_FROM].sum())
+        assert r["budget"] == 0 and 0 < r["spilled"] <= long
+        assert r["peak"] <= short
+    for r in default:
+        assert r["spilled"] == 0
+    assert max(r["peak"] for r in default) > max(r["peak"] for r in budget0)
+    assert received(out0) == received(out) and len(received(out)) == m
+    with np.load(out0 / "outputs.npz") as a, np.load(out / "outputs.npz") as b:
+        assert sorted(a.files) == sorted(b.files)
+        for name in a.files:
+            assert np.array_equal(a[name], b[name])
