@@ -85,6 +85,8 @@ ALL_VARIANTS: tuple[str, ...] = SECURE_SUM_ALL_VARIANTS
 """Every variant a program or scenario may select; ``prg_two_share`` is the thesis's literal
 form, kept for fidelity (same messages and distribution as ``prg``, twice the keystream)."""
 PROTOCOL = "secure_sum"
+RECEIVE_BATCH = 16
+"""Peers' vectors a party holds at most before adding them up (:func:`_receive_summed`)."""
 
 
 @dataclass(frozen=True)
@@ -186,11 +188,10 @@ def _column_sums(
         colsum = yield from _explicit_column_sum(ctx, call, x_hat, label)
     else:
         colsum = _prg_column_sum(ctx, call, x_hat, variant)
-    peers = ctx.peers
-    yield SendEach(dict.fromkeys(peers, colsum), call, "column_sum")
-    received = yield RecvEach(peers, call, "column_sum")
-    _check_lengths(received, len(x_hat), label)
-    return call, [colsum, *(received[p] for p in peers)]
+    yield SendEach(dict.fromkeys(ctx.peers, colsum), call, "column_sum")
+    column_sums = yield from _receive_summed(ctx, call, "column_sum", [colsum], len(x_hat),
+                                             label)
+    return call, column_sums
 
 
 def _explicit_column_sum(
@@ -201,9 +202,31 @@ def _explicit_column_sum(
     shares_out = {p: masks[i * d : (i + 1) * d] for i, p in enumerate(peers)}
     kept = own_share(field, x_hat, list(shares_out.values()))
     yield SendEach(shares_out, call, "share")
-    shares_in = yield RecvEach(peers, call, "share")
-    _check_lengths(shares_in, d, label)
-    return column_sum(field, kept, [shares_in[p] for p in peers])
+    held = yield from _receive_summed(ctx, call, "share", [kept], d, label)
+    return column_sum(field, held[0], held[1:])
+
+
+def _receive_summed(
+    ctx: PartyContext, call: Call, step: str, held: list[np.ndarray], length: int, label: str
+) -> Generator[Any, Any, list[np.ndarray]]:
+    """``held`` and every peer's vector of ``step``, whose field sum is the sum wanted.
+
+    Received :data:`RECEIVE_BATCH` peers at a time, in the order of ``ctx.peers``; with more
+    peers, each batch but the last is added into one partial sum before the next is received,
+    so a party holds at most a batch of its peers' vectors, whatever M (issue 32, item 3: a
+    rank hosting many parties held every one's M − 1 vectors at once). The messages are read
+    in the same order either way, and the field sum is exact, so views and results do not
+    depend on the batch.
+    """
+    peers = ctx.peers
+    for start in range(0, len(peers), RECEIVE_BATCH):
+        batch = peers[start:start + RECEIVE_BATCH]
+        received = yield RecvEach(batch, call, step)
+        _check_lengths(received, length, label)
+        held = [*held, *(received[p] for p in batch)]
+        if start + RECEIVE_BATCH < len(peers):
+            held = [ctx.field.sum_arrays(held)]
+    return held
 
 
 def _check_lengths(received: dict[int, np.ndarray], length: int, label: str) -> None:

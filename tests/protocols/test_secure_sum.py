@@ -324,6 +324,49 @@ def test_elements_per_party_and_accuracy_for_2_to_8_parties(m: int, variant: str
         assert np.max(np.abs(result.outputs[party] - total)) <= m * 2.0**-f
 
 
+@pytest.mark.parametrize("variant", ALL_VARIANTS)
+def test_a_party_holds_one_batch_of_peers_vectors_and_nothing_else_changes(
+        variant: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    """Issue 32, item 3: past RECEIVE_BATCH peers a party adds each batch up before reading
+    the next. At M = 40 the sum is numpy's, and every view file (byte for byte) and ledger row
+    is the one of a run that reads all 39 vectors at once (the batch patched above M)."""
+    import protocols.secure_sum as secure_sum_module
+    from sim.view_store import write_view
+
+    m, d, f = 40, 7, 24
+    rng = np.random.default_rng(32)
+    xs = [rng.normal(0, 100, d) for _ in range(m)]
+    held: list[int] = []
+    summed = secure_sum_module._receive_summed
+
+    def counting(ctx: PartyContext, *args: Any) -> Generator[Any, Any, list[np.ndarray]]:
+        got = yield from summed(ctx, *args)
+        held.append(len(got))
+        return got
+
+    def run() -> Result:
+        sim = Simulation(Network.build(m), prime="2^61-1", frac_bits=f, seed=5)
+        return sim.run(site_parties(real_program(variant), [{"x": x} for x in xs]))
+
+    monkeypatch.setattr(secure_sum_module, "_receive_summed", counting)
+    batched = run()
+    assert secure_sum_module.RECEIVE_BATCH < m - 1
+    # one partial sum and the last batch's vectors: 39 = 2 · 16 + 7
+    assert set(held) == {1 + (m - 1) % secure_sum_module.RECEIVE_BATCH}
+    held.clear()
+    monkeypatch.setattr(secure_sum_module, "RECEIVE_BATCH", m)
+    at_once = run()
+    assert set(held) == {m}  # its own vector and the 39 peers'
+    total = np.sum(xs, axis=0)
+    for party in range(m):
+        assert np.max(np.abs(batched.outputs[party] - total)) <= m * 2.0**-f
+        assert np.array_equal(batched.outputs[party], at_once.outputs[party])
+        files = [write_view(tmp_path / f"{name}-{party}.view", run.views[party])
+                 for name, run in (("batched", batched), ("at_once", at_once))]
+        assert files[0].read_bytes() == files[1].read_bytes()
+    assert batched.ledger.to_csv() == at_once.ledger.to_csv()
+
+
 @settings(max_examples=50, deadline=None, derandomize=True)
 @given(
     data=st.data(),
