@@ -50,10 +50,10 @@ from sim.drivers.mpi_transfer import (
     IN_FLIGHT_BYTES,
     Envelope,
     InFlight,
+    ReceivedStorage,
     framed,
     message_tag,
     read_frame,
-    received_storage,
 )
 from sim.faults import FaultLog
 from sim.ledger import Row
@@ -148,6 +148,7 @@ class Run(FaultInjection, Interpreter):
         self.abort: ProtocolAbort | None = None  # the first abort this rank learned of
         self.own_failure: tuple[float, ProtocolAbort] | None = None
         self.requests = InFlight()  # sends in flight, with their (reused) buffers
+        self.storage = ReceivedStorage(self.MPI.buffer.fromaddress)
         self.sent = 0
         self.received = 0
         self.last_from_rank: dict[int, str] = {}
@@ -420,7 +421,8 @@ class Run(FaultInjection, Interpreter):
         """Receive every message that has arrived; True if there was any.
 
         A probe tells the message's size, so it is received at once into storage of that
-        size (:func:`received_storage`), which becomes the payload's: no copy of its bytes.
+        size (:class:`ReceivedStorage`: reused once nothing refers to it, else new), which
+        becomes the payload's: no copy of its bytes.
         """
         got = False
         status = self.MPI.Status()
@@ -437,9 +439,8 @@ class Run(FaultInjection, Interpreter):
                 message.Recv([buffer, self.MPI.BYTE])
                 self._control(source, bytes(buffer))
                 continue
-            try:
-                raw, writable = received_storage(size, self.MPI.buffer.fromaddress,
-                                                 kept=self.record_messages)
+            try:  # storage nothing refers to any more is reused: warm memory
+                raw, writable = self.storage.take(size, kept=self.record_messages)
             except ValueError as exc:
                 raise MpcsimError(f"rank {source} sent a malformed frame: {exc}") from None
             message.Recv([writable, self.MPI.BYTE])

@@ -1,4 +1,5 @@
-"""The MPI transport's send buffers: one per message in flight, reused once its send completed.
+"""The MPI transport's buffers: send buffers reused once their send completed, and received
+storage reused once nothing refers to it.
 
 A message between two ranks is one MPI message: its frame (kind, parties, call, round, the
 length of its data: ``_FRAME`` in :mod:`sim.drivers.mpi_rank`), then its data — the wire
@@ -6,8 +7,9 @@ encoding (:mod:`protocols.wire`), written straight into the buffer for an unseal
 payload, or sealed into it (AES-GCM writes nonce ‖ ciphertext ‖ tag in place: no
 concatenation). The buffer is sent as it is (``Isend``: nothing pickled, nothing joined) and
 returns to :class:`BufferPool` once its send completes. The receiver probes the message's
-size and receives it at once into :func:`received_storage`: a new ``bytes`` object of that
-size, which becomes the payload's own storage — the view's record and the program's array are
+size and receives it at once into a ``bytes`` object of that size (:class:`ReceivedStorage`:
+one no longer referred to, or a new one, :func:`received_storage`), which becomes the
+payload's own storage — the view's record and the program's array are
 read-only arrays over it (:func:`protocols.wire.decode`), a sealed message is opened over its
 own ciphertext (:meth:`protocols.crypto.channel.SealedChannel.open_in_place`), and no byte of
 the message is copied on the receiving side.
@@ -15,9 +17,9 @@ the message is copied on the receiving side.
 Send buffers are numpy arrays: for a large message numpy asks the kernel for transparent huge
 pages, so fresh memory costs few page faults. Received storage asks the same
 (``madvise(MADV_HUGEPAGE)`` from 4 MiB, as numpy does), and from 64 KiB has its pages mapped
-in one call before MPI writes it (:mod:`protocols.fresh_bytes`): a view keeps every payload it
-received, so each large receive touches fresh memory, and 4 KiB pages faulted one by one cost
-≈ 4 µs each on this machine.
+in one call before MPI writes it (:mod:`protocols.fresh_bytes`): a view that keeps every
+payload it received in memory makes each large receive touch fresh memory, and 4 KiB pages
+faulted one by one cost ≈ 4 µs each on this machine.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import struct
 import zlib
 from collections import deque
 from dataclasses import dataclass
+from sys import getrefcount
 from typing import Any
 
 import numpy as np
@@ -67,6 +70,49 @@ def received_storage(size: int, writable_at: Any, kept: bool = True) -> tuple[by
         raise ValueError(f"a received message of {size} bytes is shorter than its frame")
     raw, address = new_bytes(size, kept)
     return raw, writable_at(address, size)
+
+
+class ReceivedStorage:
+    """Received messages' storage by size, each object reused once nothing else refers to it.
+
+    A received message's ``bytes`` object is its payload's storage: the view's record and the
+    program's arrays are read-only views of it, and they hold references to it. When the
+    message's program has dropped its arrays and no view keeps them in memory (views spilled
+    to disk, :mod:`sim.view_spill`, or not recorded), only this pool refers to the object — no
+    one can observe it any more — and the next message of its size is received into it:
+    warm memory, no page faults, as a raw receive loop into one buffer. An object still
+    referred to is never written. Up to :data:`_STORAGE_PER_SIZE` objects per size are kept,
+    :data:`_STORAGE_BYTES` in all; beyond them storage is new each time
+    (:func:`received_storage`).
+    """
+
+    __slots__ = ("_by_size", "_kept", "_writable_at")
+
+    def __init__(self, writable_at: Any) -> None:
+        self._writable_at = writable_at
+        self._by_size: dict[int, list[tuple[bytes, Any]]] = {}
+        self._kept = 0
+
+    def take(self, size: int, kept: bool = True) -> tuple[bytes, Any]:
+        """Storage of ``size`` bytes and a writable buffer over it (see
+        :func:`received_storage`); its previous contents are undefined."""
+        slots = self._by_size.setdefault(size, [])
+        for i in range(len(slots)):
+            # references: the pool's tuple and getrefcount's argument — nothing else
+            if getrefcount(slots[i][0]) == _FREE_REFS:
+                return slots[i]
+        storage = received_storage(size, self._writable_at, kept)
+        if len(slots) < _STORAGE_PER_SIZE and self._kept + size <= _STORAGE_BYTES:
+            slots.append(storage)
+            self._kept += size
+        return storage
+
+
+_STORAGE_PER_SIZE = 8
+_STORAGE_BYTES = 64 << 20
+_FREE_REFS = 2
+"""``sys.getrefcount`` of a pooled object nothing else refers to: the pool's tuple holds
+it, and the call's argument."""
 
 
 class BufferPool:

@@ -5,6 +5,7 @@
     mpiexec -n R python mpi_job.py tamper                  # a forged message to party 2
     mpiexec -n R python mpi_job.py noviews                 # record_views = False
     mpiexec -n 2 python mpi_job.py received                # received payloads' storage
+    mpiexec -n 2 python mpi_job.py reused                  # storage reused once dropped
 
 ``scenarios`` writes, per name, ``OUT/NAME/`` (report.json, outputs.npz, ledger.csv) and
 ``OUT/NAME/views.txt`` (:func:`mpi_catalog.views_digest`), or ``OUT/NAME.error`` with the
@@ -167,9 +168,75 @@ def received() -> int:
     return 0
 
 
+REUSED_MESSAGES, REUSED_KEEP_EVERY = 40, 5
+
+
+def reused_payload(i: int) -> np.ndarray:
+    return np.arange(10_000, dtype=np.float64) * (i + 1) - i  # 80 KB, one size
+
+
+def reusing(ctx):
+    """Party 0 sends 40 payloads of one size; party 1 keeps every 5th array and drops the
+    rest. It returns whether each was what was sent when it came, the kept arrays, and the
+    distinct storage objects (by identity, while each is alive) it received into."""
+    call = ctx.new_call("probe")
+    if ctx.party == 0:
+        for i in range(REUSED_MESSAGES):
+            yield Send(1, reused_payload(i), call, f"m{i}")
+        return None
+    equal, kept, roots = [], [], set()
+    for i in range(REUSED_MESSAGES):
+        got = yield Recv(0, call, f"m{i}")
+        equal.append(bool(np.array_equal(got, reused_payload(i))))
+        roots.add(id(storage(got)))
+        if i % REUSED_KEEP_EVERY == 0:
+            kept.append(got)
+    return equal, kept, len(roots)
+
+
+def reused() -> int:
+    """Views off (record_views = False), unsealed and sealed: rank 1 prints, per run, whether
+    every payload was what was sent when it came, whether the arrays the program kept are
+    still what was sent after every later message, how many storage objects held the 40 (by
+identity while alive), and how many of them were new (counted at ``received_storage``)."""
+    import sim.drivers.mpi_transfer as mpi_transfer
+
+    made = []
+    new_storage = mpi_transfer.received_storage
+
+    def counted(*args: object, **kwargs: object) -> object:
+        made.append(1)
+        return new_storage(*args, **kwargs)
+
+    mpi_transfer.received_storage = counted  # new storage, as opposed to reused
+    report = {}
+    for sealing in (False, True):
+        keys = "preshared" if sealing else "none"
+        made.clear()
+        result = Simulation(Network.build(2), seed=9, driver="mpi", record_views=False,
+                            views="rank", sealing=sealing, keys=keys).run(
+            [Party(p, reusing, {}) for p in range(2)])
+        if MPI.COMM_WORLD.Get_rank() == 1:
+            equal, kept, roots = result.outputs[1]
+            report["sealed" if sealing else "unsealed"] = {
+                "equal_on_arrival": equal,
+                "kept_still_equal": [
+                    bool(np.array_equal(a, reused_payload(i)))
+                    for a, i in zip(kept, range(0, REUSED_MESSAGES, REUSED_KEEP_EVERY),
+                                    strict=True)],
+                "storage_objects": roots,
+                "new_storage": len(made),
+            }
+    if MPI.COMM_WORLD.Get_rank() == 1:
+        sys.stdout.write(json.dumps(report) + "\n")
+    return 0
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "received":
         raise SystemExit(received())
+    if sys.argv[1] == "reused":
+        raise SystemExit(reused())
     if sys.argv[1] == "noviews":
         raise SystemExit(noviews())
     if sys.argv[1] == "scenarios":

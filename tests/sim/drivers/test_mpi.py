@@ -146,6 +146,21 @@ def test_record_views_false_is_honoured_under_mpi() -> None:
     assert np.allclose(total, sum(np.arange(5.0) + m for m in range(4)))
 
 
+def test_storage_nothing_refers_to_is_reused_and_storage_a_program_keeps_is_not() -> None:
+    """:class:`sim.drivers.mpi_transfer.ReceivedStorage`, views off: 40 payloads of one size
+    come in fewer new storage objects than messages, every payload equals numpy's when it
+    comes, and the 8 arrays the program kept still equal what was sent after all 40 arrived
+    (reuse never wrote memory anything referred to). Unsealed and sealed (opened in place)."""
+    done = mpiexec(2, str(HERE / "mpi_job.py"), "reused", timeout=120)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert set(report) == {"unsealed", "sealed"}
+    for found in report.values():
+        assert found["equal_on_arrival"] == [True] * 40
+        assert found["kept_still_equal"] == [True] * 8
+        assert 8 <= found["new_storage"] < 20  # the kept arrays' storage is never reused
+
+
 def test_a_received_payload_is_its_own_immutable_storage_under_mpi() -> None:
     """Received straight into their storage (no copy), payloads stay what a view needs: after
     a second run received more into fresh storage, the first run's records still equal what

@@ -77,3 +77,27 @@ def test_large_storage_is_written_without_page_faults(size: int) -> None:
     assert raw == data
     del writable, raw
     control.close()
+
+
+def test_received_storage_is_reused_only_once_nothing_refers_to_it() -> None:
+    """:class:`ReceivedStorage`: an object an array (or a name) still refers to is never
+    handed out again; one nothing refers to is, with the same writable buffer over it."""
+    from sim.drivers.mpi_transfer import ReceivedStorage
+
+    pool = ReceivedStorage(writable_at)
+    first, first_writable = pool.take(100_000)
+    first_writable[:] = b"\x01" * 100_000
+    held = np.frombuffer(memoryview(first)[16:], dtype=np.uint8)  # a program's array over it
+    first_id = id(first)
+    del first, first_writable
+    second, _ = pool.take(100_000)
+    assert id(second) != first_id and bool(np.all(held == 1))
+    second_id = id(second)
+    del second, _
+    third, third_writable = pool.take(100_000)  # nothing refers to the second any more
+    assert id(third) == second_id
+    third_writable[:] = b"\x02" * 100_000
+    assert bool(np.all(held == 1)) and third == b"\x02" * 100_000
+    del held, third, third_writable
+    sizes = {id(pool.take(5_000)[0]) for _ in range(3)}  # each dropped at once: one object
+    assert len(sizes) == 1
