@@ -636,6 +636,51 @@ def test_two_calls_in_one_program_draw_different_masks(variant: str) -> None:
             assert len(payloads) == 2 and payloads[0] != payloads[1]
 
 
+def test_a_signed_sum_of_streams_claims_each_peer_s_stream_once() -> None:
+    """The one-pass signed sum claims every listed peer's stream (one bit per owner): a peer
+    drawn before, alone or in another tuple, is refused, and so is a tuple naming a peer
+    twice; the private stream and peer 0's of one number are different streams."""
+    field = prime_field(P61)
+    randomness = AesRandomness(field, b"\x01" * 32)
+    for peer in range(5):
+        randomness.set_pair_seed(peer, bytes([peer + 2]) * 32)
+    base = field.elements([1, 2, 3])
+    call = Call(PROTOCOL, 7)
+    randomness.private(call, 3)  # owner −1 of stream 7: not peer 0's
+    randomness.add_pairwise_signed_sum(base, (0, 1, 2), call)
+    for peers, first_drawn in (((2, 3), 2), ((1,), 1), ((3, 4, 0), 0)):
+        with pytest.raises(MaskReuseError, match=f"shared with {first_drawn}"):
+            randomness.add_pairwise_signed_sum(base, peers, call)
+    with pytest.raises(MaskReuseError, match="shared with 3"):  # claimed on the way to 0
+        randomness.pairwise(3, call, 3)
+    randomness.add_pairwise_signed_sum(base, (3, 4), Call(PROTOCOL, 8))  # another number
+    with pytest.raises(MaskReuseError, match="shared with 4"):
+        randomness.add_pairwise_signed_sum(base, (4, 4), Call(PROTOCOL, 10))
+    randomness.add_pairwise_signed_sum(base, tuple([0, 1, 2, 3, 4]), Call(PROTOCOL, 9))
+
+
+def test_the_record_of_drawn_streams_keeps_a_few_bytes_per_stream_not_per_peer() -> None:
+    """100 signed sums over 255 peers each leave under 200 kB allocated (tracemalloc; 82 kB
+    measured): the record is one integer per stream, where a (peer, stream) pair per draw
+    left 3.6 MB."""
+    import tracemalloc
+
+    field = prime_field(P61)
+    randomness = AesRandomness(field, b"\x01" * 32)
+    peers = tuple(range(1, 256))
+    for peer in peers:
+        randomness.set_pair_seed(peer, peer.to_bytes(32, "little"))
+    base = field.elements([1])
+    randomness.add_pairwise_signed_sum(base, peers, Call(PROTOCOL, 0))  # caches warmed up
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    for index in range(1, 101):
+        randomness.add_pairwise_signed_sum(base, peers, Call(PROTOCOL, index))
+    kept = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    assert kept < 200_000, kept
+
+
 def test_asking_for_the_same_mask_stream_twice_is_refused() -> None:
     field = prime_field(P61)
     randomness = AesRandomness(field, b"\x01" * 32)
