@@ -2,14 +2,14 @@
 
 :class:`Run` steps this rank's party loops (:class:`~sim.drivers.interpreter.Interpreter`)
 and moves their messages: framed between ranks, handed over in memory within one; it ends the
-run by termination waves and watches the other ranks' liveness (:mod:`sim.drivers.liveness`).
-See :mod:`sim.drivers.mpi` for what each part means.
+run by termination waves and watches the other ranks' liveness (:mod:`sim.drivers.liveness`;
+aborts and lost ranks: :mod:`sim.drivers.mpi_failure`; unread messages past a budget:
+:mod:`sim.drivers.mpi_mailbox`). See :mod:`sim.drivers.mpi` for what each part means.
 """
 
 from __future__ import annotations
 
 import os
-import struct
 import time
 from collections import deque
 from collections.abc import Generator, Iterable, Iterator, Mapping
@@ -43,6 +43,7 @@ from sim.drivers.mpi_comm import (
     allgather_json,
     wait,
 )
+from sim.drivers.mpi_failure import CONTROL_TAG, LOSS_GRACE_S, RankFailure, RankLost
 from sim.drivers.mpi_faults import FaultInjection
 from sim.drivers.mpi_mailbox import Mailboxes
 from sim.drivers.mpi_transfer import (
@@ -58,28 +59,7 @@ from sim.drivers.mpi_transfer import (
 from sim.faults import FaultLog
 from sim.ledger import Row
 
-_ABORT, _LOST = 2, 3  # control kinds (a party message's frame is DATA)
-_CONTROL_TAG = 1
 _LIVENESS_EVERY = 64
-_LOSS_GRACE_S = 1.0  # how long a failed run waits for a dead rank's connection to close
-
-
-class RankLost(ProtocolAbort):
-    """A rank ended during the run (killed, or crashed outside any party program).
-
-    The surviving ranks cannot finalise MPI with it; the CLI exits without doing so
-    (:func:`sim.drivers.launch.exit_lost`). ``report`` is true on the one rank that prints
-    the error.
-    """
-
-    def __init__(self, party: int, round: int | None, reason: str, call: str = "",
-                 report: bool = True) -> None:
-        super().__init__(party, round, reason, call)
-        self.report = report
-
-    def __str__(self) -> str:
-        where = f"in call {self.call}" if self.call else "before its first message"
-        return f"party {self.party} lost {where}: {self.reason}"
 
 
 _WAITING = object()
@@ -103,7 +83,7 @@ class RankOutcome:
     faults: FaultLog | None = None
 
 
-class Run(FaultInjection, Interpreter):
+class Run(RankFailure, FaultInjection, Interpreter):
     """One run on one rank: the MPI transport under
     :class:`~sim.drivers.interpreter.Interpreter`."""
 
@@ -176,6 +156,10 @@ class Run(FaultInjection, Interpreter):
                 while self.ready:
                     self._step(*self.ready.popleft())
                     progressed = True
+                    # due timers first (a crash at its time), then arrivals: into the
+                    # mailboxes and their budget at once, not MPI's unexpected queue
+                    self._fire_timers()
+                    self._poll()
                 progressed |= self._fire_timers()
                 progressed |= self._poll()
                 if self.requests or wave is not None:
@@ -220,7 +204,7 @@ class Run(FaultInjection, Interpreter):
         except Exception:
             # an MPI operation may fail on a dead rank before its liveness connection closes
             # (the process's memory goes before its files): name the dead rank if there is one
-            lost = links.check(_LOSS_GRACE_S)
+            lost = links.check(LOSS_GRACE_S)
             if lost is not None:
                 self._lost(lost, links)
             raise
@@ -434,7 +418,7 @@ class Run(FaultInjection, Interpreter):
             got = True
             size, source = status.Get_count(self.MPI.BYTE), status.Get_source()
             tag = status.Get_tag()
-            if tag == _CONTROL_TAG:
+            if tag == CONTROL_TAG:
                 buffer = bytearray(size)
                 message.Recv([buffer, self.MPI.BYTE])
                 self._control(source, bytes(buffer))
@@ -499,97 +483,3 @@ class Run(FaultInjection, Interpreter):
                                      envelope.round, self.driver.field)
         return received_message(message.sender, message.protocol, message.call, message.step,
                                 message.round, message.payload, envelope.arrived_s)
-
-    # -- failure -------------------------------------------------------------------------------
-
-    def _fail(self, pid: int, exc: BaseException, *, notify: bool = True,
-              at: float | None = None) -> None:
-        """Party ``pid`` (of this rank) failed: abort here and tell every other rank.
-
-        ``at`` orders failures across ranks (the earliest is the run's); a deadlock found
-        once the run is over comes after every real failure and tells nobody.
-        """
-        call = self.contexts[pid].failing_call(self.last_call.get(pid))
-        abort = ProtocolAbort(pid, self.max_round[pid], f"{type(exc).__name__}: {exc}",
-                              f"{call.protocol}#{call.index}" if call else "")
-        abort.__cause__ = exc
-        if self.own_failure is None:
-            self.own_failure = (time.time() if at is None else at, abort)
-        if self.abort is not None or not notify:
-            self.abort = self.abort or ProtocolAbort.notice(pid, abort.call)
-            return
-        notice = struct.pack("<BQ", _ABORT, pid) + abort.call.encode()
-        for rank in range(self.size):
-            if rank != self.rank:
-                request = self.comm.Isend([notice, self.MPI.BYTE], dest=rank, tag=_CONTROL_TAG)
-                self.requests.add(request, notice)
-                self.sent += 1  # control messages count too: none may be left in flight
-        self._aborted(ProtocolAbort.notice(pid, abort.call))
-
-    def _aborted(self, notice: ProtocolAbort) -> None:
-        """Throw the notice into every waiting program (and any that waits later)."""
-        if self.abort is None:
-            self.abort = notice
-        for pid in sorted(self.waiting):
-            del self.waiting[pid]
-            self.ready.append((pid, None, self._notice()))
-
-    def _control(self, source: int, buffer: bytes) -> None:
-        kind, party = struct.unpack_from("<BQ", buffer)
-        text = buffer[9:].decode(errors="replace")
-        if kind == _ABORT:
-            self.received += 1
-            self._aborted(ProtocolAbort.notice(party, text))
-        elif kind == _LOST:  # rank 0 found a dead rank and reports it: end quietly
-            raise RankLost(party, None, text, "", report=False)
-        else:
-            raise MpcsimError(f"rank {source} sent an unknown control message ({kind})")
-
-    def _check_peers(self) -> None:
-        """Raise :class:`RankLost` if a rank's liveness connection closed (a select, ~µs).
-
-        Called before every MPI operation that needs another rank's side — a send, the test
-        of a send in flight or of the termination wave, the wait for a frame's data. MPICH ends
-        a process whose operation touches a dead rank at once, with no error the driver could
-        catch (``mpiexec -disable-auto-cleanup`` spares only the ranks that never do), so the
-        death must be read on the liveness connection first; probing for arrivals is safe.
-        """
-        lost = self.links.check()
-        if lost is not None:
-            self._lost(lost, self.links)
-
-    def _watch(self) -> None:
-        """Raise :class:`RankLost` if a rank died (or rank 0 reported one that did)."""
-        self._check_peers()
-        if self.comm.iprobe(source=self.MPI.ANY_SOURCE, tag=_CONTROL_TAG):
-            status = self.MPI.Status()
-            buffer = bytearray(64 + 4096)
-            self.comm.Recv([buffer, self.MPI.BYTE], source=self.MPI.ANY_SOURCE,
-                           tag=_CONTROL_TAG, status=status)
-            self._control(status.Get_source(), bytes(buffer[:status.Get_count(self.MPI.BYTE)]))
-
-    def _lost(self, rank: int, links: Liveness) -> None:
-        """Rank ``rank`` died: name its parties and the call in progress, end every rank."""
-        if self.rank != 0:  # rank 0 died: the next rank reports it
-            hosted = sorted(p for p, r in self.owner.items() if r == 0)
-            raise RankLost(hosted[0] if hosted else 0, None,
-                           "rank 0 ended during the run, killed or crashed",
-                           self.last_from_rank.get(0, ""), report=self.rank == 1)
-        theirs = sorted(p for p, r in self.owner.items() if r == rank)
-        party, call = (theirs[0] if theirs else -1), ""
-        for pid in sorted(self.waiting):
-            for sender, protocol, index, _step in self.waiting[pid][0]:
-                if self.owner.get(sender) == rank:
-                    party, call = sender, f"{protocol}#{index}"
-                    break
-            if call:
-                break
-        if not call:
-            call = self.last_from_rank.get(rank, "")
-        reason = (f"rank {rank} (hosting parties {theirs[0]}..{theirs[-1]}) ended during the "
-                  "run, killed or crashed" if theirs else f"rank {rank} ended during the run")
-        lost = struct.pack("<BQ", _LOST, max(party, 0)) + reason.encode()
-        for other in range(1, self.size):
-            if other != rank and links.alive(other):
-                self.comm.Isend([lost, self.MPI.BYTE], dest=other, tag=_CONTROL_TAG)
-        raise RankLost(party, None, reason, call)
