@@ -16,7 +16,12 @@ a worker mode; BLAS is pinned to one thread (threadpoolctl) in every process.
    and the same one-message answer. Target: ≥ 70 % of raw. Also with sealing on. And
    against ``raw_kept``: the same raw loop receiving each message into new memory
    (``np.empty``) kept until the repetition ends, as a view keeps every payload it
-   received — the floor that keeping the payloads sets, whatever the transport does.
+   received — the floor that keeping the payloads sets, whatever the transport does. And
+   ``raw_written``: the raw loop whose sender first copies the payload (a random array)
+   into its buffer, as a transport must that sends data a program may still change (a send
+   from the program's own array would have to complete before the program runs on) — the
+   floor that one copy per message sets; ``noview_over_raw_written`` compares the driver
+   without views with it.
    Physical ceilings, arms of the same interleaved run: ``seal_only`` — rank 0 seals and
    opens the same bytes with AES-GCM (cryptography's ``AESGCM.encrypt_into`` then
    ``decrypt_into``, into buffers reused across messages) in one process, no transport: if
@@ -178,23 +183,26 @@ def worker_throughput(args: argparse.Namespace) -> None:
     comm = MPI.COMM_WORLD
     rank = comm.Get_rank()
     size, count = args.size, args.count
-    arms = ("raw", "raw_kept", "seal_only", "driver", "driver_sealed", "driver_noview",
-            "driver_sealed_noview")
+    arms = ("raw", "raw_kept", "raw_written", "seal_only", "driver", "driver_sealed",
+            "driver_noview", "driver_sealed_noview")
     out: dict[str, list[float]] = {arm: [] for arm in arms}
     faults: dict[str, list[float]] = {arm: [] for arm in arms if arm != "seal_only"}
-    cpu: dict[str, list[float]] = {arm: [] for arm in arms[3:]}  # per message, each rank
+    cpu: dict[str, list[float]] = {arm: [] for arm in arms[4:]}  # per message, each rank
     buffer = np.zeros(size, dtype=np.uint8)
+    payload = np.random.default_rng(7).integers(0, 256, size, dtype=np.uint8)
     ack = np.zeros(1, dtype=np.uint8)
     for _ in range(args.reps):
-        for label in ("raw", "raw_kept"):
+        for label in ("raw", "raw_kept", "raw_written"):
             kept = []  # raw_kept: every message in memory of its own, as a view keeps it
             comm.Barrier()
             before = minor_faults()
             start = time.perf_counter()
             for _ in range(count):
                 if rank == 0:
+                    if label == "raw_written":  # the payload copied in, as a sender of
+                        buffer[:] = payload  # data a program may still change must
                     comm.Send(buffer, dest=1, tag=7)
-                elif label == "raw":
+                elif label != "raw_kept":
                     comm.Recv(buffer, source=0, tag=7)
                 else:
                     kept.append(np.empty(size, dtype=np.uint8))
@@ -322,7 +330,8 @@ def bench_throughput(reps: int, sizes: list[int], total: int) -> None:
         rate = {k: moved / statistics.median(v) for k, v in job.items()}
         ratios = {(k, base): [b / t for b, t in zip(job[base], job[k], strict=True)]
                   for k in ("driver", "driver_sealed", "driver_noview", "driver_sealed_noview",
-                            "seal_only", "raw_kept") for base in ("raw", "raw_kept")}
+                            "seal_only", "raw_kept", "raw_written")
+                  for base in ("raw", "raw_kept", "raw_written")}
         emit(figure="throughput", message_bytes=size, messages=count, reps=reps,
              load=os.getloadavg(),
              **{f"{k}_bytes_per_s": v for k, v in rate.items()},
@@ -333,6 +342,8 @@ def bench_throughput(reps: int, sizes: list[int], total: int) -> None:
              noview_over_raw=stats(ratios["driver_noview", "raw"]),
              sealed_noview_over_raw=stats(ratios["driver_sealed_noview", "raw"]),
              raw_kept_over_raw=stats(ratios["raw_kept", "raw"]),
+             raw_written_over_raw=stats(ratios["raw_written", "raw"]),
+             noview_over_raw_written=stats(ratios["driver_noview", "raw_written"]),
              sealed_ceiling_over_raw=stats(ratios["seal_only", "raw"]),
              receiver_minor_faults_per_message={k: statistics.median(v)
                                                 for k, v in faults.items()},
