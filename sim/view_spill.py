@@ -6,10 +6,11 @@ its view directory (:class:`sim.view_store.ViewSink`) only after the run, so a r
 grew with M (262 MB of payloads and 30 MB of records per rank for SecureSum at M = 256,
 d = 1,000). With :meth:`sim.view_store.ViewSink.prepare` each of the rank's views gets a
 :class:`SpilledReceived` for its ``received`` list before the run: each recorded payload is
-written to a hidden file in the run's view directory at once, and memory keeps only the
-message's index entry (sender, protocol, call, step, round, arrival time, the payload's dtype
-and shape). :func:`sim.view_store.write_view` then copies the arrays into the view file one at
-a time — byte for byte the file a view held in memory gives — and the spill file is unlinked.
+written at once to the rank's hidden :class:`SpillFile` in the run's view directory (one open
+file per rank), and memory keeps only the message's index entry (sender, protocol, call, step,
+round, arrival time, the payload's dtype and shape). :func:`sim.view_store.write_view` then
+copies the arrays into the view file one at a time — byte for byte the file a view held in
+memory gives — and the spill file is unlinked.
 What a rank holds for its views no longer depends on M but for those index entries.
 """
 
@@ -43,6 +44,38 @@ class Spilled:
         return os.pread(self.fd, self.nbytes, self.offset) if self.nbytes else b""
 
 
+class SpillFile:
+    """One hidden file of a run's view directory that a rank's views spill their payloads to.
+
+    Each :class:`SpilledReceived` of the rank appends its arrays here (each at a 64-byte
+    aligned offset) and keeps their places: one open file per rank, whatever the number of
+    parties it hosts (a file per party would reach the usual limit of 1,024 open files at
+    about a thousand parties on one rank). It is unlinked once the views are written
+    (:meth:`discard`, from any of them) and its descriptor closed when the last of them goes.
+    """
+
+    def __init__(self, directory: str | Path, name: str) -> None:
+        fd, path = tempfile.mkstemp(prefix=f".{name}.", suffix=".received",
+                                    dir=directory)  # a fresh name: an aborted run's stays
+        self.path = Path(path)
+        self.fd = fd
+        self._closer = weakref.finalize(self, os.close, fd)
+        self.at = 0  # where the next array goes
+
+    def append(self, arr: np.ndarray) -> tuple[int, int]:
+        """Write ``arr``'s bytes (C order) and their padding; their offset and length."""
+        data = memoryview(arr).cast("B") if arr.nbytes else b""
+        pad = bytes(padding(arr.nbytes))
+        at = self.at
+        os.pwrite(self.fd, bytes(data) + pad if pad else data, at)
+        self.at += arr.nbytes + len(pad)
+        return at, arr.nbytes
+
+    def discard(self) -> None:
+        """Unlink the file (what was spilled stays readable until the descriptor closes)."""
+        self.path.unlink(missing_ok=True)
+
+
 class _ArraySpill:
     """What :func:`encode` appends a payload's arrays to: each goes to the file at once."""
 
@@ -61,9 +94,10 @@ class SpilledReceived(Sequence[Message]):
 
     Issue 32, item 3: under MPI a rank's parties' views went into memory message by message (M
     − 1 payloads per party), so a rank's memory grew with M. A :class:`ViewSink` gives each of
-    its rank's views one of these before the run (:meth:`ViewSink.prepare`): ``append`` writes
-    the payload's arrays to ``path`` (each at a 64-byte aligned offset, exactly as the
-    data section of a view file lays them out) and keeps in memory only the message's index
+    its rank's views one of these before the run (:meth:`ViewSink.prepare`), all over one
+    :class:`SpillFile` (``file``; given a directory, a file of its own): ``append`` writes the
+    payload's arrays to it (each at a 64-byte aligned offset, padded as the data section of a
+    view file lays them out) and keeps in memory only the message's index
     entry — sender, protocol, call, step, round, arrival time and the payload's JSON with
     ``{"a": [i, dtype, shape]}`` references (:func:`encode`) — as compact JSON bytes, and each
     array's offset and length in two integer arrays: ≈ 190 B a message of one array, measured
@@ -71,28 +105,25 @@ class SpilledReceived(Sequence[Message]):
     the arrays into the view file one at a time, so the file is byte for byte the one a view
     held in memory gives. Reading a message back (``[i]``, iteration) reads its arrays from the
     file into fresh read-only arrays. The file is a hidden one in the run's view directory (a
-    fresh name per run); it is unlinked once the view file is written (:meth:`discard`) and its
-    descriptor closed when this object goes.
+    fresh name per run); it is unlinked once the view files are written (:meth:`discard`) and
+    its descriptor closed when the last view over it goes.
     """
 
-    def __init__(self, directory: str | Path, party: int) -> None:
-        fd, name = tempfile.mkstemp(prefix=f".party-{party}.", suffix=".received",
-                                    dir=directory)  # a fresh name: an aborted run's stays
-        self.path = Path(name)
-        self._fd = fd
-        self._closer = weakref.finalize(self, os.close, self._fd)
+    def __init__(self, file: SpillFile | str | Path, party: int) -> None:
+        if not isinstance(file, SpillFile):  # a directory: a file of this view's own
+            file = SpillFile(file, f"party-{party}")
+        self.file = file
+        self.path = file.path
         self._index = bytearray()  # the index entries as JSON, one after the other
         self._starts = array("Q")  # where each entry starts in it
         self._offsets, self._sizes = array("Q"), array("Q")  # each spilled array's place
-        self._at = 0
+        self._spilled_bytes = 0
 
     def _write_array(self, arr: np.ndarray) -> None:
-        data = memoryview(arr).cast("B") if arr.nbytes else b""
-        pad = bytes(padding(arr.nbytes))
-        os.pwrite(self._fd, bytes(data) + pad if pad else data, self._at)
-        self._offsets.append(self._at)
-        self._sizes.append(arr.nbytes)
-        self._at += arr.nbytes + len(pad)
+        at, size = self.file.append(arr)
+        self._offsets.append(at)
+        self._sizes.append(size)
+        self._spilled_bytes += size + padding(size)
 
     def append(self, message: Message) -> None:
         """Record ``message``: its payload's arrays to the file, its index entry kept."""
@@ -141,7 +172,7 @@ class SpilledReceived(Sequence[Message]):
         return np.frombuffer(self._spilled(i).read(), dtype=kind).reshape(shape)
 
     def _spilled(self, i: int) -> Spilled:
-        return Spilled(self._fd, self._offsets[i], self._sizes[i])
+        return Spilled(self.file.fd, self._offsets[i], self._sizes[i])
 
     def spilled_entries(self, shift: int) -> list[list[Any]]:
         """The index entries, each array reference's number increased by ``shift``."""
@@ -152,12 +183,13 @@ class SpilledReceived(Sequence[Message]):
         return [self._spilled(i) for i in range(len(self._offsets))]
 
     def nbytes(self) -> int:
-        """The bytes spilled so far (payloads and padding): what memory no longer holds."""
-        return self._at
+        """The bytes this view spilled so far (payloads and padding): what memory no longer
+        holds."""
+        return self._spilled_bytes
 
     def discard(self) -> None:
-        """Unlink the file (its data stays readable here until this object goes)."""
-        self.path.unlink(missing_ok=True)
+        """Unlink the spill file (its data stays readable here until this object goes)."""
+        self.file.discard()
 
 
 def _shifted(value: Any, shift: int) -> Any:

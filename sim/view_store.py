@@ -262,15 +262,18 @@ class ViewSink:
 
     def prepare(self, views: Mapping[int, View]) -> None:
         """Before the run: each of ``views`` (this rank's, still empty of messages) records
-        its received messages into a spill file of the next run's directory as they come
-        (:class:`sim.view_spill.SpilledReceived`), so that the run holds no payload of them."""
-        from sim.view_spill import SpilledReceived
+        its received messages into the rank's spill file in the next run's directory as they
+        come (:class:`sim.view_spill.SpilledReceived` over one
+        :class:`~sim.view_spill.SpillFile`), so that the run holds no payload of them."""
+        from sim.view_spill import SpilledReceived, SpillFile
 
         directory = Path(self.root) / f"run-{self.runs}"
         directory.mkdir(parents=True, exist_ok=True)
+        spill: SpillFile | None = None  # one file for all of them: one descriptor per rank
         for pid, view in views.items():
             if not view.received:
-                view.received = SpilledReceived(directory, pid)
+                spill = spill or SpillFile(directory, f"rank-{self.rank}")
+                view.received = SpilledReceived(spill, pid)
 
     def __call__(self, views: Mapping[int, View]) -> ViewStore:
         local = views.local() if isinstance(views, RankViews) else dict(views)

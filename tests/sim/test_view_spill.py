@@ -13,7 +13,7 @@ from parties.view import View, frozen, received_message
 from protocols.secure_sum import secure_sum
 from sim.network import Network
 from sim.simulation import Simulation
-from sim.view_spill import SpilledReceived
+from sim.view_spill import SpilledReceived, SpillFile
 from sim.view_store import ViewSink, read_view, write_view
 
 
@@ -90,3 +90,19 @@ def test_a_run_with_a_sink_spills_and_writes_the_views_it_would_hold(tmp_path) -
     # no spill file stays behind
     assert sorted(p.name for p in (tmp_path / "views" / "run-0").iterdir()) == sorted(
         ["index.json", *(f"party-{p}.view" for p in held)])
+
+
+def test_a_rank_s_views_share_one_spill_file_and_each_writes_its_own_bytes(tmp_path) -> None:
+    """Three views over one :class:`SpillFile` (a rank's): one file in the directory, and each
+    view file is byte for byte the one its view held in memory gives; discarding through
+    any of them unlinks the one file."""
+    spill = SpillFile(tmp_path, "rank-0")
+    views = [view_with(SpilledReceived(spill, 4)) for _ in range(3)]
+    held = write_view(tmp_path / "held.view", view_with([])).read_bytes()
+    assert [p.name for p in tmp_path.iterdir() if p.suffix == ".received"] == [spill.path.name]
+    for i, view in enumerate(views):
+        assert write_view(tmp_path / f"spilled-{i}.view", view).read_bytes() == held
+    assert spill.at == sum(v.received.nbytes() for v in views)
+    views[1].received.discard()
+    assert not spill.path.exists()
+    assert np.array_equal(views[2].received[0].payload, payloads()[0])  # still readable

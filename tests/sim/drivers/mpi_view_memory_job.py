@@ -7,7 +7,7 @@ Every rank runs ``run_scenario(SCENARIO, driver="mpi", out=OUT_DIR)``. When the 
 hands the views to the rank's view sink (:class:`sim.view_store.ViewSink`, before anything is
 written), the rank collects garbage and counts, with the garbage collector, the received-message
 records (:class:`parties.view.Message`) alive in the process and the bytes of their payloads,
-and measures with ``os.stat`` its parties' hidden spill files in the run's view directory. With
+and measures with ``os.stat`` its hidden spill file in the run's view directory. With
 ``memory`` the sink's ``prepare`` is skipped: the views record every message in memory, as
 before spilling (the control). With ``mailbox=BYTES`` the ranks' mailboxes hold at most BYTES of
 unread data in memory (:mod:`sim.drivers.mpi_mailbox`). Each rank also reports the most unread
@@ -42,9 +42,9 @@ def main() -> int:
         gc.collect()
         held = [o for o in gc.get_objects() if type(o) is Message]
         run_dir = Path(self.root) / f"run-{self.runs}"
-        own = sorted(views.local())  # the ranks share the directory: this rank's files
-        spilled = [p.stat().st_size for pid in own
-                   for p in run_dir.glob(f".party-{pid}.*.received")]
+        own = sorted(views.local())  # the ranks share the directory: this rank's file
+        spilled = [p.stat().st_size
+                   for p in run_dir.glob(f".rank-{comm.Get_rank()}.*.received")]
         at_sink.append({"own_parties": len(own), "messages": len(held),
                         "bytes": int(sum(m.payload.nbytes for m in held)),
                         "spill_files": len(spilled), "spilled_bytes": int(sum(spilled))})

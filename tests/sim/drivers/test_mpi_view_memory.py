@@ -3,7 +3,7 @@
 
 Real ``--ranks 2`` scenario jobs (``mpi_view_memory_job.py``) of SecureSum at M = 4 and
 M = 8 with ``--out``: at the moment the views go to the sink, the garbage collector finds no
-received-message record alive in a rank — at either M — while the spill files on disk hold at
+received-message record alive in a rank — at either M — while its spill file on disk holds at
 least what the closed form says the rank's parties received: each of its parties gets M − 1
 shares of ``cols`` 8-byte field elements. The control runs the same jobs with views recorded
 in memory (the behaviour before spilling): there the records a rank holds grow with M, and the
@@ -76,7 +76,8 @@ def test_a_rank_s_view_memory_does_not_grow_with_m(tmp_path) -> None:
     for m, ranks in spilled.items():
         for r in ranks:
             assert r["messages"] == 0 and r["bytes"] == 0
-            assert r["own_parties"] == m // 2 == r["spill_files"]
+            # one spill file per rank, whatever its parties (one descriptor, not one each)
+            assert r["own_parties"] == m // 2 and r["spill_files"] == 1
             # each own party received M − 1 shares of COLS uint64 elements, now on disk
             assert r["spilled_bytes"] >= r["own_parties"] * (m - 1) * COLS * 8
 
