@@ -99,6 +99,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from parties.view import View
 from protocols.context import PartyContext
 from protocols.errors import InputError
@@ -335,14 +337,17 @@ class MpiDriver:
         replaces its rows in place: a row travels (or is stored) once, with its time, and no
         rank builds a table of every delivery or a second copy of every row.
         """
-        outgoing: list[list[tuple[int, float]]] = [[] for _ in range(self.size)]
-        for sender_rank, row, t in outcome.deliveries:
-            outgoing[sender_rank].append((row, t))
-        outcome.deliveries.clear()
+        delivered = outcome.deliveries  # two numbers a message travel, as numpy arrays
+        ranks = np.frombuffer(delivered.ranks, dtype=np.int64)
+        numbers = np.frombuffer(delivered.rows, dtype=np.int64)
+        times = np.frombuffer(delivered.times, dtype=np.float64)
+        outgoing = [(numbers[ranks == r], times[ranks == r]) for r in range(self.size)]
+        del ranks, numbers, times
+        delivered.clear()
         rows = outcome.rows
         wait(self.comm.Ibarrier())  # every rank here, waited politely: then alltoall is quick
-        for part in self.comm.alltoall(outgoing):
-            for i, t in part:
+        for part_numbers, part_times in self.comm.alltoall(outgoing):
+            for i, t in zip(part_numbers.tolist(), part_times.tolist(), strict=True):
                 rows[i] = rows[i]._replace(delivered_s=t)
 
     def _store_rows(self, outcome: RankOutcome) -> Any:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import time
+from array import array
 from collections import deque
 from collections.abc import Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -67,6 +68,31 @@ _WAITING = object()
 (:meth:`Run._arrive`) or throws the abort notice into it (:meth:`Run._aborted`)."""
 
 
+class Deliveries:
+    """(sender's rank, row number there, delivery time) of each message a rank's parties
+    received, in three typed arrays: 24 B a message, where a tuple of three objects took
+    ≈ 150 (17 MB per rank for PD-NMF at M = 256 over 2 ranks)."""
+
+    __slots__ = ("ranks", "rows", "times")
+
+    def __init__(self) -> None:
+        self.ranks, self.rows, self.times = array("q"), array("q"), array("d")
+
+    def append(self, rank: int, row: int, t: float) -> None:
+        self.ranks.append(rank)
+        self.rows.append(row)
+        self.times.append(t)
+
+    def __iter__(self) -> Iterator[tuple[int, int, float]]:
+        return zip(self.ranks, self.rows, self.times, strict=True)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def clear(self) -> None:
+        self.ranks, self.rows, self.times = array("q"), array("q"), array("d")
+
+
 @dataclass
 class RankOutcome:
     """One rank's share of a run: its parties' outputs, the rows they sent, and deliveries.
@@ -78,7 +104,7 @@ class RankOutcome:
 
     outputs: dict[int, Any]
     rows: list[Row]
-    deliveries: list[tuple[int, int, float]]
+    deliveries: Deliveries
     wall_s: float
     faults: FaultLog | None = None
 
@@ -123,7 +149,7 @@ class Run(RankFailure, FaultInjection, Interpreter):
         # the run's sealed channels, never a context's: as many kept as its parties need
         self.channels = RunChannels(kept_for(len(contexts)))
         self.rows: list[Row] = []
-        self.deliveries: list[tuple[int, int, float]] = []
+        self.deliveries = Deliveries()
         self.outputs: dict[int, Any] = {}
         self.abort: ProtocolAbort | None = None  # the first abort this rank learned of
         self.own_failure: tuple[float, ProtocolAbort] | None = None
@@ -323,7 +349,7 @@ class Run(RankFailure, FaultInjection, Interpreter):
         """Hand ``data`` to a party of this rank, or frame it and send it to its rank."""
         dest = self.owner[to]
         if dest == self.rank:
-            self.deliveries.append((self.rank, row_index, now))
+            self.deliveries.append(self.rank, row_index, now)
             self._arrive(Envelope(pid, to, call.protocol, call.index, step, round_, data,
                                   sealed, now))
             return
@@ -446,7 +472,7 @@ class Run(RankFailure, FaultInjection, Interpreter):
         # (the frame: the sender rank's row count) is erased before anything can see it
         memoryview(writable)[:at] = bytes(at)
         now = time.time() - self.start
-        self.deliveries.append((source, row, now))
+        self.deliveries.append(source, row, now)
         self.last_from_rank[source] = f"{protocol}#{index}"
         self._arrive(Envelope(sender, receiver, protocol, index, step, round_,
                               memoryview(raw)[at:], sealed, now,
