@@ -11,8 +11,9 @@ takes it — into new storage of its own, as if it had just arrived (:func:`rece
 so everything after is unchanged: the same envelope, opened in place if sealed, the same view
 record. What stays in memory per spilled message is its envelope (≈ 200 B).
 
-The file is an anonymous temporary file (``tempfile.TemporaryFile``: unlinked from the start,
-so nothing is left behind whatever ends the run), opened at the first spill. It lives in the
+The file is an anonymous temporary file in the system's temporary directory (``TMPDIR``;
+``tempfile.TemporaryFile``: unlinked from the start, so nothing is left behind whatever ends
+the run), opened at the first spill. It lives in the
 run's transport, never in a context: no program can reach it.
 """
 
