@@ -83,12 +83,6 @@ class Deliveries:
         self.rows.append(row)
         self.times.append(t)
 
-    def __iter__(self) -> Iterator[tuple[int, int, float]]:
-        return zip(self.ranks, self.rows, self.times, strict=True)
-
-    def __len__(self) -> int:
-        return len(self.rows)
-
     def clear(self) -> None:
         self.ranks, self.rows, self.times = array("q"), array("q"), array("d")
 
