@@ -19,10 +19,12 @@ and what differs from SimPy is what the transport does:
   the sender's ledger row, the lengths; then protocol and step as UTF-8), then the data,
   written into a reused send buffer (:mod:`sim.drivers.mpi_transfer`): an unsealed numeric
   payload is encoded straight into it, a sealed one sealed into it in place. Nothing is
-  pickled. The receiver probes the size and receives the message at once into a new
-  ``bytes`` object that becomes the payload's storage (the frame erased, a sealed message
-  opened over its own ciphertext): the view's record and the program's array are read-only
-  views of it, and no received byte is copied. Between two parties of
+  pickled. The receiver probes the size and receives the message at once into a ``bytes``
+  object that becomes the payload's storage (the frame erased, a sealed message opened over
+  its own ciphertext): the view's record and the program's array are read-only views of it,
+  and no received byte is copied. Storage nothing refers to any more is received into again
+  (:class:`~sim.drivers.mpi_transfer.ReceivedStorage`); unread messages past a budget wait in
+  the rank's mailbox file (:mod:`sim.drivers.mpi_mailbox`). Between two parties of
   one rank the same bytes are handed over in memory, so the bytes counted are the bytes that
   would travel.
 * ``Recv``/``RecvEach``/``RecvAny`` — wait until the message with that (sender, call, step) is
