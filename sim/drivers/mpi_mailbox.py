@@ -7,9 +7,10 @@ party's M − 1 messages arrive before any of its programs reads one: at M = 256
 once the views were spilled (:mod:`sim.view_spill`). Here a rank's mailboxes hold at most
 ``budget`` bytes of unread data in memory (:data:`MAILBOX_BYTES` by default); a message that
 arrives past it is written to the rank's mailbox file at once and read back when its receiver
-takes it — into new storage of its own, as if it had just arrived (:func:`received_storage`),
-so everything after is unchanged: the same envelope, opened in place if sealed, the same view
-record. What stays in memory per spilled message is its envelope (≈ 200 B).
+takes it — into storage of its own, as if it had just arrived (the rank's
+:class:`~sim.drivers.mpi_transfer.ReceivedStorage`), so everything after is unchanged: the
+same envelope, opened in place if sealed, the same view record. What stays in memory per
+spilled message is its envelope (≈ 200 B).
 
 The file is an anonymous temporary file in the system's temporary directory (``TMPDIR``;
 ``tempfile.TemporaryFile``: unlinked from the start, so nothing is left behind whatever ends
@@ -22,11 +23,11 @@ from __future__ import annotations
 import os
 import tempfile
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
-from typing import IO, Any
+from collections.abc import Iterable, Iterator
+from typing import IO
 
 from sim.drivers.interpreter import Key
-from sim.drivers.mpi_transfer import Envelope, received_storage
+from sim.drivers.mpi_transfer import Envelope, ReceivedStorage
 
 MAILBOX_BYTES = 64 << 20
 """Unread message data a rank holds in memory before it spills arrivals to its mailbox file."""
@@ -37,17 +38,16 @@ SPILL_FROM = 1024
 class Mailboxes:
     """The unread messages of a rank's parties, by receiver and key, in order of arrival.
 
-    ``writable_at(address, size)`` makes a writable buffer over memory (``MPI.buffer.
-    fromaddress``); ``kept`` says whether views will keep restored payloads (their storage is
-    then populated before it is read into: :func:`protocols.fresh_bytes.new_bytes`).
+    A spilled message is read back into ``storage`` (the rank's received storage); ``kept``
+    says whether views will keep restored payloads (:meth:`ReceivedStorage.take`).
     """
 
-    def __init__(self, parties: Iterable[int], writable_at: Callable[[int, int], Any],
+    def __init__(self, parties: Iterable[int], storage: ReceivedStorage,
                  budget: int = MAILBOX_BYTES, kept: bool = True) -> None:
         if budget < 0:
             raise ValueError(f"a mailbox budget of {budget} bytes must not be negative")
         self._boxes: dict[int, dict[Key, deque[Envelope]]] = {p: {} for p in parties}
-        self._writable_at = writable_at
+        self._storage = storage
         self._kept = kept
         self.budget = budget
         self.held = 0  # bytes of unread data in memory now
@@ -114,7 +114,7 @@ class Mailboxes:
             return envelope
         assert self._file is not None
         (at, size), envelope.spilled = envelope.spilled, None
-        raw, writable = received_storage(size, self._writable_at, self._kept)
+        raw, writable = self._storage.take(size, self._kept)
         if os.preadv(self._file.fileno(), [writable], at) != size:
             raise OSError(f"the mailbox file gave back less than a message's {size} bytes")
         envelope.data = memoryview(raw)

@@ -134,8 +134,6 @@ class Run(RankFailure, FaultInjection, Interpreter):
         self.gens: dict[int, Generator[Any, Any, None]] = {}  # the loops still running
         self.ready: deque[tuple[int, Any, BaseException | None]] = deque()
         self.waiting: dict[int, tuple[tuple[Key, ...], Any]] = {}
-        self.mailbox = Mailboxes(contexts, self.MPI.buffer.fromaddress, driver.mailbox_bytes,
-                                 kept=self.record_messages)  # past its budget, on disk
         self.max_round: dict[int, int] = dict.fromkeys(contexts, 0)
         self.last_call: dict[int, Call] = {}
         self.counters: dict[tuple[int, int], int] = {}
@@ -149,6 +147,8 @@ class Run(RankFailure, FaultInjection, Interpreter):
         self.own_failure: tuple[float, ProtocolAbort] | None = None
         self.requests = InFlight()  # sends in flight, with their (reused) buffers
         self.storage = ReceivedStorage(self.MPI.buffer.fromaddress)
+        self.mailbox = Mailboxes(contexts, self.storage, driver.mailbox_bytes,
+                                 kept=self.record_messages)  # past its budget, on disk
         self.sent = 0
         self.received = 0
         self.last_from_rank: dict[int, str] = {}

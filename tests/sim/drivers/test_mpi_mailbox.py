@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from sim.drivers.mpi_mailbox import SPILL_FROM, Mailboxes
-from sim.drivers.mpi_transfer import Envelope
+from sim.drivers.mpi_transfer import Envelope, ReceivedStorage
 
 
 def writable_at(address: int, size: int) -> memoryview:
@@ -27,7 +27,7 @@ def test_past_the_budget_messages_wait_on_disk_and_come_back_as_they_were() -> N
     rng = np.random.default_rng(4)
     sent = [rng.integers(0, 256, n, dtype=np.uint8).tobytes()
             for n in (5000, 3000, 100, 8000, 4000)]
-    boxes = Mailboxes([9], writable_at, budget=6000)
+    boxes = Mailboxes([9], ReceivedStorage(writable_at), budget=6000)
     for i, data in enumerate(sent):
         boxes.put(envelope(i % 2, f"m{i}", data, sealed=i == 3))
     # 5000 fits; 3000 would pass 6000: spilled; 100 is short: kept; 8000 and 4000 spilled
@@ -42,7 +42,7 @@ def test_past_the_budget_messages_wait_on_disk_and_come_back_as_they_were() -> N
 
 
 def test_messages_under_one_key_come_in_order_of_arrival() -> None:
-    boxes = Mailboxes([9], writable_at, budget=0)
+    boxes = Mailboxes([9], ReceivedStorage(writable_at), budget=0)
     payloads = [bytes([k]) * (SPILL_FROM + k) for k in range(4)]
     for data in payloads:
         boxes.put(envelope(0, "same", data))
@@ -53,4 +53,4 @@ def test_messages_under_one_key_come_in_order_of_arrival() -> None:
 
 def test_a_negative_budget_is_refused() -> None:
     with pytest.raises(ValueError, match="must not be negative"):
-        Mailboxes([0], writable_at, budget=-1)
+        Mailboxes([0], ReceivedStorage(writable_at), budget=-1)
