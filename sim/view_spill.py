@@ -95,7 +95,7 @@ class SpilledReceived(Sequence[Message]):
     Issue 32, item 3: under MPI a rank's parties' views went into memory message by message (M
     − 1 payloads per party), so a rank's memory grew with M. A :class:`ViewSink` gives each of
     its rank's views one of these before the run (:meth:`ViewSink.prepare`), all over one
-    :class:`SpillFile` (``file``; given a directory, a file of its own): ``append`` writes the
+    :class:`SpillFile` (``file``): ``append`` writes the
     payload's arrays to it (each at a 64-byte aligned offset, padded as the data section of a
     view file lays them out) and keeps in memory only the message's index
     entry — sender, protocol, call, step, round, arrival time and the payload's JSON with
@@ -109,9 +109,7 @@ class SpilledReceived(Sequence[Message]):
     its descriptor closed when the last view over it goes.
     """
 
-    def __init__(self, file: SpillFile | str | Path, party: int) -> None:
-        if not isinstance(file, SpillFile):  # a directory: a file of this view's own
-            file = SpillFile(file, f"party-{party}")
+    def __init__(self, file: SpillFile) -> None:
         self.file = file
         self.path = file.path
         self._index = bytearray()  # the index entries as JSON, one after the other

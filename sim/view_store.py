@@ -270,10 +270,10 @@ class ViewSink:
         directory = Path(self.root) / f"run-{self.runs}"
         directory.mkdir(parents=True, exist_ok=True)
         spill: SpillFile | None = None  # one file for all of them: one descriptor per rank
-        for pid, view in views.items():
+        for view in views.values():
             if not view.received:
                 spill = spill or SpillFile(directory, f"rank-{self.rank}")
-                view.received = SpilledReceived(spill, pid)
+                view.received = SpilledReceived(spill)
 
     def __call__(self, views: Mapping[int, View]) -> ViewStore:
         local = views.local() if isinstance(views, RankViews) else dict(views)

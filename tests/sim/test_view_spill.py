@@ -41,7 +41,7 @@ def view_with(received: object) -> View:
 
 def test_a_spilled_view_file_is_the_in_memory_view_s_byte_for_byte(tmp_path) -> None:
     held = write_view(tmp_path / "held.view", view_with([])).read_bytes()
-    spill = SpilledReceived(tmp_path, 4)
+    spill = SpilledReceived(SpillFile(tmp_path, "party-4"))
     assert spill.path.exists() and spill.path.name.startswith(".party-4.")
     spilled = write_view(tmp_path / "spilled.view", view_with(spill)).read_bytes()
     assert spilled == held
@@ -54,7 +54,7 @@ def test_a_spilled_view_file_is_the_in_memory_view_s_byte_for_byte(tmp_path) -> 
 
 
 def test_spilled_messages_read_back_as_appended(tmp_path) -> None:
-    spill = SpilledReceived(tmp_path, 1)
+    spill = SpilledReceived(SpillFile(tmp_path, "party-1"))
     view_with(spill)
     for i, (message, expected) in enumerate(zip(spill, payloads(), strict=True)):
         assert (message.sender, message.call, message.round, message.arrived_s) == (
@@ -97,7 +97,7 @@ def test_a_rank_s_views_share_one_spill_file_and_each_writes_its_own_bytes(tmp_p
     view file is byte for byte the one its view held in memory gives; discarding through
     any of them unlinks the one file."""
     spill = SpillFile(tmp_path, "rank-0")
-    views = [view_with(SpilledReceived(spill, 4)) for _ in range(3)]
+    views = [view_with(SpilledReceived(spill)) for _ in range(3)]
     held = write_view(tmp_path / "held.view", view_with([])).read_bytes()
     assert [p.name for p in tmp_path.iterdir() if p.suffix == ".received"] == [spill.path.name]
     for i, view in enumerate(views):
