@@ -26,25 +26,16 @@ HERE = Path(__file__).resolve().parent
 pytest.importorskip("mpi4py", reason="the mpi extra is not installed")
 MPIEXEC = Path(sysconfig.get_path("scripts")) / "mpiexec"
 
+sys.path.insert(0, str(HERE))
+from test_mpi_view_store import SUM  # noqa: E402  (the same SecureSum scenario)
+
 COLS = 400
-SUM = """
-    seed = 5
-    write_views = true
-    [network]
-    parties = {m}
-    [data]
-    source = "synthetic"
-    rows = 40
-    cols = {cols}
-    [algorithm]
-    name = "secure_sum"
-"""
 
 
 def job(tmp_path: Path, m: int, mode: str, *options: str) -> list[dict]:
     """Each rank's report at the view sink, with its mailboxes' (``mailbox``)."""
     scenario = tmp_path / f"sum{m}.toml"
-    scenario.write_text(textwrap.dedent(SUM.format(m=m, cols=COLS)))
+    scenario.write_text(textwrap.dedent(SUM.format(m=m, rows=40, cols=COLS)))
     report = tmp_path / f"{mode}{m}.json"
     done = subprocess.run([str(MPIEXEC), "-n", "2", sys.executable,
                            str(HERE / "mpi_view_memory_job.py"), str(scenario),
