@@ -57,6 +57,11 @@ _VECTOR_DTYPES: dict[tuple[int, int, int, int], np.dtype] = {
 }
 """Header → dtype of the vectors :func:`decode` reads without its general path (numeric
 dtypes already in the host's byte order)."""
+_VECTOR_CODES: dict[np.dtype, tuple[int, np.dtype]] = {
+    dtype: (code, dtype) for (_, code, _, _), dtype in _VECTOR_DTYPES.items()
+}
+"""A native fixed-width dtype's code, and the wire dtype (itself): :func:`encoded_head`'s
+fast path."""
 
 
 class WireFormatError(MpcsimError):
@@ -113,6 +118,11 @@ def encoded_head(payload: np.ndarray) -> tuple[bytes, np.dtype]:
     many dimensions.
     """
     arr = np.asarray(payload)
+    if arr.ndim == 1:  # a vector of a native dtype, the common case: one pack
+        vector = _VECTOR_CODES.get(arr.dtype)
+        if vector is not None:
+            return _VECTOR.pack(VERSION, vector[0], 1, vector[1].itemsize, arr.shape[0]), \
+                vector[1]
     code = _CODES.get(arr.dtype)
     if code is None:
         raise WireFormatError(f"payload dtype {arr.dtype} has no wire encoding")

@@ -276,6 +276,20 @@ class Network:
         self._route_links[key] = cached
         return cached
 
+    def hops(self, sender: int, receiver: int) -> int:
+        """The number of links on the route from ``sender`` to ``receiver``
+        (``len(route_links(...))`` without building the route of a direct link: a ledger's
+        ``hops`` for every message of a transport that only counts them)."""
+        if self._complete is not None:
+            self._check_pair(sender, receiver)
+            return 1
+        cached = self._route_links.get((sender, receiver))
+        if cached is not None:
+            return len(cached)
+        if receiver in self.direct_links(sender):
+            return 1
+        return len(self.route_links(sender, receiver))
+
     def link(self, a: object, b: object) -> Link:
         if self._complete is not None:
             self._check_pair(a, b)

@@ -51,11 +51,10 @@ from sim.drivers.mpi_transfer import (
     DATA,
     IN_FLIGHT_BYTES,
     Envelope,
+    Framing,
     InFlight,
     ReceivedStorage,
-    framed,
     message_tag,
-    read_frame,
 )
 from sim.faults import FaultLog
 from sim.ledger import Row
@@ -146,6 +145,7 @@ class Run(RankFailure, FaultInjection, Interpreter):
         self.abort: ProtocolAbort | None = None  # the first abort this rank learned of
         self.own_failure: tuple[float, ProtocolAbort] | None = None
         self.requests = InFlight()  # sends in flight, with their (reused) buffers
+        self.framing = Framing(self.requests.buffers)
         self.storage = ReceivedStorage(self.MPI.buffer.fromaddress)
         self.mailbox = Mailboxes(contexts, self.storage, driver.mailbox_bytes,
                                  kept=self.record_messages)  # past its budget, on disk
@@ -330,7 +330,7 @@ class Run(RankFailure, FaultInjection, Interpreter):
             n_bytes = len(data)
             if self.driver.interceptor is not None:
                 data = self.driver.interceptor(pid, to, call.tag(step), data)
-        hops = len(self.driver.network.route_links(pid, to))
+        hops = self.driver.network.hops(pid, to)
         self.rows.append(Row(pid, to, call.protocol, call.index, step, ctx.phase, round_,
                              elements, n_bytes, hops, now, now))
         if data is not None:  # through the fault plan, if any (mpi_faults)
@@ -347,9 +347,9 @@ class Run(RankFailure, FaultInjection, Interpreter):
             self._arrive(Envelope(pid, to, call.protocol, call.index, step, round_, data,
                                   sealed, now))
             return
-        buffer, at = framed(self.requests.buffers, pid, to, call, step, round_, sealed,
-                            row_index, len(data))
-        buffer[at:] = np.frombuffer(data, dtype=np.uint8)
+        buffer, view, at = self.framing.framed(pid, to, call, step, round_, sealed, row_index,
+                                               len(data))
+        view[at:] = data
         self._post(buffer, dest, call, step)
 
     def _next_number(self, pid: int, to: int) -> int:
@@ -374,29 +374,29 @@ class Run(RankFailure, FaultInjection, Interpreter):
             head, dtype = wire.encoded_head(arr)
             n_data = len(head) + arr.size * dtype.itemsize
             room = SEAL_OVERHEAD_BYTES if is_sealed else 0
-            buffer, at = framed(self.requests.buffers, pid, to, call, step, round_, is_sealed,
-                                row_index, n_data + room)
+            buffer, view, at = self.framing.framed(pid, to, call, step, round_, is_sealed,
+                                                   row_index, n_data + room)
             start = at + NONCE_BYTES if is_sealed else at
-            buffer[start:start + len(head)] = np.frombuffer(head, dtype=np.uint8)
+            view[start:start + len(head)] = head
             buffer[start + len(head):start + n_data].view(dtype)[:] = arr.reshape(-1)
             if is_sealed:
                 self.channels.sending(ctx, to).seal_in_place(
-                    self._next_number(pid, to), memoryview(buffer)[at:],
+                    self._next_number(pid, to), view[at:],
                     self.channels.header(call, step, round_))
             self._post(buffer, dest, call, step)
             return wire.payload_elements(arr), n_data + room
         data, elements = encode_payload(ctx, payload, encoded)
         if not is_sealed:
             n_bytes = len(data)
-            buffer, at = framed(self.requests.buffers, pid, to, call, step, round_, False,
-                                row_index, n_bytes)
-            buffer[at:] = np.frombuffer(data, dtype=np.uint8)
+            buffer, view, at = self.framing.framed(pid, to, call, step, round_, False,
+                                                   row_index, n_bytes)
+            view[at:] = data
         else:
             n_bytes = len(data) + SEAL_OVERHEAD_BYTES
-            buffer, at = framed(self.requests.buffers, pid, to, call, step, round_, True,
-                                row_index, n_bytes)
+            buffer, view, at = self.framing.framed(pid, to, call, step, round_, True,
+                                                   row_index, n_bytes)
             self.channels.sending(ctx, to).seal_into(
-                self._next_number(pid, to), data, memoryview(buffer)[at:],
+                self._next_number(pid, to), data, view[at:],
                 self.channels.header(call, step, round_))
         self._post(buffer, dest, call, step)
         return elements, n_bytes
@@ -453,8 +453,8 @@ class Run(RankFailure, FaultInjection, Interpreter):
     def _receive_message(self, source: int, tag: int, raw: bytes, writable: Any) -> None:
         """A message has arrived from rank ``source``: check its frame, hand over its data."""
         self.received += 1
-        kind, sender, receiver, index, round_, sealed, row, protocol, step, at = read_frame(
-            raw, source)
+        kind, sender, receiver, index, round_, sealed, row, protocol, step, at = (
+            self.framing.read_frame(raw, source))
         if (kind != DATA or self.owner.get(sender) != source
                 or self.owner.get(receiver) != self.rank
                 or message_tag(Call(protocol, index), step, self.tag_ub) != tag):

@@ -1,8 +1,8 @@
-"""The MPI transport's buffers: send buffers reused once their send completed, and received
-storage reused once nothing refers to it.
+"""The MPI transport's frames and buffers: send buffers reused once their send completed, and
+received storage reused once nothing refers to it.
 
 A message between two ranks is one MPI message: its frame (kind, parties, call, round, the
-length of its data: ``_FRAME`` in :mod:`sim.drivers.mpi_rank`), then its data — the wire
+length of its data: :data:`FRAME`, written by :class:`Framing`), then its data — the wire
 encoding (:mod:`protocols.wire`), written straight into the buffer for an unsealed numeric
 payload, or sealed into it (AES-GCM writes nonce ‖ ciphertext ‖ tag in place: no
 concatenation). The buffer is sent as it is (``Isend``: nothing pickled, nothing joined) and
@@ -183,41 +183,76 @@ def data_offset(n_protocol: int, n_step: int) -> int:
     return (FRAME.size + n_protocol + n_step + 15) // 16 * 16
 
 
-def framed(buffers: BufferPool, pid: int, to: int, call: Call, step: str, round_: int,
-           sealed: bool, row_index: int, n_data: int) -> tuple[np.ndarray, int]:
-    """A send buffer holding a message's frame, and where its ``n_data`` bytes go."""
-    protocol_raw, step_raw = call.protocol.encode(), step.encode()
-    at = data_offset(len(protocol_raw), len(step_raw))
-    buffer = buffers.take(at + n_data)
-    FRAME.pack_into(buffer, 0, DATA, pid, to, call.index, round_, int(sealed), row_index,
-                    len(protocol_raw), len(step_raw), n_data)
-    end = FRAME.size + len(protocol_raw)
-    buffer[FRAME.size:end] = np.frombuffer(protocol_raw, dtype=np.uint8)
-    buffer[end:end + len(step_raw)] = np.frombuffer(step_raw, dtype=np.uint8)
-    buffer[end + len(step_raw):at] = 0
-    return buffer, at
+_NAMES_KEPT = 4096
+"""(protocol, step) pairs whose encodings :class:`Framing` keeps (a protocol has a few steps;
+a program that names every message afresh only refills the cache)."""
 
 
-def read_frame(raw: bytes, source: int) -> tuple[int, int, int, int, int, bool, int, str, str,
-                                                  int]:
-    """A received message's frame: kind, sender, receiver, call, round, sealed, the sender's
-    row, protocol, step, and where its data starts (checked against the message's length).
+class Framing:
+    """Frames messages into send buffers and reads received frames.
 
-    Raises :class:`~protocols.errors.MpcsimError` naming rank ``source`` on a malformed frame.
+    A frame's names — protocol and step, UTF-8, padded to the data's alignment — are encoded
+    once per pair and kept (up to :data:`_NAMES_KEPT` pairs, then forgotten at once): most
+    messages of a run share a few pairs, and encoding and writing them piecewise took 60 %
+    of a message's framing (5.7 → 2.2 µs). Decoding two short names costs less than a
+    cache lookup keyed by their bytes would.
     """
-    try:
-        kind, sender, receiver, index, round_, sealed, row, n_proto, n_step, n_data = (
-            FRAME.unpack_from(raw))
-        at = FRAME.size
-        protocol = raw[at:at + n_proto].decode()
-        step = raw[at + n_proto:at + n_proto + n_step].decode()
-    except (struct.error, UnicodeDecodeError) as exc:
-        raise MpcsimError(f"rank {source} sent a malformed frame: {exc}") from None
-    at = data_offset(n_proto, n_step)
-    if len(raw) != at + n_data:
-        raise MpcsimError(f"rank {source} sent {len(raw) - at} bytes of data where its frame "
-                          f"announced {n_data}")
-    return kind, sender, receiver, index, round_, bool(sealed), row, protocol, step, at
+
+    __slots__ = ("_encoded", "buffers")
+
+    def __init__(self, buffers: BufferPool) -> None:
+        self.buffers = buffers
+        self._encoded: dict[tuple[str, str], tuple[bytes, int, int]] = {}
+
+    def _names(self, protocol: str, step: str) -> tuple[bytes, int, int]:
+        """protocol ‖ step ‖ zero padding to the data's offset, and the two lengths."""
+        key = (protocol, step)
+        names = self._encoded.get(key)
+        if names is None:
+            protocol_raw, step_raw = protocol.encode(), step.encode()
+            at = data_offset(len(protocol_raw), len(step_raw))
+            padded = (protocol_raw + step_raw).ljust(at - FRAME.size, b"\0")
+            names = (padded, len(protocol_raw), len(step_raw))
+            if len(self._encoded) >= _NAMES_KEPT:
+                self._encoded.clear()
+            self._encoded[key] = names
+        return names
+
+    def framed(self, pid: int, to: int, call: Call, step: str, round_: int, sealed: bool,
+               row_index: int, n_data: int) -> tuple[np.ndarray, memoryview, int]:
+        """A send buffer holding a message's frame, a writable view of it, and where its
+        ``n_data`` bytes go."""
+        names, n_protocol, n_step = self._names(call.protocol, step)
+        at = FRAME.size + len(names)
+        buffer = self.buffers.take(at + n_data)
+        view = memoryview(buffer)
+        FRAME.pack_into(view, 0, DATA, pid, to, call.index, round_, int(sealed), row_index,
+                        n_protocol, n_step, n_data)
+        view[FRAME.size:at] = names
+        return buffer, view, at
+
+    def read_frame(self, raw: bytes, source: int
+                   ) -> tuple[int, int, int, int, int, bool, int, str, str, int]:
+        """A received message's frame: kind, sender, receiver, call, round, sealed, the
+        sender's row, protocol, step, and where its data starts (checked against the
+        message's length).
+
+        Raises :class:`~protocols.errors.MpcsimError` naming rank ``source`` on a malformed
+        frame.
+        """
+        try:
+            kind, sender, receiver, index, round_, sealed, row, n_proto, n_step, n_data = (
+                FRAME.unpack_from(raw))
+            at = FRAME.size
+            protocol = raw[at:at + n_proto].decode()
+            step = raw[at + n_proto:at + n_proto + n_step].decode()
+        except (struct.error, UnicodeDecodeError) as exc:
+            raise MpcsimError(f"rank {source} sent a malformed frame: {exc}") from None
+        at = data_offset(n_proto, n_step)
+        if len(raw) != at + n_data:
+            raise MpcsimError(f"rank {source} sent {len(raw) - at} bytes of data where its "
+                              f"frame announced {n_data}")
+        return kind, sender, receiver, index, round_, bool(sealed), row, protocol, step, at
 
 
 class InFlight:

@@ -114,6 +114,32 @@ def test_route_takes_the_lowest_latency_path() -> None:
                 assert hops[0][0] == a and hops[-1][1] == b
 
 
+def test_hops_count_the_links_of_the_lowest_latency_path() -> None:
+    """``hops`` (the ledger's column under MPI) is the number of links on the path networkx
+    finds, whichever of the network's caches answers first."""
+    rng = np.random.default_rng(11)
+    links = [{"a": a, "b": b, "latency_ms": float(rng.integers(1, 50))}
+             for a in range(7) for b in range(a + 1, 7) if rng.random() < 0.6]
+    builds = [lambda: Network.build(7, links=links), lambda: Network.build(6, topology="star"),
+              lambda: Network.build(6, topology="ring"), lambda: Network.build(5)]
+    for build in builds:
+        net, graph = build(), build().graph  # (a complete network's own graph is implicit)
+        for first in (False, True):  # before any route is cached, then from the caches
+            for a in net.participants:
+                for b in net.participants:
+                    if a == b:
+                        continue
+                    path = nx.shortest_path(graph, a, b,
+                                            weight=lambda u, v, d: d["link"].latency_s)
+                    assert net.hops(a, b) == len(path) - 1, (net.topology, a, b, first)
+                    if first:
+                        net.route_links(a, b)
+    with pytest.raises(KeyError):
+        Network.build(3).hops(0, 0)
+    with pytest.raises(KeyError):
+        Network.build(3).hops(0, 3)
+
+
 def test_disconnected_graphs_are_rejected() -> None:
     with pytest.raises(InputError, match="not connected"):
         Network.build(3, links=[{"a": 0, "b": 1}])

@@ -101,3 +101,38 @@ def test_received_storage_is_reused_only_once_nothing_refers_to_it() -> None:
     del held, third, third_writable
     sizes = {id(pool.take(5_000)[0]) for _ in range(3)}  # each dropped at once: one object
     assert len(sizes) == 1
+
+
+def test_framing_writes_the_documented_frame_and_reads_it_back() -> None:
+    """A frame is ``FRAME`` (kind, sender, receiver, call, round, sealed, row, the three
+    lengths) then protocol and step in UTF-8, zero-padded so the data starts at a multiple of
+    16 — read here with ``struct`` alone — and ``read_frame`` returns what was written, for
+    more (protocol, step) pairs than the framing keeps encoded."""
+    import struct
+
+    from protocols.effects import Call
+    from sim.drivers import mpi_transfer
+    from sim.drivers.mpi_transfer import BufferPool, Framing
+
+    layout = struct.Struct("<BQQQQBQHHQ")
+    framing = Framing(BufferPool())
+    steps = ["share", "sum", "β-round", *(f"m{i}" for i in range(mpi_transfer._NAMES_KEPT + 5)),
+             "share"]
+    for i, step in enumerate(steps):
+        call = Call("secure_sum" if i % 2 else "pd_nmf·svd", 7 + i)
+        data = bytes((i + j) % 256 for j in range(13 + i % 5))
+        buffer, view, at = framing.framed(3, 9, call, step, 2 + i, bool(i % 3), 40 + i,
+                                          len(data))
+        view[at:] = data
+        raw = bytes(buffer)
+        fields = layout.unpack_from(raw)
+        protocol, step_raw = call.protocol.encode(), step.encode()
+        assert fields == (1, 3, 9, call.index, 2 + i, int(bool(i % 3)), 40 + i, len(protocol),
+                          len(step_raw), len(data))
+        names_end = layout.size + len(protocol) + len(step_raw)
+        assert raw[layout.size:names_end] == protocol + step_raw
+        assert at % 16 == 0 and names_end <= at < names_end + 16
+        assert raw[names_end:at] == bytes(at - names_end) and raw[at:] == data
+        assert framing.read_frame(raw, 1) == (1, 3, 9, call.index, 2 + i, bool(i % 3), 40 + i,
+                                              call.protocol, step, at)
+        framing.buffers.give(buffer)
