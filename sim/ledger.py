@@ -17,6 +17,7 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
@@ -92,61 +93,71 @@ class Ledger:
         return Ledger(r for r in self._rows if keep(r))
 
     def totals(self) -> dict[str, int]:
-        return {
-            "messages": len(self._rows),
-            "elements": sum(r.elements for r in self._rows),
-            "bytes": sum(r.bytes for r in self._rows),
-            "rounds": self.rounds(),
-        }
+        """Messages, elements, bytes and rounds of the whole run, in one pass over the rows."""
+        n = elements = n_bytes = rounds = 0
+        for r in self:
+            n += 1
+            elements += r.elements
+            n_bytes += r.bytes
+            rounds = max(rounds, r.round)
+        return {"messages": n, "elements": elements, "bytes": n_bytes, "rounds": rounds}
 
     def rounds(self) -> int:
         """Length of the longest chain of dependent messages (the highest round)."""
-        return max((r.round for r in self._rows), default=0)
+        return max((r.round for r in self), default=0)
 
     def per_party(self, roles: Mapping[int, str]) -> list[dict[str, object]]:
-        """Messages, elements and bytes sent and received, for every participant in ``roles``."""
-        out = []
-        for party in sorted(roles):
-            sent = [r for r in self._rows if r.sender == party]
-            recv = [r for r in self._rows if r.receiver == party]
-            out.append(
-                {
-                    "party": party,
-                    "role": roles[party],
-                    "messages_sent": len(sent),
-                    "elements_sent": sum(r.elements for r in sent),
-                    "bytes_sent": sum(r.bytes for r in sent),
-                    "messages_received": len(recv),
-                    "elements_received": sum(r.elements for r in recv),
-                    "bytes_received": sum(r.bytes for r in recv),
-                }
-            )
-        return out
+        """Messages, elements and bytes sent and received, for every participant in ``roles``.
+
+        One pass over the rows with three counters per party (a row of a party outside
+        ``roles`` is not counted), whether the rows are in memory or streamed from a file
+        (:class:`sim.ledger_store.StoredLedger`).
+        """
+        sent = {p: [0, 0, 0] for p in roles}
+        got = {p: [0, 0, 0] for p in roles}
+        for r in self:
+            for table, party in ((sent, r.sender), (got, r.receiver)):
+                counts = table.get(party)
+                if counts is not None:
+                    counts[0] += 1
+                    counts[1] += r.elements
+                    counts[2] += r.bytes
+        return [{"party": p, "role": roles[p],
+                 "messages_sent": sent[p][0], "elements_sent": sent[p][1],
+                 "bytes_sent": sent[p][2], "messages_received": got[p][0],
+                 "elements_received": got[p][1], "bytes_received": got[p][2]}
+                for p in sorted(roles)]
 
     def summary(self, by: str = "protocol") -> dict[str, dict[str, int]]:
         """Calls, messages, elements, bytes and rounds grouped by ``protocol`` or ``phase``.
 
         The rounds of a group are summed over its calls; a call's rounds are the number of
-        distinct communication rounds its messages occupy (max − min + 1).
+        distinct communication rounds its messages occupy (max − min + 1). One pass over the
+        rows, keeping counters per group and the round span per call.
         """
         if by not in ("protocol", "phase"):
             raise ValueError("summary groups by 'protocol' or 'phase'")
-        groups: dict[str, list[Row]] = {}
-        for r in self._rows:
-            groups.setdefault(getattr(r, by), []).append(r)
-        out: dict[str, dict[str, int]] = {}
-        for name, rows in groups.items():
-            calls: dict[tuple[str, int], list[int]] = {}
-            for r in rows:
-                calls.setdefault((r.protocol, r.call), []).append(r.round)
-            out[name] = {
-                "calls": len(calls),
-                "messages": len(rows),
-                "elements": sum(r.elements for r in rows),
-                "bytes": sum(r.bytes for r in rows),
-                "rounds": sum(max(rs) - min(rs) + 1 for rs in calls.values()),
-            }
-        return out
+        groups: dict[str, dict[str, int]] = {}
+        calls: dict[str, dict[tuple[str, int], list[int]]] = {}
+        for r in self:
+            name = getattr(r, by)
+            g = groups.get(name)
+            if g is None:
+                g = groups[name] = {"messages": 0, "elements": 0, "bytes": 0}
+                calls[name] = {}
+            g["messages"] += 1
+            g["elements"] += r.elements
+            g["bytes"] += r.bytes
+            span = calls[name].setdefault((r.protocol, r.call), [r.round, r.round])
+            span[0], span[1] = min(span[0], r.round), max(span[1], r.round)
+        return {name: {"calls": len(calls[name]), "messages": g["messages"],
+                       "elements": g["elements"], "bytes": g["bytes"],
+                       "rounds": sum(hi - lo + 1 for lo, hi in calls[name].values())}
+                for name, g in groups.items()}
+
+    def write_csv(self, path: str | Path) -> None:
+        """Write :meth:`to_csv`'s text to the file ``path``."""
+        Path(path).write_bytes(self.to_csv().encode())
 
     def to_csv(self) -> str:
         """The ledger as CSV text (deterministic: floats written with ``repr``)."""

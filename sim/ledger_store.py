@@ -130,10 +130,10 @@ class StoredLedger(Ledger):
             offset += len(chunk)
             lines = (rest + chunk).split(b"\n")
             rest = lines.pop()
-            if first:
-                lines, first = lines[1:], False  # the header
+            if first and lines:  # the header's line is complete: skip it
+                lines, first = lines[1:], False
             yield from (ln.decode() for ln in lines)
-        if rest:
+        if rest and not first:
             yield rest.decode()
 
     def __len__(self) -> int:
@@ -160,57 +160,17 @@ class StoredLedger(Ledger):
     def to_csv(self) -> str:
         return _HEADER + "".join(ln + "\n" for ln in self._text_lines())
 
+    def write_csv(self, path: str | Path) -> None:
+        """Write :meth:`to_csv`'s text to ``path``: the merged file (which is that text)
+        copied a chunk at a time, so that no rank holds the whole ledger to write it."""
+        with open(path, "wb") as f:
+            offset = 0
+            while chunk := os.pread(self._fd, _CHUNK, offset):
+                f.write(chunk)
+                offset += len(chunk)
+
     def column(self, name: str) -> np.ndarray:
         return Ledger(self).column(name)
-
-    def totals(self) -> dict[str, int]:
-        n = elements = n_bytes = rounds = 0
-        for r in self:
-            n += 1
-            elements += r.elements
-            n_bytes += r.bytes
-            rounds = max(rounds, r.round)
-        return {"messages": n, "elements": elements, "bytes": n_bytes, "rounds": rounds}
-
-    def rounds(self) -> int:
-        return max((r.round for r in self), default=0)
-
-    def per_party(self, roles: Mapping[int, str]) -> list[dict[str, object]]:
-        sent = {p: [0, 0, 0] for p in roles}
-        got = {p: [0, 0, 0] for p in roles}
-        for r in self:
-            for table, party in ((sent, r.sender), (got, r.receiver)):
-                counts = table.get(party)
-                if counts is not None:
-                    counts[0] += 1
-                    counts[1] += r.elements
-                    counts[2] += r.bytes
-        return [{"party": p, "role": roles[p],
-                 "messages_sent": sent[p][0], "elements_sent": sent[p][1],
-                 "bytes_sent": sent[p][2], "messages_received": got[p][0],
-                 "elements_received": got[p][1], "bytes_received": got[p][2]}
-                for p in sorted(roles)]
-
-    def summary(self, by: str = "protocol") -> dict[str, dict[str, int]]:
-        if by not in ("protocol", "phase"):
-            raise ValueError("summary groups by 'protocol' or 'phase'")
-        groups: dict[str, dict[str, int]] = {}
-        calls: dict[str, dict[tuple[str, int], list[int]]] = {}
-        for r in self:
-            name = getattr(r, by)
-            g = groups.get(name)
-            if g is None:
-                g = groups[name] = {"messages": 0, "elements": 0, "bytes": 0}
-                calls[name] = {}
-            g["messages"] += 1
-            g["elements"] += r.elements
-            g["bytes"] += r.bytes
-            span = calls[name].setdefault((r.protocol, r.call), [r.round, r.round])
-            span[0], span[1] = min(span[0], r.round), max(span[1], r.round)
-        return {name: {"calls": len(calls[name]), "messages": g["messages"],
-                       "elements": g["elements"], "bytes": g["bytes"],
-                       "rounds": sum(hi - lo + 1 for lo, hi in calls[name].values())}
-                for name, g in groups.items()}
 
 
 @dataclass

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
     from parties.audit import AuditResult, Progress
     from parties.audit.coalitions import CoalitionStudy
+    from sim.ledger import Ledger
     from sim.scenario import AttackSpec
     from sim.simulation import Result
     from sim.view_store import ViewScratch
@@ -54,7 +55,7 @@ class ScenarioRun:
     scenario: Scenario
     report: dict[str, Any]
     outputs: dict[str, np.ndarray]
-    ledger_csv: str
+    ledger: Ledger | None  # None: no run result (or an MPI rank other than 0)
     run: AlgorithmRun
     audits: list[AuditResult] = field(default_factory=list)
     estimate: Estimate | None = None
@@ -76,7 +77,8 @@ class ScenarioRun:
         files: dict[str, bytes] = {
             "report.json": report.to_json(self.report).encode(),
             "outputs.npz": report.npz_bytes(self.outputs),
-            "ledger.csv": self.ledger_csv.encode(),
+            "ledger.csv": (self.ledger.write_csv if self.ledger is not None
+                           else report.empty_ledger_csv().encode()),
         }
         for name, build in self.run.plots.items():
             files[f"{name}.png"] = report.png_bytes(build())
@@ -88,6 +90,15 @@ class ScenarioRun:
                 files[f"coalitions_{i}.png"] = report.png_bytes(
                     heat_map(study, f"{self.scenario.name} [[audit]] {i}"))
         return report.write_files(Path(out_dir), files)
+
+    @property
+    def ledger_csv(self) -> str:
+        """``ledger.csv``'s text, made when asked: a ledger an MPI run wrote to disk is never
+        held whole in memory to be written (:meth:`write` copies its file); ``""`` on an MPI
+        rank other than 0."""
+        if self.ledger is None:
+            return report.empty_ledger_csv() if self.reporting else ""
+        return self.ledger.to_csv()
 
     def _view_files(self) -> dict[str, Any]:
         """``views/``: with ``write_views = true``, one file per party and the index
@@ -243,7 +254,7 @@ class ScenarioPlan:
             from sim.drivers.mpi import is_root
 
             if not is_root():  # rank 0 reports; the run's results are its as well
-                return ScenarioRun(scenario, {}, algorithm_run.outputs, "", algorithm_run, [],
+                return ScenarioRun(scenario, {}, algorithm_run.outputs, None, algorithm_run, [],
                                    self.estimate, reporting=False)
         audits = []
         studies: dict[int, CoalitionStudy] = {}
@@ -279,10 +290,8 @@ class ScenarioPlan:
             rep["coalition_studies"] = [{"audit": i, **st.summary()}
                                         for i, st in studies.items()]
         rep["driver"] = driver_info
-        ledger_csv = algorithm_run.result.ledger.to_csv() if algorithm_run.result else (
-            report.empty_ledger_csv()
-        )
-        return ScenarioRun(scenario, rep, algorithm_run.outputs, ledger_csv, algorithm_run,
+        ledger = algorithm_run.result.ledger if algorithm_run.result else None
+        return ScenarioRun(scenario, rep, algorithm_run.outputs, ledger, algorithm_run,
                            audits, self.estimate, studies)
 
     def _aborted(self, abort: ProtocolAbort, partial: Any, network: Any, simulation: Any,
@@ -297,7 +306,7 @@ class ScenarioPlan:
             "party": abort.party, "call": abort.call, "round": abort.round,
             "reason": abort.reason}}
         rep["driver"] = simulation.driver_info()
-        return ScenarioRun(self.scenario, rep, {}, partial.ledger.to_csv(), algorithm_run, [],
+        return ScenarioRun(self.scenario, rep, {}, partial.ledger, algorithm_run, [],
                            self.estimate)
 
 

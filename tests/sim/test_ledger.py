@@ -148,3 +148,35 @@ def test_csv_has_a_header_and_one_line_per_row_with_exact_floats() -> None:
     assert parsed[1][10] == repr(0.1 + 0.2)
     assert text.endswith("\n") and "\r" not in text
     assert Ledger([]).to_csv() == ",".join(COLUMNS) + "\n"
+
+
+def test_per_party_and_totals_equal_numpy_sums_over_many_rows(tmp_path) -> None:
+    """On 5,000 random rows among 40 parties (roles for 30 of them: the others' rows are
+    not counted for them), each party's figures are numpy sums of masked columns."""
+    rng = np.random.default_rng(8)
+    n, parties = 5000, 40
+    senders = rng.integers(0, parties, n)
+    receivers = (senders + rng.integers(1, parties, n)) % parties
+    elements, n_bytes = rng.integers(0, 50, n), rng.integers(0, 1000, n)
+    rounds = rng.integers(1, 9, n)
+    rows = [row(int(s), int(r), "secure_sum", int(k) % 7, "share", "", int(rd), int(e), int(b))
+            for k, (s, r, rd, e, b) in enumerate(zip(senders, receivers, rounds, elements,
+                                                     n_bytes, strict=True))]
+    ledger = Ledger(rows)
+    roles = {p: "site" for p in range(0, parties, 4)} | {p: "x" for p in range(1, 30, 4)}
+    for entry in ledger.per_party(roles):
+        p = entry["party"]
+        out, inc = senders == p, receivers == p
+        assert entry == {"party": p, "role": roles[p],
+                         "messages_sent": int(out.sum()),
+                         "elements_sent": int(elements[out].sum()),
+                         "bytes_sent": int(n_bytes[out].sum()),
+                         "messages_received": int(inc.sum()),
+                         "elements_received": int(elements[inc].sum()),
+                         "bytes_received": int(n_bytes[inc].sum())}
+    assert [e["party"] for e in ledger.per_party(roles)] == sorted(roles)
+    assert ledger.totals() == {"messages": n, "elements": int(elements.sum()),
+                               "bytes": int(n_bytes.sum()), "rounds": int(rounds.max())}
+    (tmp_path / "ledger.csv").touch()
+    ledger.write_csv(tmp_path / "ledger.csv")
+    assert (tmp_path / "ledger.csv").read_text() == ledger.to_csv()

@@ -55,7 +55,10 @@ def random_rows(rng: np.random.Generator, n: int, senders: range) -> list[Row]:
             for _ in range(n)]
 
 
-def test_merged_rank_files_equal_the_gathered_ledger(tmp_path: Path) -> None:
+@pytest.mark.parametrize("chunk", [7, 1 << 20])  # the file read in pieces that cut lines
+def test_merged_rank_files_equal_the_gathered_ledger(tmp_path: Path, monkeypatch,
+                                                     chunk: int) -> None:
+    monkeypatch.setattr("sim.ledger_store._CHUNK", chunk)
     rng = np.random.default_rng(3)
     ranks = [random_rows(rng, n, range(3 * r, 3 * r + 3)) for r, n in enumerate((40, 0, 57))]
     gathered = sorted([row for rows in ranks for row in rows], key=lambda r: r.sent_s)
@@ -82,6 +85,8 @@ def test_merged_rank_files_equal_the_gathered_ledger(tmp_path: Path) -> None:
     assert type(copy) is Ledger and list(copy) == gathered
     (tmp_path / "merged.csv").unlink()  # still readable through its open descriptor
     assert list(stored.with_faults([{"fault": 0}])) == gathered
+    stored.write_csv(tmp_path / "copy.csv")  # streamed from the file, as to_csv's text
+    assert (tmp_path / "copy.csv").read_bytes() == expected.to_csv().encode()
 
 
 def test_a_failed_write_leaves_no_file(tmp_path: Path) -> None:
