@@ -26,6 +26,13 @@ export UV_PROJECT_ENVIRONMENT := $(VENV)
 # numpy calls do not oversubscribe them (benchmarks pin their own threads with threadpoolctl).
 SINGLE_THREADED := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 NUMBA_NUM_THREADS=1
 
+# Floating point alike on every x86-64 processor with AVX2: OpenBLAS's Haswell kernels and numpy's
+# loops up to X86_V3, whatever wider units the processor has (AVX-512 kernels sum in another
+# order, so a seed replayed on another machine gave other last bits). The recorded replays
+# (tests/sim/replays) hold under these two settings on any such machine.
+export OPENBLAS_CORETYPE := Haswell
+export NPY_DISABLE_CPU_FEATURES := X86_V4 AVX512_ICL AVX512_SPR
+
 .PHONY: .venv run test test-all test-latest test-lowest lock lock-upgrade bench peers lint clean
 
 $(UV):

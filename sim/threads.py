@@ -23,13 +23,34 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["RUN_THREADS", "pinned_threads"]
+__all__ = ["RUN_THREADS", "kernels", "pinned_threads"]
 
 RUN_THREADS = 1
 """The thread count of every BLAS, OpenMP and numba pool during a run.
 
-One thread: the results a seed gives are those of the sequential reductions, the same on every
-machine, and runs side by side on a shared host do not oversubscribe its cores."""
+One thread: the results a seed gives are those of the sequential reductions — the same on every
+machine whose libraries run the same kernels (:func:`kernels`; docs/running.md: the Makefile
+pins them) — and runs side by side on a shared host do not oversubscribe its cores."""
+
+
+def kernels() -> dict[str, Any]:
+    """The kernel families that decide a run's floats on this machine: OpenBLAS's
+    (``blas``, threadpoolctl's ``architecture``, e.g. ``Haswell`` or ``SkylakeX``) and the
+    processor features numpy dispatches its loops to (``numpy``, e.g. ``["X86_V3"]``).
+
+    Two machines that report the same give the same bytes for a seed; AVX-512 kernels sum in
+    another order than AVX2 ones (``OPENBLAS_CORETYPE`` and ``NPY_DISABLE_CPU_FEATURES`` choose).
+    """
+    import numpy  # noqa: F401 -- its BLAS, loaded so that threadpoolctl sees it
+    from threadpoolctl import threadpool_info
+
+    blas = sorted({str(i.get("architecture")) for i in threadpool_info()
+                   if i.get("user_api") == "blas"})
+    try:
+        from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+    except ImportError:  # a numpy that does not say
+        return {"blas": blas, "numpy": None}
+    return {"blas": blas, "numpy": [t for t in __cpu_dispatch__ if __cpu_features__.get(t)]}
 
 
 @contextlib.contextmanager
@@ -39,9 +60,10 @@ def pinned_threads(threads: int = RUN_THREADS) -> Iterator[dict[str, Any]]:
     Yields
     ------
     dict
-        What the report records: ``{"threads": threads, "pools": [...]}``, the kinds of pool
-        pinned (``blas``, ``openmp``, ``numba``), as a fixed list so that the report's bytes do
-        not depend on which libraries happen to be loaded.
+        What the report records: ``{"threads": threads, "pools": [...], "kernels": {...}}``,
+        the kinds of pool pinned (``blas``, ``openmp``, ``numba``), as a fixed list so that the
+        report's bytes do not depend on which libraries happen to be loaded, and
+        :func:`kernels`.
     """
     import numpy  # noqa: F401 -- its BLAS, loaded before the limits are set
     import scipy.linalg  # noqa: F401 -- SciPy's BLAS and LAPACK, likewise
@@ -53,7 +75,8 @@ def pinned_threads(threads: int = RUN_THREADS) -> Iterator[dict[str, Any]]:
         if numba is not None:
             numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
         try:
-            yield {"threads": threads, "pools": ["blas", "openmp", "numba"]}
+            yield {"threads": threads, "pools": ["blas", "openmp", "numba"],
+                   "kernels": kernels()}
         finally:
             if numba is not None and before is not None:
                 numba.set_num_threads(before)

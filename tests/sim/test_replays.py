@@ -16,7 +16,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "replays"))
 
-from replays import HEAVY, RECORD, replay, shipped
+from replays import HEAVY, RECORD, replay, shipped, unportable_floats
 
 RECORDED = json.loads(RECORD.read_text(encoding="utf-8"))
 
@@ -28,8 +28,27 @@ def test_every_shipped_scenario_is_recorded() -> None:
 @pytest.mark.parametrize("name", [
     pytest.param(n, marks=pytest.mark.slow) if n in HEAVY else n for n in sorted(RECORDED)])
 def test_replay_is_byte_identical(name: str) -> None:
+    unportable = unportable_floats()
+    assert unportable is None, unportable
     got = replay(name)
     want = RECORDED[name]
     assert got["ledger.csv"] == want["ledger.csv"], f"{name}: ledger.csv differs"
     assert got["outputs.npz"] == want["outputs.npz"], f"{name}: outputs.npz differs"
     assert got["views"] == want["views"], f"{name}: views differ"
+
+
+def test_other_kernels_are_named_before_any_digest_is_compared() -> None:
+    """Under other OpenBLAS kernels (or without numpy's AVX2 loops) the replays would differ
+    in their floats: the check names the setting instead of reporting digests that differ."""
+    import os
+    import subprocess
+
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); "
+            "from replays import unportable_floats; print(unportable_floats())")
+    where = str(RECORD.parent)
+    for setting, named in ((("OPENBLAS_CORETYPE", "Sandybridge"), "Sandybridge kernels"),
+                           (("OPENBLAS_CORETYPE", "Haswell"), "None")):
+        env = {**os.environ, setting[0]: setting[1]}
+        out = subprocess.run([sys.executable, "-c", code, where], env=env, check=True,
+                             capture_output=True, text=True).stdout
+        assert named in out, (setting, out)

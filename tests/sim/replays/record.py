@@ -1,5 +1,6 @@
 """Re-record ``replays.json`` (see :mod:`replays`): ``PYTHONPATH=$PWD python
-tests/sim/replays/record.py [NAME...]`` from the repository root."""
+tests/sim/replays/record.py [NAME...]`` from the repository root, with the settings of
+:data:`replays.PORTABLE` (the Makefile's) in the environment."""
 
 from __future__ import annotations
 
@@ -10,10 +11,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from replays import RECORD, replay, shipped
+from replays import RECORD, replay, shipped, unportable_floats
 
 
 def main(names: list[str]) -> int:
+    unportable = unportable_floats()
+    if unportable is not None:
+        sys.stderr.write(f"error: {unportable}\n")
+        return 2
     failed = 0
     record = json.loads(RECORD.read_text()) if RECORD.exists() and names else {}
     for name in names or shipped():

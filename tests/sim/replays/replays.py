@@ -3,11 +3,16 @@
 Each shipped scenario (``scenarios/*.toml``) is run with its ``[[audit]]`` tables left out and
 its sizes capped (:func:`small`), and digested (:func:`digest`): SHA-256 of ``ledger.csv``,
 of ``outputs.npz`` and of every party's view in a canonical encoding (every field, arrival
-times and clocks included). ``replays.json`` holds the digests recorded from the code as it
-stood before the drivers shared one interpreter; ``tests/sim/test_replays.py`` re-runs and
-compares. Re-record (only when a change is *meant* to change what runs produce) with::
+times and clocks included). ``replays.json`` holds the digests of the code as it stood before
+the drivers shared one interpreter; ``tests/sim/test_replays.py`` re-runs and compares. They
+were recorded first on a processor with AVX-512, and re-recorded on 2026-11-28 from main at
+``f156a8b`` (the shared interpreter, which had replayed them all) under :data:`PORTABLE` on
+one without: 46 of 63 scenarios' outputs and 23 scenarios' views differed in the last bits of
+their floats there, no ledger did. Re-record (only when a change is *meant* to change what
+runs produce) with the :data:`PORTABLE` settings::
 
-    PYTHONPATH=$PWD python tests/sim/replays/record.py
+    OPENBLAS_CORETYPE=Haswell NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512_ICL AVX512_SPR" \
+        PYTHONPATH=$PWD python tests/sim/replays/record.py
 """
 
 from __future__ import annotations
@@ -38,6 +43,30 @@ LIST_CAP = 2
 HEAVY = {"secure_nmf_imbalanced", "secure_nmf_uniform", "secure_nmf_mnist_imbalanced",
          "secure_nmf_mnist_uniform"}
 """Scenarios still slow at their capped size: run by the slow test only."""
+
+
+PORTABLE = {"OPENBLAS_CORETYPE": "Haswell",
+            "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR"}
+"""The settings under which floating point is alike on every x86-64 processor with AVX2 (the
+Makefile exports them): the digests are recorded and compared under them."""
+
+
+def unportable_floats() -> str | None:
+    """Why this process's floating point may differ from the recording machine's, or None:
+    OpenBLAS's kernel family and the processor features numpy dispatches to, as the run's
+    report records them (:func:`sim.threads.kernels`)."""
+    from sim.threads import kernels
+
+    used = kernels()
+    reasons = [f"OpenBLAS uses {arch} kernels" for arch in used["blas"] if arch != "Haswell"]
+    wide = set(PORTABLE["NPY_DISABLE_CPU_FEATURES"].split()) & set(used["numpy"] or ())
+    if wide:
+        reasons.append(f"numpy dispatches to {', '.join(sorted(wide))}")
+    if not reasons:
+        return None
+    settings = " ".join(f"{k}='{v}'" for k, v in PORTABLE.items())
+    return (f"{'; '.join(reasons)}: replays are recorded with {settings} (make test sets "
+            "them)")
 
 
 def shipped() -> list[str]:
