@@ -28,6 +28,7 @@ from __future__ import annotations
 import csv
 import heapq
 import io
+import itertools
 import os
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -37,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from sim.atomic_file import replace_atomically
-from sim.ledger import COLUMNS, Ledger, Row
+from sim.ledger import COLUMNS, Ledger, Row, RowColumns
 
 ORDER = COLUMNS.index("sent_s")
 """The ledger's order key: rows by send time (the driver's clock), stably."""
@@ -67,11 +68,24 @@ def parse_row(fields: Sequence[str]) -> Row:
     return Row(*values)  # type: ignore[arg-type]
 
 
-def write_rows(path: Path, rows: list[Row]) -> int:
-    """Write this rank's ``rows`` to ``path`` in the ledger's order; returns their number."""
-    ordered = sorted(rows, key=lambda r: r[ORDER])  # stable: sends of one rank in send order
-    replace_atomically(path, lambda f: f.write(row_text(ordered)), text=True)
-    return len(ordered)
+def write_rows(path: Path, rows: list[Row] | RowColumns) -> int:
+    """Write this rank's ``rows`` to ``path`` in the ledger's order; returns their number.
+
+    The text is written :data:`_ROWS_PER_WRITE` rows at a time, never whole in memory.
+    """
+    # stable: sends of one rank in send order
+    ordered = (rows.in_send_order() if isinstance(rows, RowColumns)
+               else iter(sorted(rows, key=lambda r: r[ORDER])))
+
+    def write(f: io.TextIOBase) -> None:
+        while part := list(itertools.islice(ordered, _ROWS_PER_WRITE)):
+            f.write(row_text(part))
+
+    replace_atomically(path, write, text=True)
+    return len(rows)
+
+
+_ROWS_PER_WRITE = 4096
 
 
 def _lines(path: Path) -> Iterator[tuple[float, str]]:
@@ -188,7 +202,7 @@ class LedgerSink:
     gather: Callable[[object], list[object]]
     runs: int = 0
 
-    def __call__(self, rows: list[Row]) -> StoredLedger:
+    def __call__(self, rows: list[Row] | RowColumns) -> StoredLedger:
         """Write ``rows`` (this rank's, delivery times filled in) and empty the list; merge at
         rank 0; every rank gets the merged ledger (collective)."""
         k = self.runs

@@ -124,7 +124,7 @@ from sim.drivers.mpi_faults import merged_faults
 from sim.drivers.mpi_rank import RankLost, RankOutcome, Run
 from sim.drivers.mpi_transfer import message_tag
 from sim.drivers.rank_views import RankViews, refrozen
-from sim.ledger import Row
+from sim.ledger import Row, RowColumns
 from sim.network import Network
 
 __all__ = ["ARMED_FD_ENV", "EXTRA_HINT", "MpiDriver", "RankLost", "allgather_json",
@@ -204,7 +204,7 @@ class MpiDriver:
         faults: Any = None,
         comm: Any = None,
         views: str = "gathered",
-        ledger_sink: Callable[[list[Row]], Any] | None = None,
+        ledger_sink: Callable[[RowColumns], Any] | None = None,
         mailbox_bytes: int | None = None,
     ) -> None:
         if views not in ("gathered", "rank"):
@@ -311,7 +311,7 @@ class MpiDriver:
         stored = self.ledger_sink is not None  # then rows stay here too, written to disk
         self._delivery_times(outcome)
         ledger = self._store_rows(outcome) if stored else None
-        local = (outcome.outputs, [] if stored else outcome.rows,
+        local = (outcome.outputs, [] if stored else list(outcome.rows),
                  {} if keep else dict(views), outcome.wall_s, outcome.faults)
         parts = [loads(blob) for blob in allgather_bytes(self.comm, self.MPI, dumps(local))]
         outputs: dict[int, Any] = {}
@@ -336,8 +336,9 @@ class MpiDriver:
 
         Each rank sends every other rank the (row number, delivery time) pairs of the messages
         it received from that rank's parties — two numbers per message, not rows — and
-        replaces its rows in place: a row travels (or is stored) once, with its time, and no
-        rank builds a table of every delivery or a second copy of every row.
+        sets them in its rows' column of delivery times: a row travels (or is stored) once,
+        with its time, and no rank builds a table of every delivery or a second copy of
+        every row.
         """
         delivered = outcome.deliveries  # two numbers a message travel, as numpy arrays
         ranks = np.frombuffer(delivered.ranks, dtype=np.int64)
@@ -346,11 +347,9 @@ class MpiDriver:
         outgoing = [(numbers[ranks == r], times[ranks == r]) for r in range(self.size)]
         del ranks, numbers, times
         delivered.clear()
-        rows = outcome.rows
         wait(self.comm.Ibarrier())  # every rank here, waited politely: then alltoall is quick
         for part_numbers, part_times in self.comm.alltoall(outgoing):
-            for i, t in zip(part_numbers.tolist(), part_times.tolist(), strict=True):
-                rows[i] = rows[i]._replace(delivered_s=t)
+            outcome.rows.deliver(part_numbers, part_times)
 
     def _store_rows(self, outcome: RankOutcome) -> Any:
         """This rank's rows (their delivery times filled in) to the ledger sink; the sink's

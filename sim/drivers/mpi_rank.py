@@ -57,7 +57,7 @@ from sim.drivers.mpi_transfer import (
     message_tag,
 )
 from sim.faults import FaultLog
-from sim.ledger import Row
+from sim.ledger import RowColumns
 
 _LIVENESS_EVERY = 64
 
@@ -96,7 +96,7 @@ class RankOutcome:
     """
 
     outputs: dict[int, Any]
-    rows: list[Row]
+    rows: RowColumns
     deliveries: Deliveries
     wall_s: float
     faults: FaultLog | None = None
@@ -139,7 +139,7 @@ class Run(RankFailure, FaultInjection, Interpreter):
         self.expected: dict[tuple[int, int], int] = {}
         # the run's sealed channels, never a context's: as many kept as its parties need
         self.channels = RunChannels(kept_for(len(contexts)))
-        self.rows: list[Row] = []
+        self.rows = RowColumns()  # the rows this rank's parties sent, by column
         self.deliveries = Deliveries()
         self.outputs: dict[int, Any] = {}
         self.abort: ProtocolAbort | None = None  # the first abort this rank learned of
@@ -331,8 +331,8 @@ class Run(RankFailure, FaultInjection, Interpreter):
             if self.driver.interceptor is not None:
                 data = self.driver.interceptor(pid, to, call.tag(step), data)
         hops = self.driver.network.hops(pid, to)
-        self.rows.append(Row(pid, to, call.protocol, call.index, step, ctx.phase, round_,
-                             elements, n_bytes, hops, now, now))
+        self.rows.append(pid, to, call.protocol, call.index, step, ctx.phase, round_, elements,
+                         n_bytes, hops, now, now)
         if data is not None:  # through the fault plan, if any (mpi_faults)
             self._inject(pid, to, call, step, now, data, row_index, lambda d, held: (
                 self._deliver(pid, to, call, step, round_, is_sealed, row_index, d,

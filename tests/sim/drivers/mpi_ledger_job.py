@@ -4,10 +4,11 @@
 
 Every rank runs ``run_scenario(SCENARIO, driver="mpi", out=OUT_DIR)`` with the garbage
 collector off, so that every :class:`~sim.ledger.Row` alive stays in ``gc.get_objects()`` (a
-collection would untrack tuples of atomic values). Just before a rank hands its rows to the
-ledger sink (:class:`sim.ledger_store.LedgerSink`), and again after the whole run, it counts
-the rows alive in the process and their senders; it also reports the number of rows its
-ledger reads back and its peak resident set size. Rank 0 gathers the reports into
+collection would untrack tuples of atomic values), as does every
+:class:`~sim.ledger.RowColumns` (rows kept by column). Just before a rank hands its rows to
+the ledger sink (:class:`sim.ledger_store.LedgerSink`), and again after the whole run, it
+counts the rows alive in the process, either way, and their senders; it also reports the
+number of rows its ledger reads back and its peak resident set size. Rank 0 gathers the reports into
 REPORT.json. With ``gathered``, the run gathers every row at every rank as before (no sink):
 the measure to compare with. With ``fail``, building the report raises once every rank has
 written its rows (the run must then leave no ledger file behind).
@@ -25,13 +26,15 @@ from typing import Any
 from mpi4py import MPI
 
 from sim import ledger_store
-from sim.ledger import Row
+from sim.ledger import Row, RowColumns
 from sim.runner import run_scenario
 from sim.view_store import ViewScratch
 
 
 def alive() -> dict[str, Any]:
-    rows = [o for o in gc.get_objects() if type(o) is Row]
+    objects = gc.get_objects()
+    rows = [o for o in objects if type(o) is Row]
+    rows += [r for o in objects if type(o) is RowColumns for r in o]
     return {"rows": len(rows), "senders": sorted({r.sender for r in rows})}
 
 
@@ -42,7 +45,7 @@ def main() -> int:
     at_sink: list[dict[str, Any]] = []
     write = ledger_store.LedgerSink.__call__
 
-    def counting(self: ledger_store.LedgerSink, rows: list[Row]) -> Any:
+    def counting(self: ledger_store.LedgerSink, rows: RowColumns) -> Any:
         at_sink.append({**alive(), "handed": len(rows)})
         return write(self, rows)
 
