@@ -180,3 +180,33 @@ def test_per_party_and_totals_equal_numpy_sums_over_many_rows(tmp_path) -> None:
     (tmp_path / "ledger.csv").touch()
     ledger.write_csv(tmp_path / "ledger.csv")
     assert (tmp_path / "ledger.csv").read_text() == ledger.to_csv()
+
+
+def test_rows_kept_by_column_come_back_equal_and_in_send_order() -> None:
+    """RowColumns (an MPI rank's rows) returns the rows appended, equal field by field —
+    large integers, names that need quoting, repeated send times — and in send order as
+    Python's stable ``sorted`` orders them; delivery times set by number land on those rows."""
+    from sim.ledger import RowColumns
+
+    rng = np.random.default_rng(5)
+    rows = [Row(int(rng.integers(0, 9)), int(rng.integers(0, 9)),
+                str(rng.choice(["secure_sum", "a,b", "é"])), i, f"s{i % 3}",
+                str(rng.choice(["", "iter/1"])), int(rng.integers(1, 6)),
+                int(rng.integers(0, 2**62)), int(rng.integers(0, 2**40)), 1,
+                float(rng.choice([0.5, 0.25, rng.random()])), float(rng.random()))
+            for i in range(2000)]
+    columns = RowColumns()
+    for r in rows:
+        columns.append(*r)
+    assert len(columns) == len(rows) and list(columns) == rows
+    assert columns.row(1234) == rows[1234]
+    assert list(columns.in_send_order()) == sorted(rows, key=lambda r: r.sent_s)
+    numbers = np.array([7, 1999, 0])
+    columns.deliver(numbers, np.array([9.5, 8.25, 1e-9]))
+    expected = list(rows)
+    for i, t in zip(numbers, (9.5, 8.25, 1e-9), strict=True):
+        expected[i] = expected[i]._replace(delivered_s=t)
+    assert list(columns) == expected
+    columns.append(*rows[0])  # it grows again after delivery times were set
+    columns.clear()
+    assert len(columns) == 0 and list(columns) == []
