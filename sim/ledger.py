@@ -139,31 +139,50 @@ class Ledger:
     def column(self, name: str) -> np.ndarray:
         """One column as an array (ints, floats or strings)."""
         idx = COLUMNS.index(name)
-        values = [r[idx] for r in self._rows]
+        values = [r[idx] for r in self]
         if name in ("protocol", "step", "phase"):
             return np.array(values, dtype=object)
         if name in ("sent_s", "delivered_s"):
             return np.array(values, dtype=np.float64)
         return np.array(values, dtype=np.int64)
 
+    def matching(
+        self,
+        protocol: str | tuple[str, ...] | None = None,
+        phase: str | None = None,
+        sender: int | None = None,
+        receiver: int | None = None,
+    ) -> Iterator[Row]:
+        """The rows matching every given criterion, one at a time (a phase matches itself
+        and its sub-phases; ``protocol`` may name several)."""
+        protocols = (protocol,) if isinstance(protocol, str) else protocol
+        for r in self:
+            if ((protocols is None or r.protocol in protocols)
+                    and (phase is None or r.phase == phase or r.phase.startswith(phase + "/"))
+                    and (sender is None or r.sender == sender)
+                    and (receiver is None or r.receiver == receiver)):
+                yield r
+
     def select(
         self,
-        protocol: str | None = None,
+        protocol: str | tuple[str, ...] | None = None,
         phase: str | None = None,
         sender: int | None = None,
         receiver: int | None = None,
     ) -> Ledger:
-        """The rows matching every given criterion (a phase matches itself and sub-phases)."""
+        """The rows matching every given criterion (:meth:`matching`), as a ledger in
+        memory."""
+        return Ledger(self.matching(protocol, phase, sender, receiver))
 
-        def keep(r: Row) -> bool:
-            return (
-                (protocol is None or r.protocol == protocol)
-                and (phase is None or r.phase == phase or r.phase.startswith(phase + "/"))
-                and (sender is None or r.sender == sender)
-                and (receiver is None or r.receiver == receiver)
-            )
-
-        return Ledger(r for r in self._rows if keep(r))
+    def elements_by_sender(self, protocol: str | tuple[str, ...] | None = None,
+                           phase: str | None = None) -> dict[int, int]:
+        """Elements each sender sent in the rows matching ``protocol`` and ``phase``
+        (:meth:`matching`): one pass, no row kept — a stored ledger's matching rows may not
+        fit in memory."""
+        sent: dict[int, int] = {}
+        for r in self.matching(protocol, phase):
+            sent[r.sender] = sent.get(r.sender, 0) + r.elements
+        return sent
 
     def totals(self) -> dict[str, int]:
         """Messages, elements, bytes and rounds of the whole run, in one pass over the rows."""

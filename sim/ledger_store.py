@@ -35,8 +35,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from sim.atomic_file import replace_atomically
 from sim.ledger import COLUMNS, Ledger, Row, RowColumns
 
@@ -182,9 +180,6 @@ class StoredLedger(Ledger):
             while chunk := os.pread(self._fd, _CHUNK, offset):
                 f.write(chunk)
                 offset += len(chunk)
-
-    def column(self, name: str) -> np.ndarray:
-        return Ledger(self).column(name)
 
 
 @dataclass

@@ -210,3 +210,17 @@ def test_rows_kept_by_column_come_back_equal_and_in_send_order() -> None:
     columns.append(*rows[0])  # it grows again after delivery times were set
     columns.clear()
     assert len(columns) == 0 and list(columns) == []
+
+
+def test_elements_by_sender_and_matching_follow_select() -> None:
+    """One pass of ``elements_by_sender`` equals summing ``select``'s rows by hand, for a
+    protocol, several protocols, a phase and its sub-phases."""
+    ledger = Ledger(ROWS)
+    assert ledger.elements_by_sender() == {0: 18, 1: 18, 2: 1}
+    assert ledger.elements_by_sender(protocol="secure_sum") == {0: 11, 1: 11}
+    assert ledger.elements_by_sender(protocol=("gather", "key_agreement")) == {0: 7, 1: 7,
+                                                                              2: 1}
+    assert ledger.elements_by_sender(phase="iter") == {0: 12, 1: 12, 2: 1}
+    assert ledger.elements_by_sender(protocol="secure_sum", phase="iter") == {0: 5, 1: 5}
+    assert list(ledger.matching(phase="iter/2")) == ROWS[8:]
+    assert list(ledger.select(protocol="gather", sender=2)) == [ROWS[10]]

@@ -230,7 +230,7 @@ def run(inp: RunInput) -> AlgorithmRun:
                     for m in OTD_METHODS})
     result: Result = point["result"]
     D, k = point["dim"], p["k"]
-    site_sent = sum(r.elements for r in result.ledger.select(protocol="cape") if r.sender == 0)
+    site_sent = result.ledger.elements_by_sender(protocol="cape").get(0, 0)
     metrics.update({
         "elements_sent_per_site": site_sent,
         "declared_elements_sent_per_site": D * (D + 1) // 2 + k * (k + 1) * (k + 2) // 6,

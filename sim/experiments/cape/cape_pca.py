@@ -216,8 +216,8 @@ def run(inp: RunInput) -> AlgorithmRun:
     metrics = _metrics(point["q"])
     D = point["dim"]
     result: Result = point["result"]
-    site_sent = [sum(r.elements for r in result.ledger.select(protocol="cape") if r.sender == s)
-                 for s in range(len(point["sizes"]))]
+    by_sender = result.ledger.elements_by_sender(protocol="cape")
+    site_sent = [by_sender.get(s, 0) for s in range(len(point["sizes"]))]
     metrics.update({
         "elements_sent_per_site": site_sent[0],
         "declared_elements_sent_per_site": matrix_size(D),

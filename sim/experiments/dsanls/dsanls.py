@@ -103,8 +103,8 @@ def as_scenario_error(exc: InputError) -> ScenarioError:
 
 def sent_per_party(result: Any, protocols: tuple[str, ...]) -> list[int]:
     """Elements each data holder sent in the given protocols."""
-    return [sum(r.elements for r in result.ledger if r.sender == m and r.protocol in protocols)
-            for m in result.sites]
+    sent = result.ledger.elements_by_sender(protocol=protocols)
+    return [sent.get(m, 0) for m in result.sites]
 
 
 def run(inp: RunInput) -> AlgorithmRun:

@@ -130,7 +130,8 @@ def run_gathered(inp: RunInput, label: str, iterations: int) -> dict[str, Any]:
                              np.vstack([x.history[t][2] for x in nodes]))
               for t in range(iterations)]
     times = [max(x.history[t][0] for x in nodes) for t in range(iterations)]
-    sent = [sum(r.elements for r in result.ledger if r.sender == s) for s in result.sites]
+    by_sender = result.ledger.elements_by_sender()
+    sent = [by_sender.get(s, 0) for s in result.sites]
     return {"times": times, "errors": errors, "sent": max(sent) / iterations,
             "initial": relative_error(M, U0, np.vstack(V0)), "messages": len(result.ledger)}
 

@@ -378,9 +378,9 @@ def run(inp: RunInput) -> AlgorithmRun:
         "elements_sent_per_party_per_iteration_declared": declared_iteration_elements(
             p["variant"], len(setup.trains), setup.k, n_items),
     }
-    sums = out.result.ledger.select(protocol="secure_sum")
     metrics["elements_sent_per_party_per_iteration"] = (
-        sum(r.elements for r in sums if r.sender == 0) / p["iterations"])
+        out.result.ledger.elements_by_sender(protocol="secure_sum").get(0, 0)
+        / p["iterations"])
     if attacked:
         clean = centralized(inp, setup, settings, False)
         metrics.update({

@@ -282,8 +282,8 @@ def run_entry(inp: RunInput) -> AlgorithmRun:
     start = models[0].T_start
     W_c, T_c = centralized_sweeps(inp.data, start, setup.sweeps, setup)
     n, d = inp.data.shape
-    iter_rows = result.ledger.select(phase="iter", protocol="secure_sum")
-    sent = [sum(r.elements for r in iter_rows if r.sender == m) for m in result.sites]
+    by_sender = result.ledger.elements_by_sender(protocol="secure_sum", phase="iter")
+    sent = [by_sender.get(m, 0) for m in result.sites]
     metrics: dict[str, Any] = {
         "objective": history[-1] if history else None,
         "objective_history": history,

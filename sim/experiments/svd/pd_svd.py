@@ -170,11 +170,10 @@ def run(inp: RunInput) -> AlgorithmRun:
                                  f"PD-SVD iteration = one NormedSecureSum of k = {k} columns, "
                                  f"M = {m}, d = {d}"))
     else:
-        rows = result.ledger.select(phase="iter")
+        sent = result.ledger.elements_by_sender(phase="iter")
         metrics["per_iteration"] = {
             "online_elements_sent_per_party": {
-                s: sum(r.elements for r in rows if r.sender == s) // iterations
-                for s in result.sites},
+                s: sent.get(s, 0) // iterations for s in result.sites},
         }
         if variant == "secure_sum":
             metrics["eigenvalue_estimates_revealed"] = models[0].eigenvalue_estimates[-1]
