@@ -172,7 +172,7 @@ def test_a_key_that_masks_nothing_the_coalition_sees_is_named_and_judged_by_cons
     assert simulation.verdict != "private"
 
 
-@pytest.mark.parametrize("variant", ["prg", "explicit"])
+@pytest.mark.parametrize("variant", ["prg", pytest.param("explicit", marks=pytest.mark.slow)])
 def test_honest_secure_sum_has_no_key_flow_and_stays_private(variant: str) -> None:
     for coalition in ([0], [1], [2], [0, 1], [1, 2]):
         for method in ("simulation", "statistical"):

@@ -33,7 +33,7 @@ def _both(program, inputs, coalition, trials=24):
     return per_call, rerun
 
 
-@pytest.mark.parametrize("n_parties", [3, 4])
+@pytest.mark.parametrize("n_parties", [3, pytest.param(4, marks=pytest.mark.slow)])
 def test_the_rerun_form_keeps_the_honest_secure_sum_private(n_parties: int) -> None:
     inputs = field_inputs(F61, n_parties, 3, seed=2)
     for coalition in coalitions(n_parties):

@@ -58,7 +58,7 @@ DROP_BEFORE_MASKING = [{"kind": "crash", "party": 2, "call": "secagg",
 @pytest.mark.parametrize(("coalition", "faults", "trials"), [
     ((0,), None, 120),
     pytest.param((0, 1), DROP_BEFORE_UNMASK, 120, marks=pytest.mark.slow),
-    ((AGG,), DROP_BEFORE_MASKING, 300),
+    pytest.param((AGG,), DROP_BEFORE_MASKING, 300, marks=pytest.mark.slow),
     ((0, AGG), DROP_BEFORE_UNMASK, 200),
     pytest.param((0, 3, AGG), None, 200, marks=pytest.mark.slow),
 ])
@@ -81,6 +81,7 @@ def test_honest_secagg_is_private_for_every_coalition_below_the_threshold() -> N
                     assert r.verdict == "private", (coalition, r.details)
 
 
+@pytest.mark.slow  # 22 s
 def test_honest_secagg_plus_on_a_harary_graph_is_private() -> None:
     """SecAgg+ (Bell et al.): H_{2,5}, a ring; t = 2, so one site at most colludes."""
     config = Config(threshold=2, graph="harary", degree=2)

@@ -97,7 +97,7 @@ def test_cape_pca_orders_the_methods_as_the_paper() -> None:
     assert np.allclose(run.outputs["V"].T @ run.outputs["V"], np.eye(6), atol=1e-10)
 
 
-@pytest.mark.parametrize("model", ["mog", "stm"])
+@pytest.mark.parametrize("model", ["mog", pytest.param("stm", marks=pytest.mark.slow)])
 def test_cape_otd_orders_the_methods_as_the_paper(model: str) -> None:
     """capeAGN ≤ conventional ≤ local on the mean error over ten data sets (seeds 4–13). At
     ε = 0.5 with three trials one data set's order is noisy: MOG, seeds 4–23, conventional −

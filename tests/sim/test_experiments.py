@@ -47,6 +47,7 @@ def test_init_comparison_curves_plot_and_ranking(tmp_path: Path) -> None:
     assert run.report["communication"]["per_phase"]["init"]["messages"] > 0
 
 
+@pytest.mark.slow  # 11 s: the topic corpus at full size
 def test_uplift_topic_scenario_reproduces_the_thesis_trend(tmp_path: Path) -> None:
     """Thesis §3.3.1 (Fig. 3.7a): every party gains from the global topics, the smallest most.
 

@@ -41,8 +41,10 @@ LIST_CAP = 2
 """Sweeps (``epsilons``, ``values``, ``inits``, ...) keep their first two values."""
 
 HEAVY = {"secure_nmf_imbalanced", "secure_nmf_uniform", "secure_nmf_mnist_imbalanced",
-         "secure_nmf_mnist_uniform"}
-"""Scenarios still slow at their capped size: run by the slow test only."""
+         "secure_nmf_mnist_uniform", "topic_models", "nmf_baselines", "topic_models_tuned",
+         "dpnmf_comparison_ratings"}
+"""Scenarios still slow at their capped size (over 5 s on two shared cores): run by the slow
+test only; `make test` replays the other 55."""
 
 
 PORTABLE = {"OPENBLAS_CORETYPE": "Haswell",
