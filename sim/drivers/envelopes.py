@@ -3,16 +3,17 @@
 A driver hands a payload to :func:`encode_payload` (the wire encoding the ledger counts) and
 :func:`seal_payload` (AES-GCM under the pair's channel key, message number n of its directed
 channel, the header :func:`header` bound as associated data); the receiving side hands the bytes
-to :func:`open_payload`, which checks the sequence number and the tag and decodes the payload
-with the run's field; :class:`ReceivedRecords` turns an opened message into the receiver's view
-record. A run keeps its :class:`RunChannels`: one
-:class:`protocols.crypto.channel.SealedChannel` per directed channel and endpoint in use (at
-most :data:`CHANNELS_KEPT` of each; an MPI rank :data:`CHANNELS_KEPT_PER_PARTY` per party it
-hosts), so a message on a channel in use does not rebuild the
-AES-GCM key schedule, the nonce's channel prefix or the associated data's channel fields. They are
-the driver's, never a context's: a channel holds its key schedule, and a program reaches only
-what its context holds. The SimPy driver (:mod:`sim.drivers.simpy`) and the MPI driver
-(:mod:`sim.drivers.mpi`) share these, so a message means the same bytes under both.
+to :func:`unseal` (or :func:`unseal_in_place`), which checks the sequence number and the tag,
+and :func:`decode_received`, which decodes the payload with the run's field;
+:class:`ReceivedRecords` turns an opened message into the receiver's view record. A run keeps
+its :class:`RunChannels`: one :class:`protocols.crypto.channel.SealedChannel` per directed
+channel and endpoint in use (at most :data:`CHANNELS_KEPT` of each; an MPI rank
+:data:`CHANNELS_KEPT_PER_PARTY` per party it hosts), so a message on a channel in use does not
+rebuild the AES-GCM key schedule, the nonce's channel prefix or the associated data's channel
+fields. They are the driver's, never a context's: a channel holds its key schedule, and a
+program reaches only what its context holds. The SimPy driver (:mod:`sim.drivers.simpy`) and
+the MPI driver (:mod:`sim.drivers.mpi`) share these, so a message means the same bytes under
+both.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from parties.view import Message, View, frozen, received_message
+from parties.view import Message, View, frozen
 from protocols import wire
 from protocols.context import PartyContext
 from protocols.crypto.channel import EncodedHeader, SealedChannel, encode_header
@@ -252,29 +253,6 @@ def seal_payload(
     return channels.sending(ctx, to).seal(sequence, data, channels.header(call, step, round_))
 
 
-def open_payload(
-    channels: RunChannels,
-    ctx: PartyContext,
-    sender: int,
-    number: int | None,
-    data: bytes,
-    call: Call,
-    step: str,
-    round_: int,
-    field: PrimeField | None,
-) -> Message:
-    """Check, unseal and decode a message to ``ctx.party``: its view record.
-
-    A sealed message (``number`` is not None) must be the ``number``-th to arrive on its
-    channel and authenticate under the receiver's key (:func:`unseal`); then the payload is
-    decoded with the run's ``field`` (:func:`decode_payload`), so an element outside [0, p)
-    is refused.
-    """
-    if number is not None:
-        data = unseal(channels, ctx, sender, number, data, call, step, round_)
-    return decode_payload(ctx.party, sender, data, call, step, round_, field)
-
-
 def unseal(
     channels: RunChannels, ctx: PartyContext, sender: int, number: int,
     data: bytes, call: Call, step: str, round_: int,
@@ -297,15 +275,6 @@ def unseal_in_place(
                                                         channels.header(call, step, round_))
 
 
-def decode_payload(
-    receiver: int, sender: int, data: bytes, call: Call, step: str, round_: int,
-    field: PrimeField | None,
-) -> Message:
-    """The view record of a payload's (plaintext) wire encoding, decoded with ``field``."""
-    payload = decode_received(receiver, sender, data, call, step, field)
-    return received_message(sender, call.protocol, call.index, step, round_, payload)
-
-
 def decode_received(
     receiver: int, sender: int, data: bytes, call: Call, step: str, field: PrimeField | None,
 ) -> np.ndarray:
@@ -326,9 +295,9 @@ def decode_received(
 class ReceivedRecords:
     """What a driver's run does with a message its program asked for: open it and record it.
 
-    Both drivers' runs mix this in; they provide ``_open(envelope, number)`` (check and open,
-    e.g. with :func:`open_payload`), ``_fail(pid, exc)`` and ``_notice()`` (the abort peers
-    are told of), and hold ``views``, ``max_round`` and ``driver.record_messages``. The
+    Both drivers' runs mix this in; they provide ``_open(envelope, number)`` (check and open:
+    :func:`unseal`, :func:`decode_received`), ``_fail(pid, exc)`` and ``_notice()`` (the abort
+    peers are told of), and hold ``views``, ``max_round`` and ``driver.record_messages``. The
     SimPy driver's run, where every message of a large run passes, takes the same steps in a
     :meth:`_consume` of its own that makes no view record when views are not kept.
     """

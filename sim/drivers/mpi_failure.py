@@ -62,7 +62,7 @@ class RankFailure:
     last_call: dict[int, Any]
     requests: Any
     links: Liveness
-    last_from_rank: dict[int, str]
+    last_from_rank: dict[int, tuple[str, int]]  # (protocol, call) of each rank's last message
     abort: ProtocolAbort | None
     own_failure: tuple[float, ProtocolAbort] | None
     sent: int
@@ -134,13 +134,18 @@ class RankFailure:
                            tag=CONTROL_TAG, status=status)
             self._control(status.Get_source(), bytes(buffer[:status.Get_count(self.MPI.BYTE)]))
 
+    def _last_call_from(self, rank: int) -> str:
+        """``protocol#call`` of the last message received from ``rank`` ("" if none)."""
+        last = self.last_from_rank.get(rank)
+        return f"{last[0]}#{last[1]}" if last is not None else ""
+
     def _lost(self, rank: int, links: Liveness) -> None:
         """Rank ``rank`` died: name its parties and the call in progress, end every rank."""
         if self.rank != 0:  # rank 0 died: the next rank reports it
             hosted = sorted(p for p, r in self.owner.items() if r == 0)
             raise RankLost(hosted[0] if hosted else 0, None,
                            "rank 0 ended during the run, killed or crashed",
-                           self.last_from_rank.get(0, ""), report=self.rank == 1)
+                           self._last_call_from(0), report=self.rank == 1)
         theirs = sorted(p for p, r in self.owner.items() if r == rank)
         party, call = (theirs[0] if theirs else -1), ""
         for pid in sorted(self.waiting):
@@ -151,7 +156,7 @@ class RankFailure:
             if call:
                 break
         if not call:
-            call = self.last_from_rank.get(rank, "")
+            call = self._last_call_from(rank)
         reason = (f"rank {rank} (hosting parties {theirs[0]}..{theirs[-1]}) ended during the "
                   "run, killed or crashed" if theirs else f"rank {rank} ended during the run")
         lost = struct.pack("<BQ", LOST, max(party, 0)) + reason.encode()

@@ -29,10 +29,10 @@ from sim.drivers.driver import ProgramFactory
 from sim.drivers.envelopes import (
     Encoded,
     RunChannels,
-    decode_payload,
+    decode_received,
     encode_payload,
     kept_for,
-    open_payload,
+    unseal,
     unseal_in_place,
 )
 from sim.drivers.interpreter import Interpreter, Key
@@ -151,7 +151,7 @@ class Run(RankFailure, FaultInjection, Interpreter):
                                  kept=self.record_messages)  # past its budget, on disk
         self.sent = 0
         self.received = 0
-        self.last_from_rank: dict[int, str] = {}
+        self.last_from_rank: dict[int, tuple[str, int]] = {}  # its last message's call
         self.start = 0.0
         self.links: Liveness
 
@@ -467,7 +467,7 @@ class Run(RankFailure, FaultInjection, Interpreter):
         memoryview(writable)[:at] = bytes(at)
         now = time.time() - self.start
         self.deliveries.append(source, row, now)
-        self.last_from_rank[source] = f"{protocol}#{index}"
+        self.last_from_rank[source] = (protocol, index)
         self._arrive(Envelope(sender, receiver, protocol, index, step, round_,
                               memoryview(raw)[at:], sealed, now,
                               writable=memoryview(writable)[at:] if sealed else None))
@@ -489,17 +489,19 @@ class Run(RankFailure, FaultInjection, Interpreter):
     def _open(self, envelope: Envelope, number: int | None) -> Message:
         ctx, call = self.contexts[envelope.receiver], Call(envelope.protocol, envelope.call)
         writable, envelope.writable = envelope.writable, None
-        if writable is None or number is None:
-            message = open_payload(self.channels, ctx, envelope.sender, number, envelope.data,
-                                   call, envelope.step, envelope.round, self.driver.field)
+        if number is None:
+            data = envelope.data
+        elif writable is None:
+            data = unseal(self.channels, ctx, envelope.sender, number, envelope.data, call,
+                          envelope.step, envelope.round)
         else:  # opened over its ciphertext; nonce and tag erased, the plaintext read in place
             opened = unseal_in_place(self.channels, ctx, envelope.sender, number, writable,
                                      call, envelope.step, envelope.round)
             end = NONCE_BYTES + len(opened)
             writable[:NONCE_BYTES] = bytes(NONCE_BYTES)
             writable[end:] = bytes(len(writable) - end)
-            message = decode_payload(envelope.receiver, envelope.sender,
-                                     envelope.data[NONCE_BYTES:end], call, envelope.step,
-                                     envelope.round, self.driver.field)
-        return received_message(message.sender, message.protocol, message.call, message.step,
-                                message.round, message.payload, envelope.arrived_s)
+            data = envelope.data[NONCE_BYTES:end]
+        payload = decode_received(envelope.receiver, envelope.sender, data, call, envelope.step,
+                                  self.driver.field)
+        return received_message(envelope.sender, envelope.protocol, envelope.call,
+                                envelope.step, envelope.round, payload, envelope.arrived_s)
