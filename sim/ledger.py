@@ -79,11 +79,19 @@ class RowColumns:
                phase: str, round_: int, elements: int, n_bytes: int, hops: int,
                sent_s: float, delivered_s: float) -> None:
         """Append the row ``Row(sender, ..., delivered_s)``."""
-        for column, value in zip(self._numbers, (sender, receiver, call, round_, elements,
-                                                 n_bytes, hops), strict=True):
-            column.append(value)
-        for column, name in zip(self._ids, (protocol, step, phase), strict=True):
-            column.append(self._id(name))
+        # written out column by column: a loop over zipped columns took twice as long, and an
+        # MPI rank appends a row for every message its parties send
+        numbers, ids, where = self._numbers, self._ids, self._where
+        numbers[0].append(sender)
+        numbers[1].append(receiver)
+        numbers[2].append(call)
+        numbers[3].append(round_)
+        numbers[4].append(elements)
+        numbers[5].append(n_bytes)
+        numbers[6].append(hops)
+        ids[0].append(where[protocol] if protocol in where else self._id(protocol))
+        ids[1].append(where[step] if step in where else self._id(step))
+        ids[2].append(where[phase] if phase in where else self._id(phase))
         self._times[0].append(sent_s)
         self._times[1].append(delivered_s)
 
