@@ -22,9 +22,10 @@ PEERS_STAMP := $(PEERS)/.installed-stamp
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 
-# The suite runs on every core, one pytest worker each (pytest-xdist; `make test WORKERS=0` runs
-# it in one process), and one BLAS/OpenMP thread per process, so that a test's numpy calls do
-# not oversubscribe them (benchmarks pin their own threads with threadpoolctl).
+# The suite runs on every core, one pytest worker each (pytest-xdist; `make test WORKERS=0`
+# runs it in one process; the tests of one `xdist_group` share a worker), and one BLAS/OpenMP
+# thread per process, so that a test's numpy calls do not oversubscribe them (benchmarks pin
+# their own threads with threadpoolctl).
 SINGLE_THREADED := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 NUMBA_NUM_THREADS=1
 WORKERS ?= auto
 
@@ -53,10 +54,10 @@ run: $(STAMP)
 	$(BIN)/mpcsim run scenarios/quickstart.toml
 
 test: $(STAMP)
-	$(SINGLE_THREADED) $(BIN)/python -m pytest -q -m "not slow" -n $(WORKERS)
+	$(SINGLE_THREADED) $(BIN)/python -m pytest -q -m "not slow" -n $(WORKERS) --dist loadgroup
 
 test-all: $(STAMP)
-	$(SINGLE_THREADED) $(BIN)/python -m pytest -q -n $(WORKERS)
+	$(SINGLE_THREADED) $(BIN)/python -m pytest -q -n $(WORKERS) --dist loadgroup
 
 # The newest release of every dependency that pyproject.toml admits, in a fresh .venv-latest; the
 # versions that differ from the lock are printed before the suite runs. uv.lock is not touched.
@@ -67,7 +68,7 @@ test-latest: | $(UV)
 		| grep -v '^ *#' | sed 's/ *;.*//' | sort > $(LATEST)/locked.txt
 	@$(UV) pip freeze --python $(LATEST)/bin/python --exclude-editable | sort > $(LATEST)/latest.txt
 	@echo "# newer than uv.lock:"; comm -13 $(LATEST)/locked.txt $(LATEST)/latest.txt
-	$(SINGLE_THREADED) $(LATEST)/bin/python -m pytest -q -m "not slow" -n $(WORKERS) -p no:cacheprovider
+	$(SINGLE_THREADED) $(LATEST)/bin/python -m pytest -q -m "not slow" -n $(WORKERS) --dist loadgroup -p no:cacheprovider
 
 # The lower bounds of pyproject.toml, kept honest: every direct dependency at the lowest version
 # it admits (their own dependencies as uv resolves them), in .venv-lowest, and the suite there.
@@ -75,7 +76,7 @@ test-lowest: | $(UV)
 	$(UV) venv --clear --quiet --python $(PYTHON) $(LOWEST)
 	$(UV) pip install --quiet --python $(LOWEST)/bin/python --resolution lowest-direct \
 		-e '.[dev,mpi,datasets]'
-	$(SINGLE_THREADED) $(LOWEST)/bin/python -m pytest -q -m "not slow" -n $(WORKERS) -p no:cacheprovider
+	$(SINGLE_THREADED) $(LOWEST)/bin/python -m pytest -q -m "not slow" -n $(WORKERS) --dist loadgroup -p no:cacheprovider
 
 # After editing the dependencies in pyproject.toml: re-resolve uv.lock, keeping every other pin.
 lock: | $(UV)

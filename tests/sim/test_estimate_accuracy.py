@@ -22,6 +22,9 @@ from typing import Any
 
 import pytest
 
+# both tests of a case read one measurement (the module's `measured`): one worker runs them
+pytestmark = pytest.mark.xdist_group("estimate_accuracy")
+
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "scenarios"
 
