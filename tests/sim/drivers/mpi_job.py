@@ -6,6 +6,7 @@
     mpiexec -n R python mpi_job.py noviews                 # record_views = False
     mpiexec -n 2 python mpi_job.py received                # received payloads' storage
     mpiexec -n 2 python mpi_job.py reused                  # storage reused once dropped
+    mpiexec -n 2 python mpi_job.py in_place                # large sends from the program's arrays
 
 ``scenarios`` writes, per name, ``OUT/NAME/`` (report.json, outputs.npz, ledger.csv) and
 ``OUT/NAME/views.txt`` (:func:`mpi_catalog.views_digest`), or ``OUT/NAME.error`` with the
@@ -26,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from mpi_catalog import SCENARIOS, views_digest
 
 from parties.party import Party, site_parties
-from protocols.effects import Recv, Send
+from protocols.effects import Recv, RecvEach, Send, SendEach
 from protocols.errors import MpcsimError
 from protocols.secure_sum import secure_sum
 from sim.network import Network
@@ -232,7 +233,84 @@ identity while alive), and how many of them were new (counted at ``received_stor
     return 0
 
 
+IN_PLACE_PARTIES = 4  # two on each rank
+
+
+def in_place_payloads(party: int) -> list[np.ndarray]:
+    """What ``party`` sends every other party: elements around the 1 MiB from which sends
+    leave from the program's array (an encoding of exactly 1 MiB, one byte less), a 3 MiB
+    matrix, and arrays that must be copied (Fortran order, big-endian)."""
+    from sim.drivers.mpi_transfer import SEND_IN_PLACE_FROM
+
+    rng = np.random.default_rng(100 + party)
+    head = 12  # the wire header of a vector
+    return [
+        rng.integers(0, 256, SEND_IN_PLACE_FROM - head, dtype=np.uint8),
+        rng.integers(0, 256, SEND_IN_PLACE_FROM - head - 1, dtype=np.uint8),
+        rng.standard_normal((512, 768)),
+        np.asfortranarray(rng.standard_normal((600, 300))),
+        rng.integers(-2**40, 2**40, 200_000).astype(">i8"),
+    ]
+
+
+def digest(arr: np.ndarray) -> str:
+    import hashlib
+
+    native = np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("="))
+    return f"{hashlib.sha256(native.tobytes()).hexdigest()}:{arr.shape}"
+
+
+def in_place_program(ctx):
+    """Send each payload to every other party, then overwrite it; receive everyone's."""
+    call = ctx.new_call("probe")
+    others = tuple(q for q in range(IN_PLACE_PARTIES) if q != ctx.party)
+    got = []
+    for i, payload in enumerate(in_place_payloads(ctx.party)):
+        yield SendEach(dict.fromkeys(others, payload), call, f"m{i}")
+        payload[...] = 0  # the program's array is its own again once the send returned
+        received = yield RecvEach(others, call, f"m{i}")
+        got.append({q: digest(v) for q, v in received.items()})
+    return got
+
+
+def in_place() -> int:
+    """Four parties over two ranks send large payloads to one another (views kept, and not):
+    rank 0 prints what each party received (digests), what each view recorded, and how many
+    messages came in two parts (a frame, then a tail sent from the program's array)."""
+    import sim.drivers.mpi_transfer as mpi_transfer
+
+    tails = []
+    announced = mpi_transfer.Framing.tail_bytes
+
+    def counted(head: bytes, source: int) -> int:
+        tails.append(1)
+        return announced(head, source)
+
+    mpi_transfer.Framing.tail_bytes = staticmethod(counted)
+    report = {}
+    for views in (True, False):
+        tails.clear()
+        result = Simulation(Network.build(IN_PLACE_PARTIES), seed=4, driver="mpi",
+                            sealing=False, keys="none", views="rank",
+                            record_views=views).run(
+            [Party(p, in_place_program, {}) for p in range(IN_PLACE_PARTIES)])
+        mine = {p: [[m.sender, m.step, digest(m.payload)] for m in view.received]
+                for p, view in result.views.local().items()}
+        gathered = MPI.COMM_WORLD.gather((mine, len(tails)), root=0)
+        if ROOT:
+            report["views" if views else "noviews"] = {
+                "outputs": {str(p): result.outputs[p] for p in range(IN_PLACE_PARTIES)},
+                "records": {str(p): r for part, _ in gathered for p, r in part.items()},
+                "tails": sum(n for _, n in gathered),
+            }
+    if ROOT:
+        sys.stdout.write(json.dumps(report) + "\n")
+    return 0
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "in_place":
+        raise SystemExit(in_place())
     if sys.argv[1] == "received":
         raise SystemExit(received())
     if sys.argv[1] == "reused":

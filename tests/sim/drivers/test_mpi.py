@@ -180,6 +180,40 @@ def test_a_received_payload_is_its_own_immutable_storage_under_mpi() -> None:
         assert found["only_the_encoding"] == [True] * 3
 
 
+def test_large_sends_from_the_programs_arrays_deliver_what_was_sent() -> None:
+    """Payloads of 1 MiB or more leave from the program's own array (a frame, then a tail):
+    four parties over two ranks send each other such payloads and overwrite them as soon as
+    the send returns. Every receiver got, and every view recorded, what was sent (numpy's
+    digests of the original arrays); the tail path carried exactly the C-ordered native
+    payloads of ≥ 1 MiB between ranks, and arrays that must be converted did not take it."""
+    from mpi_job import IN_PLACE_PARTIES, digest, in_place_payloads
+
+    from protocols import wire
+    from sim.drivers.mpi_transfer import SEND_IN_PLACE_FROM
+
+    done = mpiexec(2, str(HERE / "mpi_job.py"), "in_place", timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    sent = {p: in_place_payloads(p) for p in range(IN_PLACE_PARTIES)}
+    owner = block_owner(range(IN_PLACE_PARTIES), 2)
+    in_place = [len(wire.encode(a)) >= SEND_IN_PLACE_FROM and a.flags.c_contiguous
+                and a.dtype.isnative for a in sent[0]]
+    assert in_place == [True, False, True, False, False]  # both sides of the threshold
+    crossing = sum(owner[p] != owner[q] for p in sent for q in sent if p != q)
+    for found in report.values():
+        for p in range(IN_PLACE_PARTIES):
+            expected = [{str(q): digest(sent[q][i]) for q in sent if q != p}
+                        for i in range(len(sent[p]))]
+            assert found["outputs"][str(p)] == expected
+        assert found["tails"] == crossing * sum(in_place)
+    records = report["views"]["records"]
+    for p in range(IN_PLACE_PARTIES):
+        expected = sorted([q, f"m{i}", digest(sent[q][i])]
+                          for q in sent if q != p for i in range(len(sent[q])))
+        assert sorted(records[str(p)]) == expected
+    assert all(r == [] for r in report["noviews"]["records"].values())
+
+
 def test_a_raising_program_ends_every_rank() -> None:
     done = mpiexec(2, str(HERE / "mpi_job.py"), "raise", timeout=120)
     assert done.returncode != 0
