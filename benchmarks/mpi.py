@@ -18,10 +18,11 @@ a worker mode; BLAS is pinned to one thread (threadpoolctl) in every process.
    (``np.empty``) kept until the repetition ends, as a view keeps every payload it
    received — the floor that keeping the payloads sets, whatever the transport does. And
    ``raw_written``: the raw loop whose sender first copies the payload (a random array)
-   into its buffer, as a transport must that sends data a program may still change (a send
-   from the program's own array would have to complete before the program runs on) — the
-   floor that one copy per message sets; ``noview_over_raw_written`` compares the driver
-   without views with it.
+   into its buffer, as a transport does that sends data a program may still change and lets
+   the program run on at once — the driver below 2 MiB; from 2 MiB it sends from the
+   program's array and resumes the program once that send completed
+   (``sim.drivers.mpi_transfer.SEND_IN_PLACE_FROM``). ``noview_over_raw_written`` compares
+   the driver without views with it.
    Physical ceilings, arms of the same interleaved run: ``seal_only`` — rank 0 seals and
    opens the same bytes with AES-GCM (cryptography's ``AESGCM.encrypt_into`` then
    ``decrypt_into``, into buffers reused across messages) in one process, no transport: if

@@ -44,18 +44,19 @@ TAIL_FOLLOWS = 2
 """The frame kind of a party message whose data ends in a second MPI message (tag
 :data:`TAIL_TAG`) sent from the program's own array: see :data:`SEND_IN_PLACE_FROM`."""
 TAIL_TAG = 2  # a control-range tag: the tails of TAIL_FOLLOWS messages, in order per sender
-SEND_IN_PLACE_FROM = 1 << 20
+SEND_IN_PLACE_FROM = 2 << 20
 """Unsealed numeric payloads of this many bytes or more are not copied into a send buffer:
 the message's frame and the wire header go as one small MPI message (kind
 :data:`TAIL_FOLLOWS`), the elements as a second one straight from the program's array, and
 the program resumes once that send completed (its rank receiving meanwhile), so the array
 cannot change while MPI reads it. MPI keeps two messages of one sender in order, so the
 receiver pairs each such frame with the next tail from its rank, received into the same
-storage behind it: the same bytes arrive as from one message. Measured on this machine with
-raw mpi4py loops, 1–8 MiB: a copy into a buffer and a send left in flight moved 2.0–2.6 GB/s,
-a send from the array and a wait for it 6.5 GB/s, a derived datatype joining frame and array
-in one message under 1 GB/s (MPICH packs it). Under the driver the wait costs more than the
-copy below 1 MiB (64 KiB: 0.30 against 0.63 GB/s without views)."""
+storage behind it: the same bytes arrive as from one message. Measured on this machine
+(two ranks, one stream, five interleaved repetitions, medians, GB/s; raw mpi4py 11–13): at
+2 MiB 2.25 → 3.55 with views and 3.91 → 6.53 without, at 8 MiB 1.26 → 3.96 and 4.38 →
+8.47. Below 2 MiB waiting for the send costs more than the copy: at 1 MiB with views 2.28 →
+1.18–1.35 GB/s, at 64 KiB without views 0.63 → 0.30. A derived datatype joining frame and
+array in one message moved under 1 GB/s at every size (MPICH packs it)."""
 FRAME = struct.Struct("<BQQQQBQHHQ")
 """kind, sender, receiver, call, round, sealed, sender's row, len(protocol), len(step),
 len(data); then protocol and step as UTF-8, zero padding, and the data."""

@@ -237,9 +237,9 @@ IN_PLACE_PARTIES = 4  # two on each rank
 
 
 def in_place_payloads(party: int) -> list[np.ndarray]:
-    """What ``party`` sends every other party: elements around the 1 MiB from which sends
-    leave from the program's array (an encoding of exactly 1 MiB, one byte less), a 3 MiB
-    matrix, and arrays that must be copied (Fortran order, big-endian)."""
+    """What ``party`` sends every other party: elements around the size from which sends
+    leave from the program's array (an encoding of exactly that size, one byte less), a
+    3 MiB matrix, and arrays that must be copied (Fortran order, big-endian)."""
     from sim.drivers.mpi_transfer import SEND_IN_PLACE_FROM
 
     rng = np.random.default_rng(100 + party)

@@ -181,11 +181,11 @@ def test_a_received_payload_is_its_own_immutable_storage_under_mpi() -> None:
 
 
 def test_large_sends_from_the_programs_arrays_deliver_what_was_sent() -> None:
-    """Payloads of 1 MiB or more leave from the program's own array (a frame, then a tail):
+    """Payloads of 2 MiB or more leave from the program's own array (a frame, then a tail):
     four parties over two ranks send each other such payloads and overwrite them as soon as
     the send returns. Every receiver got, and every view recorded, what was sent (numpy's
     digests of the original arrays); the tail path carried exactly the C-ordered native
-    payloads of ≥ 1 MiB between ranks, and arrays that must be converted did not take it."""
+    payloads of ≥ 2 MiB between ranks, and arrays that must be converted did not take it."""
     from mpi_job import IN_PLACE_PARTIES, digest, in_place_payloads
 
     from protocols import wire
