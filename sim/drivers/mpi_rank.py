@@ -499,13 +499,15 @@ class Run(RankFailure, FaultInjection, Interpreter):
             if idle % _LIVENESS_EVERY == 0:
                 self._check_peers()
             os.sched_yield()
-        if status.Get_count(self.MPI.BYTE) != n_tail:
-            raise MpcsimError(f"rank {source} sent a tail of {status.Get_count(self.MPI.BYTE)}"
-                              f" bytes where its frame announced {n_tail}")
+        got = status.Get_count(self.MPI.BYTE)
+        if got != n_tail:
+            raise MpcsimError(f"rank {source} sent a tail of {got} bytes where its frame "
+                              f"announced {n_tail}")
         raw, writable = self.storage.take(len(head) + n_tail, kept=self.record_messages)
-        memoryview(writable)[:len(head)] = head
-        memoryview(writable)[0] = DATA  # one message now, as if it had come whole
-        message.Recv([memoryview(writable)[len(head):], self.MPI.BYTE])
+        into = memoryview(writable)
+        into[:len(head)] = head
+        into[0] = DATA  # one message now, as if it had come whole
+        message.Recv([into[len(head):], self.MPI.BYTE])
         return raw, writable
 
     def _receive_message(self, source: int, tag: int, raw: bytes, writable: Any) -> None:
