@@ -23,11 +23,16 @@ a worker mode; BLAS is pinned to one thread (threadpoolctl) in every process.
    program's array and resumes the program once that send completed
    (``sim.drivers.mpi_transfer.SEND_IN_PLACE_FROM``). ``noview_over_raw_written`` compares
    the driver without views with it.
-   Physical ceilings, arms of the same interleaved run: ``seal_only`` — rank 0 seals and
-   opens the same bytes with AES-GCM (cryptography's ``AESGCM.encrypt_into`` then
-   ``decrypt_into``, into buffers reused across messages) in one process, no transport: if
-   its rate is under half of raw (``sealed_ceiling_over_raw`` < 0.5), no transport reaches the
-   sealed target on this machine. ``driver_noview`` and ``driver_sealed_noview``: the driver
+   Ceilings, arms of the same interleaved run: ``crypto_only`` — rank 0 seals the stream's
+   bytes with AES-GCM while rank 1 opens as many (cryptography's ``encrypt_into`` and
+   ``decrypt_into``, buffers reused), no transport; their processor time spread over the two
+   cores bounds any sealed transport here (``sealed_ceiling_over_raw`` < 0.5: none reaches
+   the sealed target). ``least`` — the least transport of the stream in plain mpi4py
+   (:func:`least_stream`: frame, copy, ledger row, ``Isend``; probe, receive into reused
+   storage, frame check, delivery record, generator resumed with the array): what Python
+   per message costs before any generality (``least_over_raw``; ``noview_over_least``, the
+   driver's price over it); ``least_sealed``, the same with each payload sealed into its
+   buffer and opened on arrival (``least_sealed_over_raw``). ``driver_noview`` and ``driver_sealed_noview``: the driver
    with ``record_views = False`` (no payload kept, so a receive may reuse memory). Each arm
    reports the receiving rank's minor page faults per message (``ru_minflt``), and each
    driver arm both ranks' processor time per message (``cpu_us_per_message``, the fastest
@@ -150,21 +155,134 @@ def worker_sum(args: argparse.Namespace) -> None:
         emit(wall_1=one[0], per_call=call, messages=one[1], bytes=one[2])
 
 
-def seal_only(size: int, count: int) -> float:
-    """Seconds to seal and open ``count`` messages of ``size`` bytes with AES-GCM in this
-    process: the sealed transport's ceiling, whatever moves the bytes."""
+def crypto_only(comm: Any, size: int, count: int) -> float:
+    """Both ranks at once: rank 0 seals ``count`` messages of ``size`` bytes with AES-GCM,
+    rank 1 opens ``count`` (cryptography's ``encrypt_into`` / ``decrypt_into``, buffers
+    reused); no transport. Returns the two ranks' processor seconds spread over the two cores,
+    ``(seal + open) / 2``: what the cryptography alone takes of the stream however a sealed
+    transport shares it out, moving the bytes free — its ceiling on this machine."""
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
     aead = AESGCM(bytes(range(32)))
     plain = np.zeros(size, dtype=np.uint8)
     sealed = bytearray(size + 16)
-    opened = bytearray(size)
     aad = b"header"
+    aead.encrypt_into(bytes(12), plain, aad, sealed)  # one ciphertext to open, again and again
+    comm.Barrier()
     start = time.perf_counter()
     for i in range(count):
-        nonce = i.to_bytes(12, "little")
-        aead.encrypt_into(nonce, plain, aad, sealed)
-        aead.decrypt_into(nonce, sealed, aad, opened)
+        if comm.Get_rank() == 0:
+            aead.encrypt_into(i.to_bytes(12, "little"), plain, aad, sealed)
+        else:
+            aead.decrypt_into(bytes(12), sealed, aad, plain)
+    took = time.perf_counter() - start
+    return sum(comm.allgather(took)) / 2
+
+
+def least_stream(comm: Any, size: int, count: int, sealed: bool) -> float:
+    """The least transport of the stream: what any driver must do per message to keep the
+    run's records, written for this one pattern in plain mpi4py. Seconds on rank 0's clock.
+
+    The sender resumes a generator for each send effect, frames the message (a
+    :mod:`struct` header and the step's name), appends a ledger row and posts an ``Isend``
+    of a pooled buffer holding frame and payload — copied in (the program may change its
+    array once it resumes) or, with ``sealed``, sealed in with AES-GCM — recycling the
+    buffers of completed sends. Unsealed payloads from the driver's
+    :data:`~sim.drivers.mpi_transfer.SEND_IN_PLACE_FROM` leave from the array itself, after
+    their frame, and the program resumes once that send completed, as the driver does it.
+    The receiver probes any source, receives into reused storage (no view keeps it), checks
+    the frame against its route, records the delivery, opens a sealed payload, reads it as
+    an array (``np.frombuffer``) and resumes its program's generator with it. No liveness,
+    faults, mailboxes or views.
+    """
+    import struct
+    from collections import deque
+
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+    from mpi4py import MPI
+
+    from sim.drivers.mpi_transfer import IN_FLIGHT_BYTES, SEND_IN_PLACE_FROM
+
+    frame = struct.Struct("<BqqqqBqq")
+    at = 64  # the data's offset, aligned as the driver aligns it
+    room = 16 if sealed else 0  # the GCM tag
+    in_place = not sealed and size >= SEND_IN_PLACE_FROM
+    aead = AESGCM(bytes(range(32)))
+    aad = b"stream"
+    ack = np.zeros(1, dtype=np.uint8)
+    comm.Barrier()
+    start = time.perf_counter()
+    if comm.Get_rank() == 0:
+        def sends():
+            payload = np.zeros(size, dtype=np.uint8)
+            for i in range(count):
+                yield (1, payload, "stream", 0, f"m{i}")
+
+        rows: list[tuple[Any, ...]] = []
+        pool: list[np.ndarray] = []
+        in_flight: deque[tuple[Any, np.ndarray]] = deque()
+        window = max(1, IN_FLIGHT_BYTES // (at + size))  # the driver's budget of sends in flight
+        for to, arr, protocol, call, step in sends():
+            n_buffer = at if in_place else at + size + room
+            buffer = pool.pop() if pool else np.empty(n_buffer, dtype=np.uint8)
+            name = step.encode()
+            frame.pack_into(buffer, 0, 1, 0, to, call, len(rows), sealed, len(name), arr.nbytes)
+            buffer[frame.size:frame.size + len(name)] = np.frombuffer(name, dtype=np.uint8)
+            if sealed:
+                aead.encrypt_into(len(rows).to_bytes(12, "little"), arr, aad, buffer[at:])
+            elif not in_place:
+                buffer[at:] = arr
+            rows.append((0, to, protocol, call, step, arr.size, arr.nbytes + room, time.time()))
+            in_flight.append((comm.Isend([buffer, MPI.BYTE], dest=1, tag=16), buffer))
+            if in_place:
+                tail = comm.Isend([arr, MPI.BYTE], dest=1, tag=2)
+                while not tail.Test():
+                    pass
+            while in_flight and (len(in_flight) > window or in_flight[0][0].Test()):
+                request, done = in_flight.popleft()
+                request.Wait()
+                pool.append(done)
+        MPI.Request.Waitall([request for request, _ in in_flight])
+        comm.Recv(ack, source=1, tag=8)
+    else:
+        def receives():
+            got = []
+            for _ in range(count):
+                got.append((yield).size)
+            return got
+
+        status = MPI.Status()
+        storage = np.empty(at + size + room, dtype=np.uint8)
+        opened = np.empty(size, dtype=np.uint8)
+        deliveries: list[tuple[int, int, float]] = []
+        program = receives()
+        next(program)
+        for _ in range(count):
+            while (message := comm.improbe(source=MPI.ANY_SOURCE, tag=MPI.ANY_TAG,
+                                           status=status)) is None:
+                pass
+            source = status.Get_source()
+            message.Recv([storage, MPI.BYTE])
+            if in_place:
+                while (tail := comm.improbe(source=source, tag=2)) is None:
+                    pass
+                tail.Recv([storage[at:], MPI.BYTE])
+            kind, sender, receiver, _call, row, is_sealed, n_step, n_data = frame.unpack_from(
+                storage)
+            step = storage[frame.size:frame.size + n_step].tobytes().decode()
+            if (kind != 1 or sender != 0 or receiver != 1 or is_sealed != sealed
+                    or n_data != size or not step.startswith("m")):
+                raise RuntimeError("least transport: a frame that does not match its route")
+            deliveries.append((source, row, time.time()))
+            data = storage[at:at + size]
+            if sealed:
+                aead.decrypt_into(row.to_bytes(12, "little"), storage[at:], aad, opened)
+                data = opened
+            try:
+                program.send(np.frombuffer(data, dtype=np.uint8))
+            except StopIteration:
+                pass
+        comm.Send(ack, dest=0, tag=8)
     return time.perf_counter() - start
 
 
@@ -184,11 +302,12 @@ def worker_throughput(args: argparse.Namespace) -> None:
     comm = MPI.COMM_WORLD
     rank = comm.Get_rank()
     size, count = args.size, args.count
-    arms = ("raw", "raw_kept", "raw_written", "seal_only", "driver", "driver_sealed",
-            "driver_noview", "driver_sealed_noview")
+    arms = ("raw", "raw_kept", "raw_written", "crypto_only", "least", "least_sealed", "driver",
+            "driver_sealed", "driver_noview", "driver_sealed_noview")
     out: dict[str, list[float]] = {arm: [] for arm in arms}
-    faults: dict[str, list[float]] = {arm: [] for arm in arms if arm != "seal_only"}
-    cpu: dict[str, list[float]] = {arm: [] for arm in arms[4:]}  # per message, each rank
+    faults: dict[str, list[float]] = {arm: [] for arm in arms
+                                      if arm not in ("crypto_only", "least", "least_sealed")}
+    cpu: dict[str, list[float]] = {arm: [] for arm in arms[6:]}  # per message, each rank
     buffer = np.zeros(size, dtype=np.uint8)
     payload = np.random.default_rng(7).integers(0, 256, size, dtype=np.uint8)
     ack = np.zeros(1, dtype=np.uint8)
@@ -216,7 +335,9 @@ def worker_throughput(args: argparse.Namespace) -> None:
             faults[label].append((minor_faults() - before) / count)
             del kept
         comm.Barrier()
-        out["seal_only"].append(seal_only(size, count) if rank == 0 else 0.0)
+        out["crypto_only"].append(crypto_only(comm, size, count))
+        out["least"].append(least_stream(comm, size, count, sealed=False))
+        out["least_sealed"].append(least_stream(comm, size, count, sealed=True))
         for label, sealing, views in (("driver", False, True), ("driver_sealed", True, True),
                                       ("driver_noview", False, False),
                                       ("driver_sealed_noview", True, False)):
@@ -331,8 +452,8 @@ def bench_throughput(reps: int, sizes: list[int], total: int) -> None:
         rate = {k: moved / statistics.median(v) for k, v in job.items()}
         ratios = {(k, base): [b / t for b, t in zip(job[base], job[k], strict=True)]
                   for k in ("driver", "driver_sealed", "driver_noview", "driver_sealed_noview",
-                            "seal_only", "raw_kept", "raw_written")
-                  for base in ("raw", "raw_kept", "raw_written")}
+                            "crypto_only", "least", "least_sealed", "raw_kept", "raw_written")
+                  for base in ("raw", "raw_kept", "raw_written", "least")}
         emit(figure="throughput", message_bytes=size, messages=count, reps=reps,
              load=os.getloadavg(),
              **{f"{k}_bytes_per_s": v for k, v in rate.items()},
@@ -345,7 +466,10 @@ def bench_throughput(reps: int, sizes: list[int], total: int) -> None:
              raw_kept_over_raw=stats(ratios["raw_kept", "raw"]),
              raw_written_over_raw=stats(ratios["raw_written", "raw"]),
              noview_over_raw_written=stats(ratios["driver_noview", "raw_written"]),
-             sealed_ceiling_over_raw=stats(ratios["seal_only", "raw"]),
+             sealed_ceiling_over_raw=stats(ratios["crypto_only", "raw"]),
+             least_over_raw=stats(ratios["least", "raw"]),
+             noview_over_least=stats(ratios["driver_noview", "least"]),
+             least_sealed_over_raw=stats(ratios["least_sealed", "raw"]),
              receiver_minor_faults_per_message={k: statistics.median(v)
                                                 for k, v in faults.items()},
              cpu_us_per_message={side: {k: round(min(v) * 1e6, 1) for k, v in arms.items()}
