@@ -32,11 +32,11 @@ a worker mode; BLAS is pinned to one thread (threadpoolctl) in every process.
    storage, frame check, delivery record, generator resumed with the array): what Python
    per message costs before any generality (``least_over_raw``; ``noview_over_least``, the
    driver's price over it); ``least_sealed``, the same with each payload sealed into its
-   buffer and opened on arrival (``least_sealed_over_raw``). ``driver_noview`` and ``driver_sealed_noview``: the driver
-   with ``record_views = False`` (no payload kept, so a receive may reuse memory). Each arm
-   reports the receiving rank's minor page faults per message (``ru_minflt``), and each
-   driver arm both ranks' processor time per message (``cpu_us_per_message``, the fastest
-   repetition: what a loaded machine disturbs least).
+   buffer and opened on arrival (``least_sealed_over_raw``). ``driver_noview`` and
+   ``driver_sealed_noview``: the driver with ``record_views = False`` (no payload kept, so a
+   receive may reuse memory). Each arm reports the receiving rank's minor page faults per
+   message (``ru_minflt``), and each driver arm both ranks' processor time per message
+   (``cpu_us_per_message``, the fastest repetition: what a loaded machine disturbs least).
 3. ``scaling``: one SecureSum call (with X25519 key agreement) at M ∈ {4, 16, 64},
    d = 10^4, on R ∈ {1, 2} ranks: wall time of the run, messages and bytes.
 
@@ -146,7 +146,9 @@ def stream_program(count: int, size: int):
 
 
 def worker_sum(args: argparse.Namespace) -> None:
-    from mpi4py import MPI
+    from sim.drivers.mpi_comm import load_mpi
+
+    MPI = load_mpi()  # MPICH as the driver starts it (MPICH_SETTINGS)
 
     with single_thread():
         one = sum_run(args.parties, args.d, 1, "mpi")
@@ -293,7 +295,9 @@ def minor_faults() -> int:
 
 
 def worker_throughput(args: argparse.Namespace) -> None:
-    from mpi4py import MPI
+    from sim.drivers.mpi_comm import load_mpi
+
+    MPI = load_mpi()  # MPICH as the driver starts it, for every arm (MPICH_SETTINGS)
 
     from parties.party import Party
     from sim.network import Network

@@ -125,17 +125,18 @@ def job(args: argparse.Namespace) -> int:
     import tracemalloc
 
     import numpy as np
-    from mpi4py import MPI
 
     import sim.drivers.mpi_rank as mpi_rank
     from parties.party import site_parties
     from parties.view import Message
     from protocols.crypto.channel import SealedChannel
     from protocols.secure_sum import secure_sum
+    from sim.drivers.mpi_comm import load_mpi
     from sim.network import Network
     from sim.simulation import Simulation
     from sim.view_store import ViewScratch
 
+    MPI = load_mpi()  # MPICH as the driver starts it (MPICH_SETTINGS)
     comm = MPI.COMM_WORLD
     record: dict[str, Any] = {"rank": comm.Get_rank(), "ranks": comm.Get_size(),
                               "parties": args.parties, "d": args.d,

@@ -142,15 +142,16 @@ def job(args: argparse.Namespace) -> int:
     """One run under ``mpiexec``: every rank runs it; rank 0 prints the JSON line."""
     import_start = time.perf_counter()
     import numpy as np
-    from mpi4py import MPI
 
     from parties.party import site_parties
     from protocols.secure_sum import secure_sum
+    from sim.drivers.mpi_comm import load_mpi
     from sim.network import Network
     from sim.runner import run_scenario
     from sim.simulation import Simulation
     from sim.view_store import ViewScratch, ViewStore
 
+    MPI = load_mpi()  # MPICH as the driver starts it (MPICH_SETTINGS)
     comm = MPI.COMM_WORLD
     imports_s = time.perf_counter() - import_start
     m = args.parties

@@ -42,9 +42,10 @@ JOB_TIMEOUT_S = 600
 CORE = ["secure_sum_prg", "secure_sum_explicit", "pd_nmf"]
 
 
-def mpiexec(ranks: int, *args: str, timeout: float = JOB_TIMEOUT_S) -> subprocess.CompletedProcess:
+def mpiexec(ranks: int, *args: str, timeout: float = JOB_TIMEOUT_S,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([str(MPIEXEC), "-n", str(ranks), sys.executable, *args],
-                          capture_output=True, text=True, timeout=timeout, check=False)
+                          capture_output=True, text=True, timeout=timeout, check=False, env=env)
 
 
 def run_job(out: Path, ranks: int, names: list[str]) -> Path:
@@ -212,6 +213,33 @@ def test_large_sends_from_the_programs_arrays_deliver_what_was_sent() -> None:
                           for q in sent if q != p for i in range(len(sent[q])))
         assert sorted(records[str(p)]) == expected
     assert all(r == [] for r in report["noviews"]["records"].values())
+
+
+def test_a_message_reaches_its_receiver_while_its_sender_computes(tmp_path) -> None:
+    """Party 0 sends a message, then computes without calling into MPI until party 1 says it
+    received it. Messages of 8,150 and 8,191 bytes — over one of MPICH's default shared-memory
+    cells with its header, under the size it reads from the sender's memory — waited for the
+    sender's next call into MPI. Started as the driver starts MPICH
+    (:data:`~sim.drivers.mpi_comm.MPICH_SETTINGS`), every message arrives meanwhile; with
+    MPICH's default cells set in the environment (planted) the two wait past the deadline,
+    which shows the job can tell."""
+    from sim.drivers.mpi_comm import MPICH_SETTINGS
+
+    sizes = [4000, 8150, 8191, 12000]
+    clean = {k: v for k, v in os.environ.items() if k not in MPICH_SETTINGS}
+    planted = {**clean, "MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE": "8192"}
+    seen = {}
+    for label, env, deadline in (("driver", clean, 60), ("planted", planted, 2)):
+        flags = tmp_path / label
+        flags.mkdir()
+        done = mpiexec(2, str(HERE / "mpi_progress_job.py"), str(flags), str(deadline),
+                       *map(str, sizes), env=env, timeout=300)
+        assert done.returncode == 0, done.stderr[-3000:]
+        report = json.loads(done.stdout.strip().splitlines()[-1])
+        assert report["posted"] == sizes  # the messages MPI carried are the sizes meant
+        seen[label] = report["seen"]
+    assert seen["driver"] == [True, True, True, True]
+    assert seen["planted"][1:3] == [False, False]
 
 
 def test_a_raising_program_ends_every_rank() -> None:
