@@ -41,8 +41,8 @@ next calls into MPI — after its parties' next steps, milliseconds later: its r
 in ``Recv`` (2 ms for 8,150–8,191 bytes while the sender computed for 2 ms; the 8,120-byte
 sums of a SecureSum at d = 1,000 and M = 256 waited 5–9 s of a 19–22 s run). Cells of 16 KiB
 hold every message under the CMA threshold. Set once, by the process's first import of
-``mpi4py.MPI`` (:func:`load_mpi`); a program that imports mpi4py itself first sets them in its
-environment (every rank alike: MPICH requires it).
+``mpi4py.MPI`` (:func:`load_mpi`); a program that imports mpi4py itself first must set them
+in its environment, for every rank alike (MPICH requires it).
 """
 
 

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from parties.view import View, frozen
+from parties.view import Message, View, frozen
 from protocols.errors import MpcsimError
 from sim.drivers.mpi_comm import allgather_bytes, dumps, loads
 
@@ -112,15 +112,42 @@ def view_digest(view: View) -> str:
     SimPy, the wall clock under MPI) — so that a SimPy and an MPI run's views compare by their
     index lines. Each message enters by its own SHA-256, so a view whose messages are on disk
     (:mod:`sim.view_spill`) is hashed reading one message at a time."""
-    received = sorted(hashlib.sha256(_canonical(dataclasses.replace(m, arrived_s=0.0))).digest()
-                      for m in view.received)  # one message's bytes at a time (a spilled view)
+    received = sorted(message_digest(m) for m in view.received)  # one at a time (spilled view)
     parts = [view.role, view.inputs, view.seeds, view.protocol_inputs, view.outputs,
              view.draws, view.aborts]
     return hashlib.sha256(b"|".join([_canonical(p) for p in parts] + received)).hexdigest()
 
 
+_SCALARS = frozenset({int, float, str, bool, type(None)})
+_MESSAGE_FIELDS = tuple(sorted(f.name for f in dataclasses.fields(Message)))
+_MESSAGE_KEYS = tuple((b"," if i else b"Message{") + name.encode() + b":"
+                      for i, name in enumerate(_MESSAGE_FIELDS))
+_NO_TIME = repr(0.0).encode()
+
+
+def message_digest(message: Message) -> bytes:
+    """SHA-256 of ``_canonical(dataclasses.replace(message, arrived_s=0.0))``, the same bytes
+    fed to the hash piece by piece: no copy of the record, its fields' mapping or its payload
+    (37 → 9 µs for a message of 170 elements; a rank digests each message its parties got)."""
+    h = hashlib.sha256()
+    for name, key in zip(_MESSAGE_FIELDS, _MESSAGE_KEYS, strict=True):
+        h.update(key)
+        value = getattr(message, name)
+        if name == "arrived_s":
+            h.update(_NO_TIME)
+        elif isinstance(value, np.ndarray) and not value.dtype.hasobject:
+            h.update(f"a{value.dtype.str}{value.shape}".encode())
+            h.update(np.ascontiguousarray(value).data)
+        else:
+            h.update(_canonical(value))
+    h.update(b"}")
+    return h.digest()
+
+
 def _canonical(value: Any) -> bytes:
     """Bytes that identify ``value``: arrays by dtype, shape and contents; mappings sorted."""
+    if type(value) in _SCALARS:  # what the last line makes of them, without the checks
+        return repr(value).encode()
     if isinstance(value, np.ndarray):
         if value.dtype.hasobject:
             return b"O" + _canonical(value.tolist())
