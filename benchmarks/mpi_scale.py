@@ -19,8 +19,10 @@ nodes") takes these counts and compares its predicted time with the measured one
 
 ``--model FILE`` reads such JSON lines (the ``views = "rank"`` SecureSum runs and the PD-NMF
 runs) and fits the README's cost model to them: a rank's run time is
-``b·(messages) + c·(bytes)`` sent by the parties it hosts (non-negative least squares over the
-runs), prints each run's measured and modelled time — and each run's prediction from a fit
+``b_run·(messages) + c·(bytes)`` sent by the parties it hosts — a cost per message for each
+kind of run (what a party does with a message is the protocol's: a SecureSum party adds it
+up, a PD-NMF party also runs its NMF steps) and one per byte (non-negative least squares over
+the runs), prints each run's measured and modelled time — and each run's prediction from a fit
 to the other runs — and the model's prediction for M = 1,000 parties on 64 nodes at
 10 Gbit/s (one rank per node; network time = the bytes leaving a node at line rate, plus
 rounds × 50 µs latency).
@@ -89,32 +91,47 @@ def rank_load(record: dict[str, Any]) -> tuple[float, float]:
     return n * record["messages_sent_per_party"], n * record["bytes_sent_per_party"]
 
 
-def fit(records: list[dict[str, Any]]) -> Any:
-    """(b, c): seconds per message and per byte, non-negative least squares."""
+def design(records: list[dict[str, Any]], kinds: list[str]) -> Any:
+    """One row per run: its rank's messages in its kind's column, then its bytes."""
+    import numpy as np
+
+    rows = np.zeros((len(records), len(kinds) + 1))
+    for i, r in enumerate(records):
+        messages, sent = rank_load(r)
+        rows[i, kinds.index(r["run"])] = messages
+        rows[i, -1] = sent
+    return rows
+
+
+def fit(records: list[dict[str, Any]], kinds: list[str]) -> Any:
+    """(b per kind..., c): seconds per message of each kind of run and per byte,
+    non-negative least squares."""
     import numpy as np
     from scipy.optimize import nnls
 
-    A = np.array([rank_load(r) for r in records])
-    t = np.array([r["run_s"] for r in records])
-    return nnls(A, t)[0]
+    return nnls(design(records, kinds), np.array([r["run_s"] for r in records]))[0]
 
 
 def model(path: Path) -> int:
     """Fit the cost model to measured runs and predict M = 1,000 on 64 nodes (see above)."""
-    import numpy as np
 
     records = [json.loads(ln) for ln in path.read_text().splitlines() if ln.startswith("{")]
     records = [r for r in records if "error" not in r and r.get("views", "rank") == "rank"]
-    coef = fit(records)
-    print(json.dumps({"model": "b*messages + c*bytes per rank", "runs": len(records),
-                      "b_us_per_message": round(coef[0] * 1e6, 1),
-                      "c_ns_per_byte": round(coef[1] * 1e9, 3)}))
+    kinds = sorted({r["run"] for r in records})
+    coef = fit(records, kinds)
+    print(json.dumps({"model": "b_run*messages + c*bytes per rank", "runs": len(records),
+                      **{f"b_us_per_message_{k}": round(coef[i] * 1e6, 1)
+                         for i, k in enumerate(kinds)},
+                      "c_ns_per_byte": round(coef[-1] * 1e9, 3)}))
     for i, r in enumerate(records):
-        held_out = fit(records[:i] + records[i + 1:]) if len(records) > 2 else coef
+        others = records[:i] + records[i + 1:]
+        same_kind = sum(x["run"] == r["run"] for x in others)
+        held_out = fit(others, kinds) if same_kind else None  # no b for its kind without it
+        row = design([r], kinds)[0]
         print(json.dumps({"run": r["run"], "parties": r["parties"], "measured_s": r["run_s"],
-                          "model_s": round(float(np.dot(coef, rank_load(r))), 2),
-                          "predicted_without_this_run_s": round(
-                              float(np.dot(held_out, rank_load(r))), 2)}))
+                          "model_s": round(float(row @ coef), 2),
+                          "predicted_without_this_run_s": None if held_out is None
+                          else round(float(row @ held_out), 2)}))
     m, nodes, line_rate, latency = 1000, 64, 10e9 / 8, 50e-6
     n = m / nodes
     for r in records:
@@ -123,7 +140,7 @@ def model(path: Path) -> int:
         per_peer_msgs = r["messages_sent_per_party"] / (r["parties"] - 1)
         per_peer_bytes = r["bytes_sent_per_party"] / (r["parties"] - 1)
         msgs, sent = per_peer_msgs * (m - 1), per_peer_bytes * (m - 1)
-        compute = float(np.dot(coef, (n * msgs, n * sent)))
+        compute = float(coef[kinds.index(r["run"])] * n * msgs + coef[-1] * n * sent)
         network = n * sent * (m - n) / (m - 1) / line_rate + r["rounds"] * latency
         print(json.dumps({
             "predict": r["run"], "parties": m, "nodes": nodes, "parties_per_node": n,
