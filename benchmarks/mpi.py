@@ -160,7 +160,7 @@ def worker_sum(args: argparse.Namespace) -> None:
 def crypto_only(comm: Any, size: int, count: int) -> float:
     """Both ranks at once: rank 0 seals ``count`` messages of ``size`` bytes with AES-GCM,
     rank 1 opens ``count`` (cryptography's ``encrypt_into`` / ``decrypt_into``, buffers
-    reused); no transport. Returns the two ranks' processor seconds spread over the two cores,
+    reused); no transport. Returns the two ranks' seconds spread over the two cores,
     ``(seal + open) / 2``: what the cryptography alone takes of the stream however a sealed
     transport shares it out, moving the bytes free — its ceiling on this machine."""
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
