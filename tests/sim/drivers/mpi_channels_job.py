@@ -20,15 +20,17 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from mpi4py import MPI
 
 import sim.drivers.mpi_rank as mpi_rank
 from parties.party import site_parties
 from protocols.crypto.channel import SealedChannel
 from protocols.secure_sum import secure_sum
 from sim.drivers import envelopes
+from sim.drivers.mpi_comm import load_mpi
 from sim.network import Network
 from sim.simulation import Simulation
+
+MPI = load_mpi()  # MPICH as the driver starts it (MPICH_SETTINGS)
 
 
 def program(ctx, x):

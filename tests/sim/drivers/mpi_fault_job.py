@@ -15,15 +15,17 @@ import json
 import sys
 
 import numpy as np
-from mpi4py import MPI
 
 from parties.party import Party
 from protocols.effects import RecvWithin, Send
 from protocols.errors import ProtocolAbort
+from sim.drivers.mpi_comm import load_mpi
 from sim.faults import parse_faults
 from sim.network import Network
 from sim.runner import run_scenario
 from sim.simulation import Simulation
+
+MPI = load_mpi()  # MPICH as the driver starts it (MPICH_SETTINGS)
 
 ROOT = MPI.COMM_WORLD.Get_rank() == 0
 TIMEOUT_S = 5.0  # party 0's wait: long against a message between two local ranks, loaded

@@ -20,7 +20,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from mpi4py import MPI
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -30,9 +29,12 @@ from parties.party import Party, site_parties
 from protocols.effects import Recv, RecvEach, Send, SendEach
 from protocols.errors import MpcsimError
 from protocols.secure_sum import secure_sum
+from sim.drivers.mpi_comm import load_mpi
 from sim.network import Network
 from sim.runner import run_scenario
 from sim.simulation import Simulation
+
+MPI = load_mpi()  # MPICH as the driver starts it (MPICH_SETTINGS)
 
 ROOT = MPI.COMM_WORLD.Get_rank() == 0
 

@@ -23,12 +23,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mpi4py import MPI
-
 from sim import ledger_store
+from sim.drivers.mpi_comm import load_mpi
 from sim.ledger import Row, RowColumns
 from sim.runner import run_scenario
 from sim.view_store import ViewScratch
+
+MPI = load_mpi()  # MPICH as the driver starts it (MPICH_SETTINGS)
 
 
 def alive() -> dict[str, Any]:

@@ -25,12 +25,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from mpi4py import MPI
 
 from parties.view import View
 from sim import view_store
+from sim.drivers.mpi_comm import load_mpi
 from sim.runner import run_scenario
 from sim.view_store import ViewScratch
+
+MPI = load_mpi()  # MPICH as the driver starts it (MPICH_SETTINGS)
 
 
 def mapped(arr: np.ndarray) -> bool:

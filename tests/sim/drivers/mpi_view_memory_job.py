@@ -23,13 +23,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mpi4py import MPI
-
 import sim.drivers.mpi_rank as mpi_rank
 from parties.view import Message
 from sim import view_store
 from sim.drivers import mpi_mailbox
+from sim.drivers.mpi_comm import load_mpi
 from sim.runner import run_scenario
+
+MPI = load_mpi()  # MPICH as the driver starts it (MPICH_SETTINGS)
 
 
 def main() -> int:

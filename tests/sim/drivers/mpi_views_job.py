@@ -16,13 +16,15 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from mpi4py import MPI
 
 from parties.party import site_parties
 from protocols.secure_sum import secure_sum
+from sim.drivers.mpi_comm import load_mpi
 from sim.drivers.rank_views import RankViews, ViewElsewhere, view_digest
 from sim.network import Network
 from sim.simulation import Simulation
+
+MPI = load_mpi()  # MPICH as the driver starts it (MPICH_SETTINGS)
 
 
 def program(ctx, x):
