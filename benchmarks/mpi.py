@@ -185,8 +185,8 @@ def least_stream(comm: Any, size: int, count: int, sealed: bool) -> float:
     """The least transport of the stream: what any driver must do per message to keep the
     run's records, written for this one pattern in plain mpi4py. Seconds on rank 0's clock.
 
-    The sender resumes a generator for each send effect, frames the message (a
-    :mod:`struct` header and the step's name), appends a ledger row and posts an ``Isend``
+    The sender resumes a generator for each send effect, frames the message (the driver's
+    :data:`~sim.drivers.mpi_transfer.FRAME` and names), appends a ledger row and posts an ``Isend``
     of a pooled buffer holding frame and payload — copied in (the program may change its
     array once it resumes) or, with ``sealed``, sealed in with AES-GCM — recycling the
     buffers of completed sends. Unsealed payloads from the driver's
@@ -197,18 +197,18 @@ def least_stream(comm: Any, size: int, count: int, sealed: bool) -> float:
     an array (``np.frombuffer``) and resumes its program's generator with it. No liveness,
     faults, mailboxes or views.
     """
-    import struct
     from collections import deque
 
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
     from mpi4py import MPI
 
-    from sim.drivers.mpi_transfer import IN_FLIGHT_BYTES, SEND_IN_PLACE_FROM
+    from sim.drivers.mpi_transfer import FRAME, IN_FLIGHT_BYTES, SEND_IN_PLACE_FROM, data_offset
 
-    frame = struct.Struct("<BqqqqBqq")
-    at = 64  # the data's offset, aligned as the driver aligns it
+    protocol = "stream"
+    at = data_offset(len(protocol), len(f"m{count - 1}"))  # every step's name fits before it
     room = 16 if sealed else 0  # the GCM tag
     in_place = not sealed and size >= SEND_IN_PLACE_FROM
+    n_buffer = at if in_place else at + size + room
     aead = AESGCM(bytes(range(32)))
     aad = b"stream"
     ack = np.zeros(1, dtype=np.uint8)
@@ -218,23 +218,23 @@ def least_stream(comm: Any, size: int, count: int, sealed: bool) -> float:
         def sends():
             payload = np.zeros(size, dtype=np.uint8)
             for i in range(count):
-                yield (1, payload, "stream", 0, f"m{i}")
+                yield (1, payload, protocol, 0, f"m{i}")
 
         rows: list[tuple[Any, ...]] = []
         pool: list[np.ndarray] = []
         in_flight: deque[tuple[Any, np.ndarray]] = deque()
         window = max(1, IN_FLIGHT_BYTES // (at + size))  # the driver's budget of sends in flight
-        for to, arr, protocol, call, step in sends():
-            n_buffer = at if in_place else at + size + room
+        for to, arr, name, call, step in sends():
             buffer = pool.pop() if pool else np.empty(n_buffer, dtype=np.uint8)
-            name = step.encode()
-            frame.pack_into(buffer, 0, 1, 0, to, call, len(rows), sealed, len(name), arr.nbytes)
-            buffer[frame.size:frame.size + len(name)] = np.frombuffer(name, dtype=np.uint8)
+            names = (name + step).encode()
+            FRAME.pack_into(buffer, 0, 1, 0, to, call, 0, sealed, len(rows), len(name),
+                            len(step), arr.nbytes)
+            buffer[FRAME.size:FRAME.size + len(names)] = np.frombuffer(names, dtype=np.uint8)
             if sealed:
                 aead.encrypt_into(len(rows).to_bytes(12, "little"), arr, aad, buffer[at:])
             elif not in_place:
                 buffer[at:] = arr
-            rows.append((0, to, protocol, call, step, arr.size, arr.nbytes + room, time.time()))
+            rows.append((0, to, name, call, step, arr.size, arr.nbytes + room, time.time()))
             in_flight.append((comm.Isend([buffer, MPI.BYTE], dest=1, tag=16), buffer))
             if in_place:
                 tail = comm.Isend([arr, MPI.BYTE], dest=1, tag=2)
@@ -269,11 +269,12 @@ def least_stream(comm: Any, size: int, count: int, sealed: bool) -> float:
                 while (tail := comm.improbe(source=source, tag=2)) is None:
                     pass
                 tail.Recv([storage[at:], MPI.BYTE])
-            kind, sender, receiver, _call, row, is_sealed, n_step, n_data = frame.unpack_from(
-                storage)
-            step = storage[frame.size:frame.size + n_step].tobytes().decode()
+            kind, sender, receiver, _call, _round, is_sealed, row, n_proto, n_step, n_data = (
+                FRAME.unpack_from(storage))
+            names = storage[FRAME.size:FRAME.size + n_proto + n_step].tobytes().decode()
             if (kind != 1 or sender != 0 or receiver != 1 or is_sealed != sealed
-                    or n_data != size or not step.startswith("m")):
+                    or n_data != size or names[:n_proto] != protocol
+                    or not names[n_proto:].startswith("m")):
                 raise RuntimeError("least transport: a frame that does not match its route")
             deliveries.append((source, row, time.time()))
             data = storage[at:at + size]
@@ -309,9 +310,10 @@ def worker_throughput(args: argparse.Namespace) -> None:
     arms = ("raw", "raw_kept", "raw_written", "crypto_only", "least", "least_sealed", "driver",
             "driver_sealed", "driver_noview", "driver_sealed_noview")
     out: dict[str, list[float]] = {arm: [] for arm in arms}
-    faults: dict[str, list[float]] = {arm: [] for arm in arms
-                                      if arm not in ("crypto_only", "least", "least_sealed")}
-    cpu: dict[str, list[float]] = {arm: [] for arm in arms[6:]}  # per message, each rank
+    floors = ("crypto_only", "least", "least_sealed")  # one time per repetition, nothing else
+    faults: dict[str, list[float]] = {arm: [] for arm in arms if arm not in floors}
+    cpu: dict[str, list[float]] = {arm: [] for arm in arms
+                                   if arm.startswith("driver")}  # per message, each rank
     buffer = np.zeros(size, dtype=np.uint8)
     payload = np.random.default_rng(7).integers(0, 256, size, dtype=np.uint8)
     ack = np.zeros(1, dtype=np.uint8)
